@@ -1,0 +1,64 @@
+//! The `Sharded` impl (and, with the query issue, the typed queries) of a validated model.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use sharded_internals::{Ctxt, Direction, Model};
+
+use crate::fallback;
+
+/// Parse → validate → expand; on any error, the errors plus a minimal impl.
+pub fn derive(input: &syn::DeriveInput) -> TokenStream {
+    let cx = Ctxt::new();
+    let container = sharded_internals::parse(&cx, input);
+    let model = sharded_internals::validate(&cx, &container);
+    match (cx.check(), model) {
+        (Ok(()), Some(model)) => expand(&model),
+        (Err(errors), _) => {
+            let mut tokens = errors.to_compile_error();
+            tokens.extend(fallback::minimal_impl(&container));
+            tokens
+        }
+        (Ok(()), None) => unreachable!("validation failed without reporting an error"),
+    }
+}
+
+fn expand(model: &Model) -> TokenStream {
+    let ident = model.ident;
+    let collection = &model.collection;
+    let shard_field = &model.shard_field;
+    let shard_values = &model.shard_values;
+    let order_field = &model.order.path;
+    let order_ty = model.order.ty;
+    let direction = direction(model.order.direction);
+    let indexed_fields = model.indexes.iter().map(|index| &index.path);
+    wrap(quote! {
+        #[automatically_derived]
+        impl ::sharded_runtime::Sharded for #ident {
+            const COLLECTION: &'static str = #collection;
+            const SHARD_FIELD: &'static str = #shard_field;
+            const SHARD_VALUES: &'static [&'static str] = &[#(#shard_values),*];
+            const ORDER_FIELD: &'static str = #order_field;
+            const ORDER_DIRECTION: ::sharded_runtime::__private::Direction = #direction;
+            const INDEXED_FIELDS: &'static [&'static str] = &[#(#indexed_fields),*];
+            type OrderValue = #order_ty;
+        }
+    })
+}
+
+pub(crate) fn direction(direction: Direction) -> TokenStream {
+    match direction {
+        Direction::Ascending => quote!(::sharded_runtime::__private::Direction::Ascending),
+        Direction::Descending => quote!(::sharded_runtime::__private::Direction::Descending),
+    }
+}
+
+/// Generated items live in an anonymous const, as serde's do.
+pub(crate) fn wrap(items: TokenStream) -> TokenStream {
+    quote! {
+        #[doc(hidden)]
+        #[allow(non_upper_case_globals, unused_qualifications, clippy::all)]
+        const _: () = {
+            #items
+        };
+    }
+}

@@ -1,0 +1,14 @@
+//! `#[derive(Sharded)]`. Depend on `sharded-runtime`, which re-exports it and documents the
+//! attributes.
+
+mod expand;
+mod fallback;
+
+use proc_macro::TokenStream;
+use syn::{DeriveInput, parse_macro_input};
+
+#[proc_macro_derive(Sharded, attributes(sharded))]
+pub fn derive_sharded(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    expand::derive(&input).into()
+}

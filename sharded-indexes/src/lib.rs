@@ -1,0 +1,173 @@
+//! The index plan of a sharded collection (recipe steps 4 and 5), and the types of
+//! `firestore.indexes.json`.
+//!
+//! One function, [`plan`], decides the indexes: the runtime calls it for `T::indexes()` and the
+//! build-time crate calls it for the file, so the two cannot disagree.
+
+use serde::{Deserialize, Serialize};
+
+/// Sort direction of an order field or an index field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Direction {
+    Ascending,
+    Descending,
+}
+
+/// What the index plan needs to know about one sharded collection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CollectionSpec<'a> {
+    /// The collection id.
+    pub collection: &'a str,
+    /// The stored name of the shard field.
+    pub shard_field: &'a str,
+    /// The field path queries order by.
+    pub order_field: &'a str,
+    pub direction: Direction,
+    /// Field paths with an equality query, in declaration order.
+    pub indexed_fields: &'a [&'a str],
+}
+
+/// A composite index, as `firestore.indexes.json` writes it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompositeIndex {
+    pub collection_group: String,
+    pub query_scope: QueryScope,
+    pub fields: Vec<IndexField>,
+}
+
+/// One field of a composite index.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IndexField {
+    pub field_path: String,
+    pub order: Direction,
+}
+
+/// Whether an index serves queries on one collection or on a collection group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum QueryScope {
+    Collection,
+    CollectionGroup,
+}
+
+/// A `fieldOverrides` entry with `"indexes": []`: no single-field indexes on this field.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FieldOverride {
+    pub collection_group: String,
+    pub field_path: String,
+    pub indexes: Vec<serde_json::Value>,
+}
+
+/// Everything one sharded collection needs deployed.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IndexPlan {
+    pub indexes: Vec<CompositeIndex>,
+    pub field_overrides: Vec<FieldOverride>,
+}
+
+/// The indexes a sharded collection needs.
+///
+/// One composite index per indexed field: the shard field first (descending, as in the recipe),
+/// then the indexed field (ascending), then the order field in the query direction. That index
+/// serves `shard in [...] AND field == v [AND order-field range] ORDER BY order-field, __name__`.
+/// And two overrides that disable the single-field indexes of the order field, whose
+/// sequential values are what caps writes at 500/s, and of the shard field (recipe step 4).
+pub fn plan(spec: &CollectionSpec<'_>) -> IndexPlan {
+    let indexes = spec
+        .indexed_fields
+        .iter()
+        .map(|field| CompositeIndex {
+            collection_group: spec.collection.to_owned(),
+            query_scope: QueryScope::Collection,
+            fields: vec![
+                IndexField {
+                    field_path: spec.shard_field.to_owned(),
+                    order: Direction::Descending,
+                },
+                IndexField {
+                    field_path: (*field).to_owned(),
+                    order: Direction::Ascending,
+                },
+                IndexField {
+                    field_path: spec.order_field.to_owned(),
+                    order: spec.direction,
+                },
+            ],
+        })
+        .collect();
+    let disabled = |field_path: &str| FieldOverride {
+        collection_group: spec.collection.to_owned(),
+        field_path: field_path.to_owned(),
+        indexes: Vec::new(),
+    };
+    IndexPlan {
+        indexes,
+        field_overrides: vec![disabled(spec.order_field), disabled(spec.shard_field)],
+    }
+}
+
+impl IndexPlan {
+    /// The plan as a `firestore.indexes.json` document.
+    pub fn to_json(&self) -> String {
+        let mut json = serde_json::to_string_pretty(self).expect("index plans serialize");
+        json.push('\n');
+        json
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RECIPE: CollectionSpec<'static> = CollectionSpec {
+        collection: "instruments",
+        shard_field: "shard",
+        order_field: "timestamp",
+        direction: Direction::Descending,
+        indexed_fields: &["exchange", "instrumentType", "price.currency"],
+    };
+
+    #[test]
+    fn recipe_instruments_get_the_recipe_indexes() {
+        let plan = plan(&RECIPE);
+        let json: serde_json::Value = serde_json::from_str(&plan.to_json()).unwrap();
+        let index = |field: &str| {
+            serde_json::json!({
+                "collectionGroup": "instruments",
+                "queryScope": "COLLECTION",
+                "fields": [
+                    { "fieldPath": "shard", "order": "DESCENDING" },
+                    { "fieldPath": field, "order": "ASCENDING" },
+                    { "fieldPath": "timestamp", "order": "DESCENDING" }
+                ]
+            })
+        };
+        assert_eq!(
+            json,
+            serde_json::json!({
+                "indexes": [index("exchange"), index("instrumentType"), index("price.currency")],
+                "fieldOverrides": [
+                    { "collectionGroup": "instruments", "fieldPath": "timestamp", "indexes": [] },
+                    { "collectionGroup": "instruments", "fieldPath": "shard", "indexes": [] }
+                ]
+            })
+        );
+    }
+
+    #[test]
+    fn ascending_order_fields_end_ascending() {
+        let spec = CollectionSpec {
+            direction: Direction::Ascending,
+            indexed_fields: &["exchange"],
+            ..RECIPE
+        };
+        let plan = plan(&spec);
+        assert_eq!(plan.indexes[0].fields[2].order, Direction::Ascending);
+        assert_eq!(plan.indexes.len(), 1);
+    }
+}

@@ -1,0 +1,111 @@
+//! The derive input as sharded sees it: the struct's fields and attributes, each still holding
+//! the user's syn nodes for error spans.
+
+use crate::attr::{ContainerAttrs, FieldAttrs, SerdeContainer, SerdeField};
+use crate::case::RenameRule;
+use crate::ctxt::Ctxt;
+
+/// A struct that derives `Sharded`.
+pub struct Container<'a> {
+    pub ident: &'a syn::Ident,
+    pub input: &'a syn::DeriveInput,
+    pub attrs: ContainerAttrs,
+    pub serde: SerdeContainer,
+    /// Empty when the input is not a struct with named fields (already reported).
+    pub fields: Vec<Field<'a>>,
+}
+
+/// A named field.
+pub struct Field<'a> {
+    pub ident: &'a syn::Ident,
+    pub ty: &'a syn::Type,
+    pub original: &'a syn::Field,
+    pub attrs: FieldAttrs,
+    pub serde: SerdeField,
+    /// The name serde stores the field under.
+    pub stored_name: String,
+}
+
+impl<'a> Container<'a> {
+    /// Parses attributes, reporting per-attribute errors into `cx`.
+    pub fn from_ast(cx: &Ctxt, input: &'a syn::DeriveInput) -> Container<'a> {
+        let attrs = ContainerAttrs::from_ast(cx, &input.attrs);
+        let serde = SerdeContainer::from_ast(&input.attrs);
+        let named = match &input.data {
+            syn::Data::Struct(data) => match &data.fields {
+                syn::Fields::Named(named) => Some(named),
+                syn::Fields::Unnamed(fields) => {
+                    cx.error_spanned_by(
+                        fields,
+                        "`Sharded` needs named fields: a Firestore document is a map of named fields, so a tuple struct cannot be one",
+                    );
+                    None
+                }
+                syn::Fields::Unit => {
+                    cx.error_spanned_by(
+                        &input.ident,
+                        "`Sharded` needs a struct with named fields: a unit struct stores no order field",
+                    );
+                    None
+                }
+            },
+            syn::Data::Enum(data) => {
+                cx.error_spanned_by(
+                    data.enum_token,
+                    "`Sharded` can only be derived for a struct with named fields, not an enum",
+                );
+                None
+            }
+            syn::Data::Union(data) => {
+                cx.error_spanned_by(
+                    data.union_token,
+                    "`Sharded` can only be derived for a struct with named fields, not a union",
+                );
+                None
+            }
+        };
+        let fields = named
+            .map(|named| {
+                named
+                    .named
+                    .iter()
+                    .map(|field| Field::from_ast(cx, field, serde.rename_all))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Container {
+            ident: &input.ident,
+            input,
+            attrs,
+            serde,
+            fields,
+        }
+    }
+
+    pub fn field(&self, rust_name: &str) -> Option<&Field<'a>> {
+        self.fields.iter().find(|field| field.ident == rust_name)
+    }
+}
+
+impl<'a> Field<'a> {
+    fn from_ast(cx: &Ctxt, field: &'a syn::Field, rename_all: Option<RenameRule>) -> Field<'a> {
+        let ident = field.ident.as_ref().expect("named field");
+        let serde = SerdeField::from_ast(&field.attrs);
+        let rust_name = ident.unraw().to_string();
+        let stored_name = match (&serde.rename, rename_all) {
+            (Some(rename), _) => rename.clone(),
+            (None, Some(rule)) => rule.apply_to_field(&rust_name),
+            (None, None) => rust_name,
+        };
+        Field {
+            ident,
+            ty: &field.ty,
+            original: field,
+            attrs: FieldAttrs::from_ast(cx, &field.attrs),
+            serde,
+            stored_name,
+        }
+    }
+}
+
+use syn::ext::IdentExt as _;

@@ -1,0 +1,479 @@
+//! `#[sharded(...)]` and the parts of `#[serde(...)]` that decide stored names, parsed into
+//! values that keep the user's tokens for error spans. Only per-attribute rules live here;
+//! rules that relate fields to each other are in `check`.
+
+use proc_macro2::TokenStream;
+use quote::ToTokens;
+use syn::meta::ParseNestedMeta;
+use syn::punctuated::Punctuated;
+use syn::{Expr, ExprLit, Lit, LitStr, Token};
+
+use crate::case::RenameRule;
+use crate::ctxt::Ctxt;
+use crate::suggest::did_you_mean;
+use crate::symbol::*;
+
+/// A value given under a key, with both kept for error spans.
+#[derive(Clone)]
+pub struct Keyed<T> {
+    pub key: syn::Path,
+    pub value: T,
+    pub tokens: TokenStream,
+}
+
+/// Which way the order field sorts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Ascending,
+    Descending,
+}
+
+/// `#[sharded(...)]` on the struct.
+#[derive(Default)]
+pub struct ContainerAttrs {
+    /// The first `#[sharded]` attribute, to span errors about missing keys.
+    pub attribute: Option<syn::Attribute>,
+    pub shards: Option<Keyed<u64>>,
+    pub shard_values: Option<Keyed<Vec<LitStr>>>,
+    pub writes_per_second: Option<Keyed<u64>>,
+    pub order_by: Option<Keyed<LitStr>>,
+    pub direction: Option<Keyed<Direction>>,
+    pub collection: Option<Keyed<LitStr>>,
+    pub shard_field: Option<Keyed<LitStr>>,
+}
+
+/// `#[sharded(...)]` on a field.
+#[derive(Default)]
+pub struct FieldAttrs {
+    pub index: Option<Keyed<IndexSpec>>,
+}
+
+/// What `index` asks for.
+#[derive(Clone)]
+pub enum IndexSpec {
+    /// `#[sharded(index)]`: the field itself.
+    Field,
+    /// `#[sharded(index(currency: String, ...))]`: fields inside the field's own type.
+    Nested(Vec<NestedIndex>),
+}
+
+/// `a.b: Type` inside `index(...)`.
+#[derive(Clone)]
+pub struct NestedIndex {
+    pub path: Vec<syn::Ident>,
+    pub ty: syn::Type,
+}
+
+/// What serde says about the struct.
+#[derive(Default)]
+pub struct SerdeContainer {
+    pub rename_all: Option<RenameRule>,
+    pub deny_unknown_fields: Option<syn::Path>,
+    pub transparent: Option<syn::Path>,
+}
+
+/// What serde says about a field.
+#[derive(Default)]
+pub struct SerdeField {
+    pub rename: Option<String>,
+    /// `skip`, `skip_serializing` or `skip_serializing_if`: the field may be absent when stored.
+    pub skipped: Option<syn::Path>,
+    pub flatten: Option<syn::Path>,
+    /// `with` or `serialize_with`: the user chose how the value is stored.
+    pub serialize_with: Option<syn::Path>,
+}
+
+impl ContainerAttrs {
+    pub fn from_ast(cx: &Ctxt, attrs: &[syn::Attribute]) -> Self {
+        let mut out = ContainerAttrs::default();
+        for attr in attrs.iter().filter(|attr| attr.path().is_ident(SHARDED)) {
+            out.attribute.get_or_insert_with(|| attr.clone());
+            let parsed = attr.parse_nested_meta(|meta| {
+                let Some(key) = meta.path.get_ident().map(ToString::to_string) else {
+                    return unknown_key(cx, &meta, CONTAINER_KEYS, "on a struct");
+                };
+                match key.as_str() {
+                    SHARDS => set(cx, &mut out.shards, &meta, |v| positive_int(cx, &meta, v))?,
+                    WRITES_PER_SECOND => {
+                        set(cx, &mut out.writes_per_second, &meta, |v| positive_int(cx, &meta, v))?
+                    }
+                    SHARD_VALUES => shard_values(cx, &mut out.shard_values, &meta)?,
+                    ORDER_BY => set(cx, &mut out.order_by, &meta, |v| string(cx, &meta, v))?,
+                    DIRECTION => set(cx, &mut out.direction, &meta, |v| direction(cx, v))?,
+                    COLLECTION => set(cx, &mut out.collection, &meta, |v| string(cx, &meta, v))?,
+                    SHARD_FIELD => {
+                        set(cx, &mut out.shard_field, &meta, |v| string(cx, &meta, v))?
+                    }
+                    INDEX => {
+                        cx.error_spanned_by(
+                            &meta.path,
+                            "`index` goes on a field: put `#[sharded(index)]` on the field to query by",
+                        );
+                        skip_value(&meta)?;
+                    }
+                    _ => unknown_key(cx, &meta, CONTAINER_KEYS, "on a struct")?,
+                }
+                Ok(())
+            });
+            if let Err(err) = parsed {
+                cx.syn_error(err);
+            }
+        }
+        out
+    }
+}
+
+impl FieldAttrs {
+    pub fn from_ast(cx: &Ctxt, attrs: &[syn::Attribute]) -> Self {
+        let mut out = FieldAttrs::default();
+        for attr in attrs.iter().filter(|attr| attr.path().is_ident(SHARDED)) {
+            let parsed = attr.parse_nested_meta(|meta| {
+                if meta.path.is_ident(INDEX) {
+                    let spec = if meta.input.peek(syn::token::Paren) {
+                        let content;
+                        syn::parenthesized!(content in meta.input);
+                        let list = Punctuated::<NestedIndex, Token![,]>::parse_terminated(&content)?;
+                        if list.is_empty() {
+                            cx.error_spanned_by(
+                                &meta.path,
+                                "`index()` names no field: write `index` for this field, or `index(field: Type)` for a field inside it",
+                            );
+                        }
+                        IndexSpec::Nested(list.into_iter().collect())
+                    } else if meta.input.peek(Token![=]) {
+                        cx.error_spanned_by(
+                            &meta.path,
+                            "`index` takes no value: write `#[sharded(index)]`, or `index(field: Type)` for a field inside this one",
+                        );
+                        skip_value(&meta)?;
+                        return Ok(());
+                    } else {
+                        IndexSpec::Field
+                    };
+                    let keyed = Keyed {
+                        key: meta.path.clone(),
+                        tokens: meta.path.to_token_stream(),
+                        value: spec,
+                    };
+                    if out.index.is_some() {
+                        cx.error_spanned_by(&meta.path, "duplicate key `index`");
+                    } else {
+                        out.index = Some(keyed);
+                    }
+                    return Ok(());
+                }
+                if let Some(key) = meta.path.get_ident().map(ToString::to_string)
+                    && CONTAINER_KEYS.contains(&key.as_str())
+                {
+                    cx.error_spanned_by(
+                        &meta.path,
+                        format!("`{key}` goes on the struct, not on a field"),
+                    );
+                    return skip_value(&meta);
+                }
+                unknown_key(cx, &meta, FIELD_KEYS, "on a field")
+            });
+            if let Err(err) = parsed {
+                cx.syn_error(err);
+            }
+        }
+        out
+    }
+}
+
+impl syn::parse::Parse for NestedIndex {
+    fn parse(input: syn::parse::ParseStream) -> syn::Result<Self> {
+        let mut path = vec![input.parse::<syn::Ident>()?];
+        while input.peek(Token![.]) {
+            input.parse::<Token![.]>()?;
+            path.push(input.parse()?);
+        }
+        input.parse::<Token![:]>()?;
+        let ty = input.parse()?;
+        Ok(NestedIndex { path, ty })
+    }
+}
+
+impl SerdeContainer {
+    /// serde reports its own syntax errors; anything not understood here is left to it.
+    pub fn from_ast(attrs: &[syn::Attribute]) -> Self {
+        let mut out = SerdeContainer::default();
+        for attr in attrs.iter().filter(|attr| attr.path().is_ident(SERDE)) {
+            let _ = attr.parse_nested_meta(|meta| {
+                if meta.path.is_ident(RENAME_ALL) {
+                    if let Some(name) = serialize_name(&meta)? {
+                        out.rename_all = RenameRule::from_name(&name);
+                    }
+                } else if meta.path.is_ident(DENY_UNKNOWN_FIELDS) {
+                    out.deny_unknown_fields = Some(meta.path.clone());
+                } else if meta.path.is_ident(TRANSPARENT) {
+                    out.transparent = Some(meta.path.clone());
+                } else {
+                    skip_value(&meta)?;
+                }
+                Ok(())
+            });
+        }
+        out
+    }
+}
+
+impl SerdeField {
+    pub fn from_ast(attrs: &[syn::Attribute]) -> Self {
+        let mut out = SerdeField::default();
+        for attr in attrs.iter().filter(|attr| attr.path().is_ident(SERDE)) {
+            let _ = attr.parse_nested_meta(|meta| {
+                if meta.path.is_ident(RENAME) {
+                    if let Some(name) = serialize_name(&meta)? {
+                        out.rename = Some(name);
+                    }
+                } else if meta.path.is_ident(SKIP)
+                    || meta.path.is_ident(SKIP_SERIALIZING)
+                    || meta.path.is_ident(SKIP_SERIALIZING_IF)
+                {
+                    out.skipped = Some(meta.path.clone());
+                    skip_value(&meta)?;
+                } else if meta.path.is_ident(FLATTEN) {
+                    out.flatten = Some(meta.path.clone());
+                } else if meta.path.is_ident(WITH) || meta.path.is_ident(SERIALIZE_WITH) {
+                    out.serialize_with = Some(meta.path.clone());
+                    skip_value(&meta)?;
+                } else {
+                    skip_value(&meta)?;
+                }
+                Ok(())
+            });
+        }
+        out
+    }
+}
+
+/// The name from `rename = "x"` or `rename(serialize = "x", ...)`: the stored one.
+fn serialize_name(meta: &ParseNestedMeta) -> syn::Result<Option<String>> {
+    if meta.input.peek(Token![=]) {
+        let lit: LitStr = meta.value()?.parse()?;
+        return Ok(Some(lit.value()));
+    }
+    let mut name = None;
+    if meta.input.peek(syn::token::Paren) {
+        meta.parse_nested_meta(|inner| {
+            if inner.path.is_ident(SERIALIZE) {
+                let lit: LitStr = inner.value()?.parse()?;
+                name = Some(lit.value());
+            } else {
+                skip_value(&inner)?;
+            }
+            Ok(())
+        })?;
+    }
+    Ok(name)
+}
+
+/// Parses `= value` with `parse` and stores it, reporting a second occurrence of the key.
+fn set<T>(
+    cx: &Ctxt,
+    slot: &mut Option<Keyed<T>>,
+    meta: &ParseNestedMeta,
+    parse: impl FnOnce(&Expr) -> Option<T>,
+) -> syn::Result<()> {
+    let expr: Expr = meta.value()?.parse()?;
+    let Some(value) = parse(&expr) else {
+        return Ok(());
+    };
+    if slot.is_some() {
+        let key = meta
+            .path
+            .get_ident()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        cx.error_spanned_by(&meta.path, format!("duplicate key `{key}`"));
+        return Ok(());
+    }
+    *slot = Some(Keyed {
+        key: meta.path.clone(),
+        value,
+        tokens: expr.to_token_stream(),
+    });
+    Ok(())
+}
+
+fn unknown_key(cx: &Ctxt, meta: &ParseNestedMeta, keys: &[&str], place: &str) -> syn::Result<()> {
+    let name = meta.path.to_token_stream().to_string().replace(' ', "");
+    let hint = did_you_mean(&name, keys.iter().copied());
+    let hint = if hint.is_empty() {
+        format!(
+            "; expected one of {}",
+            keys.iter()
+                .map(|key| format!("`{key}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    } else {
+        hint
+    };
+    cx.error_spanned_by(&meta.path, format!("unknown key `{name}` {place}{hint}"));
+    skip_value(meta)
+}
+
+/// Consumes whatever follows a key (`= expr` or `(...)`), so parsing goes on to the next key.
+fn skip_value(meta: &ParseNestedMeta) -> syn::Result<()> {
+    if meta.input.peek(Token![=]) {
+        meta.value()?.parse::<Expr>()?;
+    } else if meta.input.peek(syn::token::Paren) {
+        let _content;
+        syn::parenthesized!(_content in meta.input);
+    }
+    Ok(())
+}
+
+fn key_name(meta: &ParseNestedMeta) -> String {
+    meta.path
+        .get_ident()
+        .map(ToString::to_string)
+        .unwrap_or_default()
+}
+
+fn positive_int(cx: &Ctxt, meta: &ParseNestedMeta, expr: &Expr) -> Option<u64> {
+    let key = key_name(meta);
+    let example = if key == WRITES_PER_SECOND {
+        "1500"
+    } else {
+        "3"
+    };
+    match expr {
+        Expr::Lit(ExprLit {
+            lit: Lit::Int(int), ..
+        }) => match int.base10_parse::<u64>() {
+            Ok(0) => {
+                cx.error_spanned_by(
+                    int,
+                    format!("`{key}` must be at least 1, e.g. `{key} = {example}`"),
+                );
+                None
+            }
+            Ok(n) if key == SHARDS && n > MAX_SHARDS => {
+                cx.error_spanned_by(
+                    int,
+                    format!("`shards = {n}` is more than {MAX_SHARDS}: every read would fan out to {} queries", n.div_ceil(30)),
+                );
+                None
+            }
+            Ok(n) => Some(n),
+            Err(err) => {
+                cx.syn_error(err);
+                None
+            }
+        },
+        Expr::Unary(syn::ExprUnary {
+            op: syn::UnOp::Neg(_),
+            ..
+        }) => {
+            cx.error_spanned_by(
+                expr,
+                format!("`{key}` must be a positive integer, e.g. `{key} = {example}`"),
+            );
+            None
+        }
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => {
+            cx.error_spanned_by(
+                expr,
+                format!(
+                    "`{key}` takes an integer, not a string: `{key} = {}`",
+                    s.value()
+                ),
+            );
+            None
+        }
+        _ => {
+            cx.error_spanned_by(
+                expr,
+                format!("`{key}` takes a positive integer, e.g. `{key} = {example}`"),
+            );
+            None
+        }
+    }
+}
+
+fn string(cx: &Ctxt, meta: &ParseNestedMeta, expr: &Expr) -> Option<LitStr> {
+    if let Expr::Lit(ExprLit {
+        lit: Lit::Str(lit), ..
+    }) = expr
+    {
+        return Some(lit.clone());
+    }
+    let key = key_name(meta);
+    let example = match key.as_str() {
+        ORDER_BY => "timestamp",
+        COLLECTION => "instruments",
+        _ => "shard",
+    };
+    cx.error_spanned_by(
+        expr,
+        format!("`{key}` takes a string, e.g. `{key} = \"{example}\"`"),
+    );
+    None
+}
+
+/// `shard_values = ["x", "y"]`, parsed by hand: array expressions need syn's `full` feature.
+fn shard_values(
+    cx: &Ctxt,
+    slot: &mut Option<Keyed<Vec<LitStr>>>,
+    meta: &ParseNestedMeta,
+) -> syn::Result<()> {
+    let input = meta.value()?;
+    if !input.peek(syn::token::Bracket) {
+        let expr: Expr = input.parse()?;
+        cx.error_spanned_by(
+            expr,
+            "`shard_values` takes an array of strings, e.g. `shard_values = [\"x\", \"y\", \"z\"]`",
+        );
+        return Ok(());
+    }
+    let content;
+    let brackets = syn::bracketed!(content in input);
+    let elements = Punctuated::<Expr, Token![,]>::parse_terminated(&content)?;
+    let mut tokens = TokenStream::new();
+    brackets.surround(&mut tokens, |inner| elements.to_tokens(inner));
+    let mut values = Vec::new();
+    for element in &elements {
+        match element {
+            Expr::Lit(ExprLit {
+                lit: Lit::Str(lit), ..
+            }) => values.push(lit.clone()),
+            other => {
+                cx.error_spanned_by(other, "shard values are strings, e.g. `\"x\"`");
+                return Ok(());
+            }
+        }
+    }
+    if slot.is_some() {
+        cx.error_spanned_by(&meta.path, "duplicate key `shard_values`");
+        return Ok(());
+    }
+    *slot = Some(Keyed {
+        key: meta.path.clone(),
+        value: values,
+        tokens,
+    });
+    Ok(())
+}
+
+fn direction(cx: &Ctxt, expr: &Expr) -> Option<Direction> {
+    if let Expr::Lit(ExprLit {
+        lit: Lit::Str(lit), ..
+    }) = expr
+    {
+        match lit.value().to_ascii_lowercase().as_str() {
+            "asc" | "ascending" => return Some(Direction::Ascending),
+            "desc" | "descending" => return Some(Direction::Descending),
+            _ => {}
+        }
+    }
+    cx.error_spanned_by(
+        expr,
+        "`direction` is \"desc\" (the default, newest first) or \"asc\"",
+    );
+    None
+}

@@ -1,0 +1,429 @@
+//! Rules that relate the struct's attributes and fields to each other. Everything here reports
+//! into the `Ctxt`; a `Model` comes out only when nothing was wrong.
+
+use std::collections::{BTreeMap, HashSet};
+
+use quote::format_ident;
+
+use crate::ast::{Container, Field};
+use crate::attr::{Direction, IndexSpec, Keyed};
+use crate::ctxt::Ctxt;
+use crate::model::{IndexedField, Model, OrderField, default_collection, field_path};
+use crate::suggest::did_you_mean;
+use crate::symbol::*;
+
+/// Validates `cont`; `None` when any error was reported (to `cx`, here or while parsing).
+pub fn validate<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Option<Model<'a>> {
+    check_shape(cx, cont);
+    let shard_values = shard_values(cx, cont);
+    let collection = collection(cx, cont);
+    let shard_field = shard_field(cx, cont);
+    let order = order_field(cx, cont);
+    if let Some(shard_field) = &shard_field {
+        check_shard_field_is_free(cx, cont, shard_field);
+    }
+    let indexes = indexed_fields(cx, cont, order.as_ref());
+    if cx.has_errors() {
+        return None;
+    }
+    Some(Model {
+        ident: cont.ident,
+        vis: &cont.input.vis,
+        collection: collection?,
+        shard_field: shard_field?,
+        shard_values: shard_values?,
+        order: order?,
+        indexes,
+    })
+}
+
+fn check_shape(cx: &Ctxt, cont: &Container) {
+    let generics = &cont.input.generics;
+    if !generics.params.is_empty() {
+        cx.error_spanned_by(
+            generics,
+            "`Sharded` does not support generic structs: a collection stores one concrete type, so derive it on a struct without type, lifetime or const parameters",
+        );
+    }
+    if let Some(path) = &cont.serde.transparent {
+        cx.error_spanned_by(
+            path,
+            "a `#[serde(transparent)]` struct is not stored as a document; `Sharded` needs a struct of named fields",
+        );
+    }
+    if let Some(path) = &cont.serde.deny_unknown_fields {
+        cx.error_spanned_by(
+            path,
+            "`deny_unknown_fields` would reject every stored document, since each carries the shard field; remove it",
+        );
+    }
+}
+
+/// The shard values from whichever of `shards`, `shard_values` and `writes_per_second` is given.
+fn shard_values(cx: &Ctxt, cont: &Container) -> Option<Vec<String>> {
+    let attrs = &cont.attrs;
+    let given: Vec<&syn::Path> = [
+        attrs.shards.as_ref().map(|k| &k.key),
+        attrs.shard_values.as_ref().map(|k| &k.key),
+        attrs.writes_per_second.as_ref().map(|k| &k.key),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if given.len() > 1 {
+        let first = given[0]
+            .get_ident()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        for extra in &given[1..] {
+            let key = extra
+                .get_ident()
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            cx.error_spanned_by(
+                extra,
+                format!("`{key}` and `{first}` both set the number of shards; keep one"),
+            );
+        }
+        return None;
+    }
+    if let Some(shards) = &attrs.shards {
+        return Some(numbered(shards.value));
+    }
+    if let Some(writes) = &attrs.writes_per_second {
+        let shards = writes.value.div_ceil(WRITES_PER_SHARD);
+        if shards > MAX_SHARDS {
+            cx.error_spanned_by(
+                &writes.tokens,
+                format!("{} writes per second need {shards} shards, more than the {MAX_SHARDS} supported", writes.value),
+            );
+            return None;
+        }
+        return Some(numbered(shards));
+    }
+    if let Some(values) = &attrs.shard_values {
+        return explicit_values(cx, values);
+    }
+    if !cx.has_errors() {
+        cx.syn_error(missing(
+            cont,
+            "missing the number of shards: add `shards = 3`, `shard_values = [\"x\", \"y\", \"z\"]` or `writes_per_second = 1500` to `#[sharded(...)]`",
+        ));
+    }
+    None
+}
+
+/// `shards = n` stores the decimal strings "0" to "n-1".
+fn numbered(shards: u64) -> Vec<String> {
+    (0..shards).map(|shard| shard.to_string()).collect()
+}
+
+fn explicit_values(cx: &Ctxt, values: &Keyed<Vec<syn::LitStr>>) -> Option<Vec<String>> {
+    if values.value.is_empty() {
+        cx.error_spanned_by(
+            &values.tokens,
+            "`shard_values` is empty: list the values to spread writes over, e.g. `[\"x\", \"y\", \"z\"]`",
+        );
+        return None;
+    }
+    if values.value.len() as u64 > MAX_SHARDS {
+        cx.error_spanned_by(
+            &values.tokens,
+            format!("more than {MAX_SHARDS} shard values"),
+        );
+        return None;
+    }
+    let mut seen = HashSet::new();
+    let mut ok = true;
+    for lit in &values.value {
+        if !seen.insert(lit.value()) {
+            cx.error_spanned_by(
+                lit,
+                format!("duplicate shard value \"{}\": each value must be distinct for writes to spread evenly", lit.value()),
+            );
+            ok = false;
+        }
+    }
+    ok.then(|| values.value.iter().map(syn::LitStr::value).collect())
+}
+
+fn collection(cx: &Ctxt, cont: &Container) -> Option<String> {
+    let Some(lit) = &cont.attrs.collection else {
+        return Some(default_collection(&cont.ident.to_string()));
+    };
+    let name = lit.value.value();
+    let problem = if name.is_empty() {
+        Some("a collection id cannot be empty")
+    } else if name.contains('/') {
+        Some("a collection id cannot contain `/`; sub-collections are not supported")
+    } else if name == "." || name == ".." {
+        Some("a collection id cannot be `.` or `..`")
+    } else if name.starts_with("__") && name.ends_with("__") {
+        Some("ids of the form `__name__` are reserved by Firestore")
+    } else if name.len() > 1500 {
+        Some("a collection id is at most 1,500 bytes")
+    } else {
+        None
+    };
+    match problem {
+        Some(problem) => {
+            cx.error_spanned_by(&lit.value, problem);
+            None
+        }
+        None => Some(name),
+    }
+}
+
+fn shard_field(cx: &Ctxt, cont: &Container) -> Option<String> {
+    let Some(lit) = &cont.attrs.shard_field else {
+        return Some(DEFAULT_SHARD_FIELD.to_owned());
+    };
+    let name = lit.value.value();
+    if name.is_empty() || name.contains('.') || (name.starts_with("__") && name.ends_with("__")) {
+        cx.error_spanned_by(
+            &lit.value,
+            "the shard field is a top-level field name: not empty, no `.`, not of the reserved form `__name__`",
+        );
+        return None;
+    }
+    Some(name)
+}
+
+fn check_shard_field_is_free(cx: &Ctxt, cont: &Container, shard_field: &str) {
+    for field in &cont.fields {
+        if field.stored_name == shard_field {
+            cx.error_spanned_by(
+                field.ident,
+                format!(
+                    "field `{}` is stored as `{shard_field}`, the name of the shard field that sharded adds to every document; rename it, or choose another name with `#[sharded(shard_field = \"...\")]`",
+                    field.ident
+                ),
+            );
+        }
+    }
+}
+
+fn order_field<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Option<OrderField<'a>> {
+    let direction = cont
+        .attrs
+        .direction
+        .as_ref()
+        .map_or(Direction::Descending, |keyed| keyed.value);
+    let Some(order_by) = &cont.attrs.order_by else {
+        if !cont.fields.is_empty() {
+            let hint = cont
+                .fields
+                .iter()
+                .find(|field| looks_like_time(field))
+                .map(|field| format!(", e.g. `order_by = \"{}\"`", field.ident))
+                .unwrap_or_default();
+            cx.syn_error(missing(
+                cont,
+                format!("missing `order_by`: name the field that sharded queries sort by{hint}"),
+            ));
+        }
+        return None;
+    };
+    let name = order_by.value.value();
+    let Some(field) = cont.field(&name) else {
+        if !cont.fields.is_empty() {
+            let names: Vec<String> = cont.fields.iter().map(|f| f.ident.to_string()).collect();
+            let hint = did_you_mean(&name, names.iter().map(String::as_str));
+            cx.error_spanned_by(
+                &order_by.value,
+                format!("`order_by`: no field `{name}` in `{}`{hint}", cont.ident),
+            );
+        }
+        return None;
+    };
+    let mut ok = true;
+    if let Some(path) = &field.serde.skipped {
+        cx.error_spanned_by(
+            path,
+            format!("the order field `{name}` must always be stored: a document without it drops out of every sharded query"),
+        );
+        ok = false;
+    }
+    if let Some(path) = &field.serde.flatten {
+        cx.error_spanned_by(
+            path,
+            format!("the order field `{name}` cannot be flattened: order by a single value"),
+        );
+        ok = false;
+    }
+    if let Some(problem) = unorderable(field) {
+        cx.error_spanned_by(field.ty, problem);
+        ok = false;
+    }
+    ok.then(|| OrderField {
+        ident: field.ident,
+        ty: field.ty,
+        path: field_path([field.stored_name.as_str()]),
+        direction,
+    })
+}
+
+/// Why Firestore cannot meaningfully order by this field's type, if it cannot.
+fn unorderable(field: &Field) -> Option<String> {
+    let ty = field.ty;
+    match ty {
+        syn::Type::Array(_) | syn::Type::Slice(_) => {
+            return Some("Firestore cannot meaningfully order by an array; order by a scalar such as `FirestoreTimestamp`".into());
+        }
+        syn::Type::Tuple(_) => {
+            return Some("a tuple is stored as an array, which Firestore cannot meaningfully order by; order by a scalar such as `FirestoreTimestamp`".into());
+        }
+        _ => {}
+    }
+    let (segment, path) = last_segment(ty)?;
+    let name = segment.ident.to_string();
+    match name.as_str() {
+        "Option" => Some(
+            "the order field cannot be an `Option`: `None` is not stored, so the document would drop out of every sharded query"
+                .into(),
+        ),
+        "Vec" | "VecDeque" | "LinkedList" | "HashSet" | "BTreeSet" | "IndexSet" | "BinaryHeap" => Some(format!(
+            "`{name}` is stored as an array, which Firestore cannot meaningfully order by; order by a scalar such as `FirestoreTimestamp`"
+        )),
+        "HashMap" | "BTreeMap" | "IndexMap" => Some(format!(
+            "`{name}` is stored as a map, which Firestore cannot meaningfully order by; order by a scalar such as `FirestoreTimestamp`"
+        )),
+        "DateTime" if field.serde.serialize_with.is_none()
+            && (path.iter().any(|s| s.ident == "chrono") || !segment.arguments.is_empty()) => Some(
+            "the firestore crate stores a `chrono::DateTime` as a string, which sorts apart from real timestamps; use `firestore::FirestoreTimestamp` instead"
+                .into(),
+        ),
+        _ => None,
+    }
+}
+
+fn last_segment(ty: &syn::Type) -> Option<(&syn::PathSegment, Vec<&syn::PathSegment>)> {
+    match ty {
+        syn::Type::Path(type_path) => {
+            let segments: Vec<&syn::PathSegment> = type_path.path.segments.iter().collect();
+            Some((*segments.last()?, segments))
+        }
+        syn::Type::Group(group) => last_segment(&group.elem),
+        syn::Type::Paren(paren) => last_segment(&paren.elem),
+        _ => None,
+    }
+}
+
+fn looks_like_time(field: &Field) -> bool {
+    let name = field.ident.to_string();
+    let type_name = last_segment(field.ty)
+        .map(|(segment, _)| segment.ident.to_string())
+        .unwrap_or_default();
+    ["Timestamp", "Instant", "SystemTime"]
+        .iter()
+        .any(|t| type_name.contains(t))
+        || ["timestamp", "time", "created", "updated"]
+            .iter()
+            .any(|t| name.contains(t))
+}
+
+/// `T` for `Option<T>` (a query compares with a present value), else the type itself.
+fn value_type(ty: &syn::Type) -> syn::Type {
+    if let Some((segment, _)) = last_segment(ty)
+        && segment.ident == "Option"
+        && let syn::PathArguments::AngleBracketed(args) = &segment.arguments
+        && let Some(syn::GenericArgument::Type(inner)) = args.args.first()
+    {
+        return inner.clone();
+    }
+    ty.clone()
+}
+
+fn indexed_fields<'a>(
+    cx: &Ctxt,
+    cont: &'a Container<'a>,
+    order: Option<&OrderField<'a>>,
+) -> Vec<IndexedField<'a>> {
+    let mut indexes = Vec::new();
+    let mut by_method: BTreeMap<String, ()> = BTreeMap::new();
+    let mut by_path: HashSet<String> = HashSet::new();
+    for field in &cont.fields {
+        let Some(index) = &field.attrs.index else {
+            continue;
+        };
+        if order.is_some_and(|order| order.ident == field.ident)
+            || cont
+                .attrs
+                .order_by
+                .as_ref()
+                .is_some_and(|o| field.ident == &o.value.value())
+        {
+            cx.error_spanned_by(
+                &index.key,
+                format!("`{}` is the order field, which every index already ends with; index the fields you filter on", field.ident),
+            );
+            continue;
+        }
+        if let Some(path) = field
+            .serde
+            .skipped
+            .as_ref()
+            .or(field.serde.flatten.as_ref())
+        {
+            let what = if field.serde.flatten.is_some() {
+                "flattened"
+            } else {
+                "skipped when serialized"
+            };
+            cx.error_spanned_by(
+                &index.key,
+                format!("`{}` is {what} (`{}`), so it is not stored under its own name and cannot be queried", field.ident, quote::ToTokens::to_token_stream(path)),
+            );
+            continue;
+        }
+        let entries: Vec<(Vec<syn::Ident>, syn::Type, proc_macro2::Span)> = match &index.value {
+            IndexSpec::Field => vec![(Vec::new(), value_type(field.ty), field.ident.span())],
+            IndexSpec::Nested(nested) => nested
+                .iter()
+                .map(|n| (n.path.clone(), n.ty.clone(), n.path[0].span()))
+                .collect(),
+        };
+        for (nested, value_ty, span) in entries {
+            let mut segments = vec![field.stored_name.clone()];
+            segments.extend(nested.iter().map(|ident| ident.unraw().to_string()));
+            let path = field_path(segments.iter().map(String::as_str));
+            let method_name = std::iter::once(field.ident.unraw().to_string())
+                .chain(nested.iter().map(|ident| ident.unraw().to_string()))
+                .collect::<Vec<_>>()
+                .join("_");
+            let culprit = nested
+                .last()
+                .cloned()
+                .unwrap_or_else(|| field.ident.clone());
+            if !by_path.insert(path.clone()) {
+                cx.error_spanned_by(&culprit, format!("`{path}` is indexed twice"));
+                continue;
+            }
+            if by_method.insert(method_name.clone(), ()).is_some() {
+                cx.error_spanned_by(
+                    &culprit,
+                    format!("two indexed paths would both get the query method `{method_name}`"),
+                );
+                continue;
+            }
+            indexes.push(IndexedField {
+                field: field.ident,
+                nested,
+                path,
+                value_ty,
+                method: format_ident!("{}", method_name, span = span),
+            });
+        }
+    }
+    indexes
+}
+
+/// An error on the `#[sharded]` attribute if there is one, else on the struct's name.
+fn missing(cont: &Container, message: impl std::fmt::Display) -> syn::Error {
+    match &cont.attrs.attribute {
+        Some(attr) => syn::Error::new_spanned(attr, message),
+        None => syn::Error::new_spanned(cont.ident, message),
+    }
+}
+
+use syn::ext::IdentExt as _;

@@ -1,0 +1,131 @@
+//! The validated description of a sharded collection: what the derive expands and what the
+//! build-time crate turns into indexes. Only `check::validate` builds one.
+
+use crate::attr::Direction;
+
+/// A struct whose attributes passed every check.
+#[derive(Clone)]
+pub struct Model<'a> {
+    pub ident: &'a syn::Ident,
+    pub vis: &'a syn::Visibility,
+    /// The collection id documents are written to.
+    pub collection: String,
+    /// The stored name of the shard field.
+    pub shard_field: String,
+    /// The values the shard field takes, drawn uniformly at random per write.
+    pub shard_values: Vec<String>,
+    pub order: OrderField<'a>,
+    /// One entry per typed query, in declaration order.
+    pub indexes: Vec<IndexedField<'a>>,
+}
+
+/// The field every sharded query orders by.
+#[derive(Clone)]
+pub struct OrderField<'a> {
+    pub ident: &'a syn::Ident,
+    pub ty: &'a syn::Type,
+    /// The field path as stored.
+    pub path: String,
+    pub direction: Direction,
+}
+
+/// A field (or a field inside one) with an equality query and a composite index.
+#[derive(Clone)]
+pub struct IndexedField<'a> {
+    /// The struct's own field the path starts at.
+    pub field: &'a syn::Ident,
+    /// Fields inside `field`'s type, in Rust names; empty for `#[sharded(index)]`.
+    pub nested: Vec<syn::Ident>,
+    /// The Firestore field path, with segments backtick-quoted where Firestore needs it.
+    pub path: String,
+    /// The type a query compares the field with.
+    pub value_ty: syn::Type,
+    /// The name of the query method, e.g. `exchange` or `price_currency`.
+    pub method: syn::Ident,
+}
+
+/// `Instrument` → `instruments`, `PriceTick` → `price_ticks`: the snake_case plural.
+pub fn default_collection(type_name: &str) -> String {
+    let mut snake = String::new();
+    for (i, ch) in type_name.chars().enumerate() {
+        if ch.is_uppercase() {
+            if i > 0 {
+                snake.push('_');
+            }
+            snake.extend(ch.to_lowercase());
+        } else {
+            snake.push(ch);
+        }
+    }
+    pluralize(&snake)
+}
+
+fn pluralize(word: &str) -> String {
+    let consonant_y = word.ends_with('y')
+        && !word.ends_with("ay")
+        && !word.ends_with("ey")
+        && !word.ends_with("oy")
+        && !word.ends_with("uy");
+    if consonant_y {
+        format!("{}ies", &word[..word.len() - 1])
+    } else if ["s", "x", "z", "ch", "sh"]
+        .iter()
+        .any(|end| word.ends_with(end))
+    {
+        format!("{word}es")
+    } else {
+        format!("{word}s")
+    }
+}
+
+/// A field path segment as Firestore wants it: bare when it is an identifier, else quoted.
+pub fn quote_segment(segment: &str) -> String {
+    let mut chars = segment.chars();
+    let simple = chars
+        .next()
+        .is_some_and(|first| first.is_ascii_alphabetic() || first == '_')
+        && chars.all(|ch| ch.is_ascii_alphanumeric() || ch == '_');
+    if simple {
+        segment.to_owned()
+    } else {
+        let escaped = segment.replace('\\', "\\\\").replace('`', "\\`");
+        format!("`{escaped}`")
+    }
+}
+
+/// Segments joined into a Firestore field path.
+pub fn field_path<'s>(segments: impl IntoIterator<Item = &'s str>) -> String {
+    segments
+        .into_iter()
+        .map(quote_segment)
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn collection_names_are_snake_case_plurals() {
+        assert_eq!(default_collection("Instrument"), "instruments");
+        assert_eq!(default_collection("PriceTick"), "price_ticks");
+        assert_eq!(default_collection("Company"), "companies");
+        assert_eq!(default_collection("Day"), "days");
+        assert_eq!(default_collection("Address"), "addresses");
+        assert_eq!(default_collection("Batch"), "batches");
+    }
+
+    #[test]
+    fn segments_are_quoted_only_when_needed() {
+        assert_eq!(field_path(["price", "currency"]), "price.currency");
+        assert_eq!(field_path(["_private1"]), "_private1");
+        assert_eq!(field_path(["x-y"]), "`x-y`");
+        assert_eq!(field_path(["1st"]), "`1st`");
+        assert_eq!(field_path(["a`b"]), "`a\\`b`");
+        assert_eq!(
+            field_path(["instrument type", "code"]),
+            "`instrument type`.code"
+        );
+    }
+}

@@ -1,0 +1,52 @@
+//! Every attribute keyword, in one place.
+
+/// The attribute path: `#[sharded(...)]`.
+pub const SHARDED: &str = "sharded";
+/// serde's attribute path, read for the stored field names.
+pub const SERDE: &str = "serde";
+
+// Container keys.
+pub const SHARDS: &str = "shards";
+pub const SHARD_VALUES: &str = "shard_values";
+pub const WRITES_PER_SECOND: &str = "writes_per_second";
+pub const ORDER_BY: &str = "order_by";
+pub const DIRECTION: &str = "direction";
+pub const COLLECTION: &str = "collection";
+pub const SHARD_FIELD: &str = "shard_field";
+
+/// Every key `#[sharded(...)]` takes on a struct.
+pub const CONTAINER_KEYS: &[&str] = &[
+    SHARDS,
+    SHARD_VALUES,
+    WRITES_PER_SECOND,
+    ORDER_BY,
+    DIRECTION,
+    COLLECTION,
+    SHARD_FIELD,
+];
+
+// Field keys.
+pub const INDEX: &str = "index";
+
+/// Every key `#[sharded(...)]` takes on a field.
+pub const FIELD_KEYS: &[&str] = &[INDEX];
+
+// serde keys that decide what is stored, and under which name.
+pub const RENAME: &str = "rename";
+pub const RENAME_ALL: &str = "rename_all";
+pub const SERIALIZE: &str = "serialize";
+pub const SKIP: &str = "skip";
+pub const SKIP_SERIALIZING: &str = "skip_serializing";
+pub const SKIP_SERIALIZING_IF: &str = "skip_serializing_if";
+pub const FLATTEN: &str = "flatten";
+pub const WITH: &str = "with";
+pub const SERIALIZE_WITH: &str = "serialize_with";
+pub const DENY_UNKNOWN_FIELDS: &str = "deny_unknown_fields";
+pub const TRANSPARENT: &str = "transparent";
+
+/// The default shard field name, as in the recipe.
+pub const DEFAULT_SHARD_FIELD: &str = "shard";
+/// Writes per second one shard value sustains on a sequentially indexed field.
+pub const WRITES_PER_SHARD: u64 = 500;
+/// The most shard values a collection may have: ⌈1000/30⌉ = 34 chunk queries per read.
+pub const MAX_SHARDS: u64 = 1000;

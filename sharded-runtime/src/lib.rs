@@ -1,0 +1,31 @@
+#![doc = include_str!("../README.md")]
+#![warn(missing_docs, missing_debug_implementations)]
+
+mod collection;
+mod error;
+mod shard;
+mod sharded;
+mod stored;
+
+#[cfg(feature = "emulator")]
+pub mod emulator;
+
+pub use collection::ShardedCollection;
+pub use error::{Error, Result};
+pub use sharded::Sharded;
+pub use sharded_derive::Sharded;
+pub use sharded_indexes::{CollectionSpec, CompositeIndex, Direction, FieldOverride, IndexPlan};
+pub use stored::Stored;
+
+/// The firestore crate this runtime talks through, for `FirestoreDb` and `FirestoreTimestamp`.
+pub use firestore;
+
+/// What generated code names. Not a public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::shard::{WithShard, draw_shard};
+    pub use sharded_indexes::Direction;
+
+    /// Serializes `document` for writing, the shard drawn now; the benchmarks measure this.
+    pub use crate::collection::serialize;
+}

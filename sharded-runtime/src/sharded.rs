@@ -1,0 +1,52 @@
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use sharded_indexes::{CollectionSpec, Direction, IndexPlan};
+
+use crate::collection::ShardedCollection;
+
+/// A document type stored in a sharded collection. Implemented by `#[derive(Sharded)]`; see the
+/// [crate documentation](crate) for the attributes.
+///
+/// The constants are what the derive read from the attributes; the runtime writes, queries and
+/// plans indexes from them alone.
+pub trait Sharded: Serialize + DeserializeOwned + Send + Sync + 'static {
+    /// The collection id.
+    const COLLECTION: &'static str;
+    /// The stored name of the shard field.
+    const SHARD_FIELD: &'static str;
+    /// The values the shard field takes; one is drawn uniformly at random for every write.
+    const SHARD_VALUES: &'static [&'static str];
+    /// The stored field path that sharded queries order by.
+    const ORDER_FIELD: &'static str;
+    /// The direction sharded queries order in.
+    const ORDER_DIRECTION: Direction;
+    /// The stored field paths with a typed equality query, in declaration order.
+    const INDEXED_FIELDS: &'static [&'static str];
+    /// The Rust type of the order field: what range bounds on it are given as.
+    type OrderValue: Serialize + Send + Sync;
+
+    /// The description the index plan is made from.
+    fn spec() -> CollectionSpec<'static> {
+        CollectionSpec {
+            collection: Self::COLLECTION,
+            shard_field: Self::SHARD_FIELD,
+            order_field: Self::ORDER_FIELD,
+            direction: Self::ORDER_DIRECTION,
+            indexed_fields: Self::INDEXED_FIELDS,
+        }
+    }
+
+    /// The composite indexes and field overrides this collection needs: this type's part of
+    /// `firestore.indexes.json`.
+    fn indexes() -> IndexPlan {
+        sharded_indexes::plan(&Self::spec())
+    }
+
+    /// Writes and reads of this type's collection in `db`.
+    fn collection(db: &firestore::FirestoreDb) -> ShardedCollection<'_, Self>
+    where
+        Self: Sized,
+    {
+        ShardedCollection::new(db)
+    }
+}

@@ -1,0 +1,27 @@
+//! What the derive reads from the attributes.
+
+use sharded_runtime::{Direction, Sharded};
+use sharded_tests::models::{Instrument, Tick};
+
+#[test]
+fn recipe_attributes_become_the_recipe_collection() {
+    assert_eq!(Instrument::COLLECTION, "instruments");
+    assert_eq!(Instrument::SHARD_FIELD, "shard");
+    assert_eq!(Instrument::SHARD_VALUES, ["x", "y", "z"]);
+    assert_eq!(Instrument::ORDER_FIELD, "timestamp");
+    assert_eq!(Instrument::ORDER_DIRECTION, Direction::Descending);
+    assert_eq!(
+        Instrument::INDEXED_FIELDS,
+        ["price.currency", "exchange", "instrumentType"]
+    );
+}
+
+#[test]
+fn sizing_by_writes_per_second_uses_500_per_shard() {
+    assert_eq!(Tick::SHARD_VALUES.len(), 40);
+    assert_eq!(Tick::SHARD_VALUES.first(), Some(&"0"));
+    assert_eq!(Tick::SHARD_VALUES.last(), Some(&"39"));
+    assert_eq!(Tick::COLLECTION, "ticks");
+    assert_eq!(Tick::SHARD_FIELD, "bucket");
+    assert_eq!(Tick::ORDER_DIRECTION, Direction::Ascending);
+}
