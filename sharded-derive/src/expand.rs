@@ -31,7 +31,10 @@ fn expand(model: &Model) -> TokenStream {
     let order_ty = model.order.ty;
     let direction = direction(model.order.direction);
     let indexed_fields = model.indexes.iter().map(|index| &index.path);
+    let nested_checks = nested_field_checks(model);
     wrap(quote! {
+        #nested_checks
+
         #[automatically_derived]
         impl ::sharded_runtime::Sharded for #ident {
             const COLLECTION: &'static str = #collection;
@@ -45,6 +48,31 @@ fn expand(model: &Model) -> TokenStream {
     })
 }
 
+/// A nested index names fields of another type, which the derive cannot see; an accessor
+/// built from the user's own tokens lets rustc check the path and type, spanned on them.
+fn nested_field_checks(model: &Model) -> TokenStream {
+    let ident = model.ident;
+    model
+        .indexes
+        .iter()
+        .filter(|index| !index.nested.is_empty())
+        .map(|index| {
+            let field = index.field;
+            let nested = &index.nested;
+            let value_ty = &index.value_ty;
+            let check = quote::format_ident!("__check_{}", index.method);
+            // Spanned on the user's type, so a mismatch points at it.
+            let span = syn::spanned::Spanned::span(value_ty);
+            let access = quote::quote_spanned!(span=> &document.#field #(.#nested)*);
+            quote! {
+                fn #check(document: &#ident) -> &#value_ty {
+                    #access
+                }
+            }
+        })
+        .collect()
+}
+
 pub(crate) fn direction(direction: Direction) -> TokenStream {
     match direction {
         Direction::Ascending => quote!(::sharded_runtime::__private::Direction::Ascending),
@@ -56,7 +84,7 @@ pub(crate) fn direction(direction: Direction) -> TokenStream {
 pub(crate) fn wrap(items: TokenStream) -> TokenStream {
     quote! {
         #[doc(hidden)]
-        #[allow(non_upper_case_globals, unused_qualifications, clippy::all)]
+        #[allow(non_upper_case_globals, non_snake_case, dead_code, unused_qualifications, clippy::all)]
         const _: () = {
             #items
         };

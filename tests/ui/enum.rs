@@ -1,0 +1,11 @@
+use serde::{Deserialize, Serialize};
+use sharded_runtime::Sharded;
+use sharded_runtime::firestore::FirestoreTimestamp;
+
+#[derive(Serialize, Deserialize, Sharded)]
+#[sharded(shards = 3, order_by = "timestamp")]
+enum Instrument {
+    Stock { timestamp: FirestoreTimestamp },
+}
+
+fn main() {}

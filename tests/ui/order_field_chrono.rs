@@ -1,0 +1,12 @@
+use serde::{Deserialize, Serialize};
+use sharded_runtime::Sharded;
+
+#[derive(Serialize, Deserialize, Sharded)]
+#[sharded(shards = 3, order_by = "timestamp")]
+struct Instrument {
+    #[sharded(index)]
+    exchange: String,
+    timestamp: chrono::DateTime<chrono::Utc>,
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+use serde::{Deserialize, Serialize};
+use sharded_runtime::Sharded;
+
+#[derive(Serialize, Deserialize, Sharded)]
+#[sharded(shards = 3, order_by = "timestamp")]
+struct Instrument;
+
+fn main() {}

@@ -1,0 +1,13 @@
+use serde::{Deserialize, Serialize};
+use sharded_runtime::Sharded;
+use sharded_runtime::firestore::FirestoreTimestamp;
+
+#[derive(Serialize, Deserialize, Sharded)]
+#[sharded(writes_per_second = 0, order_by = "timestamp")]
+struct Instrument {
+    #[sharded(index)]
+    exchange: String,
+    timestamp: FirestoreTimestamp,
+}
+
+fn main() {}
