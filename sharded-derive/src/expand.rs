@@ -32,8 +32,10 @@ fn expand(model: &Model) -> TokenStream {
     let direction = direction(model.order.direction);
     let indexed_fields = model.indexes.iter().map(|index| &index.path);
     let nested_checks = nested_field_checks(model);
+    let queries = queries(model);
     wrap(quote! {
         #nested_checks
+        #queries
 
         #[automatically_derived]
         impl ::sharded_runtime::Sharded for #ident {
@@ -46,6 +48,62 @@ fn expand(model: &Model) -> TokenStream {
             type OrderValue = #order_ty;
         }
     })
+}
+
+/// `T::query()`, and on what it returns one method per indexed path, taking a value of the
+/// path's own type and returning the `ShardedQuery` its index serves.
+fn queries(model: &Model) -> TokenStream {
+    let ident = model.ident;
+    let vis = model.vis;
+    let entry = queries_ident(ident);
+    let order = &model.order.path;
+    let direction = match model.order.direction {
+        Direction::Ascending => "ascending",
+        Direction::Descending => "descending",
+    };
+    let methods = model.indexes.iter().enumerate().map(|(position, index)| {
+        let method = &index.method;
+        let value_ty = &index.value_ty;
+        let doc = format!(
+            "Documents whose `{}` equals `value`, by `{order}` {direction}.",
+            index.path
+        );
+        quote! {
+            #[doc = #doc]
+            #vis fn #method(
+                self,
+                value: impl ::core::convert::Into<#value_ty>,
+            ) -> ::sharded_runtime::ShardedQuery<#ident, #position> {
+                let value: #value_ty = ::core::convert::Into::into(value);
+                ::sharded_runtime::ShardedQuery::__new(&value)
+            }
+        }
+    });
+    let doc = format!("The typed queries of `{ident}`: one method per `#[sharded(index)]` path.");
+    quote! {
+        #[doc = #doc]
+        #[derive(Clone, Copy, Debug)]
+        #vis struct #entry {
+            _private: (),
+        }
+
+        #[automatically_derived]
+        impl #entry {
+            #(#methods)*
+        }
+
+        #[automatically_derived]
+        impl #ident {
+            /// The typed queries of this collection; see the methods of what it returns.
+            #vis fn query() -> #entry {
+                #entry { _private: () }
+            }
+        }
+    }
+}
+
+pub(crate) fn queries_ident(ident: &syn::Ident) -> syn::Ident {
+    quote::format_ident!("{}Queries", ident)
 }
 
 /// A nested index names fields of another type, which the derive cannot see; an accessor

@@ -3,6 +3,7 @@
 
 mod collection;
 mod error;
+mod query;
 mod shard;
 mod sharded;
 mod stored;
@@ -12,6 +13,7 @@ pub mod emulator;
 
 pub use collection::ShardedCollection;
 pub use error::{Error, Result};
+pub use query::{Cursor, MAX_DISJUNCTIONS, Page, ShardedQuery};
 pub use sharded::Sharded;
 pub use sharded_derive::Sharded;
 pub use sharded_indexes::{CollectionSpec, CompositeIndex, Direction, FieldOverride, IndexPlan};
@@ -23,6 +25,9 @@ pub use firestore;
 /// What generated code names. Not a public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::query::{
+        compare_documents, compare_values, merge_sorted, merge_streams, shard_chunks,
+    };
     pub use crate::shard::{WithShard, draw_shard};
     pub use sharded_indexes::Direction;
 

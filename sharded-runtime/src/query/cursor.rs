@@ -1,0 +1,196 @@
+//! Opaque, typed cursors: where the last page ended, as (order value, document id).
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::str::FromStr;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use firestore::gcloud_sdk::google::firestore::v1::{Document, Value, value::ValueType};
+use firestore::gcloud_sdk::prost_types::Timestamp;
+use serde::{Deserialize, Serialize};
+
+use crate::query::order::field_value;
+use crate::stored::document_id;
+use crate::{Error, Result, Sharded};
+
+/// Where a page of a `ShardedQuery<T, INDEX>` ended; pass it to
+/// [`ShardedQuery::after`](crate::ShardedQuery::after) for the next page.
+///
+/// The type says which query it belongs to, so a cursor of one query does not compile with
+/// another. Its string form ([`Display`](fmt::Display), [`FromStr`], serde) is an opaque,
+/// URL-safe token a web handler can hand to a client and take back; parsing a token of another
+/// query is an [`Error::InvalidCursor`].
+pub struct Cursor<T, const INDEX: usize> {
+    pub(crate) order_value: Value,
+    pub(crate) id: String,
+    marker: PhantomData<fn() -> T>,
+}
+
+/// The token's contents.
+#[derive(Serialize, Deserialize)]
+struct Token {
+    /// The query it belongs to: collection and indexed field.
+    q: String,
+    v: TokenValue,
+    id: String,
+}
+
+/// The order field's value; order fields are scalars (the derive rejects arrays and maps).
+#[derive(Serialize, Deserialize)]
+enum TokenValue {
+    #[serde(rename = "t")]
+    Timestamp(i64, i32),
+    #[serde(rename = "i")]
+    Integer(i64),
+    #[serde(rename = "d")]
+    Double(f64),
+    #[serde(rename = "s")]
+    String(String),
+    #[serde(rename = "b")]
+    Boolean(bool),
+    #[serde(rename = "y")]
+    Bytes(String),
+    #[serde(rename = "r")]
+    Reference(String),
+    #[serde(rename = "n")]
+    Null,
+}
+
+impl<T: Sharded, const INDEX: usize> Cursor<T, INDEX> {
+    /// The cursor just after `document`, the last one of a page.
+    pub(crate) fn after_document(document: &Document) -> Result<Self> {
+        let order_value = field_value(document, T::ORDER_FIELD)
+            .cloned()
+            .ok_or_else(|| Error::MissingField {
+                document: document.name.clone(),
+                field: T::ORDER_FIELD.to_owned(),
+            })?;
+        Ok(Cursor {
+            order_value,
+            id: document_id(&document.name).to_owned(),
+            marker: PhantomData,
+        })
+    }
+
+    fn query_tag() -> String {
+        let field = T::INDEXED_FIELDS.get(INDEX).copied().unwrap_or("?");
+        format!("{}:{field}", T::COLLECTION)
+    }
+
+    /// The opaque token.
+    pub fn to_token(&self) -> String {
+        let v = match &self.order_value.value_type {
+            Some(ValueType::TimestampValue(ts)) => TokenValue::Timestamp(ts.seconds, ts.nanos),
+            Some(ValueType::IntegerValue(i)) => TokenValue::Integer(*i),
+            Some(ValueType::DoubleValue(d)) => TokenValue::Double(*d),
+            Some(ValueType::StringValue(s)) => TokenValue::String(s.clone()),
+            Some(ValueType::BooleanValue(b)) => TokenValue::Boolean(*b),
+            Some(ValueType::BytesValue(b)) => TokenValue::Bytes(URL_SAFE_NO_PAD.encode(b)),
+            Some(ValueType::ReferenceValue(r)) => TokenValue::Reference(r.clone()),
+            // Arrays, maps and geo points are rejected as order fields by the derive.
+            _ => TokenValue::Null,
+        };
+        let token = Token {
+            q: Self::query_tag(),
+            v,
+            id: self.id.clone(),
+        };
+        URL_SAFE_NO_PAD.encode(serde_json::to_vec(&token).expect("tokens serialize"))
+    }
+
+    /// Parses a token made by [`to_token`](Self::to_token) for this same query.
+    pub fn from_token(token: &str) -> Result<Self> {
+        let invalid = |why: &str| Error::InvalidCursor(why.to_owned());
+        let bytes = URL_SAFE_NO_PAD
+            .decode(token.trim())
+            .map_err(|_| invalid("not a cursor token"))?;
+        let token: Token =
+            serde_json::from_slice(&bytes).map_err(|_| invalid("not a cursor token"))?;
+        if token.q != Self::query_tag() {
+            return Err(Error::InvalidCursor(format!(
+                "this cursor belongs to the query `{}`, not `{}`",
+                token.q,
+                Self::query_tag()
+            )));
+        }
+        if token.id.is_empty() || token.id.contains('/') {
+            return Err(invalid("not a document id"));
+        }
+        let value_type = match token.v {
+            TokenValue::Timestamp(seconds, nanos) => {
+                ValueType::TimestampValue(Timestamp { seconds, nanos })
+            }
+            TokenValue::Integer(i) => ValueType::IntegerValue(i),
+            TokenValue::Double(d) => ValueType::DoubleValue(d),
+            TokenValue::String(s) => ValueType::StringValue(s),
+            TokenValue::Boolean(b) => ValueType::BooleanValue(b),
+            TokenValue::Bytes(b) => ValueType::BytesValue(
+                URL_SAFE_NO_PAD
+                    .decode(b)
+                    .map_err(|_| invalid("bad bytes"))?,
+            ),
+            TokenValue::Reference(r) => ValueType::ReferenceValue(r),
+            TokenValue::Null => ValueType::NullValue(0),
+        };
+        Ok(Cursor {
+            order_value: Value {
+                value_type: Some(value_type),
+            },
+            id: token.id,
+            marker: PhantomData,
+        })
+    }
+}
+
+impl<T, const INDEX: usize> Clone for Cursor<T, INDEX> {
+    fn clone(&self) -> Self {
+        Cursor {
+            order_value: self.order_value.clone(),
+            id: self.id.clone(),
+            marker: PhantomData,
+        }
+    }
+}
+
+impl<T, const INDEX: usize> PartialEq for Cursor<T, INDEX> {
+    fn eq(&self, other: &Self) -> bool {
+        self.order_value == other.order_value && self.id == other.id
+    }
+}
+
+impl<T, const INDEX: usize> fmt::Debug for Cursor<T, INDEX> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Cursor")
+            .field("order_value", &self.order_value)
+            .field("id", &self.id)
+            .finish()
+    }
+}
+
+impl<T: Sharded, const INDEX: usize> fmt::Display for Cursor<T, INDEX> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_token())
+    }
+}
+
+impl<T: Sharded, const INDEX: usize> FromStr for Cursor<T, INDEX> {
+    type Err = Error;
+
+    fn from_str(token: &str) -> Result<Self> {
+        Self::from_token(token)
+    }
+}
+
+impl<T: Sharded, const INDEX: usize> Serialize for Cursor<T, INDEX> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.to_token())
+    }
+}
+
+impl<'de, T: Sharded, const INDEX: usize> Deserialize<'de> for Cursor<T, INDEX> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let token = String::deserialize(deserializer)?;
+        Self::from_token(&token).map_err(serde::de::Error::custom)
+    }
+}

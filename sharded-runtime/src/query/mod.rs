@@ -1,0 +1,441 @@
+//! Typed queries over a sharded collection whose results equal the same query on an unsharded
+//! collection: same documents, same order (ties broken by document name), page after page.
+
+mod cursor;
+mod merge;
+mod order;
+
+use std::marker::PhantomData;
+use std::ops::{Bound, RangeBounds};
+
+use firestore::gcloud_sdk::google::firestore::v1::{Document, Value, value::ValueType};
+use firestore::{
+    FirestoreDb, FirestoreQueryCursor, FirestoreQueryDirection, FirestoreQueryFilter,
+    FirestoreQueryFilterCompare, FirestoreQueryFilterComposite,
+    FirestoreQueryFilterCompositeOperator, FirestoreQueryOrder, FirestoreValue,
+};
+use futures::stream::{BoxStream, StreamExt, TryStreamExt};
+use serde::Serialize;
+use sharded_indexes::Direction;
+
+pub use cursor::Cursor;
+pub use merge::{merge_sorted, merge_streams};
+pub use order::{compare_documents, compare_values};
+
+use crate::{Error, Result, Sharded, Stored};
+
+/// Firestore's limit on values in one `in` filter, and on disjunctions in one query.
+pub const MAX_DISJUNCTIONS: usize = 30;
+
+/// An equality query on one indexed field, ordered by the order field, over every shard.
+///
+/// Built by the derive's `T::query().<field>(value)`; `INDEX` is the field's position in
+/// [`Sharded::INDEXED_FIELDS`]. Every query this type can express is served by the composite
+/// index (shard, field, order field) that the index plan generates.
+///
+/// With at most 30 shard values it is one Firestore query, `shard in [...]`, which the server
+/// merges; with more, one query per chunk of ≤ 30 values, sent concurrently and merged here on
+/// (order field, document name). Either way the documents and their order are exactly those of
+/// the same query on an unsharded collection ordered by (order field, `__name__`).
+pub struct ShardedQuery<T, const INDEX: usize> {
+    value: std::result::Result<Value, String>,
+    lower: Bound<std::result::Result<Value, String>>,
+    upper: Bound<std::result::Result<Value, String>>,
+    limit: Option<u32>,
+    after: Option<Cursor<T, INDEX>>,
+    marker: PhantomData<fn() -> T>,
+}
+
+/// One page of results and the cursor of the next.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page<T, const INDEX: usize> {
+    /// The documents of this page, in query order.
+    pub items: Vec<Stored<T>>,
+    /// Where the next page starts; `None` when this page was not full, so no more can follow.
+    pub next: Option<Cursor<T, INDEX>>,
+}
+
+impl<T, const INDEX: usize> Clone for ShardedQuery<T, INDEX> {
+    fn clone(&self) -> Self {
+        ShardedQuery {
+            value: self.value.clone(),
+            lower: self.lower.clone(),
+            upper: self.upper.clone(),
+            limit: self.limit,
+            after: self.after.clone(),
+            marker: PhantomData,
+        }
+    }
+}
+
+impl<T, const INDEX: usize> std::fmt::Debug for ShardedQuery<T, INDEX> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ShardedQuery")
+            .field("value", &self.value)
+            .field("lower", &self.lower)
+            .field("upper", &self.upper)
+            .field("limit", &self.limit)
+            .field("after", &self.after)
+            .finish()
+    }
+}
+
+fn to_value<V: Serialize + ?Sized>(value: &V) -> std::result::Result<Value, String> {
+    let value = <FirestoreValue as From<&V>>::from(value).value;
+    match value.value_type {
+        Some(_) => Ok(value),
+        None => Err(format!(
+            "`{}` does not serialize to a Firestore value",
+            std::any::type_name::<V>()
+        )),
+    }
+}
+
+fn bound<V: Serialize>(bound: Bound<&V>) -> Bound<std::result::Result<Value, String>> {
+    match bound {
+        Bound::Included(v) => Bound::Included(to_value(v)),
+        Bound::Excluded(v) => Bound::Excluded(to_value(v)),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+/// The shard values split into the fewest chunks of at most 30, of near-equal size.
+pub fn shard_chunks(values: &'static [&'static str]) -> Vec<&'static [&'static str]> {
+    if values.is_empty() {
+        return Vec::new();
+    }
+    let chunks = values.len().div_ceil(MAX_DISJUNCTIONS);
+    let (size, extra) = (values.len() / chunks, values.len() % chunks);
+    let mut rest = values;
+    (0..chunks)
+        .map(|i| {
+            let (chunk, tail) = rest.split_at(size + usize::from(i < extra));
+            rest = tail;
+            chunk
+        })
+        .collect()
+}
+
+/// A query checked and turned into Firestore terms, before anything is sent.
+struct Prepared {
+    filters: Vec<FirestoreQueryFilter>,
+    orders: Vec<FirestoreQueryOrder>,
+    start_after: Option<Vec<FirestoreValue>>,
+    chunks: Vec<&'static [&'static str]>,
+}
+
+impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
+    #[doc(hidden)]
+    pub fn __new<V: Serialize + ?Sized>(value: &V) -> Self {
+        ShardedQuery {
+            value: to_value(value),
+            lower: Bound::Unbounded,
+            upper: Bound::Unbounded,
+            limit: None,
+            after: None,
+            marker: PhantomData,
+        }
+    }
+
+    /// Only documents whose order field lies in `range`, e.g. `since..until` or `since..`.
+    /// Served by the same index: a range on the field the index ends with.
+    pub fn range<R: RangeBounds<T::OrderValue>>(mut self, range: R) -> Self {
+        self.lower = bound(range.start_bound());
+        self.upper = bound(range.end_bound());
+        self
+    }
+
+    /// At most `limit` documents (per page, with [`fetch_page`](Self::fetch_page)).
+    pub fn limit(mut self, limit: u32) -> Self {
+        self.limit = Some(limit);
+        self
+    }
+
+    /// Starts just after the document `cursor` points at.
+    pub fn after(mut self, cursor: Cursor<T, INDEX>) -> Self {
+        self.after = Some(cursor);
+        self
+    }
+
+    /// The matching documents, in order.
+    pub async fn fetch(&self, db: &FirestoreDb) -> Result<Vec<T>> {
+        Ok(self
+            .fetch_stored(db)
+            .await?
+            .into_iter()
+            .map(|stored| stored.document)
+            .collect())
+    }
+
+    /// The matching documents with their ids and shards, in order.
+    pub async fn fetch_stored(&self, db: &FirestoreDb) -> Result<Vec<Stored<T>>> {
+        let documents = self.fetch_documents(db).await?;
+        documents.iter().map(Stored::from_document).collect()
+    }
+
+    /// One page of at most `limit` documents, and the cursor of the next page if this one is full.
+    pub async fn fetch_page(&self, db: &FirestoreDb) -> Result<Page<T, INDEX>> {
+        if self.limit.is_none() {
+            return Err(Error::InvalidQuery("a page needs a `limit`".into()));
+        }
+        let documents = self.fetch_documents(db).await?;
+        let next = match documents.last() {
+            Some(last) if documents.len() as u64 == u64::from(self.limit.unwrap_or(0)) => {
+                Some(Cursor::after_document(last)?)
+            }
+            _ => None,
+        };
+        let items = documents
+            .iter()
+            .map(Stored::from_document)
+            .collect::<Result<_>>()?;
+        Ok(Page { items, next })
+    }
+
+    /// The matching documents as a stream, in order. Chunk queries stream concurrently and
+    /// merge as they arrive; an error in any chunk is the stream's last item.
+    pub async fn stream<'db>(
+        &self,
+        db: &'db FirestoreDb,
+    ) -> Result<BoxStream<'db, Result<Stored<T>>>> {
+        let prepared = self.prepare(db)?;
+        let mut streams = Vec::with_capacity(prepared.chunks.len());
+        for chunk in &prepared.chunks {
+            let stream = self
+                .select(db, &prepared, chunk)
+                .stream_query_with_errors()
+                .await?
+                .map_err(Error::from)
+                .boxed();
+            streams.push(stream);
+        }
+        let merged = if streams.len() == 1 {
+            streams.pop().expect("one stream")
+        } else {
+            merge_streams(streams, |a: &Document, b: &Document| {
+                compare_documents(a, b, T::ORDER_FIELD, T::ORDER_DIRECTION)
+            })
+        };
+        let limited = match self.limit {
+            Some(limit) => merged.take(limit as usize).boxed(),
+            None => merged,
+        };
+        Ok(limited
+            .map(|document| Stored::from_document(&document?))
+            .boxed())
+    }
+
+    /// How many documents match the field and the range (the limit and the cursor are not
+    /// applied). One count aggregation per chunk, summed.
+    pub async fn count(&self, db: &FirestoreDb) -> Result<u64> {
+        let prepared = self.prepare(db)?;
+        let counts = futures::future::try_join_all(prepared.chunks.iter().map(|chunk| async {
+            let filter = self.filter(&prepared, chunk);
+            let rows = db
+                .fluent()
+                .select()
+                .from(T::COLLECTION)
+                .filter(move |_| Some(filter.clone()))
+                .aggregate(|a| a.fields([a.field("count").count()]))
+                .query()
+                .await?;
+            let count = rows
+                .first()
+                .and_then(|row| row.fields.get("count"))
+                .and_then(|value| match value.value_type {
+                    Some(ValueType::IntegerValue(count)) => u64::try_from(count).ok(),
+                    _ => None,
+                })
+                .ok_or_else(|| Error::InvalidQuery("Firestore returned no count".into()))?;
+            Ok::<u64, Error>(count)
+        }))
+        .await?;
+        Ok(counts.into_iter().sum())
+    }
+
+    async fn fetch_documents(&self, db: &FirestoreDb) -> Result<Vec<Document>> {
+        let prepared = self.prepare(db)?;
+        let mut results = futures::future::try_join_all(
+            prepared
+                .chunks
+                .iter()
+                .map(|chunk| self.select(db, &prepared, chunk).query()),
+        )
+        .await?;
+        if results.len() == 1 {
+            return Ok(results.pop().expect("one result"));
+        }
+        Ok(merge_sorted(
+            results,
+            self.limit.map(|limit| limit as usize),
+            |a, b| compare_documents(a, b, T::ORDER_FIELD, T::ORDER_DIRECTION),
+        ))
+    }
+
+    fn select<'db>(
+        &self,
+        db: &'db FirestoreDb,
+        prepared: &Prepared,
+        chunk: &[&str],
+    ) -> firestore::select_builder::FirestoreSelectDocBuilder<'db, FirestoreDb> {
+        let filter = self.filter(prepared, chunk);
+        let orders = prepared.orders.clone();
+        let mut select = db
+            .fluent()
+            .select()
+            .from(T::COLLECTION)
+            .filter(move |_| Some(filter.clone()))
+            .order(move |o| o.fields(orders.clone()));
+        if let Some(limit) = self.limit {
+            select = select.limit(limit);
+        }
+        if let Some(after) = &prepared.start_after {
+            select = select.start_at(FirestoreQueryCursor::AfterValue(after.clone()));
+        }
+        select
+    }
+
+    fn filter(&self, prepared: &Prepared, chunk: &[&str]) -> FirestoreQueryFilter {
+        let shards: Vec<&str> = chunk.to_vec();
+        let mut filters = vec![compare(FirestoreQueryFilterCompare::In(
+            T::SHARD_FIELD.to_owned(),
+            <FirestoreValue as From<Vec<&str>>>::from(shards),
+        ))];
+        filters.extend(prepared.filters.iter().cloned());
+        FirestoreQueryFilter::Composite(FirestoreQueryFilterComposite {
+            for_all_filters: filters,
+            operator: FirestoreQueryFilterCompositeOperator::And,
+        })
+    }
+
+    /// Checks the query and turns it into Firestore terms; an error here means nothing was sent.
+    fn prepare(&self, db: &FirestoreDb) -> Result<Prepared> {
+        let invalid = |why: String| Error::InvalidQuery(why);
+        let field = *T::INDEXED_FIELDS
+            .get(INDEX)
+            .ok_or_else(|| invalid(format!("`{}` has no indexed field #{INDEX}", T::COLLECTION)))?;
+        if T::SHARD_VALUES.is_empty() {
+            return Err(invalid(format!("`{}` has no shard values", T::COLLECTION)));
+        }
+        if self.limit == Some(0) {
+            return Err(invalid(
+                "`limit(0)` asks for nothing; Firestore rejects it".into(),
+            ));
+        }
+        let chunks = shard_chunks(T::SHARD_VALUES);
+        if let Some(chunk) = chunks.iter().find(|chunk| chunk.len() > MAX_DISJUNCTIONS) {
+            return Err(invalid(format!(
+                "{} disjunctions in one query; Firestore allows {MAX_DISJUNCTIONS}",
+                chunk.len()
+            )));
+        }
+        let value = self.value.clone().map_err(invalid)?;
+        let mut filters = vec![compare(FirestoreQueryFilterCompare::Equal(
+            field.to_owned(),
+            FirestoreValue { value },
+        ))];
+        let order = T::ORDER_FIELD.to_owned();
+        match &self.lower {
+            Bound::Included(v) => {
+                filters.push(compare(FirestoreQueryFilterCompare::GreaterThanOrEqual(
+                    order.clone(),
+                    FirestoreValue {
+                        value: v.clone().map_err(invalid)?,
+                    },
+                )))
+            }
+            Bound::Excluded(v) => filters.push(compare(FirestoreQueryFilterCompare::GreaterThan(
+                order.clone(),
+                FirestoreValue {
+                    value: v.clone().map_err(invalid)?,
+                },
+            ))),
+            Bound::Unbounded => {}
+        }
+        match &self.upper {
+            Bound::Included(v) => {
+                filters.push(compare(FirestoreQueryFilterCompare::LessThanOrEqual(
+                    order.clone(),
+                    FirestoreValue {
+                        value: v.clone().map_err(invalid)?,
+                    },
+                )))
+            }
+            Bound::Excluded(v) => filters.push(compare(FirestoreQueryFilterCompare::LessThan(
+                order.clone(),
+                FirestoreValue {
+                    value: v.clone().map_err(invalid)?,
+                },
+            ))),
+            Bound::Unbounded => {}
+        }
+        let direction = match T::ORDER_DIRECTION {
+            Direction::Ascending => FirestoreQueryDirection::Ascending,
+            Direction::Descending => FirestoreQueryDirection::Descending,
+        };
+        let orders = vec![
+            FirestoreQueryOrder {
+                field_name: order,
+                direction: direction.clone(),
+            },
+            FirestoreQueryOrder {
+                field_name: "__name__".to_owned(),
+                direction,
+            },
+        ];
+        let start_after = self.after.as_ref().map(|cursor| {
+            let name = format!(
+                "{}/{}/{}",
+                db.get_documents_path(),
+                T::COLLECTION,
+                cursor.id
+            );
+            vec![
+                FirestoreValue {
+                    value: cursor.order_value.clone(),
+                },
+                FirestoreValue {
+                    value: Value {
+                        value_type: Some(ValueType::ReferenceValue(name)),
+                    },
+                },
+            ]
+        });
+        Ok(Prepared {
+            filters,
+            orders,
+            start_after,
+            chunks,
+        })
+    }
+}
+
+fn compare(compare: FirestoreQueryFilterCompare) -> FirestoreQueryFilter {
+    FirestoreQueryFilter::Compare(Some(compare))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_are_few_and_even() {
+        static FORTY: [&str; 40] = [""; 40];
+        let sizes = |values: &'static [&'static str]| {
+            shard_chunks(values)
+                .iter()
+                .map(|c| c.len())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(sizes(&FORTY), [20, 20]);
+        assert_eq!(sizes(&FORTY[..3]), [3]);
+        assert_eq!(sizes(&FORTY[..30]), [30]);
+        assert_eq!(sizes(&FORTY[..31]), [16, 15]);
+        assert_eq!(sizes(&[]), Vec::<usize>::new());
+        static MANY: [&str; 301] = [""; 301];
+        let chunks = sizes(&MANY);
+        assert_eq!(chunks.len(), 11);
+        assert!(chunks.iter().all(|&c| (27..=28).contains(&c)));
+        assert_eq!(chunks.iter().sum::<usize>(), 301);
+    }
+}

@@ -1,0 +1,248 @@
+//! Firestore's ordering of values, so results of several chunk queries merge in exactly the
+//! order one query would have returned them.
+
+use std::cmp::Ordering;
+
+use firestore::gcloud_sdk::google::firestore::v1::{Document, Value, value::ValueType};
+use sharded_indexes::Direction;
+
+/// Firestore's type order: null < booleans < numbers < timestamps < strings < bytes <
+/// references < geo points < arrays < vectors/maps. Within numbers, NaN sorts first and
+/// integers compare with doubles by value.
+fn type_rank(value: &ValueType) -> u8 {
+    match value {
+        ValueType::NullValue(_) => 0,
+        ValueType::BooleanValue(_) => 1,
+        ValueType::IntegerValue(_) | ValueType::DoubleValue(_) => 2,
+        ValueType::TimestampValue(_) => 3,
+        ValueType::StringValue(_) => 4,
+        ValueType::BytesValue(_) => 5,
+        ValueType::ReferenceValue(_) => 6,
+        ValueType::GeoPointValue(_) => 7,
+        ValueType::ArrayValue(_) => 8,
+        ValueType::MapValue(_) => 9,
+        #[allow(unreachable_patterns)]
+        _ => 10,
+    }
+}
+
+/// Compares two values the way Firestore orders them.
+pub fn compare_values(a: &Value, b: &Value) -> Ordering {
+    match (&a.value_type, &b.value_type) {
+        (None, None) => Ordering::Equal,
+        (None, Some(_)) => Ordering::Less,
+        (Some(_), None) => Ordering::Greater,
+        (Some(a), Some(b)) => compare_types(a, b),
+    }
+}
+
+fn compare_types(a: &ValueType, b: &ValueType) -> Ordering {
+    use ValueType::*;
+    let by_rank = type_rank(a).cmp(&type_rank(b));
+    if by_rank != Ordering::Equal {
+        return by_rank;
+    }
+    match (a, b) {
+        (BooleanValue(a), BooleanValue(b)) => a.cmp(b),
+        (IntegerValue(a), IntegerValue(b)) => a.cmp(b),
+        (DoubleValue(a), DoubleValue(b)) => compare_doubles(*a, *b),
+        (IntegerValue(a), DoubleValue(b)) => compare_int_double(*a, *b),
+        (DoubleValue(a), IntegerValue(b)) => compare_int_double(*b, *a).reverse(),
+        (TimestampValue(a), TimestampValue(b)) => (a.seconds, a.nanos).cmp(&(b.seconds, b.nanos)),
+        (StringValue(a), StringValue(b)) => a.as_bytes().cmp(b.as_bytes()),
+        (BytesValue(a), BytesValue(b)) => a.cmp(b),
+        (ReferenceValue(a), ReferenceValue(b)) => compare_references(a, b),
+        (GeoPointValue(a), GeoPointValue(b)) => compare_doubles(a.latitude, b.latitude)
+            .then_with(|| compare_doubles(a.longitude, b.longitude)),
+        (ArrayValue(a), ArrayValue(b)) => compare_lists(&a.values, &b.values),
+        (MapValue(a), MapValue(b)) => {
+            let mut a: Vec<_> = a.fields.iter().collect();
+            let mut b: Vec<_> = b.fields.iter().collect();
+            a.sort_by(|x, y| x.0.cmp(y.0));
+            b.sort_by(|x, y| x.0.cmp(y.0));
+            for ((ka, va), (kb, vb)) in a.iter().zip(&b) {
+                let ord = ka.cmp(kb).then_with(|| compare_values(va, vb));
+                if ord != Ordering::Equal {
+                    return ord;
+                }
+            }
+            a.len().cmp(&b.len())
+        }
+        _ => Ordering::Equal,
+    }
+}
+
+/// NaN first, then by value; -0.0 equals 0.0.
+fn compare_doubles(a: f64, b: f64) -> Ordering {
+    match (a.is_nan(), b.is_nan()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Less,
+        (false, true) => Ordering::Greater,
+        _ => a.partial_cmp(&b).unwrap_or(Ordering::Equal),
+    }
+}
+
+fn compare_int_double(a: i64, b: f64) -> Ordering {
+    if b.is_nan() {
+        return Ordering::Greater;
+    }
+    // Exact for |a| < 2^53; beyond, compare as doubles first and break ties exactly.
+    match (a as f64).partial_cmp(&b).unwrap_or(Ordering::Equal) {
+        Ordering::Equal if b.fract() == 0.0 && b.abs() < 9.3e18 => a.cmp(&(b as i64)),
+        other => other,
+    }
+}
+
+fn compare_lists(a: &[Value], b: &[Value]) -> Ordering {
+    for (x, y) in a.iter().zip(b) {
+        let ord = compare_values(x, y);
+        if ord != Ordering::Equal {
+            return ord;
+        }
+    }
+    a.len().cmp(&b.len())
+}
+
+/// Document names compare segment by segment.
+pub fn compare_references(a: &str, b: &str) -> Ordering {
+    a.split('/').cmp(b.split('/'))
+}
+
+/// The position of a document in a sharded query's order: (order field, document name).
+pub fn compare_documents(
+    a: &Document,
+    b: &Document,
+    order_field: &str,
+    direction: Direction,
+) -> Ordering {
+    let ord = match (field_value(a, order_field), field_value(b, order_field)) {
+        (Some(x), Some(y)) => compare_values(x, y),
+        (None, None) => Ordering::Equal,
+        (None, Some(_)) => Ordering::Less,
+        (Some(_), None) => Ordering::Greater,
+    }
+    .then_with(|| compare_references(&a.name, &b.name));
+    match direction {
+        Direction::Ascending => ord,
+        Direction::Descending => ord.reverse(),
+    }
+}
+
+/// The value at a (possibly dotted, possibly backtick-quoted) field path.
+pub fn field_value<'d>(document: &'d Document, path: &str) -> Option<&'d Value> {
+    let mut segments = split_path(path).into_iter();
+    let mut value = document.fields.get(&segments.next()?)?;
+    for segment in segments {
+        match &value.value_type {
+            Some(ValueType::MapValue(map)) => value = map.fields.get(&segment)?,
+            _ => return None,
+        }
+    }
+    Some(value)
+}
+
+fn split_path(path: &str) -> Vec<String> {
+    let mut segments = vec![String::new()];
+    let mut quoted = false;
+    let mut chars = path.chars();
+    while let Some(ch) = chars.next() {
+        match ch {
+            '`' => quoted = !quoted,
+            '\\' if quoted => segments
+                .last_mut()
+                .expect("one segment")
+                .extend(chars.next()),
+            '.' if !quoted => segments.push(String::new()),
+            _ => segments.last_mut().expect("one segment").push(ch),
+        }
+    }
+    segments
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use firestore::gcloud_sdk::prost_types::Timestamp;
+
+    fn v(value: ValueType) -> Value {
+        Value {
+            value_type: Some(value),
+        }
+    }
+
+    #[test]
+    fn values_order_like_firestore() {
+        use ValueType::*;
+        let ascending = [
+            v(NullValue(0)),
+            v(BooleanValue(false)),
+            v(BooleanValue(true)),
+            v(DoubleValue(f64::NAN)),
+            v(DoubleValue(-1.5)),
+            v(IntegerValue(-1)),
+            v(DoubleValue(0.5)),
+            v(IntegerValue(1)),
+            v(IntegerValue(i64::MAX)),
+            v(TimestampValue(Timestamp {
+                seconds: 1,
+                nanos: 0,
+            })),
+            v(TimestampValue(Timestamp {
+                seconds: 1,
+                nanos: 1000,
+            })),
+            v(StringValue("B".into())),
+            v(StringValue("a".into())),
+            v(StringValue("é".into())),
+            v(BytesValue(vec![0])),
+            v(ReferenceValue(
+                "projects/p/databases/d/documents/c/a".into(),
+            )),
+        ];
+        for (i, a) in ascending.iter().enumerate() {
+            for (j, b) in ascending.iter().enumerate() {
+                assert_eq!(compare_values(a, b), i.cmp(&j), "{a:?} vs {b:?}");
+            }
+        }
+        assert_eq!(
+            compare_values(&v(IntegerValue(2)), &v(DoubleValue(2.0))),
+            Ordering::Equal
+        );
+    }
+
+    #[test]
+    fn references_compare_by_segment() {
+        // Byte-wise, "a-b" < "a/b"; by segment, "a" < "a-b".
+        assert_eq!(compare_references("c/a/x", "c/a-b"), Ordering::Less);
+        assert_eq!(compare_references("c/b", "c/a"), Ordering::Greater);
+    }
+
+    #[test]
+    fn paths_split_on_unquoted_dots() {
+        assert_eq!(split_path("price.currency"), ["price", "currency"]);
+        assert_eq!(split_path("`x.y`.z"), ["x.y", "z"]);
+        assert_eq!(split_path("`a\\`b`"), ["a`b"]);
+    }
+
+    #[test]
+    fn documents_order_by_field_then_name_in_the_query_direction() {
+        let doc = |name: &str, ts: i64| Document {
+            name: format!("projects/p/databases/d/documents/c/{name}"),
+            fields: [("t".to_string(), v(ValueType::IntegerValue(ts)))].into(),
+            ..Default::default()
+        };
+        let (a1, b1, a2) = (doc("a", 1), doc("b", 1), doc("a", 2));
+        assert_eq!(
+            compare_documents(&a1, &b1, "t", Direction::Ascending),
+            Ordering::Less
+        );
+        assert_eq!(
+            compare_documents(&a1, &b1, "t", Direction::Descending),
+            Ordering::Greater
+        );
+        assert_eq!(
+            compare_documents(&a2, &b1, "t", Direction::Descending),
+            Ordering::Less
+        );
+    }
+}

@@ -1,0 +1,329 @@
+//! Sharded queries return exactly what the same query returns on an unsharded copy of the data:
+//! same documents, same order (ties included), no loss or repeat across pages, same counts.
+//! Random data sets with many equal timestamps, random queries, on the real emulator.
+
+use std::ops::Bound;
+
+use futures::TryStreamExt;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde::Serialize;
+use sharded_runtime::firestore::{
+    FirestoreDb, FirestoreQueryDirection, FirestoreTimestamp, FirestoreValue,
+};
+use sharded_runtime::{Cursor, Page, Sharded, ShardedQuery, Stored};
+use sharded_tests::models::{Instrument, Price, Tick};
+use sharded_tests::test_db;
+
+fn timestamp(seconds: i64) -> FirestoreTimestamp {
+    FirestoreTimestamp(sharded_runtime::firestore::jiff::Timestamp::from_second(seconds).unwrap())
+}
+
+/// Writes `documents` through sharded into `T::COLLECTION` and plainly (no shard) into `plain`.
+async fn write_both<T: Sharded + Serialize>(
+    db: &FirestoreDb,
+    plain: &str,
+    documents: &[(String, T)],
+) {
+    let writer = db.create_simple_batch_writer().await.unwrap();
+    for chunk in documents.chunks(400) {
+        let mut batch = writer.new_batch();
+        for (id, document) in chunk {
+            T::collection(db)
+                .upsert_in(&mut batch, id, document)
+                .unwrap();
+            batch
+                .update_object(plain, id, document, None, None, Vec::new())
+                .unwrap();
+        }
+        batch.write().await.unwrap();
+    }
+}
+
+/// A random range on the order field, as the sharded query takes it and as plain filters.
+type Range = (Bound<i64>, Bound<i64>);
+
+fn random_range(rng: &mut StdRng, times: i64) -> Range {
+    let bound = |rng: &mut StdRng| match rng.random_range(0..3) {
+        0 => Bound::Unbounded,
+        1 => Bound::Included(rng.random_range(0..times)),
+        _ => Bound::Excluded(rng.random_range(0..times)),
+    };
+    (bound(rng), bound(rng))
+}
+
+/// The unsharded reference: `field == value` and the range, ordered by the order field alone
+/// (Firestore breaks ties by `__name__` in the same direction), no limit.
+async fn reference_ids<T: Sharded>(
+    db: &FirestoreDb,
+    plain: &str,
+    field: &str,
+    value: FirestoreValue,
+    range: Range,
+) -> Vec<String> {
+    let order_field = T::ORDER_FIELD;
+    let direction = match T::ORDER_DIRECTION {
+        sharded_runtime::Direction::Ascending => FirestoreQueryDirection::Ascending,
+        sharded_runtime::Direction::Descending => FirestoreQueryDirection::Descending,
+    };
+    let documents = db
+        .fluent()
+        .select()
+        .from(plain)
+        .filter(move |q| {
+            let ts = |s: i64| timestamp(s);
+            q.for_all([
+                q.field(field).eq(value.clone()),
+                match range.0 {
+                    Bound::Included(s) => q.field(order_field).greater_than_or_equal(ts(s)),
+                    Bound::Excluded(s) => q.field(order_field).greater_than(ts(s)),
+                    Bound::Unbounded => None,
+                },
+                match range.1 {
+                    Bound::Included(s) => q.field(order_field).less_than_or_equal(ts(s)),
+                    Bound::Excluded(s) => q.field(order_field).less_than(ts(s)),
+                    Bound::Unbounded => None,
+                },
+            ])
+        })
+        .order(move |o| o.fields([o.field(order_field).direction(direction.clone())]))
+        .query()
+        .await
+        .unwrap();
+    documents
+        .iter()
+        .map(|d| d.name.rsplit('/').next().unwrap().to_owned())
+        .collect()
+}
+
+/// Every page of `query`, each cursor passed through its opaque token as a web client would.
+async fn all_pages<T: Sharded, const I: usize>(
+    db: &FirestoreDb,
+    query: ShardedQuery<T, I>,
+    limit: u32,
+) -> Vec<Page<T, I>> {
+    let mut pages = Vec::new();
+    let mut next: Option<Cursor<T, I>> = None;
+    loop {
+        let mut page_query = query.clone().limit(limit);
+        if let Some(cursor) = next.take() {
+            let token = cursor.to_token();
+            page_query = page_query.after(token.parse().unwrap());
+        }
+        let page = page_query.fetch_page(db).await.unwrap();
+        assert!(page.items.len() <= limit as usize);
+        next = page.next.clone();
+        let done = next.is_none();
+        pages.push(page);
+        if done {
+            return pages;
+        }
+        assert!(pages.len() < 10_000, "pagination does not end");
+    }
+}
+
+fn ids<T>(stored: &[Stored<T>]) -> Vec<String> {
+    stored.iter().map(|s| s.id.clone()).collect()
+}
+
+/// Checks one query three ways against the reference: paged, fetched whole, streamed; and counted.
+async fn check<T: Sharded, const I: usize>(
+    db: &FirestoreDb,
+    query: ShardedQuery<T, I>,
+    reference: &[String],
+    limit: u32,
+    label: &str,
+) {
+    let pages = all_pages(db, query.clone(), limit).await;
+    let paged: Vec<String> = pages.iter().flat_map(|p| ids(&p.items)).collect();
+    assert_eq!(paged, reference, "{label}: pages of {limit}");
+    for page in &pages[..pages.len() - 1] {
+        assert_eq!(
+            page.items.len(),
+            limit as usize,
+            "{label}: only the last page is short"
+        );
+    }
+
+    let whole = query.fetch_stored(db).await.unwrap();
+    assert_eq!(ids(&whole), reference, "{label}: fetch");
+    let first = query.clone().limit(limit).fetch_stored(db).await.unwrap();
+    assert_eq!(
+        ids(&first),
+        reference[..reference.len().min(limit as usize)],
+        "{label}: limit {limit}"
+    );
+    let streamed: Vec<Stored<T>> = query
+        .clone()
+        .limit(limit)
+        .stream(db)
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(ids(&streamed), ids(&first), "{label}: stream");
+    assert_eq!(
+        query.count(db).await.unwrap(),
+        reference.len() as u64,
+        "{label}: count"
+    );
+}
+
+fn ts_range(range: Range) -> (Bound<FirestoreTimestamp>, Bound<FirestoreTimestamp>) {
+    let map = |b: Bound<i64>| match b {
+        Bound::Included(s) => Bound::Included(timestamp(s)),
+        Bound::Excluded(s) => Bound::Excluded(timestamp(s)),
+        Bound::Unbounded => Bound::Unbounded,
+    };
+    (map(range.0), map(range.1))
+}
+
+const EXCHANGES: [&str; 3] = ["EXCHG1", "EXCHG2", "EXCHG3"];
+const TYPES: [&str; 2] = ["commonstock", "etf"];
+const CURRENCIES: [&str; 3] = ["USD", "JPY", "EUR"];
+
+#[tokio::test]
+async fn three_shards_equal_the_unsharded_query() {
+    let test = test_db("equivalence-3").await;
+    let seed: u64 = rand::random();
+    println!("seed {seed}");
+    let mut rng = StdRng::seed_from_u64(seed);
+    for dataset in 0..6 {
+        let db = test
+            .emulator
+            .db(&format!("eq3-{seed}-{dataset}"))
+            .await
+            .unwrap();
+        let times = rng.random_range(2..12);
+        let size = rng.random_range(40..220);
+        let documents: Vec<(String, Instrument)> = (0..size)
+            .map(|i| {
+                let instrument = Instrument {
+                    symbol: format!("S{i}"),
+                    price: Price {
+                        currency: CURRENCIES[rng.random_range(0..3)].into(),
+                        micros: rng.random_range(0..1_000_000),
+                    },
+                    exchange: EXCHANGES[rng.random_range(0..3)].into(),
+                    instrument_type: TYPES[rng.random_range(0..2)].into(),
+                    timestamp: timestamp(rng.random_range(0..times)),
+                };
+                (
+                    format!("doc{:05}-{i}", rng.random_range(0..100_000)),
+                    instrument,
+                )
+            })
+            .collect();
+        write_both(&db, "plain", &documents).await;
+        for round in 0..5 {
+            let range = random_range(&mut rng, times);
+            let limit = rng.random_range(1..30);
+            let label = format!("dataset {dataset} round {round} range {range:?}");
+            match rng.random_range(0..3) {
+                0 => {
+                    let value = EXCHANGES[rng.random_range(0..3)];
+                    let reference =
+                        reference_ids::<Instrument>(&db, "plain", "exchange", value.into(), range)
+                            .await;
+                    let query = Instrument::query().exchange(value).range(ts_range(range));
+                    check(
+                        &db,
+                        query,
+                        &reference,
+                        limit,
+                        &format!("{label} exchange {value}"),
+                    )
+                    .await;
+                }
+                1 => {
+                    let value = TYPES[rng.random_range(0..2)];
+                    let reference = reference_ids::<Instrument>(
+                        &db,
+                        "plain",
+                        "instrumentType",
+                        value.into(),
+                        range,
+                    )
+                    .await;
+                    let query = Instrument::query()
+                        .instrument_type(value)
+                        .range(ts_range(range));
+                    check(
+                        &db,
+                        query,
+                        &reference,
+                        limit,
+                        &format!("{label} type {value}"),
+                    )
+                    .await;
+                }
+                _ => {
+                    let value = CURRENCIES[rng.random_range(0..3)];
+                    let reference = reference_ids::<Instrument>(
+                        &db,
+                        "plain",
+                        "price.currency",
+                        value.into(),
+                        range,
+                    )
+                    .await;
+                    let query = Instrument::query()
+                        .price_currency(value)
+                        .range(ts_range(range));
+                    check(
+                        &db,
+                        query,
+                        &reference,
+                        limit,
+                        &format!("{label} currency {value}"),
+                    )
+                    .await;
+                }
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn forty_shards_merge_to_the_unsharded_query() {
+    let test = test_db("equivalence-40").await;
+    let seed: u64 = rand::random();
+    println!("seed {seed}");
+    let mut rng = StdRng::seed_from_u64(seed);
+    for dataset in 0..4 {
+        let db = test
+            .emulator
+            .db(&format!("eq40-{seed}-{dataset}"))
+            .await
+            .unwrap();
+        let times = rng.random_range(2..10);
+        let size = rng.random_range(60..200);
+        let documents: Vec<(String, Tick)> = (0..size)
+            .map(|i| {
+                let tick = Tick {
+                    venue: EXCHANGES[rng.random_range(0..2)].into(),
+                    at: timestamp(rng.random_range(0..times)),
+                    seq: i,
+                };
+                (format!("t{:05}-{i}", rng.random_range(0..100_000)), tick)
+            })
+            .collect();
+        write_both(&db, "plain", &documents).await;
+        for round in 0..4 {
+            let range = random_range(&mut rng, times);
+            let limit = rng.random_range(1..40);
+            let value = EXCHANGES[rng.random_range(0..2)];
+            let reference = reference_ids::<Tick>(&db, "plain", "venue", value.into(), range).await;
+            let query = Tick::query().venue(value).range(ts_range(range));
+            check(
+                &db,
+                query,
+                &reference,
+                limit,
+                &format!("dataset {dataset} round {round} {value} {range:?}"),
+            )
+            .await;
+        }
+    }
+}
