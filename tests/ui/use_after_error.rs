@@ -18,4 +18,9 @@ async fn store(db: &sharded_runtime::firestore::FirestoreDb, instrument: &Instru
 
 fn main() {
     let _ = store;
+    let _ = query;
+}
+
+async fn query(db: &sharded_runtime::firestore::FirestoreDb) {
+    let _ = Instrument::query().exchange("EXCHG1").limit(5).fetch(db).await;
 }

@@ -1,0 +1,109 @@
+//! The recipe's app: write instruments with a random shard each, then run its three queries
+//! (common stock, exchange EXCHG1, USD prices; newest 5 first) over every shard.
+//!
+//! `cargo run -p sharded-examples --bin instruments` starts the Cloud Firestore emulator on a
+//! free port (or uses `FIRESTORE_EMULATOR_HOST`) and stops it on exit.
+
+use std::collections::BTreeMap;
+use std::error::Error;
+
+use rand::Rng;
+use sharded_examples::{Instrument, Price, at, recipe_instruments};
+use sharded_runtime::emulator::Emulator;
+use sharded_runtime::{Sharded, Stored};
+
+const GENERATED: usize = 3_000;
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn Error>> {
+    println!("starting the Firestore emulator…");
+    let emulator = Emulator::start().await?;
+    let db = emulator.db("sharded-instruments").await?;
+    println!("emulator at {}\n", emulator.host());
+
+    let instruments = Instrument::collection(&db);
+    for instrument in recipe_instruments() {
+        let id = instruments.insert(&instrument).await?;
+        let stored = instruments.get_stored(&id).await?.expect("just written");
+        println!(
+            "inserted {:<10} as {id} in shard {}",
+            instrument.symbol, stored.shard
+        );
+    }
+
+    // A few thousand more, in batches of 500 (Firestore's limit per commit), all older than
+    // the recipe's own so the three queries still show those first.
+    let mut rng = rand::rng();
+    let writer = db.create_simple_batch_writer().await?;
+    let mut shards: BTreeMap<String, usize> = BTreeMap::new();
+    for start in (0..GENERATED).step_by(500) {
+        let mut batch = writer.new_batch();
+        for i in start..(start + 500).min(GENERATED) {
+            let instrument = Instrument {
+                symbol: format!("GEN{i:04}"),
+                price: Price {
+                    currency: ["USD", "JPY", "EUR"][rng.random_range(0..3)].into(),
+                    micros: rng.random_range(1_000_000..900_000_000),
+                },
+                exchange: ["EXCHG1", "EXCHG2", "EXCHG3"][rng.random_range(0..3)].into(),
+                instrument_type: ["commonstock", "etf"][rng.random_range(0..2)].into(),
+                timestamp: at(&format!("2019-01-01T12:{:02}:{:02}Z", i / 60 % 60, i % 60)),
+            };
+            instruments.upsert_in(&mut batch, &format!("gen-{i:04}"), &instrument)?;
+        }
+        batch.write().await?;
+    }
+    let everything = Instrument::query()
+        .exchange("EXCHG1")
+        .fetch_stored(&db)
+        .await?;
+    for stored in &everything {
+        *shards.entry(stored.shard.clone()).or_default() += 1;
+    }
+    println!(
+        "\nwrote {GENERATED} generated instruments in batches; EXCHG1 documents per shard: {shards:?}"
+    );
+
+    let common_stock = Instrument::query()
+        .instrument_type("commonstock")
+        .limit(5)
+        .fetch_stored(&db)
+        .await?;
+    print_results("queryCommonStock", &common_stock);
+    let exchange1 = Instrument::query()
+        .exchange("EXCHG1")
+        .limit(5)
+        .fetch_stored(&db)
+        .await?;
+    print_results("queryExchange1Instruments", &exchange1);
+    let usd = Instrument::query()
+        .price_currency("USD")
+        .limit(5)
+        .fetch_stored(&db)
+        .await?;
+    print_results("queryUSDInstruments", &usd);
+
+    println!(
+        "\nthe indexes these queries need (`cargo build` writes them to firestore.indexes.json):"
+    );
+    print!("{}", Instrument::indexes().to_json());
+    Ok(())
+}
+
+fn print_results(name: &str, results: &[Stored<Instrument>]) {
+    println!("\n--- {name}:");
+    for Stored {
+        shard, document: i, ..
+    } in results
+    {
+        println!(
+            "  {} {:<10} {:<11} {:>16} {} {:<8} shard {shard}",
+            i.timestamp.0.strftime("%Y-%m-%dT%H:%M:%S%.3fZ"),
+            i.symbol,
+            i.instrument_type,
+            i.price.micros,
+            i.price.currency,
+            i.exchange
+        );
+    }
+}

@@ -1,0 +1,107 @@
+//! A query that cannot be right fails, with a typed error; nothing partial is returned.
+
+use std::time::Duration;
+
+use sharded_runtime::firestore::FirestoreTimestamp;
+use sharded_runtime::{Cursor, Error, Sharded};
+use sharded_tests::models::{Instrument, Tick};
+use sharded_tests::test_db;
+
+fn tick(seq: i64) -> Tick {
+    Tick {
+        venue: "XNAS".into(),
+        at: FirestoreTimestamp(
+            sharded_runtime::firestore::jiff::Timestamp::from_second(seq % 7).unwrap(),
+        ),
+        seq,
+    }
+}
+
+#[tokio::test]
+async fn misuse_is_rejected_before_anything_is_sent() {
+    let test = test_db("misuse").await;
+    let db = &test.db;
+
+    let zero = Tick::query().venue("XNAS").limit(0).fetch(db).await;
+    assert!(matches!(zero, Err(Error::InvalidQuery(_))), "{zero:?}");
+
+    let unlimited_page = Tick::query().venue("XNAS").fetch_page(db).await;
+    assert!(
+        matches!(unlimited_page, Err(Error::InvalidQuery(_))),
+        "{unlimited_page:?}"
+    );
+
+    assert!(matches!(
+        "not a cursor".parse::<Cursor<Tick, 0>>(),
+        Err(Error::InvalidCursor(_))
+    ));
+
+    // A token of one query does not parse as a cursor of another, even over its string form.
+    let writer = db.create_simple_batch_writer().await.unwrap();
+    let mut batch = writer.new_batch();
+    for seq in 0..3 {
+        Tick::collection(db)
+            .upsert_in(&mut batch, &format!("t{seq}"), &tick(seq))
+            .unwrap();
+    }
+    batch.write().await.unwrap();
+    let page = Tick::query()
+        .venue("XNAS")
+        .limit(1)
+        .fetch_page(db)
+        .await
+        .unwrap();
+    let token = page.next.expect("a full page has a next cursor").to_token();
+    let foreign = token.parse::<Cursor<Instrument, 1>>();
+    assert!(
+        matches!(&foreign, Err(Error::InvalidCursor(why)) if why.contains("ticks:venue")),
+        "{foreign:?}"
+    );
+    let own: Cursor<Tick, 0> = token.parse().unwrap();
+    let rest = Tick::query()
+        .venue("XNAS")
+        .after(own)
+        .fetch(db)
+        .await
+        .unwrap();
+    assert_eq!(rest.len(), 2);
+}
+
+#[tokio::test]
+async fn stopping_the_emulator_mid_query_is_an_error_not_a_hang() {
+    let mut test = test_db("stopped").await;
+    if test.emulator.pid().is_none() {
+        eprintln!("skipped: FIRESTORE_EMULATOR_HOST names an emulator this test must not stop");
+        return;
+    }
+    let db = test.db.clone();
+    let writer = db.create_simple_batch_writer().await.unwrap();
+    for chunk in (0..3000).collect::<Vec<i64>>().chunks(500) {
+        let mut batch = writer.new_batch();
+        for &seq in chunk {
+            Tick::collection(&db)
+                .upsert_in(&mut batch, &format!("t{seq}"), &tick(seq))
+                .unwrap();
+        }
+        batch.write().await.unwrap();
+    }
+    assert_eq!(Tick::SHARD_VALUES.len(), 40, "two chunk queries in flight");
+
+    // The emulator scans once per `in` value, so this query takes a while: stop it meanwhile.
+    let query = tokio::spawn(async move { Tick::query().venue("XNAS").fetch(&db).await });
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    test.emulator.stop();
+    let outcome = tokio::time::timeout(Duration::from_secs(120), query)
+        .await
+        .expect("the query returns instead of hanging")
+        .expect("the query does not panic");
+    assert!(matches!(outcome, Err(Error::Firestore(_))), "{outcome:?}");
+
+    let after = tokio::time::timeout(
+        Duration::from_secs(120),
+        Tick::query().venue("XNAS").count(&test.db),
+    )
+    .await
+    .expect("no hang");
+    assert!(matches!(after, Err(Error::Firestore(_))), "{after:?}");
+}
