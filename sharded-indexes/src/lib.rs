@@ -62,11 +62,14 @@ pub struct FieldOverride {
     pub indexes: Vec<serde_json::Value>,
 }
 
-/// Everything one sharded collection needs deployed.
+/// Everything one sharded collection needs deployed; also reads a whole
+/// `firestore.indexes.json` (other keys are ignored).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct IndexPlan {
+    #[serde(default)]
     pub indexes: Vec<CompositeIndex>,
+    #[serde(default)]
     pub field_overrides: Vec<FieldOverride>,
 }
 
@@ -112,6 +115,41 @@ pub fn plan(spec: &CollectionSpec<'_>) -> IndexPlan {
 }
 
 impl IndexPlan {
+    /// What of this plan the `firestore.indexes.json` document `file` lacks, described one
+    /// entry per line; empty when the file covers the plan. Lets a test assert that a
+    /// committed file serves a set of types:
+    ///
+    /// ```ignore
+    /// assert_eq!(Instrument::indexes().missing_from(include_str!("../firestore.indexes.json"))?, Vec::<String>::new());
+    /// ```
+    pub fn missing_from(&self, file: &str) -> Result<Vec<String>, serde_json::Error> {
+        let file: IndexPlan = serde_json::from_str(file)?;
+        let mut missing = Vec::new();
+        for index in &self.indexes {
+            if !file.indexes.contains(index) {
+                let fields: Vec<String> = index
+                    .fields
+                    .iter()
+                    .map(|f| format!("{} {:?}", f.field_path, f.order))
+                    .collect();
+                missing.push(format!(
+                    "composite index on {} ({})",
+                    index.collection_group,
+                    fields.join(", ")
+                ));
+            }
+        }
+        for field_override in &self.field_overrides {
+            if !file.field_overrides.contains(field_override) {
+                missing.push(format!(
+                    "field override disabling the single-field indexes of {}.{}",
+                    field_override.collection_group, field_override.field_path
+                ));
+            }
+        }
+        Ok(missing)
+    }
+
     /// The plan as a `firestore.indexes.json` document.
     pub fn to_json(&self) -> String {
         let mut json = serde_json::to_string_pretty(self).expect("index plans serialize");
@@ -157,6 +195,27 @@ mod tests {
                 ]
             })
         );
+    }
+
+    #[test]
+    fn a_file_covers_a_plan_when_it_holds_every_entry() {
+        let plan = plan(&RECIPE);
+        assert_eq!(
+            plan.missing_from(&plan.to_json()).unwrap(),
+            Vec::<String>::new()
+        );
+        let mut partial = plan.clone();
+        partial.indexes.remove(1);
+        partial.field_overrides.remove(0);
+        let missing = plan.missing_from(&partial.to_json()).unwrap();
+        assert_eq!(
+            missing,
+            [
+                "composite index on instruments (shard Descending, instrumentType Ascending, timestamp Descending)",
+                "field override disabling the single-field indexes of instruments.timestamp",
+            ]
+        );
+        assert!(plan.missing_from("not json").is_err());
     }
 
     #[test]

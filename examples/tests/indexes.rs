@@ -1,0 +1,47 @@
+//! The committed `firestore.indexes.json` is the recipe's, and serves every query the app runs.
+
+use sharded_examples::Instrument;
+use sharded_runtime::Sharded;
+
+const FILE: &str = include_str!("../firestore.indexes.json");
+
+#[test]
+fn the_committed_file_covers_the_instruments() {
+    assert_eq!(
+        Instrument::indexes().missing_from(FILE).unwrap(),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn the_file_is_the_recipes_for_instruments() {
+    let file: serde_json::Value = serde_json::from_str(FILE).unwrap();
+    let index = |field: &str| {
+        serde_json::json!({
+            "collectionGroup": "instruments",
+            "queryScope": "COLLECTION",
+            "fields": [
+                { "fieldPath": "shard", "order": "DESCENDING" },
+                { "fieldPath": field, "order": "ASCENDING" },
+                { "fieldPath": "timestamp", "order": "DESCENDING" }
+            ]
+        })
+    };
+    let mut indexes = file["indexes"].as_array().unwrap().clone();
+    indexes.sort_by_key(|i| i["fields"][1]["fieldPath"].as_str().unwrap().to_owned());
+    assert_eq!(
+        indexes,
+        [
+            index("exchange"),
+            index("instrumentType"),
+            index("price.currency")
+        ]
+    );
+    assert_eq!(
+        file["fieldOverrides"],
+        serde_json::json!([
+            { "collectionGroup": "instruments", "fieldPath": "timestamp", "indexes": [] },
+            { "collectionGroup": "instruments", "fieldPath": "shard", "indexes": [] }
+        ])
+    );
+}

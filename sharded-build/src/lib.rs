@@ -1,0 +1,216 @@
+//! Writes `firestore.indexes.json` for the sharded collections of a crate, from `build.rs`:
+//!
+//! ```no_run
+//! // build.rs, whose `fn main` is this one line:
+//! sharded_build::write_indexes();
+//! ```
+//!
+//! Every `#[derive(Sharded)]` struct in the crate's `src/` is read by the same front end as the
+//! derive and planned by the same function as `Sharded::indexes()`: one composite index per
+//! indexed field (shard, field, order field) and single-field indexes disabled on the order and
+//! shard fields (the recipe's steps 4 and 5).
+//!
+//! The file is merged, not overwritten: indexes and overrides of other collections and fields
+//! stay as they are, where they are. In a sharded collection, a composite index that has the
+//! order field but not the shard field is removed with a `cargo:warning` (it would keep the
+//! 500 writes/s cap). A top-level `shardedManaged` key, which the Firebase CLI ignores,
+//! records what the tool manages, so the entries of a deleted type or index attribute
+//! disappear on the next build. The bytes are deterministic and written (atomically) only
+//! when they change.
+//!
+//! With `SHARDED_INDEXES_CHECK=1` in the environment the build writes nothing and fails, with
+//! a diff, when the file is not what it would write: the drift check for CI.
+
+mod diff;
+mod merge;
+mod scan;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+pub use merge::{COMPOSITE_INDEX_QUOTA, MANIFEST_KEY, MAX_INDEX_FIELDS};
+pub use scan::ShardedType;
+
+/// The environment variable that turns the build into a drift check.
+pub const CHECK_ENV: &str = "SHARDED_INDEXES_CHECK";
+
+/// Writes `firestore.indexes.json` beside `Cargo.toml` from the sharded types in `src/`;
+/// on failure, fails the build with the reason. The one line a `build.rs` needs.
+pub fn write_indexes() {
+    Indexes::from_env().write();
+}
+
+/// Where the sources are read and the file is written; see [`write_indexes`].
+#[derive(Debug, Clone)]
+pub struct Indexes {
+    sources: PathBuf,
+    output: PathBuf,
+    check: bool,
+}
+
+/// What a run did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// The sharded types found, in file and declaration order.
+    pub types: Vec<ShardedType>,
+    /// Whether the file was (re)written.
+    pub written: bool,
+    /// What the user should know: removed indexes, replaced overrides, quota.
+    pub warnings: Vec<String>,
+}
+
+/// Why the file could not be written, or (in check mode) why it is stale.
+#[derive(Debug)]
+pub enum Error {
+    /// Reading sources or reading/writing the file failed.
+    Io(PathBuf, std::io::Error),
+    /// A source file is not valid Rust (the compiler will say more).
+    Parse(PathBuf, syn::Error),
+    /// The existing file is not JSON this tool can merge into.
+    File(PathBuf, String),
+    /// The result would be rejected by Firestore or the Firebase CLI, or the types conflict.
+    Invalid(String),
+    /// Check mode: the file on disk is not what would be written.
+    Stale { path: PathBuf, diff: String },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Io(path, err) => write!(f, "{}: {err}", path.display()),
+            Error::Parse(path, err) => write!(f, "{}: {err}", path.display()),
+            Error::File(path, why) => write!(f, "{}: {why}", path.display()),
+            Error::Invalid(why) => write!(f, "{why}"),
+            Error::Stale { path, diff } => write!(
+                f,
+                "{} is out of date ({CHECK_ENV} is set); build without it to update the file. Changes:\n{diff}",
+                path.display()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl Indexes {
+    /// `src/` and `firestore.indexes.json` of the crate being built; check mode from
+    /// `SHARDED_INDEXES_CHECK`.
+    pub fn from_env() -> Indexes {
+        let root =
+            PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_else(|| ".".into()));
+        Indexes {
+            sources: root.join("src"),
+            output: root.join("firestore.indexes.json"),
+            check: std::env::var_os(CHECK_ENV).is_some_and(|v| !v.is_empty() && v != "0"),
+        }
+    }
+
+    /// Reads sharded types from `dir` instead of `src/`.
+    pub fn sources(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.sources = dir.into();
+        self
+    }
+
+    /// Writes to `path` instead of `firestore.indexes.json` (relative paths are relative to
+    /// the crate, as in `build.rs`).
+    pub fn output(mut self, path: impl Into<PathBuf>) -> Self {
+        self.output = path.into();
+        self
+    }
+
+    /// Only compares: fails with a diff when the file would change.
+    pub fn check(mut self, check: bool) -> Self {
+        self.check = check;
+        self
+    }
+
+    /// Runs from `build.rs`: tells cargo when to rerun, prints warnings, and fails the build on
+    /// error.
+    pub fn write(self) {
+        println!("cargo:rerun-if-changed={}", self.sources.display());
+        println!("cargo:rerun-if-changed={}", self.output.display());
+        println!("cargo:rerun-if-env-changed={CHECK_ENV}");
+        match self.run() {
+            Ok(outcome) => {
+                for warning in outcome.warnings {
+                    println!("cargo:warning={warning}");
+                }
+            }
+            Err(error) => {
+                eprintln!("sharded-build: {error}");
+                panic!("sharded-build: {}", first_line(&error.to_string()));
+            }
+        }
+    }
+
+    /// Plans, merges and writes (or checks) the file.
+    pub fn run(&self) -> Result<Outcome, Error> {
+        let mut types = Vec::new();
+        for file in
+            scan::rust_files(&self.sources).map_err(|e| Error::Io(self.sources.clone(), e))?
+        {
+            let source = std::fs::read_to_string(&file).map_err(|e| Error::Io(file.clone(), e))?;
+            types.extend(
+                scan::sharded_types(&file, &source).map_err(|e| Error::Parse(file.clone(), e))?,
+            );
+        }
+        let on_disk = match std::fs::read_to_string(&self.output) {
+            Ok(text) => Some(text),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
+            Err(err) => return Err(Error::Io(self.output.clone(), err)),
+        };
+        let existing = on_disk
+            .as_deref()
+            .map(|text| {
+                serde_json::from_str(text).map_err(|e| {
+                    Error::File(
+                        self.output.clone(),
+                        format!("not JSON this tool can merge into ({e}); comments are not kept"),
+                    )
+                })
+            })
+            .transpose()?;
+        let merged = merge::merge(existing, &types).map_err(Error::Invalid)?;
+        let rendered = render(&merged.document);
+        let unchanged = on_disk.as_deref() == Some(rendered.as_str());
+        if self.check {
+            if !unchanged {
+                return Err(Error::Stale {
+                    path: self.output.clone(),
+                    diff: diff::line_diff(on_disk.as_deref().unwrap_or(""), &rendered),
+                });
+            }
+        } else if !unchanged {
+            write_atomically(&self.output, &rendered)?;
+        }
+        Ok(Outcome {
+            types,
+            written: !self.check && !unchanged,
+            warnings: merged.warnings,
+        })
+    }
+}
+
+/// Two-space pretty JSON with a final newline, as `firebase firestore:indexes` writes it.
+fn render(document: &serde_json::Value) -> String {
+    let mut text = serde_json::to_string_pretty(document).expect("JSON values serialize");
+    text.push('\n');
+    text
+}
+
+fn write_atomically(path: &Path, text: &str) -> Result<(), Error> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let temp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    std::fs::write(&temp, text).map_err(|e| Error::Io(temp.clone(), e))?;
+    std::fs::rename(&temp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&temp);
+        Error::Io(path.to_path_buf(), e)
+    })
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or(text)
+}

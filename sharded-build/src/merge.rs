@@ -1,0 +1,552 @@
+//! Merges the index plans of the sharded types into a `firestore.indexes.json` document,
+//! keeping every entry the tool does not manage untouched and in place.
+
+use serde_json::{Map, Value, json};
+
+use crate::scan::ShardedType;
+
+/// The top-level key that records what this tool manages. The Firebase CLI reads only
+/// `indexes` and `fieldOverrides`, so it ignores this key.
+pub const MANIFEST_KEY: &str = "shardedManaged";
+
+/// Firestore's composite index quota without billing.
+pub const COMPOSITE_INDEX_QUOTA: usize = 200;
+/// Fields one composite index may have.
+pub const MAX_INDEX_FIELDS: usize = 100;
+
+/// The merged document, and what the merge did that the user should hear about.
+#[derive(Debug, Default)]
+pub struct Merged {
+    pub document: Value,
+    pub warnings: Vec<String>,
+}
+
+/// One managed collection, as recorded in the manifest: enough to recognise its entries.
+#[derive(Debug, Clone, PartialEq)]
+struct Managed {
+    collection: String,
+    shard_field: String,
+    order_field: String,
+    direction: String,
+    indexed_fields: Vec<String>,
+}
+
+impl Managed {
+    fn of(t: &ShardedType) -> Managed {
+        Managed {
+            collection: t.collection.clone(),
+            shard_field: t.shard_field.clone(),
+            order_field: t.order_field.clone(),
+            direction: direction_name(t.direction).to_owned(),
+            indexed_fields: t.indexed_fields.clone(),
+        }
+    }
+
+    fn to_json(&self) -> Value {
+        json!({
+            "collectionGroup": self.collection,
+            "shardField": self.shard_field,
+            "orderField": self.order_field,
+            "direction": self.direction,
+            "indexedFields": self.indexed_fields,
+        })
+    }
+
+    fn from_json(value: &Value) -> Option<Managed> {
+        Some(Managed {
+            collection: value.get("collectionGroup")?.as_str()?.to_owned(),
+            shard_field: value.get("shardField")?.as_str()?.to_owned(),
+            order_field: value.get("orderField")?.as_str()?.to_owned(),
+            direction: value.get("direction")?.as_str()?.to_owned(),
+            indexed_fields: value
+                .get("indexedFields")?
+                .as_array()?
+                .iter()
+                .map(|field| field.as_str().map(str::to_owned))
+                .collect::<Option<_>>()?,
+        })
+    }
+
+    /// Is `index` one this entry manages: (shard, field, order) for one of its fields?
+    fn owns_index(&self, index: &Value) -> bool {
+        self.indexed_fields
+            .iter()
+            .any(|field| index_key(index) == index_key(&self.index(field)))
+    }
+
+    fn index(&self, field: &str) -> Value {
+        json!({
+            "collectionGroup": self.collection,
+            "queryScope": "COLLECTION",
+            "fields": [
+                { "fieldPath": self.shard_field, "order": "DESCENDING" },
+                { "fieldPath": field, "order": "ASCENDING" },
+                { "fieldPath": self.order_field, "order": self.direction }
+            ]
+        })
+    }
+
+    fn owns_override(&self, field_override: &Value) -> bool {
+        str_at(field_override, "collectionGroup") == Some(&self.collection)
+            && [&self.shard_field, &self.order_field]
+                .iter()
+                .any(|field| str_at(field_override, "fieldPath") == Some(field.as_str()))
+    }
+}
+
+fn direction_name(direction: sharded_indexes::Direction) -> &'static str {
+    match direction {
+        sharded_indexes::Direction::Ascending => "ASCENDING",
+        sharded_indexes::Direction::Descending => "DESCENDING",
+    }
+}
+
+fn str_at<'v>(value: &'v Value, key: &str) -> Option<&'v str> {
+    value.get(key).and_then(Value::as_str)
+}
+
+/// What identifies an index for Firestore: collection group, scope, and each field's path
+/// and kind (order, array or vector config).
+type IndexKey<'v> = (Option<&'v str>, &'v str, Vec<(Option<&'v str>, String)>);
+
+fn index_key(index: &Value) -> IndexKey<'_> {
+    let fields = index
+        .get("fields")
+        .and_then(Value::as_array)
+        .map(|fields| {
+            fields
+                .iter()
+                .map(|field| {
+                    let how = ["order", "arrayConfig", "vectorConfig", "searchConfig"]
+                        .iter()
+                        .find_map(|key| field.get(*key).map(|v| format!("{key}={v}")))
+                        .unwrap_or_default();
+                    (str_at(field, "fieldPath"), how)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    (
+        str_at(index, "collectionGroup"),
+        str_at(index, "queryScope").unwrap_or("COLLECTION"),
+        fields,
+    )
+}
+
+/// Merges `types` into `existing` (the file's current content, if any).
+pub fn merge(existing: Option<Value>, types: &[ShardedType]) -> Result<Merged, String> {
+    let mut document = match existing {
+        None => Map::new(),
+        Some(Value::Object(map)) => map,
+        Some(_) => return Err("the file is not a JSON object".into()),
+    };
+    let mut warnings = Vec::new();
+
+    let previous: Vec<Managed> = document
+        .get(MANIFEST_KEY)
+        .and_then(|m| m.get("collections"))
+        .and_then(Value::as_array)
+        .map(|entries| entries.iter().filter_map(Managed::from_json).collect())
+        .unwrap_or_default();
+    let current = managed_collections(types)?;
+
+    let mut indexes = take_array(&mut document, "indexes")?;
+    let mut overrides = take_array(&mut document, "fieldOverrides")?;
+
+    // Managed indexes stay in place while still wanted, and go when not; the user's stay,
+    // unless they defeat sharding; wanted ones not yet present are appended in plan order.
+    let managed = |index: &Value| previous.iter().chain(&current).any(|m| m.owns_index(index));
+    let mut wanted: Vec<Value> = current
+        .iter()
+        .flat_map(|m| m.indexed_fields.iter().map(|field| m.index(field)))
+        .collect();
+    let mut result_indexes = Vec::new();
+    for index in indexes.drain(..) {
+        let position = wanted
+            .iter()
+            .position(|w| index_key(w) == index_key(&index));
+        if let Some(position) = position {
+            wanted.remove(position);
+            result_indexes.push(index);
+            continue;
+        }
+        if managed(&index) {
+            continue;
+        }
+        // Recipe step 4: an index with the order field but not the shard field keeps the cap.
+        if let Some(m) = current.iter().find(|m| defeats_sharding(m, &index)) {
+            warnings.push(format!(
+                "removed the composite index {} from firestore.indexes.json: it contains `{}` but not the shard field `{}`, which keeps `{}` capped at 500 writes/s",
+                describe(&index),
+                m.order_field,
+                m.shard_field,
+                m.collection
+            ));
+            continue;
+        }
+        result_indexes.push(index);
+    }
+    result_indexes.extend(wanted);
+
+    let managed_override = |o: &Value| previous.iter().chain(&current).any(|m| m.owns_override(o));
+    let mut wanted_overrides: Vec<Value> = current
+        .iter()
+        .flat_map(|m| {
+            [&m.order_field, &m.shard_field].map(|field| {
+                json!({ "collectionGroup": m.collection, "fieldPath": field, "indexes": [] })
+            })
+        })
+        .collect();
+    let mut result_overrides = Vec::new();
+    for field_override in overrides.drain(..) {
+        if managed_override(&field_override) {
+            let position = wanted_overrides.iter().position(|w| {
+                str_at(w, "collectionGroup") == str_at(&field_override, "collectionGroup")
+                    && str_at(w, "fieldPath") == str_at(&field_override, "fieldPath")
+            });
+            if let Some(position) = position {
+                let ours = wanted_overrides.remove(position);
+                if ours != field_override
+                    && !previous.iter().any(|m| m.owns_override(&field_override))
+                {
+                    warnings.push(format!(
+                        "replaced the field override of `{}` in `{}`: sharded fields must have their single-field indexes disabled",
+                        str_at(&ours, "fieldPath").unwrap_or_default(),
+                        str_at(&ours, "collectionGroup").unwrap_or_default()
+                    ));
+                }
+                result_overrides.push(ours);
+            }
+        } else {
+            result_overrides.push(field_override);
+        }
+    }
+    result_overrides.extend(wanted_overrides);
+
+    document.insert("indexes".into(), Value::Array(result_indexes));
+    document.insert("fieldOverrides".into(), Value::Array(result_overrides));
+    if current.is_empty() {
+        document.shift_remove(MANIFEST_KEY);
+    } else {
+        document.insert(
+            MANIFEST_KEY.into(),
+            json!({
+                "note": "Written by sharded-build: the sharded collections whose indexes and field overrides it manages. The Firebase CLI ignores this key.",
+                "collections": current.iter().map(Managed::to_json).collect::<Vec<_>>(),
+            }),
+        );
+    }
+    let document = Value::Object(document);
+    warnings.extend(check(&document)?);
+    Ok(Merged { document, warnings })
+}
+
+/// One entry per collection; types sharing a collection must agree on how it is sharded.
+fn managed_collections(types: &[ShardedType]) -> Result<Vec<Managed>, String> {
+    let mut managed: Vec<(Managed, &ShardedType)> = Vec::new();
+    for t in types {
+        let entry = Managed::of(t);
+        match managed
+            .iter_mut()
+            .find(|(m, _)| m.collection == entry.collection)
+        {
+            None => managed.push((entry, t)),
+            Some((m, first)) => {
+                if (&m.shard_field, &m.order_field, &m.direction)
+                    != (&entry.shard_field, &entry.order_field, &entry.direction)
+                {
+                    return Err(format!(
+                        "`{}` ({}) and `{}` ({}) both use the collection `{}` but shard or order it differently",
+                        first.name,
+                        first.file.display(),
+                        t.name,
+                        t.file.display(),
+                        m.collection
+                    ));
+                }
+                for field in entry.indexed_fields {
+                    if !m.indexed_fields.contains(&field) {
+                        m.indexed_fields.push(field);
+                    }
+                }
+            }
+        }
+    }
+    Ok(managed.into_iter().map(|(m, _)| m).collect())
+}
+
+fn defeats_sharding(m: &Managed, index: &Value) -> bool {
+    if str_at(index, "collectionGroup") != Some(&m.collection) {
+        return false;
+    }
+    let paths: Vec<&str> = index
+        .get("fields")
+        .and_then(Value::as_array)
+        .map(|fields| {
+            fields
+                .iter()
+                .filter_map(|f| str_at(f, "fieldPath"))
+                .collect()
+        })
+        .unwrap_or_default();
+    paths.contains(&m.order_field.as_str()) && !paths.contains(&m.shard_field.as_str())
+}
+
+fn describe(index: &Value) -> String {
+    let fields: Vec<String> = index
+        .get("fields")
+        .and_then(Value::as_array)
+        .map(|fields| {
+            fields
+                .iter()
+                .map(|f| {
+                    format!(
+                        "{} {}",
+                        str_at(f, "fieldPath").unwrap_or("?"),
+                        str_at(f, "order").unwrap_or("")
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    format!(
+        "{} ({})",
+        str_at(index, "collectionGroup").unwrap_or("?"),
+        fields.join(", ").trim()
+    )
+}
+
+/// Takes `key`'s array out, leaving the key where it is so the file's key order is kept.
+fn take_array(document: &mut Map<String, Value>, key: &str) -> Result<Vec<Value>, String> {
+    match document.get_mut(key).map(Value::take) {
+        None => Ok(Vec::new()),
+        Some(Value::Array(items)) => Ok(items),
+        Some(_) => Err(format!("`{key}` is not an array")),
+    }
+}
+
+/// What Firestore or the CLI would reject is an error; past the quota is a warning.
+pub fn check(document: &Value) -> Result<Vec<String>, String> {
+    let indexes = document
+        .get("indexes")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let mut problems = Vec::new();
+    let mut seen = Vec::new();
+    for index in &indexes {
+        let fields = index
+            .get("fields")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        if fields == 0 {
+            problems.push(format!(
+                "the composite index {} has no fields",
+                describe(index)
+            ));
+        } else if fields > MAX_INDEX_FIELDS {
+            problems.push(format!(
+                "the composite index {} has {fields} fields; Firestore allows {MAX_INDEX_FIELDS}",
+                describe(index)
+            ));
+        }
+        let key = index_key(index);
+        if seen.contains(&key) {
+            problems.push(format!(
+                "the composite index {} is listed twice",
+                describe(index)
+            ));
+        }
+        seen.push(key);
+    }
+    if !problems.is_empty() {
+        return Err(problems.join("\n"));
+    }
+    let mut warnings = Vec::new();
+    if indexes.len() > COMPOSITE_INDEX_QUOTA {
+        warnings.push(format!(
+            "{} composite indexes: more than the {COMPOSITE_INDEX_QUOTA} Firestore allows per database without billing",
+            indexes.len()
+        ));
+    }
+    Ok(warnings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn instrument(indexed: &[&str]) -> ShardedType {
+        ShardedType {
+            name: "Instrument".into(),
+            file: PathBuf::from("src/lib.rs"),
+            collection: "instruments".into(),
+            shard_field: "shard".into(),
+            order_field: "timestamp".into(),
+            direction: sharded_indexes::Direction::Descending,
+            indexed_fields: indexed.iter().map(|f| f.to_string()).collect(),
+        }
+    }
+
+    const RECIPE_FIELDS: [&str; 3] = ["exchange", "instrumentType", "price.currency"];
+
+    fn recipe_index(field: &str) -> Value {
+        json!({
+            "collectionGroup": "instruments",
+            "queryScope": "COLLECTION",
+            "fields": [
+                { "fieldPath": "shard", "order": "DESCENDING" },
+                { "fieldPath": field, "order": "ASCENDING" },
+                { "fieldPath": "timestamp", "order": "DESCENDING" }
+            ]
+        })
+    }
+
+    fn overrides() -> Value {
+        json!([
+            { "collectionGroup": "instruments", "fieldPath": "timestamp", "indexes": [] },
+            { "collectionGroup": "instruments", "fieldPath": "shard", "indexes": [] }
+        ])
+    }
+
+    #[test]
+    fn a_new_file_holds_the_recipes_indexes_and_overrides() {
+        let merged = merge(None, &[instrument(&RECIPE_FIELDS)]).unwrap();
+        assert_eq!(
+            merged.document["indexes"],
+            json!(RECIPE_FIELDS.map(recipe_index))
+        );
+        assert_eq!(merged.document["fieldOverrides"], overrides());
+        assert_eq!(
+            merged.document[MANIFEST_KEY]["collections"][0]["indexedFields"],
+            json!(RECIPE_FIELDS)
+        );
+        assert!(merged.warnings.is_empty());
+        // And it agrees with the plan `Sharded::indexes()` returns.
+        let plan: Value =
+            serde_json::from_str(&instrument(&RECIPE_FIELDS).plan().to_json()).unwrap();
+        assert_eq!(plan["indexes"], merged.document["indexes"]);
+        assert_eq!(plan["fieldOverrides"], merged.document["fieldOverrides"]);
+    }
+
+    #[test]
+    fn other_entries_stay_in_place_and_merging_twice_changes_nothing() {
+        let users = json!({
+            "indexes": [
+                { "collectionGroup": "users", "queryScope": "COLLECTION", "density": "SPARSE_ALL",
+                  "fields": [{ "fieldPath": "a", "order": "ASCENDING" }, { "fieldPath": "b", "order": "DESCENDING" }] },
+                { "collectionGroup": "instruments", "queryScope": "COLLECTION",
+                  "fields": [{ "fieldPath": "symbol", "order": "ASCENDING" }, { "fieldPath": "exchange", "order": "ASCENDING" }] }
+            ],
+            "fieldOverrides": [
+                { "collectionGroup": "users", "fieldPath": "bio", "indexes": [] }
+            ]
+        });
+        let once = merge(Some(users.clone()), &[instrument(&RECIPE_FIELDS)]).unwrap();
+        assert_eq!(once.document["indexes"][0], users["indexes"][0]);
+        assert_eq!(once.document["indexes"][1], users["indexes"][1]);
+        assert_eq!(once.document["indexes"].as_array().unwrap().len(), 5);
+        assert_eq!(
+            once.document["fieldOverrides"][0],
+            users["fieldOverrides"][0]
+        );
+        let twice = merge(Some(once.document.clone()), &[instrument(&RECIPE_FIELDS)]).unwrap();
+        assert_eq!(twice.document, once.document);
+        assert!(twice.warnings.is_empty());
+    }
+
+    #[test]
+    fn unsharded_timestamp_indexes_are_removed_with_a_warning() {
+        let old = json!({
+            "indexes": [{ "collectionGroup": "instruments", "queryScope": "COLLECTION",
+                "fields": [{ "fieldPath": "exchange", "order": "ASCENDING" }, { "fieldPath": "timestamp", "order": "DESCENDING" }] }],
+            "fieldOverrides": [{ "collectionGroup": "instruments", "fieldPath": "timestamp",
+                "indexes": [{ "order": "ASCENDING", "queryScope": "COLLECTION" }] }]
+        });
+        let merged = merge(Some(old), &[instrument(&["exchange"])]).unwrap();
+        assert_eq!(
+            merged.document["indexes"],
+            json!([recipe_index("exchange")])
+        );
+        assert_eq!(merged.document["fieldOverrides"], overrides());
+        assert_eq!(merged.warnings.len(), 2, "{:?}", merged.warnings);
+        assert!(merged.warnings[0].contains(
+            "removed the composite index instruments (exchange ASCENDING, timestamp DESCENDING)"
+        ));
+        assert!(merged.warnings[1].contains("replaced the field override of `timestamp`"));
+    }
+
+    #[test]
+    fn deleted_attributes_and_types_take_their_entries_with_them() {
+        let all = merge(None, &[instrument(&RECIPE_FIELDS)]).unwrap().document;
+        let fewer = merge(Some(all.clone()), &[instrument(&["exchange"])])
+            .unwrap()
+            .document;
+        assert_eq!(fewer["indexes"], json!([recipe_index("exchange")]));
+        let none = merge(Some(fewer), &[]).unwrap().document;
+        assert_eq!(none, json!({ "indexes": [], "fieldOverrides": [] }));
+    }
+
+    #[test]
+    fn a_hand_written_copy_of_a_managed_index_is_not_duplicated() {
+        let hand = json!({ "indexes": [recipe_index("exchange")], "fieldOverrides": [] });
+        let merged = merge(Some(hand), &[instrument(&["exchange"])]).unwrap();
+        assert_eq!(
+            merged.document["indexes"],
+            json!([recipe_index("exchange")])
+        );
+    }
+
+    #[test]
+    fn what_firestore_rejects_is_an_error() {
+        let empty = json!({ "indexes": [{ "collectionGroup": "c", "queryScope": "COLLECTION", "fields": [] }] });
+        assert!(
+            merge(Some(empty), &[])
+                .unwrap_err()
+                .contains("has no fields")
+        );
+        let fields: Vec<Value> = (0..101)
+            .map(|i| json!({ "fieldPath": format!("f{i}"), "order": "ASCENDING" }))
+            .collect();
+        let wide = json!({ "indexes": [{ "collectionGroup": "c", "queryScope": "COLLECTION", "fields": fields }] });
+        assert!(
+            merge(Some(wide), &[])
+                .unwrap_err()
+                .contains("has 101 fields")
+        );
+        let twice = json!({ "indexes": [recipe_index("x"), recipe_index("x")] });
+        assert!(
+            merge(Some(twice), &[])
+                .unwrap_err()
+                .contains("listed twice")
+        );
+    }
+
+    #[test]
+    fn past_the_quota_is_a_warning() {
+        let many: Vec<String> = (0..201).map(|i| format!("f{i}")).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        let merged = merge(None, &[instrument(&many)]).unwrap();
+        assert!(
+            merged
+                .warnings
+                .iter()
+                .any(|w| w.contains("201 composite indexes"))
+        );
+    }
+
+    #[test]
+    fn types_sharing_a_collection_must_agree() {
+        let mut other = instrument(&["symbol"]);
+        other.name = "InstrumentView".into();
+        let merged = merge(None, &[instrument(&["exchange"]), other.clone()]).unwrap();
+        assert_eq!(merged.document["indexes"].as_array().unwrap().len(), 2);
+        other.order_field = "updatedAt".into();
+        let err = merge(None, &[instrument(&["exchange"]), other]).unwrap_err();
+        assert!(
+            err.contains("both use the collection `instruments`"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,137 @@
+//! The file as `build.rs` writes it: deterministic, rewritten only on change, drift-checked.
+
+use std::path::Path;
+
+use sharded_build::{Error, Indexes};
+
+const WITH_TWO_INDEXES: &str = r#"
+    #[derive(Serialize, Deserialize, Sharded)]
+    #[sharded(shards = 3, order_by = "timestamp")]
+    pub struct Instrument {
+        #[sharded(index)]
+        exchange: String,
+        #[sharded(index)]
+        symbol: String,
+        timestamp: FirestoreTimestamp,
+    }
+"#;
+
+fn crate_with(source: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("src")).unwrap();
+    std::fs::write(dir.path().join("src/lib.rs"), source).unwrap();
+    dir
+}
+
+fn indexes(dir: &Path) -> Indexes {
+    Indexes::from_env()
+        .sources(dir.join("src"))
+        .output(dir.join("firestore.indexes.json"))
+        .check(false)
+}
+
+fn index_fields(dir: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(dir.join("firestore.indexes.json")).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    json["indexes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["fields"][1]["fieldPath"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn writes_once_then_leaves_the_file_alone() {
+    let dir = crate_with(WITH_TWO_INDEXES);
+    let first = indexes(dir.path()).run().unwrap();
+    assert!(first.written);
+    assert_eq!(first.types.len(), 1);
+    let bytes = std::fs::read(dir.path().join("firestore.indexes.json")).unwrap();
+    let modified = std::fs::metadata(dir.path().join("firestore.indexes.json"))
+        .unwrap()
+        .modified()
+        .unwrap();
+
+    let second = indexes(dir.path()).run().unwrap();
+    assert!(
+        !second.written,
+        "an unchanged plan does not rewrite the file"
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join("firestore.indexes.json")).unwrap(),
+        bytes
+    );
+    assert_eq!(
+        std::fs::metadata(dir.path().join("firestore.indexes.json"))
+            .unwrap()
+            .modified()
+            .unwrap(),
+        modified
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().to_string_lossy().into_owned();
+            name.ends_with(".tmp").then_some(name)
+        })
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn deleting_an_index_attribute_removes_its_index() {
+    let dir = crate_with(WITH_TWO_INDEXES);
+    indexes(dir.path()).run().unwrap();
+    assert_eq!(index_fields(dir.path()), ["exchange", "symbol"]);
+    let one_less = WITH_TWO_INDEXES.replacen("#[sharded(index)]\n        symbol", "symbol", 1);
+    std::fs::write(dir.path().join("src/lib.rs"), one_less).unwrap();
+    assert!(indexes(dir.path()).run().unwrap().written);
+    assert_eq!(index_fields(dir.path()), ["exchange"]);
+}
+
+#[test]
+fn check_mode_fails_on_a_stale_file_with_a_diff_and_writes_nothing() {
+    let dir = crate_with(WITH_TWO_INDEXES);
+    indexes(dir.path()).run().unwrap();
+    assert!(
+        indexes(dir.path()).check(true).run().is_ok(),
+        "an up-to-date file passes"
+    );
+
+    let one_less = WITH_TWO_INDEXES.replacen("#[sharded(index)]\n        symbol", "symbol", 1);
+    std::fs::write(dir.path().join("src/lib.rs"), one_less).unwrap();
+    let before = std::fs::read_to_string(dir.path().join("firestore.indexes.json")).unwrap();
+    match indexes(dir.path()).check(true).run() {
+        Err(error @ Error::Stale { .. }) => {
+            let message = error.to_string();
+            assert!(message.contains("out of date"), "{message}");
+            assert!(
+                message.contains("-           \"fieldPath\": \"symbol\","),
+                "{message}"
+            );
+        }
+        other => panic!("expected a stale file, got {other:?}"),
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("firestore.indexes.json")).unwrap(),
+        before
+    );
+
+    let missing = crate_with(WITH_TWO_INDEXES);
+    assert!(matches!(
+        indexes(missing.path()).check(true).run(),
+        Err(Error::Stale { .. })
+    ));
+}
+
+#[test]
+fn a_file_that_is_not_json_is_an_error_not_overwritten() {
+    let dir = crate_with(WITH_TWO_INDEXES);
+    std::fs::write(dir.path().join("firestore.indexes.json"), "// comments\n{}").unwrap();
+    assert!(matches!(indexes(dir.path()).run(), Err(Error::File(..))));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("firestore.indexes.json")).unwrap(),
+        "// comments\n{}"
+    );
+}
