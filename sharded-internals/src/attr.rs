@@ -277,7 +277,7 @@ fn set<T>(
     parse: impl FnOnce(&Expr) -> Option<T>,
 ) -> syn::Result<()> {
     let expr: Expr = meta.value()?.parse()?;
-    let Some(value) = parse(&expr) else {
+    let Some(value) = parse(ungroup(&expr)) else {
         return Ok(());
     };
     if slot.is_some() {
@@ -324,6 +324,15 @@ fn skip_value(meta: &ParseNestedMeta) -> syn::Result<()> {
         syn::parenthesized!(_content in meta.input);
     }
     Ok(())
+}
+
+/// The expression inside invisible groups (a `$x:literal` from `macro_rules!`) and parentheses.
+fn ungroup(expr: &Expr) -> &Expr {
+    match expr {
+        Expr::Group(group) => ungroup(&group.expr),
+        Expr::Paren(paren) => ungroup(&paren.expr),
+        other => other,
+    }
 }
 
 fn key_name(meta: &ParseNestedMeta) -> String {
@@ -438,7 +447,7 @@ fn shard_values(
     brackets.surround(&mut tokens, |inner| elements.to_tokens(inner));
     let mut values = Vec::new();
     for element in &elements {
-        match element {
+        match ungroup(element) {
             Expr::Lit(ExprLit {
                 lit: Lit::Str(lit), ..
             }) => values.push(lit.clone()),

@@ -13,7 +13,7 @@ pub mod emulator;
 
 pub use collection::ShardedCollection;
 pub use error::{Error, Result};
-pub use query::{Cursor, MAX_DISJUNCTIONS, Page, ShardedQuery};
+pub use query::{Cursor, MAX_DISJUNCTIONS, Page, QueryStats, ShardedQuery};
 pub use sharded::Sharded;
 pub use sharded_derive::Sharded;
 pub use sharded_indexes::{CollectionSpec, CompositeIndex, Direction, FieldOverride, IndexPlan};

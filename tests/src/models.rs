@@ -1,28 +1,10 @@
-//! The recipe's `instruments`, as a user of sharded declares them.
+//! The recipe's `instruments` (the example app's own model) and a collection sized past one `in`.
 
 use serde::{Deserialize, Serialize};
 use sharded_runtime::Sharded;
 use sharded_runtime::firestore::FirestoreTimestamp;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Price {
-    pub currency: String,
-    pub micros: i64,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
-#[serde(rename_all = "camelCase")]
-#[sharded(shard_values = ["x", "y", "z"], order_by = "timestamp")]
-pub struct Instrument {
-    pub symbol: String,
-    #[sharded(index(currency: String))]
-    pub price: Price,
-    #[sharded(index)]
-    pub exchange: String,
-    #[sharded(index)]
-    pub instrument_type: String,
-    pub timestamp: FirestoreTimestamp,
-}
+pub use sharded_examples::{Instrument, Price};
 
 /// Sized for 20,000 writes/s: 40 shards, more than one `in` can hold.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]

@@ -25,3 +25,25 @@ fn sizing_by_writes_per_second_uses_500_per_shard() {
     assert_eq!(Tick::SHARD_FIELD, "bucket");
     assert_eq!(Tick::ORDER_DIRECTION, Direction::Ascending);
 }
+
+/// Attribute values that arrive through `macro_rules!` fragments (wrapped in invisible groups).
+macro_rules! sharded_struct {
+    ($name:ident, $shards:literal, $collection:literal, $value:literal) => {
+        #[derive(serde::Serialize, serde::Deserialize, Sharded)]
+        #[sharded(shards = $shards, order_by = "at", collection = $collection, direction = $value)]
+        struct $name {
+            #[sharded(index)]
+            venue: String,
+            at: i64,
+        }
+    };
+}
+
+sharded_struct!(FromMacro, 7, "from_macro", "asc");
+
+#[test]
+fn attributes_written_by_macros_are_read() {
+    assert_eq!(FromMacro::SHARD_VALUES.len(), 7);
+    assert_eq!(FromMacro::COLLECTION, "from_macro");
+    assert_eq!(FromMacro::ORDER_DIRECTION, Direction::Ascending);
+}

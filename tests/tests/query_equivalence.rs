@@ -112,6 +112,14 @@ async fn all_pages<T: Sharded, const I: usize>(
         }
         let page = page_query.fetch_page(db).await.unwrap();
         assert!(page.items.len() <= limit as usize);
+        // Up to 30 shards: one query, billed reads = documents returned. More: one per chunk.
+        let chunks = T::SHARD_VALUES.len().div_ceil(30);
+        assert_eq!(page.stats.queries, chunks);
+        if chunks == 1 {
+            assert_eq!(page.stats.documents_read, page.items.len());
+        } else {
+            assert!(page.stats.documents_read >= page.items.len());
+        }
         next = page.next.clone();
         let done = next.is_none();
         pages.push(page);

@@ -53,6 +53,19 @@ pub struct Page<T, const INDEX: usize> {
     pub items: Vec<Stored<T>>,
     /// Where the next page starts; `None` when this page was not full, so no more can follow.
     pub next: Option<Cursor<T, INDEX>>,
+    /// What fetching the page cost.
+    pub stats: QueryStats,
+}
+
+/// What a fetch cost. Firestore bills one read per document a query returns, so with more than
+/// 30 shard values, where each chunk query returns up to the limit, `documents_read` can exceed
+/// the documents kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct QueryStats {
+    /// Queries sent (sent concurrently: one network round trip of latency).
+    pub queries: usize,
+    /// Documents the server returned, before the merge kept `limit` of them.
+    pub documents_read: usize,
 }
 
 impl<T, const INDEX: usize> Clone for ShardedQuery<T, INDEX> {
@@ -169,7 +182,7 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
 
     /// The matching documents with their ids and shards, in order.
     pub async fn fetch_stored(&self, db: &FirestoreDb) -> Result<Vec<Stored<T>>> {
-        let documents = self.fetch_documents(db).await?;
+        let (documents, _) = self.fetch_documents(db).await?;
         documents.iter().map(Stored::from_document).collect()
     }
 
@@ -178,7 +191,7 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
         if self.limit.is_none() {
             return Err(Error::InvalidQuery("a page needs a `limit`".into()));
         }
-        let documents = self.fetch_documents(db).await?;
+        let (documents, stats) = self.fetch_documents(db).await?;
         let next = match documents.last() {
             Some(last) if documents.len() as u64 == u64::from(self.limit.unwrap_or(0)) => {
                 Some(Cursor::after_document(last)?)
@@ -189,7 +202,7 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
             .iter()
             .map(Stored::from_document)
             .collect::<Result<_>>()?;
-        Ok(Page { items, next })
+        Ok(Page { items, next, stats })
     }
 
     /// The matching documents as a stream, in order. Chunk queries stream concurrently and
@@ -253,7 +266,7 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
         Ok(counts.into_iter().sum())
     }
 
-    async fn fetch_documents(&self, db: &FirestoreDb) -> Result<Vec<Document>> {
+    async fn fetch_documents(&self, db: &FirestoreDb) -> Result<(Vec<Document>, QueryStats)> {
         let prepared = self.prepare(db)?;
         let mut results = futures::future::try_join_all(
             prepared
@@ -262,14 +275,17 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
                 .map(|chunk| self.select(db, &prepared, chunk).query()),
         )
         .await?;
+        let stats = QueryStats {
+            queries: results.len(),
+            documents_read: results.iter().map(Vec::len).sum(),
+        };
         if results.len() == 1 {
-            return Ok(results.pop().expect("one result"));
+            return Ok((results.pop().expect("one result"), stats));
         }
-        Ok(merge_sorted(
-            results,
-            self.limit.map(|limit| limit as usize),
-            |a, b| compare_documents(a, b, T::ORDER_FIELD, T::ORDER_DIRECTION),
-        ))
+        let merged = merge_sorted(results, self.limit.map(|limit| limit as usize), |a, b| {
+            compare_documents(a, b, T::ORDER_FIELD, T::ORDER_DIRECTION)
+        });
+        Ok((merged, stats))
     }
 
     fn select<'db>(
@@ -335,39 +351,26 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
             FirestoreValue { value },
         ))];
         let order = T::ORDER_FIELD.to_owned();
-        match &self.lower {
-            Bound::Included(v) => {
-                filters.push(compare(FirestoreQueryFilterCompare::GreaterThanOrEqual(
-                    order.clone(),
-                    FirestoreValue {
-                        value: v.clone().map_err(invalid)?,
-                    },
-                )))
-            }
-            Bound::Excluded(v) => filters.push(compare(FirestoreQueryFilterCompare::GreaterThan(
-                order.clone(),
-                FirestoreValue {
-                    value: v.clone().map_err(invalid)?,
-                },
-            ))),
-            Bound::Unbounded => {}
-        }
-        match &self.upper {
-            Bound::Included(v) => {
-                filters.push(compare(FirestoreQueryFilterCompare::LessThanOrEqual(
-                    order.clone(),
-                    FirestoreValue {
-                        value: v.clone().map_err(invalid)?,
-                    },
-                )))
-            }
-            Bound::Excluded(v) => filters.push(compare(FirestoreQueryFilterCompare::LessThan(
-                order.clone(),
-                FirestoreValue {
-                    value: v.clone().map_err(invalid)?,
-                },
-            ))),
-            Bound::Unbounded => {}
+        use FirestoreQueryFilterCompare::{
+            GreaterThan, GreaterThanOrEqual, LessThan, LessThanOrEqual,
+        };
+        for (bound, inclusive, exclusive) in [
+            (
+                &self.lower,
+                GreaterThanOrEqual as Comparison,
+                GreaterThan as Comparison,
+            ),
+            (&self.upper, LessThanOrEqual, LessThan),
+        ] {
+            let (compare_with, value) = match bound {
+                Bound::Included(value) => (inclusive, value),
+                Bound::Excluded(value) => (exclusive, value),
+                Bound::Unbounded => continue,
+            };
+            let value = FirestoreValue {
+                value: value.clone().map_err(invalid)?,
+            };
+            filters.push(compare(compare_with(order.clone(), value)));
         }
         let direction = match T::ORDER_DIRECTION {
             Direction::Ascending => FirestoreQueryDirection::Ascending,
@@ -409,6 +412,9 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
         })
     }
 }
+
+/// A comparison of a field path with a value.
+type Comparison = fn(String, FirestoreValue) -> FirestoreQueryFilterCompare;
 
 fn compare(compare: FirestoreQueryFilterCompare) -> FirestoreQueryFilter {
     FirestoreQueryFilter::Compare(Some(compare))
