@@ -8,8 +8,9 @@ use std::hint::black_box;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use rand::SeedableRng;
-use sharded_bench::{Sharded3, chunk_results, instruments, newest_first};
-use sharded_runtime::__private::{merge_sorted, serialize};
+use sharded_bench::{HandShardedFlat, Sharded3, chunk_results, instruments, newest_first};
+use sharded_runtime::__private::{draw_shard, merge_sorted, serialize};
+use sharded_runtime::Sharded;
 use sharded_runtime::firestore::firestore_document_from_serializable;
 
 fn serialization(c: &mut Criterion) {
@@ -22,6 +23,14 @@ fn serialization(c: &mut Criterion) {
     });
     group.bench_function("sharded", |b| {
         b.iter(|| serialize(black_box(&sharded), "").unwrap())
+    });
+    // The recipe's way: the caller stores a shard field of the struct itself.
+    let by_hand = HandShardedFlat::from(&plain);
+    group.bench_function("by_hand", |b| {
+        b.iter(|| firestore_document_from_serializable("", black_box(&by_hand)).unwrap())
+    });
+    group.bench_function("draw_only", |b| {
+        b.iter(|| draw_shard(black_box(Sharded3::SHARD_VALUES)))
     });
     group.finish();
 }

@@ -27,6 +27,41 @@ pub struct Plain {
     pub timestamp: FirestoreTimestamp,
 }
 
+/// The recipe's hand-written approach: the shard is a field of the struct, set by the caller.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HandSharded {
+    #[serde(flatten)]
+    pub plain: Plain,
+    pub shard: String,
+}
+
+/// The recipe's hand-written approach without `flatten`: every field spelled out.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HandShardedFlat {
+    pub symbol: String,
+    pub price: Price,
+    pub exchange: String,
+    pub instrument_type: String,
+    pub timestamp: FirestoreTimestamp,
+    pub shard: String,
+}
+
+impl From<&Plain> for HandShardedFlat {
+    fn from(plain: &Plain) -> Self {
+        let plain = plain.clone();
+        HandShardedFlat {
+            symbol: plain.symbol,
+            price: plain.price,
+            exchange: plain.exchange,
+            instrument_type: plain.instrument_type,
+            timestamp: plain.timestamp,
+            shard: "y".into(),
+        }
+    }
+}
+
 /// The collection the unsharded baseline is stored in.
 pub const PLAIN_COLLECTION: &str = "bench_plain";
 

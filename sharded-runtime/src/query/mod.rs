@@ -212,16 +212,18 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
         db: &'db FirestoreDb,
     ) -> Result<BoxStream<'db, Result<Stored<T>>>> {
         let prepared = self.prepare(db)?;
-        let mut streams = Vec::with_capacity(prepared.chunks.len());
-        for chunk in &prepared.chunks {
-            let stream = self
-                .select(db, &prepared, chunk)
-                .stream_query_with_errors()
-                .await?
-                .map_err(Error::from)
-                .boxed();
-            streams.push(stream);
-        }
+        // Every chunk's query is opened concurrently: one round trip of latency, not one each.
+        let opened = futures::future::try_join_all(
+            prepared
+                .chunks
+                .iter()
+                .map(|chunk| self.select(db, &prepared, chunk).stream_query_with_errors()),
+        )
+        .await?;
+        let mut streams: Vec<BoxStream<'db, Result<Document>>> = opened
+            .into_iter()
+            .map(|stream| stream.map_err(Error::from).boxed())
+            .collect();
         let merged = if streams.len() == 1 {
             streams.pop().expect("one stream")
         } else {

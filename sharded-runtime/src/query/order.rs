@@ -130,11 +130,22 @@ pub fn compare_documents(
 
 /// The value at a (possibly dotted, possibly backtick-quoted) field path.
 pub fn field_value<'d>(document: &'d Document, path: &str) -> Option<&'d Value> {
-    let mut segments = split_path(path).into_iter();
-    let mut value = document.fields.get(&segments.next()?)?;
+    // Runs once per comparison in a merge: plain paths are split without allocating.
+    if path.contains('`') {
+        lookup(document, split_path(path).iter().map(String::as_str))
+    } else {
+        lookup(document, path.split('.'))
+    }
+}
+
+fn lookup<'d, 'p>(
+    document: &'d Document,
+    mut segments: impl Iterator<Item = &'p str>,
+) -> Option<&'d Value> {
+    let mut value = document.fields.get(segments.next()?)?;
     for segment in segments {
         match &value.value_type {
-            Some(ValueType::MapValue(map)) => value = map.fields.get(&segment)?,
+            Some(ValueType::MapValue(map)) => value = map.fields.get(segment)?,
             _ => return None,
         }
     }
@@ -215,6 +226,35 @@ mod tests {
         // Byte-wise, "a-b" < "a/b"; by segment, "a" < "a-b".
         assert_eq!(compare_references("c/a/x", "c/a-b"), Ordering::Less);
         assert_eq!(compare_references("c/b", "c/a"), Ordering::Greater);
+    }
+
+    #[test]
+    fn values_are_found_at_plain_and_quoted_paths() {
+        let inner = Value {
+            value_type: Some(ValueType::MapValue(
+                firestore::gcloud_sdk::google::firestore::v1::MapValue {
+                    fields: [
+                        ("x.y".to_string(), v(ValueType::IntegerValue(1))),
+                        ("z".to_string(), v(ValueType::IntegerValue(2))),
+                    ]
+                    .into(),
+                },
+            )),
+        };
+        let document = Document {
+            fields: [("price".to_string(), inner)].into(),
+            ..Default::default()
+        };
+        assert_eq!(
+            field_value(&document, "price.z"),
+            Some(&v(ValueType::IntegerValue(2)))
+        );
+        assert_eq!(
+            field_value(&document, "price.`x.y`"),
+            Some(&v(ValueType::IntegerValue(1)))
+        );
+        assert_eq!(field_value(&document, "price.missing"), None);
+        assert_eq!(field_value(&document, "price.z.deeper"), None);
     }
 
     #[test]
