@@ -1,0 +1,15 @@
+use serde::{Deserialize, Serialize};
+use sharded_runtime::Sharded;
+use sharded_runtime::firestore::FirestoreTimestamp;
+
+#[derive(Serialize, Deserialize, Sharded)]
+#[sharded(shards = 3, order_by = "timestamp")]
+struct Instrument {
+    #[sharded(index)]
+    exchange: String,
+    timestamp: FirestoreTimestamp,
+}
+
+fn main() {
+    let _query = Instrument::query().exchange("EXCHG1").range(10_i64..20);
+}
