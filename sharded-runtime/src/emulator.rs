@@ -14,8 +14,10 @@ use firestore::{FirestoreDb, FirestoreDbOptions};
 pub const EMULATOR_HOST_ENV: &str = "FIRESTORE_EMULATOR_HOST";
 /// Set to the emulator's jar to use that one instead of looking for the Google Cloud SDK's.
 pub const EMULATOR_JAR_ENV: &str = "SHARDED_FIRESTORE_EMULATOR_JAR";
-/// The JVM heap cap: the emulator's default (a quarter of RAM) grows to about 1 GB under load.
-pub const EMULATOR_HEAP: &str = "-Xmx256m";
+/// The default JVM heap cap for a started emulator: without one the JVM takes a quarter of RAM,
+/// and the emulator grows to about 1 GB under load. Enough for tests; heavier loads (the
+/// benchmarks) pass a larger one to [`Emulator::start_with_heap`].
+pub const EMULATOR_HEAP: &str = "256m";
 
 /// What the SDK's `cloud_firestore_emulator` script runs; run directly so that one PID owns it.
 const EMULATOR_MAIN_CLASS: &str = "com.google.cloud.datastore.emulator.firestore.CloudFirestore";
@@ -67,9 +69,15 @@ pub struct Emulator {
 }
 
 impl Emulator {
-    /// The emulator of `FIRESTORE_EMULATOR_HOST` when set, else a new one; returns once it
-    /// answers Firestore calls.
+    /// The emulator of `FIRESTORE_EMULATOR_HOST` when set, else a new one with a
+    /// [`EMULATOR_HEAP`] heap; returns once it answers Firestore calls.
     pub async fn start() -> Result<Emulator, EmulatorError> {
+        Self::start_with_heap(EMULATOR_HEAP).await
+    }
+
+    /// Like [`start`](Self::start), with the JVM's maximum heap (`-Xmx`), e.g. `"1g"`, for a
+    /// started emulator.
+    pub async fn start_with_heap(max_heap: &str) -> Result<Emulator, EmulatorError> {
         if let Some(host) = std::env::var(EMULATOR_HOST_ENV)
             .ok()
             .filter(|h| !h.is_empty())
@@ -87,7 +95,7 @@ impl Emulator {
         let log = std::env::temp_dir().join(format!("sharded-firestore-emulator-{port}.log"));
         let log_file = std::fs::File::create(&log).map_err(EmulatorError::Spawn)?;
         let child = Command::new(java())
-            .arg(EMULATOR_HEAP)
+            .arg(format!("-Xmx{max_heap}"))
             .arg("-Duser.language=en")
             .arg("-cp")
             .arg(&jar)

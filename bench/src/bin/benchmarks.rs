@@ -20,7 +20,7 @@ const WARM_UP: usize = 5;
 const RUNS: usize = 30;
 const WRITE_RUNS: usize = 9;
 /// Documents per write run: long enough that emulator pauses do not dominate a run.
-const WRITE_DOCUMENTS: usize = 10_000;
+const WRITE_DOCUMENTS: usize = 6_000;
 const BATCH: usize = 500;
 
 type Failure = Box<dyn std::error::Error>;
@@ -231,7 +231,7 @@ fn ns(nanos: f64) -> String {
 // ---- Emulator --------------------------------------------------------------------------
 
 async fn emulator(report: &mut String) -> Result<(), Failure> {
-    let emulator = Emulator::start().await?;
+    let emulator = Emulator::start_with_heap("1g").await?;
     let db = emulator.db("sharded-bench").await?;
     let mut rng = rand::rngs::StdRng::seed_from_u64(42);
     let data = instruments(DOCUMENTS, &mut rng);
