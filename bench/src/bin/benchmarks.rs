@@ -12,7 +12,7 @@ use rand::SeedableRng;
 use sharded_bench::{PLAIN_COLLECTION, Sharded3, Sharded30, Sharded64, instruments};
 use sharded_runtime::emulator::Emulator;
 use sharded_runtime::firestore::{FirestoreDb, FirestoreQueryDirection};
-use sharded_runtime::{QueryStats, Sharded};
+use sharded_runtime::{QueryStats, Sharded, ShardedQuery};
 
 const DOCUMENTS: usize = 2_000;
 const PAGE: u32 = 20;
@@ -259,33 +259,9 @@ async fn emulator(report: &mut String) -> Result<(), Failure> {
     for run in 0..WARM_UP + RUNS {
         let timings = [
             timed(unsharded_page(&db)).await?,
-            timed(async {
-                Ok(Sharded3::query()
-                    .exchange("EXCHG1")
-                    .limit(PAGE)
-                    .fetch_page(&db)
-                    .await?
-                    .stats)
-            })
-            .await?,
-            timed(async {
-                Ok(Sharded30::query()
-                    .exchange("EXCHG1")
-                    .limit(PAGE)
-                    .fetch_page(&db)
-                    .await?
-                    .stats)
-            })
-            .await?,
-            timed(async {
-                Ok(Sharded64::query()
-                    .exchange("EXCHG1")
-                    .limit(PAGE)
-                    .fetch_page(&db)
-                    .await?
-                    .stats)
-            })
-            .await?,
+            timed(page_stats(&db, Sharded3::query().exchange("EXCHG1"))).await?,
+            timed(page_stats(&db, Sharded30::query().exchange("EXCHG1"))).await?,
+            timed(page_stats(&db, Sharded64::query().exchange("EXCHG1"))).await?,
         ];
         if run >= WARM_UP {
             for (i, (elapsed, stat)) in timings.into_iter().enumerate() {
@@ -388,6 +364,14 @@ async fn emulator(report: &mut String) -> Result<(), Failure> {
         ratios.last().copied().unwrap_or_default(),
     )?;
     Ok(())
+}
+
+/// One page of `query`, for what it cost.
+async fn page_stats<T: Sharded, const INDEX: usize>(
+    db: &FirestoreDb,
+    query: ShardedQuery<T, INDEX>,
+) -> Result<QueryStats, Failure> {
+    Ok(query.limit(PAGE).fetch_page(db).await?.stats)
 }
 
 async fn unsharded_page(db: &FirestoreDb) -> Result<QueryStats, Failure> {
