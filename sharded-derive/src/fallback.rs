@@ -7,6 +7,7 @@ use sharded_internals::ast::Container;
 
 use crate::expand::{direction, queries_ident, wrap};
 use sharded_internals::attr::IndexSpec;
+use sharded_internals::model::query_method;
 
 pub fn minimal_impl(container: &Container) -> TokenStream {
     // A generic or non-struct input has no impl that could type-check; its error stands alone.
@@ -32,21 +33,16 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
     // Query methods for whatever index attributes parsed, so calls to them type-check.
     let entry = queries_ident(ident);
     let methods = container.fields.iter().flat_map(|field| {
-        let names: Vec<String> = match field.attrs.index.as_ref().map(|index| &index.value) {
-            Some(IndexSpec::Field) => vec![field.ident.to_string()],
+        let span = field.ident.span();
+        let methods: Vec<syn::Ident> = match field.attrs.index.as_ref().map(|index| &index.value) {
+            Some(IndexSpec::Field) => vec![query_method(field.ident, &[], span)],
             Some(IndexSpec::Nested(nested)) => nested
                 .iter()
-                .map(|n| {
-                    std::iter::once(field.ident.to_string())
-                        .chain(n.path.iter().map(ToString::to_string))
-                        .collect::<Vec<_>>()
-                        .join("_")
-                })
+                .map(|n| query_method(field.ident, &n.path, span))
                 .collect(),
             None => Vec::new(),
         };
-        names.into_iter().map(move |name| {
-            let method = quote::format_ident!("{}", name.trim_start_matches("r#"));
+        methods.into_iter().map(move |method| {
             quote! {
                 pub fn #method<V>(self, _value: V) -> ::sharded_runtime::ShardedQuery<#ident, 0> {
                     ::core::unreachable!()

@@ -1,14 +1,12 @@
 //! Rules that relate the struct's attributes and fields to each other. Everything here reports
 //! into the `Ctxt`; a `Model` comes out only when nothing was wrong.
 
-use std::collections::{BTreeMap, HashSet};
-
-use quote::format_ident;
+use std::collections::HashSet;
 
 use crate::ast::{Container, Field};
 use crate::attr::{Direction, IndexSpec, Keyed};
 use crate::ctxt::Ctxt;
-use crate::model::{IndexedField, Model, OrderField, default_collection, field_path};
+use crate::model::{IndexedField, Model, OrderField, default_collection, field_path, query_method};
 use crate::suggest::did_you_mean;
 use crate::symbol::*;
 
@@ -22,7 +20,7 @@ pub fn validate<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Option<Model<'a>> {
     if let Some(shard_field) = &shard_field {
         check_shard_field_is_free(cx, cont, shard_field);
     }
-    let indexes = indexed_fields(cx, cont, order.as_ref());
+    let indexes = indexed_fields(cx, cont);
     if cx.has_errors() {
         return None;
     }
@@ -334,24 +332,21 @@ fn value_type(ty: &syn::Type) -> syn::Type {
     ty.clone()
 }
 
-fn indexed_fields<'a>(
-    cx: &Ctxt,
-    cont: &'a Container<'a>,
-    order: Option<&OrderField<'a>>,
-) -> Vec<IndexedField<'a>> {
+fn indexed_fields<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Vec<IndexedField<'a>> {
     let mut indexes = Vec::new();
-    let mut by_method: BTreeMap<String, ()> = BTreeMap::new();
+    let mut by_method: HashSet<String> = HashSet::new();
     let mut by_path: HashSet<String> = HashSet::new();
     for field in &cont.fields {
         let Some(index) = &field.attrs.index else {
             continue;
         };
-        if order.is_some_and(|order| order.ident == field.ident)
-            || cont
-                .attrs
-                .order_by
-                .as_ref()
-                .is_some_and(|o| field.ident == &o.value.value())
+        // By the attribute, not the validated order field, so this is reported even when the
+        // order field itself has an error.
+        if cont
+            .attrs
+            .order_by
+            .as_ref()
+            .is_some_and(|o| field.ident == &o.value.value())
         {
             cx.error_spanned_by(
                 &index.key,
@@ -387,10 +382,8 @@ fn indexed_fields<'a>(
             let mut segments = vec![field.stored_name.clone()];
             segments.extend(nested.iter().map(|ident| ident.unraw().to_string()));
             let path = field_path(segments.iter().map(String::as_str));
-            let method_name = std::iter::once(field.ident.unraw().to_string())
-                .chain(nested.iter().map(|ident| ident.unraw().to_string()))
-                .collect::<Vec<_>>()
-                .join("_");
+            let method = query_method(field.ident, &nested, span);
+            let method_name = method.unraw().to_string();
             let culprit = nested
                 .last()
                 .cloned()
@@ -399,7 +392,7 @@ fn indexed_fields<'a>(
                 cx.error_spanned_by(&culprit, format!("`{path}` is indexed twice"));
                 continue;
             }
-            if by_method.insert(method_name.clone(), ()).is_some() {
+            if !by_method.insert(method_name.clone()) {
                 cx.error_spanned_by(
                     &culprit,
                     format!("two indexed paths would both get the query method `{method_name}`"),
@@ -411,7 +404,7 @@ fn indexed_fields<'a>(
                 nested,
                 path,
                 value_ty,
-                method: format_ident!("{}", method_name, span = span),
+                method,
             });
         }
     }

@@ -78,6 +78,26 @@ fn pluralize(word: &str) -> String {
     }
 }
 
+/// The query method of an indexed path: `exchange`, or `price_currency` for `price.currency`.
+/// Segments lose their `r#` (`price.r#type` → `price_type`); a name that is a keyword is
+/// raw again (`r#type` → `r#type`), so the method can be declared and called.
+pub fn query_method(
+    field: &syn::Ident,
+    nested: &[syn::Ident],
+    span: proc_macro2::Span,
+) -> syn::Ident {
+    let name = std::iter::once(field)
+        .chain(nested)
+        .map(|ident| ident.unraw().to_string())
+        .collect::<Vec<_>>()
+        .join("_");
+    if syn::parse_str::<syn::Ident>(&name).is_ok() {
+        syn::Ident::new(&name, span)
+    } else {
+        syn::Ident::new_raw(&name, span)
+    }
+}
+
 /// A field path segment as Firestore wants it: bare when it is an identifier, else quoted.
 pub fn quote_segment(segment: &str) -> String {
     let mut chars = segment.chars();
@@ -102,9 +122,24 @@ pub fn field_path<'s>(segments: impl IntoIterator<Item = &'s str>) -> String {
         .join(".")
 }
 
+use syn::ext::IdentExt as _;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn method_names_join_segments_and_stay_declarable() {
+        let ident = |name: &str| syn::parse_str::<syn::Ident>(name).unwrap();
+        let method = |field: &str, nested: &[&str]| {
+            let nested: Vec<syn::Ident> = nested.iter().map(|n| ident(n)).collect();
+            query_method(&ident(field), &nested, proc_macro2::Span::call_site()).to_string()
+        };
+        assert_eq!(method("exchange", &[]), "exchange");
+        assert_eq!(method("price", &["currency"]), "price_currency");
+        assert_eq!(method("r#type", &[]), "r#type");
+        assert_eq!(method("price", &["r#type"]), "price_type");
+    }
 
     #[test]
     fn collection_names_are_snake_case_plurals() {

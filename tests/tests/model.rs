@@ -47,3 +47,18 @@ fn attributes_written_by_macros_are_read() {
     assert_eq!(FromMacro::COLLECTION, "from_macro");
     assert_eq!(FromMacro::ORDER_DIRECTION, Direction::Ascending);
 }
+
+/// An indexed field whose name is a keyword gets a raw query method.
+#[derive(serde::Serialize, serde::Deserialize, Sharded)]
+#[sharded(shards = 2, order_by = "at")]
+struct Keyworded {
+    #[sharded(index)]
+    r#type: String,
+    at: i64,
+}
+
+#[test]
+fn keyword_field_names_get_raw_query_methods() {
+    let _query: sharded_runtime::ShardedQuery<Keyworded, 0> = Keyworded::query().r#type("etf");
+    assert_eq!(Keyworded::INDEXED_FIELDS, ["type"]);
+}
