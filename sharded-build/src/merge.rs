@@ -1,7 +1,9 @@
 //! Merges the index plans of the sharded types into a `firestore.indexes.json` document,
 //! keeping every entry the tool does not manage untouched and in place.
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
+use sharded_indexes::{CollectionSpec, Direction, IndexPlan};
 
 use crate::scan::ShardedType;
 
@@ -21,68 +23,39 @@ pub struct Merged {
     pub warnings: Vec<String>,
 }
 
-/// One managed collection, as recorded in the manifest: enough to recognise its entries.
-#[derive(Debug, Clone, PartialEq)]
-struct Managed {
+/// One managed collection, as recorded in the manifest: what its entries are re-planned from,
+/// so the entries of a collection the sources no longer declare are still recognised.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Managed {
+    #[serde(rename = "collectionGroup")]
     collection: String,
     shard_field: String,
     order_field: String,
-    direction: String,
+    direction: Direction,
     indexed_fields: Vec<String>,
 }
 
 impl Managed {
-    fn of(t: &ShardedType) -> Managed {
+    pub(crate) fn of(t: &ShardedType) -> Managed {
         Managed {
             collection: t.collection.clone(),
             shard_field: t.shard_field.clone(),
             order_field: t.order_field.clone(),
-            direction: direction_name(t.direction).to_owned(),
+            direction: t.direction,
             indexed_fields: t.indexed_fields.clone(),
         }
     }
 
-    fn to_json(&self) -> Value {
-        json!({
-            "collectionGroup": self.collection,
-            "shardField": self.shard_field,
-            "orderField": self.order_field,
-            "direction": self.direction,
-            "indexedFields": self.indexed_fields,
-        })
-    }
-
-    fn from_json(value: &Value) -> Option<Managed> {
-        Some(Managed {
-            collection: value.get("collectionGroup")?.as_str()?.to_owned(),
-            shard_field: value.get("shardField")?.as_str()?.to_owned(),
-            order_field: value.get("orderField")?.as_str()?.to_owned(),
-            direction: value.get("direction")?.as_str()?.to_owned(),
-            indexed_fields: value
-                .get("indexedFields")?
-                .as_array()?
-                .iter()
-                .map(|field| field.as_str().map(str::to_owned))
-                .collect::<Option<_>>()?,
-        })
-    }
-
-    /// Is `index` one this entry manages: (shard, field, order) for one of its fields?
-    fn owns_index(&self, index: &Value) -> bool {
-        self.indexed_fields
-            .iter()
-            .any(|field| index_key(index) == index_key(&self.index(field)))
-    }
-
-    fn index(&self, field: &str) -> Value {
-        json!({
-            "collectionGroup": self.collection,
-            "queryScope": "COLLECTION",
-            "fields": [
-                { "fieldPath": self.shard_field, "order": "DESCENDING" },
-                { "fieldPath": field, "order": "ASCENDING" },
-                { "fieldPath": self.order_field, "order": self.direction }
-            ]
+    /// The entries this collection needs, by the plan `Sharded::indexes()` uses too.
+    pub(crate) fn plan(&self) -> IndexPlan {
+        let indexed: Vec<&str> = self.indexed_fields.iter().map(String::as_str).collect();
+        sharded_indexes::plan(&CollectionSpec {
+            collection: &self.collection,
+            shard_field: &self.shard_field,
+            order_field: &self.order_field,
+            direction: self.direction,
+            indexed_fields: &indexed,
         })
     }
 
@@ -94,11 +67,8 @@ impl Managed {
     }
 }
 
-fn direction_name(direction: sharded_indexes::Direction) -> &'static str {
-    match direction {
-        sharded_indexes::Direction::Ascending => "ASCENDING",
-        sharded_indexes::Direction::Descending => "DESCENDING",
-    }
+fn to_json(value: &impl Serialize) -> Value {
+    serde_json::to_value(value).expect("index plans serialize")
 }
 
 fn str_at<'v>(value: &'v Value, key: &str) -> Option<&'v str> {
@@ -146,7 +116,12 @@ pub fn merge(existing: Option<Value>, types: &[ShardedType]) -> Result<Merged, S
         .get(MANIFEST_KEY)
         .and_then(|m| m.get("collections"))
         .and_then(Value::as_array)
-        .map(|entries| entries.iter().filter_map(Managed::from_json).collect())
+        .map(|entries| {
+            entries
+                .iter()
+                .filter_map(|entry| serde_json::from_value(entry.clone()).ok())
+                .collect()
+        })
         .unwrap_or_default();
     let current = managed_collections(types)?;
 
@@ -155,11 +130,15 @@ pub fn merge(existing: Option<Value>, types: &[ShardedType]) -> Result<Merged, S
 
     // Managed indexes stay in place while still wanted, and go when not; the user's stay,
     // unless they defeat sharding; wanted ones not yet present are appended in plan order.
-    let managed = |index: &Value| previous.iter().chain(&current).any(|m| m.owns_index(index));
-    let mut wanted: Vec<Value> = current
+    let owned: Vec<Value> = previous
         .iter()
-        .flat_map(|m| m.indexed_fields.iter().map(|field| m.index(field)))
+        .chain(&current)
+        .flat_map(|m| m.plan().indexes)
+        .map(|index| to_json(&index))
         .collect();
+    let managed = |index: &Value| owned.iter().any(|o| index_key(o) == index_key(index));
+    let plans: Vec<IndexPlan> = current.iter().map(Managed::plan).collect();
+    let mut wanted: Vec<Value> = plans.iter().flat_map(|p| &p.indexes).map(to_json).collect();
     let mut result_indexes = Vec::new();
     for index in indexes.drain(..) {
         let position = wanted
@@ -189,13 +168,10 @@ pub fn merge(existing: Option<Value>, types: &[ShardedType]) -> Result<Merged, S
     result_indexes.extend(wanted);
 
     let managed_override = |o: &Value| previous.iter().chain(&current).any(|m| m.owns_override(o));
-    let mut wanted_overrides: Vec<Value> = current
+    let mut wanted_overrides: Vec<Value> = plans
         .iter()
-        .flat_map(|m| {
-            [&m.order_field, &m.shard_field].map(|field| {
-                json!({ "collectionGroup": m.collection, "fieldPath": field, "indexes": [] })
-            })
-        })
+        .flat_map(|p| &p.field_overrides)
+        .map(to_json)
         .collect();
     let mut result_overrides = Vec::new();
     for field_override in overrides.drain(..) {
@@ -232,7 +208,7 @@ pub fn merge(existing: Option<Value>, types: &[ShardedType]) -> Result<Merged, S
             MANIFEST_KEY.into(),
             json!({
                 "note": "Written by sharded-build: the sharded collections whose indexes and field overrides it manages. The Firebase CLI ignores this key.",
-                "collections": current.iter().map(Managed::to_json).collect::<Vec<_>>(),
+                "collections": current.iter().map(to_json).collect::<Vec<_>>(),
             }),
         );
     }

@@ -21,14 +21,7 @@ pub struct ShardedType {
 impl ShardedType {
     /// Plans this type's indexes with the same function as `Sharded::indexes()`.
     pub fn plan(&self) -> sharded_indexes::IndexPlan {
-        let indexed: Vec<&str> = self.indexed_fields.iter().map(String::as_str).collect();
-        sharded_indexes::plan(&sharded_indexes::CollectionSpec {
-            collection: &self.collection,
-            shard_field: &self.shard_field,
-            order_field: &self.order_field,
-            direction: self.direction,
-            indexed_fields: &indexed,
-        })
+        crate::merge::Managed::of(self).plan()
     }
 }
 
