@@ -227,9 +227,7 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
         let merged = if streams.len() == 1 {
             streams.pop().expect("one stream")
         } else {
-            merge_streams(streams, |a: &Document, b: &Document| {
-                compare_documents(a, b, T::ORDER_FIELD, T::ORDER_DIRECTION)
-            })
+            merge_streams(streams, query_order::<T>)
         };
         let limited = match self.limit {
             Some(limit) => merged.take(limit as usize).boxed(),
@@ -284,9 +282,11 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
         if results.len() == 1 {
             return Ok((results.pop().expect("one result"), stats));
         }
-        let merged = merge_sorted(results, self.limit.map(|limit| limit as usize), |a, b| {
-            compare_documents(a, b, T::ORDER_FIELD, T::ORDER_DIRECTION)
-        });
+        let merged = merge_sorted(
+            results,
+            self.limit.map(|limit| limit as usize),
+            query_order::<T>,
+        );
         Ok((merged, stats))
     }
 
@@ -413,6 +413,11 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
             chunks,
         })
     }
+}
+
+/// The order of `T`'s sharded queries: order field, then document name, in its direction.
+fn query_order<T: Sharded>(a: &Document, b: &Document) -> std::cmp::Ordering {
+    compare_documents(a, b, T::ORDER_FIELD, T::ORDER_DIRECTION)
 }
 
 /// A comparison of a field path with a value.
