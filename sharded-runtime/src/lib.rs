@@ -26,7 +26,8 @@ pub use firestore;
 #[doc(hidden)]
 pub mod __private {
     pub use crate::query::{
-        compare_documents, compare_values, merge_sorted, merge_streams, shard_chunks,
+        compare_documents, compare_references, compare_values, merge_sorted, merge_streams,
+        shard_chunks,
     };
     pub use crate::shard::{WithShard, draw_shard};
     pub use sharded_indexes::Direction;

@@ -20,7 +20,7 @@ use sharded_indexes::Direction;
 
 pub use cursor::Cursor;
 pub use merge::{merge_sorted, merge_streams};
-pub use order::{compare_documents, compare_values};
+pub use order::{compare_documents, compare_references, compare_values};
 
 use crate::{Error, Result, Sharded, Stored};
 

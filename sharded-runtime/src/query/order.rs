@@ -49,8 +49,10 @@ fn compare_types(a: &ValueType, b: &ValueType) -> Ordering {
         (IntegerValue(a), DoubleValue(b)) => compare_int_double(*a, *b),
         (DoubleValue(a), IntegerValue(b)) => compare_int_double(*b, *a).reverse(),
         (TimestampValue(a), TimestampValue(b)) => (a.seconds, a.nanos).cmp(&(b.seconds, b.nanos)),
-        (StringValue(a), StringValue(b)) => a.as_bytes().cmp(b.as_bytes()),
-        (BytesValue(a), BytesValue(b)) => a.cmp(b),
+        (StringValue(a), StringValue(b)) => {
+            indexed_prefix(a.as_bytes()).cmp(indexed_prefix(b.as_bytes()))
+        }
+        (BytesValue(a), BytesValue(b)) => indexed_prefix(a).cmp(indexed_prefix(b)),
         (ReferenceValue(a), ReferenceValue(b)) => compare_references(a, b),
         (GeoPointValue(a), GeoPointValue(b)) => compare_doubles(a.latitude, b.latitude)
             .then_with(|| compare_doubles(a.longitude, b.longitude)),
@@ -72,6 +74,16 @@ fn compare_types(a: &ValueType, b: &ValueType) -> Ordering {
     }
 }
 
+/// How many leading bytes of a string or bytes value Firestore's indexes keep; values equal
+/// in these bytes tie in queries (measured on the emulator in `tests/server_order.rs`).
+pub const INDEXED_VALUE_BYTES: usize = 1500;
+
+/// The part of a string's UTF-8 or a bytes value that queries compare: its first 1,500 bytes,
+/// cut by bytes, even inside a character.
+fn indexed_prefix(bytes: &[u8]) -> &[u8] {
+    &bytes[..bytes.len().min(INDEXED_VALUE_BYTES)]
+}
+
 /// NaN first, then by value; -0.0 equals 0.0.
 fn compare_doubles(a: f64, b: f64) -> Ordering {
     match (a.is_nan(), b.is_nan()) {
@@ -82,15 +94,23 @@ fn compare_doubles(a: f64, b: f64) -> Ordering {
     }
 }
 
+/// An integer against a double by exact numeric value, as the server compares them.
 fn compare_int_double(a: i64, b: f64) -> Ordering {
+    // 2^63: the first double above every i64; -2^63 is i64::MIN exactly.
+    const TWO_63: f64 = 9_223_372_036_854_775_808.0;
     if b.is_nan() {
         return Ordering::Greater;
     }
-    // Exact for |a| < 2^53; beyond, compare as doubles first and break ties exactly.
-    match (a as f64).partial_cmp(&b).unwrap_or(Ordering::Equal) {
-        Ordering::Equal if b.fract() == 0.0 && b.abs() < 9.3e18 => a.cmp(&(b as i64)),
-        other => other,
+    if b >= TWO_63 {
+        return Ordering::Less;
     }
+    if b < -TWO_63 {
+        return Ordering::Greater;
+    }
+    // In range, so the truncation is exact; the fraction breaks a tie of the integer parts.
+    let whole = b.trunc();
+    a.cmp(&(whole as i64))
+        .then_with(|| 0.0_f64.partial_cmp(&(b - whole)).unwrap_or(Ordering::Equal))
 }
 
 fn compare_lists(a: &[Value], b: &[Value]) -> Ordering {
@@ -103,9 +123,33 @@ fn compare_lists(a: &[Value], b: &[Value]) -> Ordering {
     a.len().cmp(&b.len())
 }
 
-/// Document names compare segment by segment.
+/// Document names compare segment by segment: legacy numeric ids (`__id<N>__`, from
+/// Datastore) first, by number, then string ids by UTF-8 bytes.
 pub fn compare_references(a: &str, b: &str) -> Ordering {
-    a.split('/').cmp(b.split('/'))
+    a.split('/')
+        .map(Segment::of)
+        .cmp(b.split('/').map(Segment::of))
+}
+
+/// A name segment as the server orders it; numeric ids sort before every string id.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+enum Segment<'a> {
+    Numeric(i64),
+    Text(&'a str),
+}
+
+impl<'a> Segment<'a> {
+    fn of(segment: &'a str) -> Self {
+        segment
+            .strip_prefix("__id")
+            .and_then(|rest| rest.strip_suffix("__"))
+            .filter(|digits| {
+                let digits = digits.strip_prefix('-').unwrap_or(digits);
+                !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+            })
+            .and_then(|digits| digits.parse().ok())
+            .map_or(Segment::Text(segment), Segment::Numeric)
+    }
 }
 
 /// The position of a document in a sharded query's order: (order field, document name).
