@@ -12,6 +12,7 @@ pub struct ShardedType {
     /// The file it is declared in.
     pub file: PathBuf,
     pub collection: String,
+    /// The shard field's path (quoted where needed), as in the index file.
     pub shard_field: String,
     pub order_field: String,
     pub direction: sharded_indexes::Direction,
@@ -81,7 +82,7 @@ fn read(file: &Path, input: &syn::DeriveInput) -> Option<ShardedType> {
         name: model.ident.to_string(),
         file: file.to_path_buf(),
         collection: model.collection.clone(),
-        shard_field: model.shard_field.clone(),
+        shard_field: model.shard_path.clone(),
         order_field: model.order.path.clone(),
         direction: match model.order.direction {
             Direction::Ascending => sharded_indexes::Direction::Ascending,

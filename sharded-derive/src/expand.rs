@@ -26,11 +26,19 @@ fn expand(model: &Model) -> TokenStream {
     let ident = model.ident;
     let collection = &model.collection;
     let shard_field = &model.shard_field;
+    let shard_path = &model.shard_path;
     let shard_values = &model.shard_values;
     let order_field = &model.order.path;
     let order_ty = model.order.ty;
     let direction = direction(model.order.direction);
     let indexed_fields = model.indexes.iter().map(|index| &index.path);
+    let required_fields = std::iter::once(order_field).chain(
+        model
+            .indexes
+            .iter()
+            .filter(|index| !index.optional)
+            .map(|index| &index.path),
+    );
     let nested_checks = nested_field_checks(model);
     let queries = queries(model);
     wrap(quote! {
@@ -41,10 +49,12 @@ fn expand(model: &Model) -> TokenStream {
         impl ::sharded_runtime::Sharded for #ident {
             const COLLECTION: &'static str = #collection;
             const SHARD_FIELD: &'static str = #shard_field;
+            const SHARD_FIELD_PATH: &'static str = #shard_path;
             const SHARD_VALUES: &'static [&'static str] = &[#(#shard_values),*];
             const ORDER_FIELD: &'static str = #order_field;
             const ORDER_DIRECTION: ::sharded_runtime::__private::Direction = #direction;
             const INDEXED_FIELDS: &'static [&'static str] = &[#(#indexed_fields),*];
+            const REQUIRED_FIELDS: &'static [&'static str] = &[#(#required_fields),*];
             type OrderValue = #order_ty;
         }
     })

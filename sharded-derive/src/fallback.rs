@@ -69,10 +69,12 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
         impl ::sharded_runtime::Sharded for #ident {
             const COLLECTION: &'static str = "";
             const SHARD_FIELD: &'static str = "";
+            const SHARD_FIELD_PATH: &'static str = "";
             const SHARD_VALUES: &'static [&'static str] = &[];
             const ORDER_FIELD: &'static str = "";
             const ORDER_DIRECTION: ::sharded_runtime::__private::Direction = #direction;
             const INDEXED_FIELDS: &'static [&'static str] = &[];
+            const REQUIRED_FIELDS: &'static [&'static str] = &[];
             type OrderValue = #order_ty;
         }
     })

@@ -19,7 +19,7 @@ pub enum Direction {
 pub struct CollectionSpec<'a> {
     /// The collection id.
     pub collection: &'a str,
-    /// The stored name of the shard field.
+    /// The shard field's path: its stored name, backtick-quoted where Firestore needs it.
     pub shard_field: &'a str,
     /// The field path queries order by.
     pub order_field: &'a str,

@@ -28,6 +28,7 @@ pub fn validate<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Option<Model<'a>> {
         ident: cont.ident,
         vis: &cont.input.vis,
         collection: collection?,
+        shard_path: field_path([shard_field.as_deref()?]),
         shard_field: shard_field?,
         shard_values: shard_values?,
         order: order?,
@@ -322,14 +323,19 @@ fn looks_like_time(field: &Field) -> bool {
 
 /// `T` for `Option<T>` (a query compares with a present value), else the type itself.
 fn value_type(ty: &syn::Type) -> syn::Type {
+    option_inner(ty).unwrap_or(ty).clone()
+}
+
+/// `T` of `Option<T>`.
+fn option_inner(ty: &syn::Type) -> Option<&syn::Type> {
     if let Some((segment, _)) = last_segment(ty)
         && segment.ident == "Option"
         && let syn::PathArguments::AngleBracketed(args) = &segment.arguments
         && let Some(syn::GenericArgument::Type(inner)) = args.args.first()
     {
-        return inner.clone();
+        return Some(inner);
     }
-    ty.clone()
+    None
 }
 
 fn indexed_fields<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Vec<IndexedField<'a>> {
@@ -371,14 +377,23 @@ fn indexed_fields<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Vec<IndexedField<'a
             );
             continue;
         }
-        let entries: Vec<(Vec<syn::Ident>, syn::Type, proc_macro2::Span)> = match &index.value {
-            IndexSpec::Field => vec![(Vec::new(), value_type(field.ty), field.ident.span())],
+        let entries: Vec<(Vec<syn::Ident>, syn::Type, bool, proc_macro2::Span)> = match &index.value
+        {
+            IndexSpec::Field => vec![(
+                Vec::new(),
+                value_type(field.ty),
+                option_inner(field.ty).is_some(),
+                field.ident.span(),
+            )],
             IndexSpec::Nested(nested) => nested
                 .iter()
-                .map(|n| (n.path.clone(), n.ty.clone(), n.path[0].span()))
+                .map(|n| {
+                    let optional = option_inner(&n.ty).is_some();
+                    (n.path.clone(), n.ty.clone(), optional, n.path[0].span())
+                })
                 .collect(),
         };
-        for (nested, value_ty, span) in entries {
+        for (nested, value_ty, optional, span) in entries {
             let mut segments = vec![field.stored_name.clone()];
             segments.extend(nested.iter().map(|ident| ident.unraw().to_string()));
             let path = field_path(segments.iter().map(String::as_str));
@@ -405,6 +420,7 @@ fn indexed_fields<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Vec<IndexedField<'a
                 path,
                 value_ty,
                 method,
+                optional,
             });
         }
     }

@@ -12,6 +12,8 @@ pub struct Model<'a> {
     pub collection: String,
     /// The stored name of the shard field.
     pub shard_field: String,
+    /// The shard field as a field path: its name, backtick-quoted where Firestore needs it.
+    pub shard_path: String,
     /// The values the shard field takes, drawn uniformly at random per write.
     pub shard_values: Vec<String>,
     pub order: OrderField<'a>,
@@ -42,6 +44,8 @@ pub struct IndexedField<'a> {
     pub value_ty: syn::Type,
     /// The name of the query method, e.g. `exchange` or `price_currency`.
     pub method: syn::Ident,
+    /// The Rust field is an `Option`: `None` is not stored, so a written document may lack it.
+    pub optional: bool,
 }
 
 /// `Instrument` → `instruments`, `PriceTick` → `price_ticks`: the snake_case plural.

@@ -1,20 +1,28 @@
 use std::marker::PhantomData;
 
-use firestore::gcloud_sdk::google::firestore::v1::Document;
+use firestore::errors::FirestoreError;
+use firestore::gcloud_sdk::google::firestore::v1::{Document, Write, write::Operation};
 use firestore::{
     FirestoreBatch, FirestoreBatchWriter, FirestoreDb, FirestoreWritePrecondition,
     firestore_document_from_serializable,
 };
 
+use crate::document_id::check_document_id;
+use crate::query::order::field_value;
 use crate::shard::{WithShard, draw_shard};
 use crate::stored::{Stored, document_id};
-use crate::{Result, Sharded};
+use crate::{Error, Result, Sharded};
 
 /// Writes and reads of one sharded collection. Get one with
 /// [`Sharded::collection`](crate::Sharded::collection).
 ///
 /// Every write stores the document's fields plus the shard field, drawn uniformly at random
-/// from the type's shard values as the document is serialized. Reads return the user's type.
+/// from the type's shard values as the document is serialized, so every write re-draws the
+/// shard. Before anything is sent, each write checks its id (see [`check_document_id`]) and
+/// that the serialized document holds the order field and every non-optional indexed path
+/// ([`Error::FieldNotWritten`] otherwise). Reads return the user's type.
+///
+/// [`check_document_id`]: crate::check_document_id
 pub struct ShardedCollection<'db, T> {
     db: &'db FirestoreDb,
     marker: PhantomData<fn() -> T>,
@@ -52,6 +60,7 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
 
     /// Creates the document `id`; fails if it exists.
     pub async fn insert_with_id(&self, id: &str, document: &T) -> Result<()> {
+        check_document_id(id)?;
         self.db
             .fluent()
             .insert()
@@ -80,6 +89,7 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
         document: &T,
         precondition: Option<FirestoreWritePrecondition>,
     ) -> Result<()> {
+        check_document_id(id)?;
         let update = self.db.fluent().update().in_col(T::COLLECTION);
         let update = match precondition {
             Some(precondition) => update.precondition(precondition),
@@ -93,24 +103,23 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
     }
 
     /// Queues a create-or-replace of the document `id` in `batch` (a Firestore batch write
-    /// cannot create documents with generated ids). The shard is drawn now.
+    /// cannot create documents with generated ids). The shard is drawn and the document
+    /// checked now; on an error nothing is queued.
     pub fn upsert_in<W: FirestoreBatchWriter>(
         &self,
         batch: &mut FirestoreBatch<'_, W>,
         id: &str,
         document: &T,
     ) -> Result<()> {
-        let with_shard = WithShard {
-            document,
-            field: T::SHARD_FIELD,
-            shard: draw_shard(T::SHARD_VALUES),
-        };
-        batch.update_object(T::COLLECTION, id, &with_shard, None, None, Vec::new())?;
+        check_document_id(id)?;
+        let document = serialize(document, &self.document_name(id))?;
+        batch.add(Upsert(document))?;
         Ok(())
     }
 
     /// The document `id`, if it exists.
     pub async fn get(&self, id: &str) -> Result<Option<T>> {
+        check_document_id(id)?;
         Ok(self
             .db
             .fluent()
@@ -123,6 +132,7 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
 
     /// The document `id` with its id and shard, if it exists.
     pub async fn get_stored(&self, id: &str) -> Result<Option<Stored<T>>> {
+        check_document_id(id)?;
         let document = self
             .db
             .fluent()
@@ -135,6 +145,7 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
 
     /// Deletes the document `id`; deleting a missing document succeeds.
     pub async fn delete(&self, id: &str) -> Result<()> {
+        check_document_id(id)?;
         self.db
             .fluent()
             .delete()
@@ -150,12 +161,41 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
     }
 }
 
-/// `document` as a Firestore document named `name`, with a freshly drawn shard.
+/// `document` as a Firestore document named `name`, with a freshly drawn shard, checked to
+/// hold every field sharded queries need.
 pub fn serialize<T: Sharded>(document: &T, name: &str) -> Result<Document> {
     let with_shard = WithShard {
         document,
         field: T::SHARD_FIELD,
         shard: draw_shard(T::SHARD_VALUES),
     };
-    Ok(firestore_document_from_serializable(name, &with_shard)?)
+    let document = firestore_document_from_serializable(name, &with_shard)?;
+    check_written::<T>(&document)?;
+    Ok(document)
+}
+
+/// The write guard: a document without its order field or a required indexed path would be
+/// stored and then never returned by a sharded query.
+fn check_written<T: Sharded>(document: &Document) -> Result<()> {
+    match T::REQUIRED_FIELDS
+        .iter()
+        .find(|path| field_value(document, path).is_none())
+    {
+        Some(path) => Err(Error::FieldNotWritten { path }),
+        None => Ok(()),
+    }
+}
+
+/// A serialized, checked document queued as a batch upsert.
+struct Upsert(Document);
+
+impl TryInto<Write> for Upsert {
+    type Error = FirestoreError;
+
+    fn try_into(self) -> std::result::Result<Write, FirestoreError> {
+        Ok(Write {
+            operation: Some(Operation::Update(self.0)),
+            ..Default::default()
+        })
+    }
 }

@@ -19,6 +19,24 @@ pub enum Error {
     /// A cursor that cannot be used with this query; nothing was sent.
     #[error("invalid cursor: {0}")]
     InvalidCursor(String),
+    /// A document id Firestore would reject or misplace; nothing was sent.
+    #[error("invalid document id `{id}`: {reason}")]
+    InvalidDocumentId {
+        /// The id given.
+        id: String,
+        /// Which rule it breaks.
+        reason: &'static str,
+    },
+    /// A document to write lacks a field that sharded queries filter or order on, so it would
+    /// silently drop out of them (a `#[serde(into)]`, a hand-written `Serialize`, or a stored
+    /// name other than the one the derive read); nothing was sent.
+    #[error(
+        "the document to write has no `{path}`, which sharded queries filter or order on; it would drop out of them"
+    )]
+    FieldNotWritten {
+        /// The stored field path it lacks.
+        path: &'static str,
+    },
     /// A query Firestore would reject; nothing was sent.
     #[error("invalid query: {0}")]
     InvalidQuery(String),

@@ -2,6 +2,7 @@
 #![warn(missing_docs, missing_debug_implementations)]
 
 mod collection;
+mod document_id;
 mod error;
 mod query;
 mod shard;
@@ -12,8 +13,11 @@ mod stored;
 pub mod emulator;
 
 pub use collection::ShardedCollection;
+pub use document_id::check_document_id;
 pub use error::{Error, Result};
-pub use query::{Cursor, MAX_DISJUNCTIONS, Page, QueryStats, ShardedQuery};
+pub use query::{
+    Cursor, MAX_DISJUNCTIONS, MAX_FILTER_VALUE_BYTES, MAX_LIMIT, Page, QueryStats, ShardedQuery,
+};
 pub use sharded::Sharded;
 pub use sharded_derive::Sharded;
 pub use sharded_indexes::{CollectionSpec, CompositeIndex, Direction, FieldOverride, IndexPlan};

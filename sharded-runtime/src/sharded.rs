@@ -14,6 +14,9 @@ pub trait Sharded: Serialize + DeserializeOwned + Send + Sync + 'static {
     const COLLECTION: &'static str;
     /// The stored name of the shard field.
     const SHARD_FIELD: &'static str;
+    /// The shard field as a field path, backtick-quoted where Firestore needs it
+    /// (`` `shard-id` ``): what queries and indexes name.
+    const SHARD_FIELD_PATH: &'static str;
     /// The values the shard field takes; one is drawn uniformly at random for every write.
     const SHARD_VALUES: &'static [&'static str];
     /// The stored field path that sharded queries order by.
@@ -22,6 +25,9 @@ pub trait Sharded: Serialize + DeserializeOwned + Send + Sync + 'static {
     const ORDER_DIRECTION: Direction;
     /// The stored field paths with a typed equality query, in declaration order.
     const INDEXED_FIELDS: &'static [&'static str];
+    /// The stored field paths every written document must hold: the order field and each
+    /// indexed path whose Rust field is not an `Option`. Writes check them before sending.
+    const REQUIRED_FIELDS: &'static [&'static str];
     /// The Rust type of the order field: what range bounds on it are given as.
     type OrderValue: Serialize + Send + Sync;
 
@@ -29,7 +35,7 @@ pub trait Sharded: Serialize + DeserializeOwned + Send + Sync + 'static {
     fn spec() -> CollectionSpec<'static> {
         CollectionSpec {
             collection: Self::COLLECTION,
-            shard_field: Self::SHARD_FIELD,
+            shard_field: Self::SHARD_FIELD_PATH,
             order_field: Self::ORDER_FIELD,
             direction: Self::ORDER_DIRECTION,
             indexed_fields: Self::INDEXED_FIELDS,

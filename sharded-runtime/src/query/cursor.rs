@@ -10,7 +10,8 @@ use firestore::gcloud_sdk::google::firestore::v1::{Document, Value, value::Value
 use firestore::gcloud_sdk::prost_types::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use crate::query::order::field_value;
+use crate::document_id::check_document_id;
+use crate::query::order::{field_value, is_legacy_numeric_id};
 use crate::stored::document_id;
 use crate::{Error, Result, Sharded};
 
@@ -43,8 +44,9 @@ enum TokenValue {
     Timestamp(i64, i32),
     #[serde(rename = "i")]
     Integer(i64),
-    #[serde(rename = "d")]
-    Double(f64),
+    /// The double's bits: exact for NaN, ±infinity and -0.0, which JSON numbers cannot hold.
+    #[serde(rename = "f")]
+    Double(u64),
     #[serde(rename = "s")]
     String(String),
     #[serde(rename = "b")]
@@ -83,7 +85,7 @@ impl<T: Sharded, const INDEX: usize> Cursor<T, INDEX> {
         let v = match &self.order_value.value_type {
             Some(ValueType::TimestampValue(ts)) => TokenValue::Timestamp(ts.seconds, ts.nanos),
             Some(ValueType::IntegerValue(i)) => TokenValue::Integer(*i),
-            Some(ValueType::DoubleValue(d)) => TokenValue::Double(*d),
+            Some(ValueType::DoubleValue(d)) => TokenValue::Double(d.to_bits()),
             Some(ValueType::StringValue(s)) => TokenValue::String(s.clone()),
             Some(ValueType::BooleanValue(b)) => TokenValue::Boolean(*b),
             Some(ValueType::BytesValue(b)) => TokenValue::Bytes(URL_SAFE_NO_PAD.encode(b)),
@@ -114,15 +116,17 @@ impl<T: Sharded, const INDEX: usize> Cursor<T, INDEX> {
                 Self::query_tag()
             )));
         }
-        if token.id.is_empty() || token.id.contains('/') {
-            return Err(invalid("not a document id"));
+        // Ids the server returns include legacy numeric ids, which writes may not use.
+        if !is_legacy_numeric_id(&token.id) {
+            check_document_id(&token.id)
+                .map_err(|error| Error::InvalidCursor(error.to_string()))?;
         }
         let value_type = match token.v {
             TokenValue::Timestamp(seconds, nanos) => {
                 ValueType::TimestampValue(Timestamp { seconds, nanos })
             }
             TokenValue::Integer(i) => ValueType::IntegerValue(i),
-            TokenValue::Double(d) => ValueType::DoubleValue(d),
+            TokenValue::Double(bits) => ValueType::DoubleValue(f64::from_bits(bits)),
             TokenValue::String(s) => ValueType::StringValue(s),
             TokenValue::Boolean(b) => ValueType::BooleanValue(b),
             TokenValue::Bytes(b) => ValueType::BytesValue(

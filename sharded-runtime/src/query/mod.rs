@@ -3,7 +3,7 @@
 
 mod cursor;
 mod merge;
-mod order;
+pub(crate) mod order;
 
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
@@ -158,7 +158,8 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
         self
     }
 
-    /// At most `limit` documents (per page, with [`fetch_page`](Self::fetch_page)).
+    /// At most `limit` documents (per page, with [`fetch_page`](Self::fetch_page)); at most
+    /// [`MAX_LIMIT`], checked before sending.
     pub fn limit(mut self, limit: u32) -> Self {
         self.limit = Some(limit);
         self
@@ -316,7 +317,7 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
     fn filter(&self, prepared: &Prepared, chunk: &[&str]) -> FirestoreQueryFilter {
         let shards: Vec<&str> = chunk.to_vec();
         let mut filters = vec![compare(FirestoreQueryFilterCompare::In(
-            T::SHARD_FIELD.to_owned(),
+            T::SHARD_FIELD_PATH.to_owned(),
             <FirestoreValue as From<Vec<&str>>>::from(shards),
         ))];
         filters.extend(prepared.filters.iter().cloned());
@@ -335,10 +336,18 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
         if T::SHARD_VALUES.is_empty() {
             return Err(invalid(format!("`{}` has no shard values", T::COLLECTION)));
         }
-        if self.limit == Some(0) {
-            return Err(invalid(
-                "`limit(0)` asks for nothing; Firestore rejects it".into(),
-            ));
+        match self.limit {
+            Some(0) => {
+                return Err(invalid(
+                    "`limit(0)` asks for nothing; Firestore rejects it".into(),
+                ));
+            }
+            Some(limit) if limit > MAX_LIMIT => {
+                return Err(invalid(format!(
+                    "`limit({limit})` is more than Firestore's largest limit, {MAX_LIMIT}"
+                )));
+            }
+            _ => {}
         }
         let chunks = shard_chunks(T::SHARD_VALUES);
         if let Some(chunk) = chunks.iter().find(|chunk| chunk.len() > MAX_DISJUNCTIONS) {
@@ -348,6 +357,7 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
             )));
         }
         let value = self.value.clone().map_err(invalid)?;
+        check_filter_value(field, &value)?;
         let mut filters = vec![compare(FirestoreQueryFilterCompare::Equal(
             field.to_owned(),
             FirestoreValue { value },
@@ -369,9 +379,9 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
                 Bound::Excluded(value) => (exclusive, value),
                 Bound::Unbounded => continue,
             };
-            let value = FirestoreValue {
-                value: value.clone().map_err(invalid)?,
-            };
+            let value = value.clone().map_err(invalid)?;
+            check_filter_value(T::ORDER_FIELD, &value)?;
+            let value = FirestoreValue { value };
             filters.push(compare(compare_with(order.clone(), value)));
         }
         let direction = match T::ORDER_DIRECTION {
@@ -413,6 +423,41 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
             chunks,
         })
     }
+}
+
+/// Firestore's largest query limit (an `int32`).
+pub const MAX_LIMIT: u32 = i32::MAX as u32;
+
+/// The longest string or bytes value a filter may compare with: the server refuses 1,500
+/// bytes and more ("too large to be used in a query"; measured in `tests/server_order.rs`).
+pub const MAX_FILTER_VALUE_BYTES: usize = order::INDEXED_VALUE_BYTES - 1;
+
+/// Refuses, before sending, a filter value the server would reject as too large; values
+/// inside arrays and maps count too.
+fn check_filter_value(path: &str, value: &Value) -> Result<()> {
+    let too_long = match &value.value_type {
+        Some(ValueType::StringValue(s)) => s.len() > MAX_FILTER_VALUE_BYTES,
+        Some(ValueType::BytesValue(b)) => b.len() > MAX_FILTER_VALUE_BYTES,
+        Some(ValueType::ArrayValue(array)) => {
+            return array
+                .values
+                .iter()
+                .try_for_each(|v| check_filter_value(path, v));
+        }
+        Some(ValueType::MapValue(map)) => {
+            return map
+                .fields
+                .values()
+                .try_for_each(|v| check_filter_value(path, v));
+        }
+        _ => false,
+    };
+    if too_long {
+        return Err(Error::InvalidQuery(format!(
+            "a value compared with `{path}` is longer than {MAX_FILTER_VALUE_BYTES} bytes, which Firestore refuses in a query (it indexes only the first 1,500 bytes)"
+        )));
+    }
+    Ok(())
 }
 
 /// The order of `T`'s sharded queries: order field, then document name, in its direction.

@@ -131,6 +131,11 @@ pub fn compare_references(a: &str, b: &str) -> Ordering {
         .cmp(b.split('/').map(Segment::of))
 }
 
+/// `__id<N>__`: a numeric id imported from Datastore.
+pub fn is_legacy_numeric_id(id: &str) -> bool {
+    matches!(Segment::of(id), Segment::Numeric(_))
+}
+
 /// A name segment as the server orders it; numeric ids sort before every string id.
 #[derive(PartialEq, Eq, PartialOrd, Ord)]
 enum Segment<'a> {

@@ -1,0 +1,69 @@
+//! Firestore's rules for document ids, checked before anything is sent.
+
+use crate::{Error, Result};
+
+/// The longest document id Firestore accepts, in bytes.
+pub const MAX_DOCUMENT_ID_BYTES: usize = 1500;
+
+/// Checks `id` against Firestore's rules for a document id in this collection: not empty, at
+/// most 1,500 bytes, no `/` (which would name a document in a subcollection that no sharded
+/// query reads), not `.` or `..`, and not of the reserved form `__…__`.
+pub fn check_document_id(id: &str) -> Result<()> {
+    let reason = if id.is_empty() {
+        "a document id cannot be empty"
+    } else if id.len() > MAX_DOCUMENT_ID_BYTES {
+        "a document id is at most 1,500 bytes"
+    } else if id.contains('/') {
+        "a document id cannot contain `/`: it would name a document in a subcollection, which no sharded query reads"
+    } else if id == "." || id == ".." {
+        "a document id cannot be `.` or `..`"
+    } else if id.len() >= 4 && id.starts_with("__") && id.ends_with("__") {
+        "ids of the form `__…__` are reserved by Firestore"
+    } else {
+        return Ok(());
+    };
+    Err(Error::InvalidDocumentId {
+        id: id.to_owned(),
+        reason,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_follow_firestores_rules() {
+        for ok in [
+            "a",
+            "gen-0001",
+            "é",
+            "_",
+            "__",
+            "___",
+            "a__",
+            "__a",
+            ".a",
+            "...",
+            &"x".repeat(1500),
+        ] {
+            assert!(check_document_id(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "",
+            "a/b",
+            "/",
+            ".",
+            "..",
+            "__x__",
+            "____",
+            "__id5__",
+            &"x".repeat(1501),
+        ] {
+            assert!(
+                matches!(check_document_id(bad), Err(Error::InvalidDocumentId { .. })),
+                "{bad}"
+            );
+        }
+    }
+}
