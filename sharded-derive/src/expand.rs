@@ -31,6 +31,9 @@ fn expand(model: &Model) -> TokenStream {
     let order_field = &model.order.path;
     let order_ty = model.order.ty;
     let direction = direction(model.order.direction);
+    // Spanned on the user's type, so a type that is not an `OrderKey` is reported there.
+    let order_value =
+        quote::quote_spanned!(syn::spanned::Spanned::span(order_ty)=> type OrderValue = #order_ty;);
     let indexed_fields = model.indexes.iter().map(|index| &index.path);
     let required_fields = std::iter::once(order_field).chain(
         model
@@ -55,7 +58,7 @@ fn expand(model: &Model) -> TokenStream {
             const ORDER_DIRECTION: ::sharded_runtime::__private::Direction = #direction;
             const INDEXED_FIELDS: &'static [&'static str] = &[#(#indexed_fields),*];
             const REQUIRED_FIELDS: &'static [&'static str] = &[#(#required_fields),*];
-            type OrderValue = #order_ty;
+            #order_value
         }
     })
 }

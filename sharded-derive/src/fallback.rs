@@ -22,11 +22,17 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
         .order_by
         .as_ref()
         .and_then(|order_by| container.field(&order_by.value.value()))
+        // A serde adapter on the order field is reported already; its type is beside the point.
+        .filter(|field| field.serde.custom.is_none())
         .map_or_else(
-            || quote!(()),
+            || {
+                quote!(
+                    type OrderValue = ::sharded_runtime::__private::NoOrderField;
+                )
+            },
             |field| {
                 let ty = field.ty;
-                quote!(#ty)
+                quote::quote_spanned!(syn::spanned::Spanned::span(ty)=> type OrderValue = #ty;)
             },
         );
     let direction = direction(sharded_internals::Direction::Descending);
@@ -75,7 +81,7 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
             const ORDER_DIRECTION: ::sharded_runtime::__private::Direction = #direction;
             const INDEXED_FIELDS: &'static [&'static str] = &[];
             const REQUIRED_FIELDS: &'static [&'static str] = &[];
-            type OrderValue = #order_ty;
+            #order_ty
         }
     })
 }

@@ -70,6 +70,8 @@ pub struct SerdeContainer {
     pub rename_all: Option<RenameRule>,
     pub deny_unknown_fields: Option<syn::Path>,
     pub transparent: Option<syn::Path>,
+    /// `into = "Other"`: the struct is stored as another type, whose names sharded cannot see.
+    pub into: Option<syn::Path>,
 }
 
 /// What serde says about a field.
@@ -79,8 +81,9 @@ pub struct SerdeField {
     /// `skip`, `skip_serializing` or `skip_serializing_if`: the field may be absent when stored.
     pub skipped: Option<syn::Path>,
     pub flatten: Option<syn::Path>,
-    /// `with` or `serialize_with`: the user chose how the value is stored.
-    pub serialize_with: Option<syn::Path>,
+    /// `with`, `serialize_with`, `deserialize_with` or `getter`: a serde adapter decides how
+    /// the value is stored or read.
+    pub custom: Option<syn::Path>,
 }
 
 impl ContainerAttrs {
@@ -208,6 +211,9 @@ impl SerdeContainer {
                     out.deny_unknown_fields = Some(meta.path.clone());
                 } else if meta.path.is_ident(TRANSPARENT) {
                     out.transparent = Some(meta.path.clone());
+                } else if meta.path.is_ident(INTO) {
+                    out.into = Some(meta.path.clone());
+                    skip_value(&meta)?;
                 } else {
                     skip_value(&meta)?;
                 }
@@ -235,8 +241,11 @@ impl SerdeField {
                     skip_value(&meta)?;
                 } else if meta.path.is_ident(FLATTEN) {
                     out.flatten = Some(meta.path.clone());
-                } else if meta.path.is_ident(WITH) || meta.path.is_ident(SERIALIZE_WITH) {
-                    out.serialize_with = Some(meta.path.clone());
+                } else if [WITH, SERIALIZE_WITH, DESERIALIZE_WITH, GETTER]
+                    .iter()
+                    .any(|key| meta.path.is_ident(key))
+                {
+                    out.custom.get_or_insert_with(|| meta.path.clone());
                     skip_value(&meta)?;
                 } else {
                     skip_value(&meta)?;

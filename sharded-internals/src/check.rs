@@ -50,6 +50,12 @@ fn check_shape(cx: &Ctxt, cont: &Container) {
             "a `#[serde(transparent)]` struct is not stored as a document; `Sharded` needs a struct of named fields",
         );
     }
+    if let Some(path) = &cont.serde.into {
+        cx.error_spanned_by(
+            path,
+            "`#[serde(into = ...)]` stores another type, whose field names sharded cannot see, so its queries and indexes could name fields that are never stored; derive `Sharded` on the type that is stored",
+        );
+    }
     if let Some(path) = &cont.serde.deny_unknown_fields {
         cx.error_spanned_by(
             path,
@@ -250,8 +256,13 @@ fn order_field<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Option<OrderField<'a>>
         );
         ok = false;
     }
-    if let Some(problem) = unorderable(field) {
-        cx.error_spanned_by(field.ty, problem);
+    if !check_plain_serde(
+        cx,
+        field,
+        "the order field",
+        "range bounds and cursors",
+        "for a timestamp, use `FirestoreTimestamp`, which is stored as one without an adapter",
+    ) {
         ok = false;
     }
     ok.then(|| OrderField {
@@ -262,38 +273,24 @@ fn order_field<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Option<OrderField<'a>>
     })
 }
 
-/// Why Firestore cannot meaningfully order by this field's type, if it cannot.
-fn unorderable(field: &Field) -> Option<String> {
-    let ty = field.ty;
-    match ty {
-        syn::Type::Array(_) | syn::Type::Slice(_) => {
-            return Some("Firestore cannot meaningfully order by an array; order by a scalar such as `FirestoreTimestamp`".into());
-        }
-        syn::Type::Tuple(_) => {
-            return Some("a tuple is stored as an array, which Firestore cannot meaningfully order by; order by a scalar such as `FirestoreTimestamp`".into());
-        }
-        _ => {}
-    }
-    let (segment, path) = last_segment(ty)?;
-    let name = segment.ident.to_string();
-    match name.as_str() {
-        "Option" => Some(
-            "the order field cannot be an `Option`: `None` is not stored, so the document would drop out of every sharded query"
-                .into(),
+/// A field sharded compares with values it serializes itself must be stored as its plain
+/// type: a serde adapter would store one form and query with another. `false` if reported.
+fn check_plain_serde(cx: &Ctxt, field: &Field, role: &str, values: &str, fix: &str) -> bool {
+    let Some(path) = &field.serde.custom else {
+        return true;
+    };
+    let attr = quote::ToTokens::to_token_stream(path).to_string();
+    cx.error_spanned_by(
+        path,
+        format!(
+            "`{}` is {role}, so it cannot use `#[serde({attr} = ...)]`: sharded serializes {values} as the plain `{}`, which would not match what the adapter stores; remove the attribute; {fix}",
+            field.ident,
+            quote::ToTokens::to_token_stream(field.ty)
+                .to_string()
+                .replace(' ', ""),
         ),
-        "Vec" | "VecDeque" | "LinkedList" | "HashSet" | "BTreeSet" | "IndexSet" | "BinaryHeap" => Some(format!(
-            "`{name}` is stored as an array, which Firestore cannot meaningfully order by; order by a scalar such as `FirestoreTimestamp`"
-        )),
-        "HashMap" | "BTreeMap" | "IndexMap" => Some(format!(
-            "`{name}` is stored as a map, which Firestore cannot meaningfully order by; order by a scalar such as `FirestoreTimestamp`"
-        )),
-        "DateTime" if field.serde.serialize_with.is_none()
-            && (path.iter().any(|s| s.ident == "chrono") || !segment.arguments.is_empty()) => Some(
-            "the firestore crate stores a `chrono::DateTime` as a string, which sorts apart from real timestamps; use `firestore::FirestoreTimestamp` instead"
-                .into(),
-        ),
-        _ => None,
-    }
+    );
+    false
 }
 
 fn last_segment(ty: &syn::Type) -> Option<(&syn::PathSegment, Vec<&syn::PathSegment>)> {
@@ -375,6 +372,15 @@ fn indexed_fields<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Vec<IndexedField<'a
                 &index.key,
                 format!("`{}` is {what} (`{}`), so it is not stored under its own name and cannot be queried", field.ident, quote::ToTokens::to_token_stream(path)),
             );
+            continue;
+        }
+        if !check_plain_serde(
+            cx,
+            field,
+            "an indexed field",
+            "query values",
+            "store the value as its plain type",
+        ) {
             continue;
         }
         let entries: Vec<(Vec<syn::Ident>, syn::Type, bool, proc_macro2::Span)> = match &index.value

@@ -41,6 +41,9 @@ pub const SKIP_SERIALIZING_IF: &str = "skip_serializing_if";
 pub const FLATTEN: &str = "flatten";
 pub const WITH: &str = "with";
 pub const SERIALIZE_WITH: &str = "serialize_with";
+pub const DESERIALIZE_WITH: &str = "deserialize_with";
+pub const GETTER: &str = "getter";
+pub const INTO: &str = "into";
 pub const DENY_UNKNOWN_FIELDS: &str = "deny_unknown_fields";
 pub const TRANSPARENT: &str = "transparent";
 

@@ -4,6 +4,7 @@
 mod collection;
 mod document_id;
 mod error;
+mod order_key;
 mod query;
 mod shard;
 mod sharded;
@@ -15,6 +16,7 @@ pub mod emulator;
 pub use collection::ShardedCollection;
 pub use document_id::check_document_id;
 pub use error::{Error, Result};
+pub use order_key::OrderKey;
 pub use query::{
     Cursor, MAX_DISJUNCTIONS, MAX_FILTER_VALUE_BYTES, MAX_LIMIT, Page, QueryStats, ShardedQuery,
 };
@@ -29,6 +31,7 @@ pub use firestore;
 /// What generated code names. Not a public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::order_key::NoOrderField;
     pub use crate::query::{
         compare_documents, compare_references, compare_values, merge_sorted, merge_streams,
         shard_chunks,

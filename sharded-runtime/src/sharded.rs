@@ -2,6 +2,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use sharded_indexes::{CollectionSpec, Direction, IndexPlan};
 
+use crate::OrderKey;
 use crate::collection::ShardedCollection;
 
 /// A document type stored in a sharded collection. Implemented by `#[derive(Sharded)]`; see the
@@ -28,8 +29,9 @@ pub trait Sharded: Serialize + DeserializeOwned + Send + Sync + 'static {
     /// The stored field paths every written document must hold: the order field and each
     /// indexed path whose Rust field is not an `Option`. Writes check them before sending.
     const REQUIRED_FIELDS: &'static [&'static str];
-    /// The Rust type of the order field: what range bounds on it are given as.
-    type OrderValue: Serialize + Send + Sync;
+    /// The Rust type of the order field: what range bounds on it are given as. Its
+    /// [`OrderKey`] bound is what keeps types that would mis-sort out of `order_by`.
+    type OrderValue: OrderKey;
 
     /// The description the index plan is made from.
     fn spec() -> CollectionSpec<'static> {

@@ -1,0 +1,78 @@
+//! Which Rust types a sharded collection can order by.
+
+use std::fmt::Debug;
+
+use serde::Serialize;
+
+/// A type whose stored Firestore value orders the way sharded's merge of chunk queries orders
+/// it, so that a sharded query can return exactly what the unsharded query returns. The derive
+/// requires it of the `order_by` field's type: a type alias, a wrapper or a user struct that
+/// does not implement it is a compile error on that field's type.
+///
+/// Implemented for the types whose stored value is a scalar Firestore can range over:
+///
+/// | Rust type | stored as |
+/// |---|---|
+/// | [`FirestoreTimestamp`](firestore::FirestoreTimestamp), [`SystemTime`](std::time::SystemTime) | a timestamp (microseconds) |
+/// | `i8`, `i16`, `i32`, `i64`, `isize`, `u8`, `u16`, `u32` | an integer |
+/// | `f32`, `f64` | a double (NaN sorts first, `-0.0` equals `0.0`) |
+/// | `String`, `char` | a string, ordered by its first 1,500 UTF-8 bytes, as Firestore does |
+/// | `bool` | a boolean |
+///
+/// Not implemented, because the stored value would mis-sort or could not be ranged over:
+/// `u64`/`usize` (values above `i64::MAX` are stored wrapped to negative numbers), `Option`
+/// (`None` is not stored, so the document would drop out of every query), `chrono::DateTime`
+/// and `FirestoreInstant` without a serde adapter (stored as RFC 3339 strings, which sort
+/// wrongly when fraction digits differ), collections, maps and structs.
+///
+/// A newtype may implement it when it serializes exactly as one of the types above (for
+/// example `#[serde(transparent)] struct Millis(i64);`):
+///
+/// ```
+/// # use serde::{Deserialize, Serialize};
+/// #[derive(Clone, Debug, Serialize, Deserialize)]
+/// #[serde(transparent)]
+/// struct Millis(i64);
+///
+/// impl sharded_runtime::OrderKey for Millis {}
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be the order field of a sharded collection",
+    label = "its stored Firestore value does not order like a sharded query's merge orders it",
+    note = "order by `FirestoreTimestamp`, `SystemTime`, an integer that fits `i64`, `f64`, `String` or `bool`",
+    note = "`Option` is not stored when `None`, `u64` wraps above `i64::MAX`, `chrono::DateTime` and `FirestoreInstant` are stored as strings, and collections, maps and structs cannot be ranged over",
+    note = "a newtype that serializes exactly as one of those types can `impl sharded_runtime::OrderKey`"
+)]
+pub trait OrderKey: Serialize + Clone + Debug + Send + Sync + 'static {}
+
+macro_rules! order_keys {
+    ($($ty:ty),* $(,)?) => {
+        $(impl OrderKey for $ty {})*
+    };
+}
+
+order_keys!(
+    firestore::FirestoreTimestamp,
+    std::time::SystemTime,
+    i8,
+    i16,
+    i32,
+    i64,
+    isize,
+    u8,
+    u16,
+    u32,
+    f32,
+    f64,
+    String,
+    char,
+    bool,
+);
+
+/// The order value of a type whose `order_by` did not validate: its error is reported, and
+/// this keeps the rest of the user's code type-checking.
+#[doc(hidden)]
+#[derive(Clone, Debug, Serialize)]
+pub struct NoOrderField;
+
+impl OrderKey for NoOrderField {}
