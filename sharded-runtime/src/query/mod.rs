@@ -4,6 +4,7 @@
 mod cursor;
 mod merge;
 pub(crate) mod order;
+mod snapshot;
 
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
@@ -23,6 +24,7 @@ pub use merge::{merge_sorted, merge_streams};
 pub use order::{compare_documents, compare_references, compare_values};
 
 use crate::{Error, Result, Sharded, Stored};
+use snapshot::Snapshot;
 
 /// Firestore's limit on values in one `in` filter, and on disjunctions in one query.
 pub const MAX_DISJUNCTIONS: usize = 30;
@@ -213,14 +215,20 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
         db: &'db FirestoreDb,
     ) -> Result<BoxStream<'db, Result<Stored<T>>>> {
         let prepared = self.prepare(db)?;
+        let snapshot = Snapshot::begin(db, prepared.chunks.len()).await?;
         // Every chunk's query is opened concurrently: one round trip of latency, not one each.
-        let opened = futures::future::try_join_all(
-            prepared
-                .chunks
-                .iter()
-                .map(|chunk| self.select(db, &prepared, chunk).stream_query_with_errors()),
-        )
-        .await?;
+        let opened = futures::future::try_join_all(prepared.chunks.iter().map(|chunk| {
+            self.select(snapshot.db(), &prepared, chunk)
+                .stream_query_with_errors()
+        }))
+        .await;
+        let opened = match opened {
+            Ok(opened) => opened,
+            Err(error) => {
+                snapshot.release().await?;
+                return Err(error.into());
+            }
+        };
         let mut streams: Vec<BoxStream<'db, Result<Document>>> = opened
             .into_iter()
             .map(|stream| stream.map_err(Error::from).boxed())
@@ -234,8 +242,12 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
             Some(limit) => merged.take(limit as usize).boxed(),
             None => merged,
         };
+        // The snapshot is released when the stream ends; a failure to release is its last item.
+        let released = futures::stream::once(snapshot.release())
+            .filter_map(|released| async move { released.err().map(Err) });
         Ok(limited
             .map(|document| Stored::from_document(&document?))
+            .chain(released)
             .boxed())
     }
 
@@ -243,9 +255,11 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
     /// applied). One count aggregation per chunk, summed.
     pub async fn count(&self, db: &FirestoreDb) -> Result<u64> {
         let prepared = self.prepare(db)?;
+        let snapshot = Snapshot::begin(db, prepared.chunks.len()).await?;
         let counts = futures::future::try_join_all(prepared.chunks.iter().map(|chunk| async {
             let filter = self.filter(&prepared, chunk);
-            let rows = db
+            let rows = snapshot
+                .db()
                 .fluent()
                 .select()
                 .from(T::COLLECTION)
@@ -263,19 +277,23 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
                 .ok_or_else(|| Error::InvalidQuery("Firestore returned no count".into()))?;
             Ok::<u64, Error>(count)
         }))
-        .await?;
-        Ok(counts.into_iter().sum())
+        .await;
+        snapshot.release().await?;
+        Ok(counts?.into_iter().sum())
     }
 
     async fn fetch_documents(&self, db: &FirestoreDb) -> Result<(Vec<Document>, QueryStats)> {
         let prepared = self.prepare(db)?;
-        let mut results = futures::future::try_join_all(
+        let snapshot = Snapshot::begin(db, prepared.chunks.len()).await?;
+        let results = futures::future::try_join_all(
             prepared
                 .chunks
                 .iter()
-                .map(|chunk| self.select(db, &prepared, chunk).query()),
+                .map(|chunk| self.select(snapshot.db(), &prepared, chunk).query()),
         )
-        .await?;
+        .await;
+        snapshot.release().await?;
+        let mut results = results?;
         let stats = QueryStats {
             queries: results.len(),
             documents_read: results.iter().map(Vec::len).sum(),
