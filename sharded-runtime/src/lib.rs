@@ -40,5 +40,5 @@ pub mod __private {
     pub use sharded_indexes::Direction;
 
     /// Serializes `document` for writing, the shard drawn now; the benchmarks measure this.
-    pub use crate::collection::serialize;
+    pub use crate::collection::{serialize, serialize_unguarded};
 }
