@@ -416,6 +416,14 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
                 direction,
             },
         ];
+        if let Some(cursor) = &self.after
+            && check_filter_value(T::ORDER_FIELD, &cursor.order_value).is_err()
+        {
+            return Err(Error::InvalidCursor(format!(
+                "the cursor sits at a value of `{}` longer than {MAX_FILTER_VALUE_BYTES} bytes; the emulator was measured skipping documents after such a cursor in a descending query, so sharded refuses it rather than risk a silently wrong page",
+                T::ORDER_FIELD
+            )));
+        }
         let start_after = self.after.as_ref().map(|cursor| {
             let name = format!(
                 "{}/{}/{}",

@@ -1,0 +1,344 @@
+//! Sharded queries equal the unsharded query for every order-field type the derive accepts and
+//! its edge values: timestamps, i64 at its ends, f64 with NaN, ±infinity and -0.0, strings
+//! longer than the 1,500 bytes Firestore compares; both directions; 1, 7, 30, 31 and 61 shard
+//! values; shard fields under other and quoted names. Ties are heavy, so pages end inside runs
+//! of equal values. A query the server refuses (a range bound too long) must be refused by
+//! sharded before sending.
+
+use std::fmt::Debug;
+use std::ops::Bound;
+
+use futures::TryStreamExt;
+use rand::rngs::StdRng;
+use rand::seq::IndexedRandom;
+use rand::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
+use sharded_runtime::firestore::{FirestoreDb, FirestoreQueryDirection, FirestoreTimestamp};
+use sharded_runtime::{Cursor, Error, Sharded, ShardedQuery, Stored};
+use sharded_tests::test_db;
+
+/// Order values with many ties and the edges of each type.
+trait Edgy: Sized {
+    fn pick(rng: &mut StdRng, long: bool) -> Self;
+}
+
+impl Edgy for FirestoreTimestamp {
+    fn pick(rng: &mut StdRng, _: bool) -> Self {
+        let micros = [0, 1, 999_999, 1_000_000, 1_700_000_000_000_000];
+        let micros = *micros.choose(rng).unwrap();
+        FirestoreTimestamp(
+            sharded_runtime::firestore::jiff::Timestamp::from_microsecond(micros).unwrap(),
+        )
+    }
+}
+
+impl Edgy for i64 {
+    fn pick(rng: &mut StdRng, _: bool) -> Self {
+        *[i64::MIN, -1, 0, 1, 7, i64::MAX - 1, i64::MAX]
+            .choose(rng)
+            .unwrap()
+    }
+}
+
+impl Edgy for f64 {
+    fn pick(rng: &mut StdRng, _: bool) -> Self {
+        *[
+            f64::NAN,
+            f64::NEG_INFINITY,
+            -1.5,
+            -0.0,
+            0.0,
+            0.5,
+            9_223_372_036_854_775_808.0,
+            f64::INFINITY,
+        ]
+        .choose(rng)
+        .unwrap()
+    }
+}
+
+impl Edgy for String {
+    fn pick(rng: &mut StdRng, long_values: bool) -> Self {
+        let long = "p".repeat(1499);
+        let mut values = vec![String::new(), "a".into(), "é".into(), long.clone()];
+        if long_values {
+            values.extend([
+                format!("{long}éz"),
+                format!("{long}èa"),
+                format!("{long}q{}", "z".repeat(rng.random_range(0..40))),
+            ]);
+        } else {
+            values.extend(["p".repeat(700), format!("{}é", "p".repeat(700))]);
+        }
+        values.choose(rng).unwrap().clone()
+    }
+}
+
+macro_rules! model {
+    ($name:ident, $ty:ty, $shards:literal, $direction:literal, $shard_field:literal) => {
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
+        #[serde(rename_all = "camelCase")]
+        #[sharded(
+                                    shards = $shards,
+                                    order_by = "order_value",
+                                    direction = $direction,
+                                    shard_field = $shard_field
+                                )]
+        struct $name {
+            #[sharded(index)]
+            #[serde(rename = "group-name")]
+            group: String,
+            order_value: $ty,
+            seq: i64,
+        }
+
+        impl Row for $name {
+            type Value = $ty;
+            fn new(group: String, order_value: $ty, seq: i64) -> Self {
+                $name {
+                    group,
+                    order_value,
+                    seq,
+                }
+            }
+            fn query(group: &str) -> ShardedQuery<Self, 0> {
+                $name::query().group(group)
+            }
+        }
+    };
+}
+
+trait Row: Sharded<OrderValue = Self::Value> + Debug {
+    type Value: Edgy + Serialize + Clone + Debug;
+    fn new(group: String, order_value: Self::Value, seq: i64) -> Self;
+    fn query(group: &str) -> ShardedQuery<Self, 0>;
+}
+
+model!(TimestampDesc7, FirestoreTimestamp, 7, "desc", "shard");
+model!(TimestampAsc61, FirestoreTimestamp, 61, "asc", "shard-id");
+model!(IntegerDesc31, i64, 31, "desc", "bucket");
+model!(IntegerAsc1, i64, 1, "asc", "shard");
+model!(DoubleDesc30, f64, 30, "desc", "shard id");
+model!(DoubleAsc61, f64, 61, "asc", "shard");
+model!(StringAsc31, String, 31, "asc", "shard-id");
+model!(StringDesc7, String, 7, "desc", "shard");
+model!(StringDesc61, String, 61, "desc", "part");
+model!(LongStringAsc31, String, 31, "asc", "shard-id");
+model!(LongStringDesc61, String, 61, "desc", "part");
+
+const GROUPS: [&str; 2] = ["g1", "g2"];
+
+fn random_bound<V: Edgy>(rng: &mut StdRng, long_values: bool) -> Bound<V> {
+    match rng.random_range(0..4) {
+        0 | 1 => Bound::Unbounded,
+        2 => Bound::Included(V::pick(rng, long_values)),
+        _ => Bound::Excluded(V::pick(rng, long_values)),
+    }
+}
+
+/// The same query on an unsharded copy: `group == g` and the range, ordered by the order field
+/// alone (the server breaks ties by `__name__` in the same direction). `Err` if refused.
+async fn reference<T: Row>(
+    db: &FirestoreDb,
+    plain: &str,
+    group: &str,
+    range: &(Bound<T::Value>, Bound<T::Value>),
+) -> Result<Vec<String>, String> {
+    let order = T::ORDER_FIELD;
+    let direction = match T::ORDER_DIRECTION {
+        sharded_runtime::Direction::Ascending => FirestoreQueryDirection::Ascending,
+        sharded_runtime::Direction::Descending => FirestoreQueryDirection::Descending,
+    };
+    let group = group.to_owned();
+    let range = range.clone();
+    db.fluent()
+        .select()
+        .from(plain)
+        .filter(move |q| {
+            q.for_all([
+                q.field("`group-name`").eq(group.clone()),
+                match &range.0 {
+                    Bound::Included(v) => q.field(order).greater_than_or_equal(v.clone()),
+                    Bound::Excluded(v) => q.field(order).greater_than(v.clone()),
+                    Bound::Unbounded => None,
+                },
+                match &range.1 {
+                    Bound::Included(v) => q.field(order).less_than_or_equal(v.clone()),
+                    Bound::Excluded(v) => q.field(order).less_than(v.clone()),
+                    Bound::Unbounded => None,
+                },
+            ])
+        })
+        .order(move |o| o.fields([o.field(order).direction(direction.clone())]))
+        .query()
+        .await
+        .map(|documents| {
+            documents
+                .iter()
+                .map(|d| d.name.rsplit('/').next().unwrap().to_owned())
+                .collect()
+        })
+        .map_err(|error| error.to_string())
+}
+
+fn ids<T>(stored: &[Stored<T>]) -> Vec<String> {
+    stored.iter().map(|s| s.id.clone()).collect()
+}
+
+/// `long_values`: strings over the 1,500 bytes Firestore compares.
+async fn check_model<T: Row>(db: &FirestoreDb, rng: &mut StdRng, long_values: bool) {
+    let label = std::any::type_name::<T>().rsplit("::").next().unwrap();
+    let plain = format!("plain_{}", T::COLLECTION);
+    let documents: Vec<(String, T)> = (0..rng.random_range(30..90))
+        .map(|seq| {
+            let row = T::new(
+                GROUPS.choose(rng).unwrap().to_string(),
+                T::Value::pick(rng, long_values),
+                seq,
+            );
+            (format!("d{:03}-{seq}", rng.random_range(0..1000)), row)
+        })
+        .collect();
+    let writer = db.create_simple_batch_writer().await.unwrap();
+    let mut batch = writer.new_batch();
+    for (id, row) in &documents {
+        T::collection(db).upsert_in(&mut batch, id, row).unwrap();
+        batch
+            .update_object(&plain, id, row, None, None, Vec::new())
+            .unwrap();
+    }
+    batch.write().await.unwrap();
+
+    for round in 0..4 {
+        let group = *GROUPS.choose(rng).unwrap();
+        let range = (
+            random_bound::<T::Value>(rng, long_values),
+            random_bound::<T::Value>(rng, long_values),
+        );
+        let limit = rng.random_range(1..12);
+        let what = format!("{label} round {round}: {group} {range:?} limit {limit}");
+        let query = T::query(group).range(range.clone());
+        let expected = match reference::<T>(db, &plain, group, &range).await {
+            Ok(expected) => expected,
+            Err(refused) => {
+                // Refused by the server: sharded refuses it too, before sending.
+                let ours = query.fetch(db).await;
+                assert!(
+                    matches!(ours, Err(Error::InvalidQuery(_))),
+                    "{what}: the server refused ({refused}) but sharded gave {ours:?}"
+                );
+                continue;
+            }
+        };
+
+        // Page by page, each cursor through its token.
+        check_pages(db, &query, limit, &expected, documents.len(), &what).await;
+        assert_eq!(
+            ids(&query.fetch_stored(db).await.unwrap()),
+            expected,
+            "{what}: fetch"
+        );
+        let first = &expected[..expected.len().min(limit as usize)];
+        assert_eq!(
+            ids(&query.clone().limit(limit).fetch_stored(db).await.unwrap()),
+            first,
+            "{what}: limit"
+        );
+        let streamed: Vec<Stored<T>> = query
+            .clone()
+            .limit(limit)
+            .stream(db)
+            .await
+            .unwrap()
+            .try_collect()
+            .await
+            .unwrap();
+        assert_eq!(ids(&streamed), first, "{what}: stream");
+        assert_eq!(
+            query.count(db).await.unwrap(),
+            expected.len() as u64,
+            "{what}: count"
+        );
+    }
+}
+
+/// Every page of `query`, each cursor passed through its token, against `expected`.
+async fn check_pages<T: Row>(
+    db: &FirestoreDb,
+    query: &ShardedQuery<T, 0>,
+    limit: u32,
+    expected: &[String],
+    documents: usize,
+    what: &str,
+) {
+    {
+        let mut paged = Vec::new();
+        let mut refused_cursors = 0;
+        let mut next: Option<Cursor<T, 0>> = None;
+        loop {
+            let mut page_query = query.clone().limit(limit);
+            if let Some(cursor) = next.take() {
+                page_query = page_query.after(cursor.to_token().parse().unwrap());
+            }
+            let page = match page_query.fetch_page(db).await {
+                Ok(page) => page,
+                // Refused, not wrong: a cursor at a string over 1,499 bytes (see server_order.rs).
+                Err(Error::InvalidCursor(why)) if why.contains("longer than") => {
+                    refused_cursors += 1;
+                    break;
+                }
+                Err(error) => panic!("{what}: {error}"),
+            };
+            paged.extend(ids(&page.items));
+            match page.next {
+                Some(cursor) => next = Some(cursor),
+                None => break,
+            }
+            assert!(paged.len() <= documents, "{what}: pages repeat");
+        }
+        if refused_cursors == 0 {
+            assert_eq!(paged, expected, "{what}: pages");
+        } else {
+            assert_eq!(
+                paged,
+                expected[..paged.len()],
+                "{what}: pages before the refusal"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn every_order_type_direction_and_shard_count_equals_the_unsharded_query() {
+    let test = test_db("exactness").await;
+    let seed: u64 = rand::random();
+    println!("seed {seed}");
+    let mut rng = StdRng::seed_from_u64(seed);
+    let db = &test.db;
+    check_model::<TimestampDesc7>(db, &mut rng, false).await;
+    check_model::<TimestampAsc61>(db, &mut rng, false).await;
+    check_model::<IntegerDesc31>(db, &mut rng, false).await;
+    check_model::<IntegerAsc1>(db, &mut rng, false).await;
+    check_model::<DoubleDesc30>(db, &mut rng, false).await;
+    check_model::<DoubleAsc61>(db, &mut rng, false).await;
+    check_model::<StringAsc31>(db, &mut rng, false).await;
+    check_model::<StringDesc7>(db, &mut rng, false).await;
+    check_model::<StringDesc61>(db, &mut rng, false).await;
+}
+
+/// Not exact yet, so not run by default: string order values of about 1,500 bytes and more.
+/// Measured on the emulator, a query with only an order compares the first 1,500 bytes
+/// (`server_order.rs`), but with an equality filter as well it was seen tying values that
+/// differ in byte 1,500, and cursors near such values skip documents. Until the server's rule
+/// is pinned down, sharded refuses cursors at values over 1,499 bytes and this test records
+/// the open work (issue 8, item 1).
+#[tokio::test]
+#[ignore = "open: string order values of 1,500 bytes and more (issue 8, item 1)"]
+async fn long_strings_equal_the_unsharded_query() {
+    let test = test_db("exactness-long").await;
+    let seed: u64 = rand::random();
+    println!("seed {seed}");
+    let mut rng = StdRng::seed_from_u64(seed);
+    check_model::<LongStringAsc31>(&test.db, &mut rng, true).await;
+    check_model::<LongStringDesc61>(&test.db, &mut rng, true).await;
+}
