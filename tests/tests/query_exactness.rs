@@ -74,16 +74,18 @@ impl Edgy for String {
     }
 }
 
+// rustfmt re-indents the attribute below on every run (not idempotent inside macro_rules).
+#[rustfmt::skip]
 macro_rules! model {
     ($name:ident, $ty:ty, $shards:literal, $direction:literal, $shard_field:literal) => {
         #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
         #[serde(rename_all = "camelCase")]
         #[sharded(
-                                    shards = $shards,
-                                    order_by = "order_value",
-                                    direction = $direction,
-                                    shard_field = $shard_field
-                                )]
+            shards = $shards,
+            order_by = "order_value",
+            direction = $direction,
+            shard_field = $shard_field
+        )]
         struct $name {
             #[sharded(index)]
             #[serde(rename = "group-name")]
