@@ -34,7 +34,7 @@ pub mod __private {
     pub use crate::order_key::NoOrderField;
     pub use crate::query::{
         compare_documents, compare_references, compare_values, merge_sorted, merge_streams,
-        shard_chunks,
+        shard_chunks, usable_in_cursor,
     };
     pub use crate::shard::{WithShard, draw_shard};
     pub use sharded_indexes::Direction;

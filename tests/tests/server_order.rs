@@ -137,27 +137,43 @@ async fn the_merge_orders_values_as_the_server_does() {
         ]
     );
 
-    // Strings compare by UTF-8 bytes, but only their first 1,500 bytes: values equal there
-    // tie, and ties go by document name.
-    let prefix = "p".repeat(1500);
+    // Strings compare by their first 1,499 UTF-8 bytes, a cut inside a character moving on to
+    // its end. A longer value sorts after a whole value with the same kept bytes; cut values
+    // with the same kept bytes tie, and ties go by document name. Names are chosen so that
+    // comparing 1,500 bytes, ignoring the cut, or cutting inside characters would give another
+    // order.
+    let p = |n: usize, tail: &str| value(StringValue(format!("{}{tail}", "p".repeat(n))));
     let strings = check_order(
         db,
         "strings",
         vec![
-            ("a", value(StringValue(format!("{prefix}z")))),
-            ("b", value(StringValue(format!("{prefix}a")))),
-            ("c", value(StringValue(prefix.clone()))),
-            ("d", value(StringValue("p".repeat(1499)))),
+            ("y", p(1499, "a")),
+            ("x", p(1499, "b")),
+            ("w", p(1499, "")),
+            ("v", p(1499, "a")),
+            ("g", p(1499, "é")),
+            ("h", p(1499, "è")),
+            ("t", p(1498, "é")),
+            ("u", p(1498, "è")),
+            ("s", p(1498, "")),
             ("e", value(StringValue("é".into()))),
             ("f", value(StringValue("z".into()))),
-            // A multi-byte character across the 1,500-byte boundary.
-            ("g", value(StringValue(format!("{}é", "p".repeat(1499))))),
-            // Cut inside the same character as `g`: equal in the first 1,500 bytes.
-            ("h", value(StringValue(format!("{}è", "p".repeat(1499))))),
+            ("z", value(StringValue(String::new()))),
+            // 4-byte characters across the cut: kept whole, so these differ...
+            ("r2", value(StringValue(format!("{}x😀", "p".repeat(1497))))),
+            ("r1", value(StringValue(format!("{}x😁", "p".repeat(1497))))),
+            // ...and what follows them is cut off, so these tie.
+            ("q1", value(StringValue(format!("{}😀b", "é".repeat(748))))),
+            ("q2", value(StringValue(format!("{}😀a", "é".repeat(748))))),
         ],
     )
     .await;
-    assert_eq!(strings, ["d", "a", "b", "c", "g", "h", "f", "e"]);
+    assert_eq!(
+        strings,
+        [
+            "z", "s", "w", "g", "h", "v", "x", "y", "u", "t", "r2", "r1", "f", "e", "q1", "q2"
+        ]
+    );
 
     let bytes = check_order(
         db,
@@ -167,10 +183,14 @@ async fn the_merge_orders_values_as_the_server_does() {
             ("b", value(BytesValue([vec![7; 1500], vec![1]].concat()))),
             ("c", value(BytesValue(vec![7; 1499]))),
             ("d", value(BytesValue(vec![8]))),
+            ("e", value(BytesValue([vec![7; 1499], vec![9]].concat()))),
+            ("f", value(BytesValue([vec![7; 1499], vec![1]].concat()))),
+            ("z", value(BytesValue(vec![7; 1500]))),
         ],
     )
     .await;
-    assert_eq!(bytes, ["c", "a", "b", "d"]);
+    // Bytes keep 1,500 bytes, one more than strings, with the same rule past them.
+    assert_eq!(bytes, ["c", "f", "z", "a", "b", "e", "d"]);
 }
 
 #[tokio::test]
@@ -253,8 +273,8 @@ async fn only_numeric_reserved_ids_are_accepted() {
     }
 }
 
-/// A cursor at a value longer than 1,500 bytes works, and compares by the value's first
-/// 1,500 bytes; a filter value longer than that is refused ("too large to be used in a query"),
+/// A cursor at a value longer than 1,499 bytes works, and compares as the value cut to 1,499
+/// bytes (see above); a filter value longer than that is refused ("too large to be used in a query"),
 /// so sharded refuses such a query before sending it.
 #[tokio::test]
 async fn long_strings_work_in_cursors_and_are_refused_in_filters() {
@@ -273,10 +293,8 @@ async fn long_strings_work_in_cursors_and_are_refused_in_filters() {
             )))),
         ]
     };
-    // Descending, after (a value tying with `a` and `b`, `b`): `a`, then `c` and `d` should
-    // follow, but the emulator skips `c` (a value of exactly 1,500 bytes); after `c`'s own
-    // value it even returns `a`, which sorts before the cursor. So sharded refuses cursors at
-    // values over 1,499 bytes instead of trusting them.
+    // `a`, `b` and `c` are cut to the same 1,499 bytes and tie; `d` is those bytes whole and
+    // sorts before them. Descending, after (any of the tied values, `b`): `a`, then `d`.
     for (cursor_tail, expected) in [("éz", ["a", "d"]), ("q", ["a", "d"])] {
         let cursor = after(long(cursor_tail), "b");
         let documents: Vec<Document> = db
@@ -294,7 +312,7 @@ async fn long_strings_work_in_cursors_and_are_refused_in_filters() {
             .collect();
         assert_eq!(ids, expected, "descending after ({cursor_tail:?}, b)");
     }
-    // `a` and `b` tie in their first 1,500 bytes, so both cursors sit at (tie, `a`).
+    // Ascending, after (tie, `a`): `b` and `c`, the rest of the tie.
     for cursor in [after(long("éz"), "a"), after(long("èa"), "a")] {
         let documents: Vec<Document> = db
             .fluent()
@@ -331,4 +349,59 @@ async fn long_strings_work_in_cursors_and_are_refused_in_filters() {
             .contains("too large to be used in a query"),
         "{too_long}"
     );
+    // A bytes filter value may be one byte longer, as bytes keep one byte more.
+    let bytes = |n: usize| async move {
+        let v = FirestoreValue::from(value(ValueType::BytesValue(vec![7; n])));
+        db.fluent()
+            .select()
+            .from("long")
+            .filter(move |q| q.field("v").greater_than_or_equal(v.clone()))
+            .query()
+            .await
+    };
+    assert!(bytes(1500).await.is_ok());
+    assert!(bytes(1501).await.is_err());
+}
+
+/// A string longer than 1,499 bytes that the server compares whole (a character across byte
+/// 1,499 ends it) is refused as a cursor value; a longer string, which it cuts, is taken.
+#[tokio::test]
+async fn whole_strings_over_1499_bytes_are_refused_in_cursors() {
+    use sharded_runtime::__private::usable_in_cursor;
+    let test = test_db("server-cursor-values").await;
+    let db = &test.db;
+    write_raw(db, "c", "x", value(ValueType::StringValue("a".into()))).await;
+    let name = format!("{}/c/x", db.get_documents_path());
+    for (v, taken) in [
+        ("p".repeat(1499), true),
+        ("p".repeat(1500), true),
+        ("p".repeat(2000), true),
+        (format!("{}éz", "p".repeat(1499)), true),
+        (format!("{}é", "p".repeat(1498)), false),
+        (format!("{}éy", "p".repeat(1498)), true),
+        (format!("{}😀", "é".repeat(748)), false),
+        (format!("{}😀x", "é".repeat(748)), true),
+    ] {
+        let v = value(ValueType::StringValue(v));
+        let cursor = vec![
+            FirestoreValue::from(v.clone()),
+            FirestoreValue::from(value(ValueType::ReferenceValue(name.clone()))),
+        ];
+        let result: Result<Vec<Document>, _> = db
+            .fluent()
+            .select()
+            .from("c")
+            .order(|o| o.fields([o.field("v").ascending(), o.field("__name__").ascending()]))
+            .start_at(FirestoreQueryCursor::AfterValue(cursor))
+            .query()
+            .await;
+        match &result {
+            Ok(_) => assert!(taken, "{v:?} was taken"),
+            Err(error) => assert!(
+                !taken && error.to_string().contains("the cursor value is too large"),
+                "{error}"
+            ),
+        }
+        assert_eq!(usable_in_cursor(&v), taken);
+    }
 }

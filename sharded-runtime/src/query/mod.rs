@@ -21,7 +21,7 @@ use sharded_indexes::Direction;
 
 pub use cursor::Cursor;
 pub use merge::{merge_sorted, merge_streams};
-pub use order::{compare_documents, compare_references, compare_values};
+pub use order::{compare_documents, compare_references, compare_values, usable_in_cursor};
 
 use crate::{Error, Result, Sharded, Stored};
 use snapshot::Snapshot;
@@ -417,10 +417,10 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
             },
         ];
         if let Some(cursor) = &self.after
-            && check_filter_value(T::ORDER_FIELD, &cursor.order_value).is_err()
+            && !order::usable_in_cursor(&cursor.order_value)
         {
             return Err(Error::InvalidCursor(format!(
-                "the cursor sits at a value of `{}` longer than {MAX_FILTER_VALUE_BYTES} bytes; the emulator was measured skipping documents after such a cursor in a descending query, so sharded refuses it rather than risk a silently wrong page",
+                "the cursor's `{}` is a string of more than {MAX_FILTER_VALUE_BYTES} bytes that Firestore compares whole, which it refuses as a cursor value (\"the cursor value is too large\"); no query, sharded or not, can start after this document",
                 T::ORDER_FIELD
             )));
         }
@@ -454,16 +454,17 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
 /// Firestore's largest query limit (an `int32`).
 pub const MAX_LIMIT: u32 = i32::MAX as u32;
 
-/// The longest string or bytes value a filter may compare with: the server refuses 1,500
-/// bytes and more ("too large to be used in a query"; measured in `tests/server_order.rs`).
-pub const MAX_FILTER_VALUE_BYTES: usize = order::INDEXED_VALUE_BYTES - 1;
+/// The longest string a filter may compare with, in UTF-8 bytes: the server refuses longer
+/// ones ("too large to be used in a query"; measured in `tests/server_order.rs`). A bytes
+/// value may have one byte more.
+pub const MAX_FILTER_VALUE_BYTES: usize = order::INDEXED_STRING_BYTES;
 
 /// Refuses, before sending, a filter value the server would reject as too large; values
 /// inside arrays and maps count too.
 fn check_filter_value(path: &str, value: &Value) -> Result<()> {
     let too_long = match &value.value_type {
         Some(ValueType::StringValue(s)) => s.len() > MAX_FILTER_VALUE_BYTES,
-        Some(ValueType::BytesValue(b)) => b.len() > MAX_FILTER_VALUE_BYTES,
+        Some(ValueType::BytesValue(b)) => b.len() > order::INDEXED_BYTES_BYTES,
         Some(ValueType::ArrayValue(array)) => {
             return array
                 .values
@@ -480,7 +481,8 @@ fn check_filter_value(path: &str, value: &Value) -> Result<()> {
     };
     if too_long {
         return Err(Error::InvalidQuery(format!(
-            "a value compared with `{path}` is longer than {MAX_FILTER_VALUE_BYTES} bytes, which Firestore refuses in a query (it indexes only the first 1,500 bytes)"
+            "a value compared with `{path}` is longer than Firestore takes in a query ({MAX_FILTER_VALUE_BYTES} bytes of a string, {} of bytes)",
+            order::INDEXED_BYTES_BYTES
         )));
     }
     Ok(())
