@@ -3,14 +3,14 @@
 
 use rand::Rng;
 use serde::{Deserialize, Serialize};
-use sharded_runtime::Sharded;
 use sharded_runtime::firestore::FirestoreTimestamp;
 use sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::{
     Document, Value, value::ValueType,
 };
+use sharded_runtime::{Sharded, StoredNames};
 
 /// A price in a currency, in millionths.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, StoredNames)]
 pub struct Price {
     pub currency: String,
     pub micros: i64,

@@ -2,11 +2,11 @@
 //! (<https://firebase.google.com/docs/firestore/solutions/shard-timestamp>), sharded.
 
 use serde::{Deserialize, Serialize};
-use sharded_runtime::Sharded;
 use sharded_runtime::firestore::FirestoreTimestamp;
+use sharded_runtime::{Sharded, StoredNames};
 
 /// A price in a currency, in millionths.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, StoredNames)]
 pub struct Price {
     pub currency: String,
     pub micros: i64,

@@ -145,15 +145,16 @@ impl Indexes {
 
     /// Plans, merges and writes (or checks) the file.
     pub fn run(&self) -> Result<Outcome, Error> {
-        let mut types = Vec::new();
+        let mut sources = scan::Sources::default();
         for file in
             scan::rust_files(&self.sources).map_err(|e| Error::Io(self.sources.clone(), e))?
         {
             let source = std::fs::read_to_string(&file).map_err(|e| Error::Io(file.clone(), e))?;
-            types.extend(
-                scan::sharded_types(&file, &source).map_err(|e| Error::Parse(file.clone(), e))?,
-            );
+            sources
+                .add(&file, &source)
+                .map_err(|e| Error::Parse(file.clone(), e))?;
         }
+        let types = sources.sharded_types().map_err(Error::Invalid)?;
         let on_disk = match std::fs::read_to_string(&self.output) {
             Ok(text) => Some(text),
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,

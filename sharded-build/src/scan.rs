@@ -1,8 +1,9 @@
 //! Finds the sharded types in a crate's sources, read by the same front end as the derive.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use sharded_internals::{Ctxt, Direction};
+use sharded_internals::{Ctxt, Direction, IndexedField};
 
 /// What the index plan needs of one `#[derive(Sharded)]` type, owned.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,71 +45,187 @@ pub fn rust_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// The sharded types declared in `source`. Types whose attributes do not validate are left
-/// out: compiling the crate reports them.
-pub fn sharded_types(file: &Path, source: &str) -> Result<Vec<ShardedType>, syn::Error> {
-    let parsed = syn::parse_file(source)?;
-    let mut found = Vec::new();
-    collect(file, &parsed.items, &mut found);
-    Ok(found)
+/// What the scan found in a crate's sources: the sharded structs, and the stored names of
+/// the structs deriving `StoredNames`, which nested index paths go through.
+#[derive(Default)]
+pub struct Sources {
+    sharded: Vec<(PathBuf, syn::DeriveInput)>,
+    /// By struct name: (Rust field name, stored name, the field type's last path segment).
+    stored_names: HashMap<String, Vec<(String, String, Option<String>)>>,
 }
 
-fn collect(file: &Path, items: &[syn::Item], found: &mut Vec<ShardedType>) {
-    for item in items {
-        match item {
-            syn::Item::Struct(item) if derives_sharded(&item.attrs) && !test_only(&item.attrs) => {
-                let input = syn::DeriveInput::from(item.clone());
-                if let Some(found_type) = read(file, &input) {
-                    found.push(found_type);
+impl Sources {
+    /// Adds the structs of one file.
+    pub fn add(&mut self, file: &Path, source: &str) -> Result<(), syn::Error> {
+        let parsed = syn::parse_file(source)?;
+        self.collect(file, &parsed.items);
+        Ok(())
+    }
+
+    /// The valid sharded types, with nested index paths resolved through the stored names of
+    /// the structs they go through. Types whose attributes do not validate are left out:
+    /// compiling the crate reports them.
+    pub fn sharded_types(&self) -> Result<Vec<ShardedType>, String> {
+        self.sharded
+            .iter()
+            .filter_map(|(file, input)| self.read(file, input).transpose())
+            .collect()
+    }
+
+    fn collect(&mut self, file: &Path, items: &[syn::Item]) {
+        for item in items {
+            match item {
+                syn::Item::Struct(item) if test_only(&item.attrs) => {}
+                syn::Item::Struct(item) => {
+                    let input = syn::DeriveInput::from(item.clone());
+                    if derives(&item.attrs, "StoredNames") {
+                        let cx = Ctxt::new();
+                        let names = sharded_internals::ast::stored_names(&cx, &input);
+                        if cx.check().is_ok() {
+                            let types = field_types(&input);
+                            let names = names
+                                .into_iter()
+                                .filter_map(|(rust, stored)| {
+                                    let ty = types.get(&rust).cloned().flatten();
+                                    Some((rust, stored?, ty))
+                                })
+                                .collect();
+                            self.stored_names.insert(item.ident.to_string(), names);
+                        }
+                    }
+                    if derives(&item.attrs, "Sharded") {
+                        self.sharded.push((file.to_path_buf(), input));
+                    }
                 }
-            }
-            syn::Item::Mod(module) if !test_only(&module.attrs) => {
-                if let Some((_, items)) = &module.content {
-                    collect(file, items, found);
+                syn::Item::Mod(module) if !test_only(&module.attrs) => {
+                    if let Some((_, items)) = &module.content {
+                        self.collect(file, items);
+                    }
                 }
+                _ => {}
             }
-            _ => {}
         }
+    }
+
+    fn read(&self, file: &Path, input: &syn::DeriveInput) -> Result<Option<ShardedType>, String> {
+        let cx = Ctxt::new();
+        let container = sharded_internals::parse(&cx, input);
+        let model = sharded_internals::validate(&cx, &container);
+        let valid = cx.check().is_ok();
+        let Some(model) = model.filter(|_| valid) else {
+            return Ok(None);
+        };
+        let indexed_fields = model
+            .indexes
+            .iter()
+            .map(|index| self.stored_path(&model.ident.to_string(), &container, index))
+            .collect::<Result<_, _>>()?;
+        Ok(Some(ShardedType {
+            name: model.ident.to_string(),
+            file: file.to_path_buf(),
+            collection: model.collection.clone(),
+            shard_field: model.shard_path.clone(),
+            order_field: model.order.path.clone(),
+            direction: match model.order.direction {
+                Direction::Ascending => sharded_indexes::Direction::Ascending,
+                Direction::Descending => sharded_indexes::Direction::Descending,
+            },
+            indexed_fields,
+        }))
+    }
+
+    /// The stored path of `index`: as the derive computes it from `StoredNames`, here from the
+    /// sources of the structs the path goes through.
+    fn stored_path(
+        &self,
+        type_name: &str,
+        container: &sharded_internals::ast::Container,
+        index: &IndexedField,
+    ) -> Result<String, String> {
+        if index.nested.is_empty() {
+            return Ok(index.path.clone());
+        }
+        let field = container
+            .fields
+            .iter()
+            .find(|field| field.ident == index.field)
+            .expect("an indexed field is a field of its struct");
+        let mut segments = vec![index.stored_field.clone()];
+        let mut through = last_segment(field.ty);
+        for segment in &index.nested {
+            let rust = syn::ext::IdentExt::unraw(segment).to_string();
+            let names = through
+                .as_ref()
+                .and_then(|name| self.stored_names.get(name))
+                .ok_or_else(|| {
+                    format!(
+                        "`{type_name}`: the nested index path through `{}` needs the stored names of `{}`, a struct deriving `StoredNames` in these sources (a type from another crate cannot be read here)",
+                        index.field,
+                        through.as_deref().unwrap_or("its type")
+                    )
+                })?;
+            let (_, stored, next) =
+                names
+                    .iter()
+                    .find(|(name, _, _)| *name == rust)
+                    .ok_or_else(|| {
+                        format!(
+                            "`{type_name}`: `{rust}` is not a stored field of `{}`",
+                            through.as_deref().unwrap_or_default()
+                        )
+                    })?;
+            segments.push(stored.clone());
+            through = next.clone();
+        }
+        Ok(sharded_internals::model::field_path(
+            segments.iter().map(String::as_str),
+        ))
     }
 }
 
-fn read(file: &Path, input: &syn::DeriveInput) -> Option<ShardedType> {
-    let cx = Ctxt::new();
-    let container = sharded_internals::parse(&cx, input);
-    let model = sharded_internals::validate(&cx, &container);
-    let valid = cx.check().is_ok();
-    let model = model.filter(|_| valid)?;
-    Some(ShardedType {
-        name: model.ident.to_string(),
-        file: file.to_path_buf(),
-        collection: model.collection.clone(),
-        shard_field: model.shard_path.clone(),
-        order_field: model.order.path.clone(),
-        direction: match model.order.direction {
-            Direction::Ascending => sharded_indexes::Direction::Ascending,
-            Direction::Descending => sharded_indexes::Direction::Descending,
-        },
-        indexed_fields: model
-            .indexes
-            .iter()
-            .map(|index| index.path.clone())
-            .collect(),
-    })
+/// The sharded types declared in one `source`, nested paths resolved within it.
+#[cfg(test)]
+pub fn sharded_types(file: &Path, source: &str) -> Result<Vec<ShardedType>, String> {
+    let mut sources = Sources::default();
+    sources.add(file, source).map_err(|e| e.to_string())?;
+    sources.sharded_types()
 }
 
-/// `#[derive(.., Sharded, ..)]`, by any path ending in `Sharded`.
-fn derives_sharded(attrs: &[syn::Attribute]) -> bool {
+/// Each named field's type, by its last path segment (`Price` for `crate::model::Price`).
+fn field_types(input: &syn::DeriveInput) -> HashMap<String, Option<String>> {
+    let syn::Data::Struct(data) = &input.data else {
+        return HashMap::new();
+    };
+    data.fields
+        .iter()
+        .filter_map(|field| {
+            let ident = field.ident.as_ref()?;
+            Some((
+                syn::ext::IdentExt::unraw(ident).to_string(),
+                last_segment(&field.ty),
+            ))
+        })
+        .collect()
+}
+
+fn last_segment(ty: &syn::Type) -> Option<String> {
+    match ty {
+        syn::Type::Path(path) => path.path.segments.last().map(|s| s.ident.to_string()),
+        syn::Type::Group(group) => last_segment(&group.elem),
+        syn::Type::Paren(paren) => last_segment(&paren.elem),
+        _ => None,
+    }
+}
+
+/// `#[derive(.., Sharded, ..)]` (or another derive `name`), by any path ending in it.
+fn derives(attrs: &[syn::Attribute], name: &str) -> bool {
     attrs
         .iter()
         .filter(|attr| attr.path().is_ident("derive"))
         .any(|attr| {
             let mut sharded = false;
             let _ = attr.parse_nested_meta(|meta| {
-                sharded |= meta
-                    .path
-                    .segments
-                    .last()
-                    .is_some_and(|s| s.ident == "Sharded");
+                sharded |= meta.path.segments.last().is_some_and(|s| s.ident == name);
                 Ok(())
             });
             sharded
@@ -132,11 +249,18 @@ mod tests {
     const SOURCE: &str = r#"
         use sharded_runtime::Sharded;
 
+        #[derive(Serialize, Deserialize, sharded_runtime::StoredNames)]
+        #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+        struct Price { currency: String, #[serde(rename = "where")] venue: Venue }
+
+        #[derive(StoredNames)]
+        struct Venue { #[serde(rename = "venue-code")] code: u32 }
+
         #[derive(Serialize, Deserialize, Sharded)]
         #[serde(rename_all = "camelCase")]
         #[sharded(shard_values = ["x", "y", "z"], order_by = "timestamp")]
         pub struct Instrument {
-            #[sharded(index(currency: String))]
+            #[sharded(index(currency: String, venue.code: u32))]
             price: Price,
             #[sharded(index)]
             exchange: String,
@@ -167,13 +291,30 @@ mod tests {
     "#;
 
     #[test]
+    fn a_nested_path_through_a_type_it_cannot_see_is_an_error() {
+        let source = r#"
+            #[derive(Sharded)]
+            #[sharded(shards = 2, order_by = "at")]
+            struct Visit { #[sharded(index(region_code: String))] place: other::Place, at: i64 }
+        "#;
+        let error = sharded_types(Path::new("src/lib.rs"), source).unwrap_err();
+        assert!(error.contains("`Place`"), "{error}");
+        assert!(error.contains("StoredNames"), "{error}");
+    }
+
+    #[test]
     fn finds_valid_sharded_types_with_serde_names() {
         let found = sharded_types(Path::new("src/lib.rs"), SOURCE).unwrap();
         let names: Vec<&str> = found.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names, ["Instrument", "Tick"]);
         assert_eq!(
             found[0].indexed_fields,
-            ["price.currency", "exchange", "instrumentType"]
+            [
+                "price.CURRENCY",
+                "price.where.`venue-code`",
+                "exchange",
+                "instrumentType"
+            ]
         );
         assert_eq!(found[0].collection, "instruments");
         assert_eq!(found[1].collection, "ticks");

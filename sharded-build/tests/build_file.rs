@@ -135,3 +135,48 @@ fn a_file_that_is_not_json_is_an_error_not_overwritten() {
         "// comments\n{}"
     );
 }
+
+#[test]
+fn nested_paths_follow_the_inner_types_serde_names_across_files() {
+    let dir = crate_with(
+        r#"
+        mod place;
+        #[derive(Serialize, Deserialize, Sharded)]
+        #[sharded(shards = 3, order_by = "at", shard_field = "shard-id")]
+        pub struct Visit {
+            #[sharded(index(region_code: String, site.id: u32))]
+            place: place::Place,
+            at: FirestoreTimestamp,
+        }
+    "#,
+    );
+    std::fs::write(
+        dir.path().join("src/place.rs"),
+        r#"
+        #[derive(Serialize, Deserialize, StoredNames)]
+        #[serde(rename_all = "camelCase")]
+        pub struct Place { region_code: String, the_site: Site }
+
+        #[derive(Serialize, Deserialize, sharded_runtime::StoredNames)]
+        pub struct Site { #[serde(rename = "site-id")] id: u32 }
+    "#,
+    )
+    .unwrap();
+    // `site` is not a field of `Place` (it is `the_site`): an error, not a guessed path.
+    let error = indexes(dir.path()).run().unwrap_err();
+    assert!(error.to_string().contains("`site`"), "{error}");
+
+    let lib = std::fs::read_to_string(dir.path().join("src/lib.rs")).unwrap();
+    std::fs::write(
+        dir.path().join("src/lib.rs"),
+        lib.replace("site.id: u32", "the_site.id: u32"),
+    )
+    .unwrap();
+    indexes(dir.path()).run().unwrap();
+    assert_eq!(
+        index_fields(dir.path()),
+        ["place.regionCode", "place.theSite.`site-id`"]
+    );
+    let text = std::fs::read_to_string(dir.path().join("firestore.indexes.json")).unwrap();
+    assert!(text.contains("\"fieldPath\": \"`shard-id`\""), "{text}");
+}

@@ -34,18 +34,22 @@ fn expand(model: &Model) -> TokenStream {
     // Spanned on the user's type, so a type that is not an `OrderKey` is reported there.
     let order_value =
         quote::quote_spanned!(syn::spanned::Spanned::span(order_ty)=> type OrderValue = #order_ty;);
-    let indexed_fields = model.indexes.iter().map(|index| &index.path);
-    let required_fields = std::iter::once(order_field).chain(
+    let (path_consts, paths) = index_paths(model);
+    let indexed_fields = paths.iter();
+    let order_path = quote!(#order_field);
+    let required_fields = std::iter::once(&order_path).chain(
         model
             .indexes
             .iter()
-            .filter(|index| !index.optional)
-            .map(|index| &index.path),
+            .zip(&paths)
+            .filter(|(index, _)| !index.optional)
+            .map(|(_, path)| path),
     );
     let nested_checks = nested_field_checks(model);
     let queries = queries(model);
     wrap(quote! {
         #nested_checks
+        #path_consts
         #queries
 
         #[automatically_derived]
@@ -77,10 +81,13 @@ fn queries(model: &Model) -> TokenStream {
     let methods = model.indexes.iter().enumerate().map(|(position, index)| {
         let method = &index.method;
         let value_ty = &index.value_ty;
-        let doc = format!(
-            "Documents whose `{}` equals `value`, by `{order}` {direction}.",
-            index.path
-        );
+        let rust_path = std::iter::once(index.field)
+            .chain(&index.nested)
+            .map(|segment| syn::ext::IdentExt::unraw(segment).to_string())
+            .collect::<Vec<_>>()
+            .join(".");
+        let doc =
+            format!("Documents whose `{rust_path}` equals `value`, by `{order}` {direction}.",);
         quote! {
             #[doc = #doc]
             #vis fn #method(
@@ -117,6 +124,59 @@ fn queries(model: &Model) -> TokenStream {
 
 pub(crate) fn queries_ident(ident: &syn::Ident) -> syn::Ident {
     quote::format_ident!("{}Queries", ident)
+}
+
+/// Each indexed field's stored path, as an expression: a literal for the struct's own fields;
+/// for a nested path, a constant the compiler builds from the `StoredNames` of every type the
+/// path goes through, so that it follows their serde renames and cannot disagree with them.
+fn index_paths(model: &Model) -> (TokenStream, Vec<TokenStream>) {
+    let ident = model.ident;
+    let mut consts = TokenStream::new();
+    let paths = model
+        .indexes
+        .iter()
+        .enumerate()
+        .map(|(position, index)| {
+            if index.nested.is_empty() {
+                let path = &index.path;
+                return quote!(#path);
+            }
+            let name = quote::format_ident!("__SHARDED_INDEX_PATH_{}", position);
+            let field = index.field;
+            let first = &index.stored_field;
+            let segments = index.nested.iter().enumerate().map(|(depth, segment)| {
+                // Every token on the user's segment, so an error points at it alone.
+                let respan = |ident: &syn::Ident| {
+                    let mut ident = ident.clone();
+                    ident.set_span(segment.span());
+                    ident
+                };
+                let field = respan(field);
+                let parents: Vec<syn::Ident> = index.nested[..depth].iter().map(respan).collect();
+                let rust_name = syn::ext::IdentExt::unraw(segment).to_string();
+                // Spanned on the user's segment: a type without `StoredNames` is reported there.
+                quote::quote_spanned! {segment.span()=>
+                    ::sharded_runtime::__private::stored_name(
+                        ::sharded_runtime::__private::names_of(|document: &#ident| &document.#field #(.#parents)*),
+                        #rust_name,
+                    )
+                }
+            });
+            consts.extend(quote! {
+                const #name: &str = {
+                    const SEGMENTS: &[&str] = &[#first, #(#segments),*];
+                    const LEN: usize = ::sharded_runtime::__private::path_len(SEGMENTS);
+                    const BYTES: [u8; LEN] = ::sharded_runtime::__private::path_bytes::<LEN>(SEGMENTS);
+                    match ::core::str::from_utf8(&BYTES) {
+                        ::core::result::Result::Ok(path) => path,
+                        ::core::result::Result::Err(_) => ::core::panic!("field paths are UTF-8"),
+                    }
+                };
+            });
+            quote!(#name)
+        })
+        .collect();
+    (consts, paths)
 }
 
 /// A nested index names fields of another type, which the derive cannot see; an accessor

@@ -3,6 +3,7 @@
 
 mod expand;
 mod fallback;
+mod stored_names;
 
 use proc_macro::TokenStream;
 use syn::{DeriveInput, parse_macro_input};
@@ -11,4 +12,10 @@ use syn::{DeriveInput, parse_macro_input};
 pub fn derive_sharded(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     expand::derive(&input).into()
+}
+
+#[proc_macro_derive(StoredNames)]
+pub fn derive_stored_names(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    stored_names::derive(&input).into()
 }

@@ -91,12 +91,7 @@ impl<'a> Field<'a> {
     fn from_ast(cx: &Ctxt, field: &'a syn::Field, rename_all: Option<RenameRule>) -> Field<'a> {
         let ident = field.ident.as_ref().expect("named field");
         let serde = SerdeField::from_ast(&field.attrs);
-        let rust_name = ident.unraw().to_string();
-        let stored_name = match (&serde.rename, rename_all) {
-            (Some(rename), _) => rename.clone(),
-            (None, Some(rule)) => rule.apply_to_field(&rust_name),
-            (None, None) => rust_name,
-        };
+        let stored_name = stored_name(ident, &serde, rename_all);
         Field {
             ident,
             ty: &field.ty,
@@ -106,6 +101,53 @@ impl<'a> Field<'a> {
             stored_name,
         }
     }
+}
+
+/// The name serde stores a field under: its `rename`, else `rename_all` applied, else its own.
+pub fn stored_name(
+    ident: &syn::Ident,
+    serde: &SerdeField,
+    rename_all: Option<RenameRule>,
+) -> String {
+    let rust_name = ident.unraw().to_string();
+    match (&serde.rename, rename_all) {
+        (Some(rename), _) => rename.clone(),
+        (None, Some(rule)) => rule.apply_to_field(&rust_name),
+        (None, None) => rust_name,
+    }
+}
+
+/// `#[derive(StoredNames)]`: (Rust name without `r#`, stored name) of every named field, no
+/// stored name where serde does not store the field under a name of its own (skipped or
+/// flattened). Only structs with named fields.
+pub fn stored_names(cx: &Ctxt, input: &syn::DeriveInput) -> Vec<(String, Option<String>)> {
+    let syn::Data::Struct(syn::DataStruct {
+        fields: syn::Fields::Named(named),
+        ..
+    }) = &input.data
+    else {
+        cx.error_spanned_by(
+            &input.ident,
+            "`StoredNames` is for a struct with named fields, the kind a nested index path goes through",
+        );
+        return Vec::new();
+    };
+    let rename_all = SerdeContainer::from_ast(&input.attrs).rename_all;
+    named
+        .named
+        .iter()
+        .map(|field| {
+            let ident = field.ident.as_ref().expect("named field");
+            let serde = SerdeField::from_ast(&field.attrs);
+            let always_skipped = serde
+                .skipped
+                .as_ref()
+                .is_some_and(|path| !path.is_ident(crate::symbol::SKIP_SERIALIZING_IF));
+            let stored = (!always_skipped && serde.flatten.is_none())
+                .then(|| stored_name(ident, &serde, rename_all));
+            (ident.unraw().to_string(), stored)
+        })
+        .collect()
 }
 
 use syn::ext::IdentExt as _;

@@ -422,6 +422,7 @@ fn indexed_fields<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Vec<IndexedField<'a
             }
             indexes.push(IndexedField {
                 field: field.ident,
+                stored_field: field.stored_name.clone(),
                 nested,
                 path,
                 value_ty,

@@ -36,9 +36,14 @@ pub struct OrderField<'a> {
 pub struct IndexedField<'a> {
     /// The struct's own field the path starts at.
     pub field: &'a syn::Ident,
+    /// The name serde stores `field` under.
+    pub stored_field: String,
     /// Fields inside `field`'s type, in Rust names; empty for `#[sharded(index)]`.
     pub nested: Vec<syn::Ident>,
-    /// The Firestore field path, with segments backtick-quoted where Firestore needs it.
+    /// The Firestore field path, with segments backtick-quoted where Firestore needs it. For a
+    /// nested path the derive cannot see the inner types' serde names, so this spells the inner
+    /// segments with their Rust names: the derive computes the stored path at compile time from
+    /// `StoredNames` instead, and `sharded-build` resolves it from the sources.
     pub path: String,
     /// The type a query compares the field with.
     pub value_ty: syn::Type,

@@ -9,6 +9,7 @@ mod query;
 mod shard;
 mod sharded;
 mod stored;
+mod stored_names;
 
 #[cfg(feature = "emulator")]
 pub mod emulator;
@@ -22,8 +23,10 @@ pub use query::{
 };
 pub use sharded::Sharded;
 pub use sharded_derive::Sharded;
+pub use sharded_derive::StoredNames;
 pub use sharded_indexes::{CollectionSpec, CompositeIndex, Direction, FieldOverride, IndexPlan};
 pub use stored::Stored;
+pub use stored_names::StoredNames;
 
 /// The firestore crate this runtime talks through, for `FirestoreDb` and `FirestoreTimestamp`.
 pub use firestore;
@@ -37,6 +40,7 @@ pub mod __private {
         shard_chunks, usable_in_cursor,
     };
     pub use crate::shard::{WithShard, draw_shard};
+    pub use crate::stored_names::{names_of, path_bytes, path_len, stored_name};
     pub use sharded_indexes::Direction;
 
     /// Serializes `document` for writing, the shard drawn now; the benchmarks measure this.

@@ -62,3 +62,59 @@ fn keyword_field_names_get_raw_query_methods() {
     let _query: sharded_runtime::ShardedQuery<Keyworded, 0> = Keyworded::query().r#type("etf");
     assert_eq!(Keyworded::INDEXED_FIELDS, ["type"]);
 }
+
+mod nested {
+    use serde::{Deserialize, Serialize};
+    use sharded_runtime::firestore::FirestoreTimestamp;
+    use sharded_runtime::{Sharded, StoredNames};
+
+    #[derive(Serialize, Deserialize, StoredNames)]
+    #[serde(rename_all = "camelCase")]
+    pub struct Place {
+        region_code: String,
+        the_site: Site,
+        #[serde(skip)]
+        _cache: (),
+    }
+
+    #[derive(Serialize, Deserialize, StoredNames)]
+    pub struct Site {
+        #[serde(rename = "site-id")]
+        id: u32,
+        r#type: String,
+    }
+
+    /// The same layout as sharded-build's `nested_paths_follow_the_inner_types_serde_names`
+    /// test: the derive's compile-time paths and the build's source-read paths agree.
+    #[derive(Serialize, Deserialize, Sharded)]
+    #[sharded(shards = 3, order_by = "at", shard_field = "shard-id")]
+    pub struct Visit {
+        #[sharded(index(region_code: String, the_site.id: u32, the_site.r#type: String))]
+        place: Place,
+        at: FirestoreTimestamp,
+    }
+
+    #[test]
+    fn nested_paths_follow_every_inner_types_serde_names() {
+        assert_eq!(
+            Visit::INDEXED_FIELDS,
+            [
+                "place.regionCode",
+                "place.theSite.`site-id`",
+                "place.theSite.type"
+            ]
+        );
+        assert_eq!(Visit::SHARD_FIELD, "shard-id");
+        assert_eq!(Visit::SHARD_FIELD_PATH, "`shard-id`");
+        assert_eq!(
+            Visit::REQUIRED_FIELDS,
+            [
+                "at",
+                "place.regionCode",
+                "place.theSite.`site-id`",
+                "place.theSite.type"
+            ]
+        );
+        let _query = Visit::query().place_the_site_type("museum");
+    }
+}

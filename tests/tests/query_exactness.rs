@@ -1,7 +1,8 @@
 //! Sharded queries equal the unsharded query for every order-field type the derive accepts and
 //! its edge values: timestamps, i64 at its ends, f64 with NaN, ±infinity and -0.0, strings
 //! longer than the 1,500 bytes Firestore compares; both directions; 1, 7, 30, 31 and 61 shard
-//! values; shard fields under other and quoted names. Ties are heavy, so pages end inside runs
+//! values; shard fields under other and quoted names; a nested index path through a struct with
+//! its own serde names. Ties are heavy, so pages end inside runs
 //! of equal values. A query the server refuses (a range bound too long) must be refused by
 //! sharded before sending. Every page's cursor goes through its token.
 
@@ -17,7 +18,7 @@ use sharded_runtime::__private::usable_in_cursor;
 use sharded_runtime::firestore::{
     FirestoreDb, FirestoreQueryDirection, FirestoreTimestamp, FirestoreValue,
 };
-use sharded_runtime::{Cursor, Error, Sharded, ShardedQuery, Stored};
+use sharded_runtime::{Cursor, Error, Sharded, ShardedQuery, Stored, StoredNames};
 use sharded_tests::test_db;
 
 /// Order values with many ties and the edges of each type.
@@ -103,15 +104,18 @@ macro_rules! model {
             #[sharded(index)]
             #[serde(rename = "group-name")]
             group: String,
+            #[sharded(index(region_code: String))]
+            place: Place,
             order_value: $ty,
             seq: i64,
         }
 
         impl Row for $name {
             type Value = $ty;
-            fn new(group: String, order_value: $ty, seq: i64) -> Self {
+            fn new(group: String, region_code: String, order_value: $ty, seq: i64) -> Self {
                 $name {
                     group,
+                    place: Place { region_code },
                     order_value,
                     seq,
                 }
@@ -119,14 +123,26 @@ macro_rules! model {
             fn query(group: &str) -> ShardedQuery<Self, 0> {
                 $name::query().group(group)
             }
+            fn query_place(region_code: &str) -> ShardedQuery<Self, 1> {
+                $name::query().place_region_code(region_code)
+            }
         }
     };
 }
 
 trait Row: Sharded<OrderValue = Self::Value> + Debug {
     type Value: Edgy + Serialize + Clone + Debug;
-    fn new(group: String, order_value: Self::Value, seq: i64) -> Self;
+    fn new(group: String, region_code: String, order_value: Self::Value, seq: i64) -> Self;
     fn query(group: &str) -> ShardedQuery<Self, 0>;
+    fn query_place(region_code: &str) -> ShardedQuery<Self, 1>;
+}
+
+/// A nested index path through a struct with its own serde names: stored, queried and indexed
+/// as `place.regionCode`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, StoredNames)]
+#[serde(rename_all = "camelCase")]
+struct Place {
+    region_code: String,
 }
 
 model!(TimestampDesc7, FirestoreTimestamp, 7, "desc", "shard");
@@ -143,6 +159,7 @@ model!(LongStringDesc61, String, 61, "desc", "part");
 model!(LongStringDesc7, String, 7, "desc", "shard");
 
 const GROUPS: [&str; 2] = ["g1", "g2"];
+const REGIONS: [&str; 3] = ["eu", "us", "jp"];
 
 fn random_bound<V: Edgy>(rng: &mut StdRng, long_values: bool) -> Bound<V> {
     match rng.random_range(0..4) {
@@ -152,12 +169,12 @@ fn random_bound<V: Edgy>(rng: &mut StdRng, long_values: bool) -> Bound<V> {
     }
 }
 
-/// The same query on an unsharded copy: `group == g` and the range, ordered by the order field
+/// The same query on an unsharded copy: `field == value` and the range, ordered by the order field
 /// alone (the server breaks ties by `__name__` in the same direction). `Err` if refused.
 async fn reference<T: Row>(
     db: &FirestoreDb,
     plain: &str,
-    group: &str,
+    (field, value): (&'static str, &str),
     range: &(Bound<T::Value>, Bound<T::Value>),
 ) -> Result<Vec<String>, String> {
     let order = T::ORDER_FIELD;
@@ -165,14 +182,14 @@ async fn reference<T: Row>(
         sharded_runtime::Direction::Ascending => FirestoreQueryDirection::Ascending,
         sharded_runtime::Direction::Descending => FirestoreQueryDirection::Descending,
     };
-    let group = group.to_owned();
+    let value = value.to_owned();
     let range = range.clone();
     db.fluent()
         .select()
         .from(plain)
         .filter(move |q| {
             q.for_all([
-                q.field("`group-name`").eq(group.clone()),
+                q.field(field).eq(value.clone()),
                 match &range.0 {
                     Bound::Included(v) => q.field(order).greater_than_or_equal(v.clone()),
                     Bound::Excluded(v) => q.field(order).greater_than(v.clone()),
@@ -209,6 +226,7 @@ async fn check_model<T: Row>(db: &FirestoreDb, rng: &mut StdRng, long_values: bo
         .map(|seq| {
             let row = T::new(
                 GROUPS.choose(rng).unwrap().to_string(),
+                REGIONS.choose(rng).unwrap().to_string(),
                 T::Value::pick(rng, long_values),
                 seq,
             );
@@ -225,63 +243,85 @@ async fn check_model<T: Row>(db: &FirestoreDb, rng: &mut StdRng, long_values: bo
     }
     batch.write().await.unwrap();
 
-    for round in 0..4 {
-        let group = *GROUPS.choose(rng).unwrap();
+    for round in 0..6 {
         let range = (
             random_bound::<T::Value>(rng, long_values),
             random_bound::<T::Value>(rng, long_values),
         );
         let limit = rng.random_range(1..12);
-        let what = format!("{label} round {round}: {group} {range:?} limit {limit}");
-        let query = T::query(group).range(range.clone());
-        let expected = match reference::<T>(db, &plain, group, &range).await {
-            Ok(expected) => expected,
-            Err(refused) => {
-                // Refused by the server: sharded refuses it too, before sending.
-                let ours = query.fetch(db).await;
-                assert!(
-                    matches!(ours, Err(Error::InvalidQuery(_))),
-                    "{what}: the server refused ({refused}) but sharded gave {ours:?}"
-                );
-                continue;
-            }
-        };
-
-        // Page by page, each cursor through its token.
-        check_pages(db, &query, limit, &expected, documents.len(), &what).await;
-        assert_eq!(
-            ids(&query.fetch_stored(db).await.unwrap()),
-            expected,
-            "{what}: fetch"
-        );
-        let first = &expected[..expected.len().min(limit as usize)];
-        assert_eq!(
-            ids(&query.clone().limit(limit).fetch_stored(db).await.unwrap()),
-            first,
-            "{what}: limit"
-        );
-        let streamed: Vec<Stored<T>> = query
-            .clone()
-            .limit(limit)
-            .stream(db)
-            .await
-            .unwrap()
-            .try_collect()
-            .await
-            .unwrap();
-        assert_eq!(ids(&streamed), first, "{what}: stream");
-        assert_eq!(
-            query.count(db).await.unwrap(),
-            expected.len() as u64,
-            "{what}: count"
-        );
+        if rng.random_bool(0.5) {
+            let group = *GROUPS.choose(rng).unwrap();
+            let what = format!("{label} round {round}: {group} {range:?} limit {limit}");
+            let query = T::query(group).range(range.clone());
+            let filter = ("`group-name`", group);
+            let expected = reference::<T>(db, &plain, filter, &range).await;
+            check_query(db, query, expected, limit, documents.len(), &what).await;
+        } else {
+            let region = *REGIONS.choose(rng).unwrap();
+            let what = format!("{label} round {round}: region {region} {range:?} limit {limit}");
+            let query = T::query_place(region).range(range.clone());
+            let filter = ("place.regionCode", region);
+            let expected = reference::<T>(db, &plain, filter, &range).await;
+            check_query(db, query, expected, limit, documents.len(), &what).await;
+        }
     }
 }
 
-/// Every page of `query`, each cursor passed through its token, against `expected`.
-async fn check_pages<T: Row>(
+/// One query against the unsharded reference: pages, fetch, limit, stream and count; or, where
+/// the server refused the reference, a refusal before sending.
+async fn check_query<T: Row, const I: usize>(
     db: &FirestoreDb,
-    query: &ShardedQuery<T, 0>,
+    query: ShardedQuery<T, I>,
+    expected: Result<Vec<String>, String>,
+    limit: u32,
+    documents: usize,
+    what: &str,
+) {
+    let expected = match expected {
+        Ok(expected) => expected,
+        Err(refused) => {
+            let ours = query.fetch(db).await;
+            assert!(
+                matches!(ours, Err(Error::InvalidQuery(_))),
+                "{what}: the server refused ({refused}) but sharded gave {ours:?}"
+            );
+            return;
+        }
+    };
+    // Page by page, each cursor through its token.
+    check_pages(db, &query, limit, &expected, documents, what).await;
+    assert_eq!(
+        ids(&query.fetch_stored(db).await.unwrap()),
+        expected,
+        "{what}: fetch"
+    );
+    let first = &expected[..expected.len().min(limit as usize)];
+    assert_eq!(
+        ids(&query.clone().limit(limit).fetch_stored(db).await.unwrap()),
+        first,
+        "{what}: limit"
+    );
+    let streamed: Vec<Stored<T>> = query
+        .clone()
+        .limit(limit)
+        .stream(db)
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(ids(&streamed), first, "{what}: stream");
+    assert_eq!(
+        query.count(db).await.unwrap(),
+        expected.len() as u64,
+        "{what}: count"
+    );
+}
+
+/// Every page of `query`, each cursor passed through its token, against `expected`.
+async fn check_pages<T: Row, const I: usize>(
+    db: &FirestoreDb,
+    query: &ShardedQuery<T, I>,
     limit: u32,
     expected: &[String],
     documents: usize,
@@ -289,7 +329,7 @@ async fn check_pages<T: Row>(
 ) {
     {
         let mut paged: Vec<String> = Vec::new();
-        let mut next: Option<Cursor<T, 0>> = None;
+        let mut next: Option<Cursor<T, I>> = None;
         loop {
             let mut page_query = query.clone().limit(limit);
             if let Some(cursor) = next.take() {
@@ -331,6 +371,10 @@ async fn every_order_type_direction_and_shard_count_equals_the_unsharded_query()
     println!("seed {seed}");
     let mut rng = StdRng::seed_from_u64(seed);
     let db = &test.db;
+    assert_eq!(
+        TimestampDesc7::INDEXED_FIELDS,
+        ["`group-name`", "place.regionCode"]
+    );
     check_model::<TimestampDesc7>(db, &mut rng, false).await;
     check_model::<TimestampAsc61>(db, &mut rng, false).await;
     check_model::<IntegerDesc31>(db, &mut rng, false).await;

@@ -1,8 +1,8 @@
 use serde::{Deserialize, Serialize};
-use sharded_runtime::Sharded;
+use sharded_runtime::{Sharded, StoredNames};
 use sharded_runtime::firestore::FirestoreTimestamp;
 
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize, Deserialize, StoredNames)]
 struct Price {
     currency: String,
     micros: i64,

@@ -1,0 +1,20 @@
+use serde::{Deserialize, Serialize};
+use sharded_runtime::{Sharded, StoredNames};
+use sharded_runtime::firestore::FirestoreTimestamp;
+
+#[derive(Default, Serialize, Deserialize, StoredNames)]
+struct Price {
+    #[serde(skip)]
+    currency: String,
+    micros: i64,
+}
+
+#[derive(Serialize, Deserialize, Sharded)]
+#[sharded(shards = 3, order_by = "timestamp")]
+struct Instrument {
+    #[sharded(index(currency: String))]
+    price: Price,
+    timestamp: FirestoreTimestamp,
+}
+
+fn main() {}

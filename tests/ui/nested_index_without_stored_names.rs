@@ -1,0 +1,19 @@
+use serde::{Deserialize, Serialize};
+use sharded_runtime::Sharded;
+use sharded_runtime::firestore::FirestoreTimestamp;
+
+#[derive(Serialize, Deserialize)]
+struct Price {
+    currency: String,
+    micros: i64,
+}
+
+#[derive(Serialize, Deserialize, Sharded)]
+#[sharded(shards = 3, order_by = "timestamp")]
+struct Instrument {
+    #[sharded(index(currency: String))]
+    price: Price,
+    timestamp: FirestoreTimestamp,
+}
+
+fn main() {}
