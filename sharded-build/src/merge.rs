@@ -34,6 +34,10 @@ pub(crate) struct Managed {
     order_field: String,
     direction: Direction,
     indexed_fields: Vec<String>,
+    /// Recorded so that a later build can refuse a set that lost values (files written before
+    /// it was recorded have none, and are not checked until the next build records it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    shard_values: Vec<String>,
 }
 
 impl Managed {
@@ -44,6 +48,7 @@ impl Managed {
             order_field: t.order_field.clone(),
             direction: t.direction,
             indexed_fields: t.indexed_fields.clone(),
+            shard_values: t.shard_values.clone(),
         }
     }
 
@@ -124,6 +129,7 @@ pub fn merge(existing: Option<Value>, types: &[ShardedType]) -> Result<Merged, S
         })
         .unwrap_or_default();
     let current = managed_collections(types)?;
+    check_shard_sets(&previous, &current, types)?;
 
     let mut indexes = take_array(&mut document, "indexes")?;
     let mut overrides = take_array(&mut document, "fieldOverrides")?;
@@ -240,6 +246,18 @@ fn managed_collections(types: &[ShardedType]) -> Result<Vec<Managed>, String> {
                         m.collection
                     ));
                 }
+                if m.shard_values != entry.shard_values {
+                    return Err(format!(
+                        "`{}` ({}) and `{}` ({}) both use the collection `{}` with different shard values ({} and {}): each would miss the documents the other writes to values it does not query; give them the same `shards`, `shard_values` or `writes_per_second`",
+                        first.name,
+                        first.file.display(),
+                        t.name,
+                        t.file.display(),
+                        m.collection,
+                        describe_values(&m.shard_values),
+                        describe_values(&entry.shard_values),
+                    ));
+                }
                 for field in entry.indexed_fields {
                     if !m.indexed_fields.contains(&field) {
                         m.indexed_fields.push(field);
@@ -249,6 +267,62 @@ fn managed_collections(types: &[ShardedType]) -> Result<Vec<Managed>, String> {
         }
     }
     Ok(managed.into_iter().map(|(m, _)| m).collect())
+}
+
+/// A collection whose shard set lost values since the last build recorded it would hide every
+/// document stored with them from every query: refused. Growing keeps the old values and is
+/// safe; so is removing the type altogether.
+fn check_shard_sets(
+    previous: &[Managed],
+    current: &[Managed],
+    types: &[ShardedType],
+) -> Result<(), String> {
+    for now in current {
+        let Some(before) = previous.iter().find(|m| m.collection == now.collection) else {
+            continue;
+        };
+        let lost: Vec<String> = before
+            .shard_values
+            .iter()
+            .filter(|value| !now.shard_values.contains(value))
+            .cloned()
+            .collect();
+        if lost.is_empty() {
+            continue;
+        }
+        let owner = types
+            .iter()
+            .find(|t| t.collection == now.collection)
+            .map(|t| format!("`{}` ({})", t.name, t.file.display()))
+            .unwrap_or_default();
+        return Err(format!(
+            "{owner} shards `{}` over {}, but the last build recorded {}: documents stored with {} would drop out of every sharded query. \
+             To raise the write rate, grow the set and keep every old value (`shards = 3` to `shards = 6` keeps \"0\" to \"2\"). \
+             To retire values, first rewrite every document stored with them into the values you keep, check that a count of them is 0, \
+             and then remove `shardValues` from this collection's entry under `{MANIFEST_KEY}` in firestore.indexes.json to record the new set",
+            now.collection,
+            describe_values(&now.shard_values),
+            describe_values(&before.shard_values),
+            describe_values(&lost),
+        ));
+    }
+    Ok(())
+}
+
+/// `"x", "y", "z"`, shortened past a dozen values.
+fn describe_values(values: &[String]) -> String {
+    const SHOWN: usize = 12;
+    let shown: Vec<String> = values
+        .iter()
+        .take(SHOWN)
+        .map(|v| format!("{v:?}"))
+        .collect();
+    let more = values.len().saturating_sub(SHOWN);
+    if more == 0 {
+        format!("[{}]", shown.join(", "))
+    } else {
+        format!("[{}, and {more} more]", shown.join(", "))
+    }
 }
 
 fn defeats_sharding(m: &Managed, index: &Value) -> bool {
@@ -362,6 +436,7 @@ mod tests {
             order_field: "timestamp".into(),
             direction: sharded_indexes::Direction::Descending,
             indexed_fields: indexed.iter().map(|f| f.to_string()).collect(),
+            shard_values: vec!["x".into(), "y".into(), "z".into()],
         }
     }
 
@@ -524,5 +599,50 @@ mod tests {
             err.contains("both use the collection `instruments`"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn types_sharing_a_collection_must_agree_on_shard_values() {
+        let mut other = instrument(&["symbol"]);
+        other.name = "InstrumentView".into();
+        other.shard_values.pop();
+        let err = merge(None, &[instrument(&["exchange"]), other]).unwrap_err();
+        assert!(
+            err.contains("`Instrument`") && err.contains("`InstrumentView`"),
+            "{err}"
+        );
+        assert!(err.contains("different shard values"), "{err}");
+    }
+
+    #[test]
+    fn a_shard_set_may_grow_but_not_lose_values() {
+        let numbered = |n: usize| {
+            let mut t = instrument(&["exchange"]);
+            t.shard_values = (0..n).map(|i| i.to_string()).collect();
+            t
+        };
+        let three = merge(None, &[numbered(3)]).unwrap().document;
+        assert_eq!(
+            three[MANIFEST_KEY]["collections"][0]["shardValues"],
+            json!(["0", "1", "2"])
+        );
+        // 3 → 6 keeps "0" to "2".
+        let six = merge(Some(three.clone()), &[numbered(6)]).unwrap().document;
+        // 6 → 3 loses "3" to "5".
+        let err = merge(Some(six.clone()), &[numbered(3)]).unwrap_err();
+        assert!(err.contains(r#"["3", "4", "5"]"#), "{err}");
+        assert!(err.contains("keep every old value"), "{err}");
+        // Changed values, same count.
+        let mut renamed = numbered(6);
+        renamed.shard_values[5] = "five".into();
+        assert!(merge(Some(six.clone()), &[renamed]).is_err());
+        // Removing the type is not a loss; removing the recorded set accepts the new one.
+        assert!(merge(Some(six.clone()), &[]).is_ok());
+        let mut accepted = six;
+        accepted[MANIFEST_KEY]["collections"][0]
+            .as_object_mut()
+            .unwrap()
+            .remove("shardValues");
+        assert!(merge(Some(accepted), &[numbered(3)]).is_ok());
     }
 }

@@ -18,6 +18,8 @@ pub struct ShardedType {
     pub order_field: String,
     pub direction: sharded_indexes::Direction,
     pub indexed_fields: Vec<String>,
+    /// The values the shard field takes.
+    pub shard_values: Vec<String>,
 }
 
 impl ShardedType {
@@ -131,6 +133,7 @@ impl Sources {
                 Direction::Descending => sharded_indexes::Direction::Descending,
             },
             indexed_fields,
+            shard_values: model.shard_values.clone(),
         }))
     }
 
