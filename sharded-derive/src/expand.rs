@@ -47,10 +47,12 @@ fn expand(model: &Model) -> TokenStream {
     );
     let nested_checks = nested_field_checks(model);
     let queries = queries(model);
+    let fields = fields(model);
     wrap(quote! {
         #nested_checks
         #path_consts
         #queries
+        #fields
 
         #[automatically_derived]
         impl ::sharded_runtime::Sharded for #ident {
@@ -124,6 +126,58 @@ fn queries(model: &Model) -> TokenStream {
 
 pub(crate) fn queries_ident(ident: &syn::Ident) -> syn::Ident {
     quote::format_ident!("{}Queries", ident)
+}
+
+pub(crate) fn fields_ident(ident: &syn::Ident) -> syn::Ident {
+    quote::format_ident!("{}Fields", ident)
+}
+
+/// `T::fields()`, and on what it returns one method per stored field, for field-masked updates.
+fn fields(model: &Model) -> TokenStream {
+    let ident = model.ident;
+    let vis = model.vis;
+    let entry = fields_ident(ident);
+    let methods = model.stored_fields.iter().map(|(field, path)| {
+        let doc = format!("The stored field `{path}`.");
+        quote! {
+            #[doc = #doc]
+            #vis fn #field(self) -> ::sharded_runtime::Field<#ident> {
+                ::sharded_runtime::Field::__new(#path)
+            }
+        }
+    });
+    let doc = format!("The stored fields of `{ident}`, for `ShardedCollection::update_fields`.");
+    fields_entry(ident, vis, &entry, &doc, methods.collect())
+}
+
+/// The `TFields` struct, its methods and `T::fields()`; shared with the fallback.
+pub(crate) fn fields_entry(
+    ident: &syn::Ident,
+    vis: &syn::Visibility,
+    entry: &syn::Ident,
+    doc: &str,
+    methods: Vec<TokenStream>,
+) -> TokenStream {
+    quote! {
+        #[doc = #doc]
+        #[derive(Clone, Copy, Debug)]
+        #vis struct #entry {
+            _private: (),
+        }
+
+        #[automatically_derived]
+        impl #entry {
+            #(#methods)*
+        }
+
+        #[automatically_derived]
+        impl #ident {
+            /// The stored fields of this collection, to name in a field-masked update.
+            #vis fn fields() -> #entry {
+                #entry { _private: () }
+            }
+        }
+    }
 }
 
 /// Each indexed field's stored path, as an expression: a literal for the struct's own fields;

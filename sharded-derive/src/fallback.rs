@@ -5,7 +5,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use sharded_internals::ast::Container;
 
-use crate::expand::{direction, queries_ident, wrap};
+use crate::expand::{direction, fields_entry, fields_ident, queries_ident, wrap};
 use sharded_internals::attr::IndexSpec;
 use sharded_internals::model::query_method;
 
@@ -56,7 +56,25 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
             }
         })
     });
+    // Field methods for every field serde stores, so `T::fields().x()` type-checks too.
+    let field_methods = container
+        .fields
+        .iter()
+        .filter(|field| field.is_stored_by_name())
+        .map(|field| {
+            let method = field.ident;
+            quote! {
+                pub fn #method(self) -> ::sharded_runtime::Field<#ident> {
+                    ::core::unreachable!()
+                }
+            }
+        })
+        .collect();
+    let public = syn::parse_quote!(pub);
+    let fields = fields_entry(ident, &public, &fields_ident(ident), "", field_methods);
     wrap(quote! {
+        #fields
+
         pub struct #entry;
 
         #[automatically_derived]

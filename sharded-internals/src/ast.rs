@@ -88,6 +88,12 @@ impl<'a> Container<'a> {
 }
 
 impl<'a> Field<'a> {
+    /// Whether serde stores this field under its own name: not always skipped (a
+    /// `skip_serializing_if` field is stored when present), not flattened.
+    pub fn is_stored_by_name(&self) -> bool {
+        stored_by_name(&self.serde)
+    }
+
     fn from_ast(cx: &Ctxt, field: &'a syn::Field, rename_all: Option<RenameRule>) -> Field<'a> {
         let ident = field.ident.as_ref().expect("named field");
         let serde = SerdeField::from_ast(&field.attrs);
@@ -117,6 +123,14 @@ pub fn stored_name(
     }
 }
 
+fn stored_by_name(serde: &SerdeField) -> bool {
+    let always_skipped = serde
+        .skipped
+        .as_ref()
+        .is_some_and(|path| !path.is_ident(crate::symbol::SKIP_SERIALIZING_IF));
+    !always_skipped && serde.flatten.is_none()
+}
+
 /// `#[derive(StoredNames)]`: (Rust name without `r#`, stored name) of every named field, no
 /// stored name where serde does not store the field under a name of its own (skipped or
 /// flattened). Only structs with named fields.
@@ -139,12 +153,7 @@ pub fn stored_names(cx: &Ctxt, input: &syn::DeriveInput) -> Vec<(String, Option<
         .map(|field| {
             let ident = field.ident.as_ref().expect("named field");
             let serde = SerdeField::from_ast(&field.attrs);
-            let always_skipped = serde
-                .skipped
-                .as_ref()
-                .is_some_and(|path| !path.is_ident(crate::symbol::SKIP_SERIALIZING_IF));
-            let stored = (!always_skipped && serde.flatten.is_none())
-                .then(|| stored_name(ident, &serde, rename_all));
+            let stored = stored_by_name(&serde).then(|| stored_name(ident, &serde, rename_all));
             (ident.unraw().to_string(), stored)
         })
         .collect()

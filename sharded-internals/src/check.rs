@@ -33,7 +33,17 @@ pub fn validate<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Option<Model<'a>> {
         shard_values: shard_values?,
         order: order?,
         indexes,
+        stored_fields: stored_fields(cont),
     })
+}
+
+/// The fields serde stores under a name of their own (not always skipped, not flattened).
+fn stored_fields<'a>(cont: &'a Container<'a>) -> Vec<(&'a syn::Ident, String)> {
+    cont.fields
+        .iter()
+        .filter(|field| field.is_stored_by_name())
+        .map(|field| (field.ident, field_path([field.stored_name.as_str()])))
+        .collect()
 }
 
 fn check_shape(cx: &Ctxt, cont: &Container) {

@@ -19,6 +19,9 @@ pub struct Model<'a> {
     pub order: OrderField<'a>,
     /// One entry per typed query, in declaration order.
     pub indexes: Vec<IndexedField<'a>>,
+    /// Every field serde stores under a name of its own, with its field path: what a
+    /// field-masked update can name.
+    pub stored_fields: Vec<(&'a syn::Ident, String)>,
 }
 
 /// The field every sharded query orders by.

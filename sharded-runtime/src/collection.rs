@@ -11,7 +11,7 @@ use crate::document_id::check_document_id;
 use crate::query::order::field_value;
 use crate::shard::{WithShard, draw_shard};
 use crate::stored::{Stored, document_id};
-use crate::{Error, Result, Sharded};
+use crate::{Error, Field, Result, Sharded};
 
 /// Writes and reads of one sharded collection. Get one with
 /// [`Sharded::collection`](crate::Sharded::collection).
@@ -77,10 +77,71 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
         self.write(id, document, None).await
     }
 
-    /// Replaces the existing document `id`; fails if it does not exist.
+    /// Replaces the existing document `id`; fails if it does not exist. The shard is drawn
+    /// anew; [`update_fields`](Self::update_fields) keeps it.
     pub async fn update(&self, id: &str, document: &T) -> Result<()> {
         self.write(id, document, Some(FirestoreWritePrecondition::Exists(true)))
             .await
+    }
+
+    /// Updates only `fields` of the existing document `id`, from `document`: a field-masked
+    /// write that leaves every other stored field as it is, the shard among them, so the
+    /// document keeps its shard (every other write draws a new one). Fails if the document
+    /// does not exist, since creating it this way would store it without a shard.
+    ///
+    /// ```no_run
+    /// # use serde::{Deserialize, Serialize};
+    /// # use sharded_runtime::Sharded;
+    /// # use sharded_runtime::firestore::{FirestoreDb, FirestoreTimestamp};
+    /// # #[derive(Serialize, Deserialize, Sharded)]
+    /// # #[sharded(shards = 3, order_by = "timestamp")]
+    /// # struct Instrument { #[sharded(index)] exchange: String, price_micros: i64, timestamp: FirestoreTimestamp }
+    /// # async fn example(db: &FirestoreDb, instrument: &Instrument) -> sharded_runtime::Result<()> {
+    /// let fields = Instrument::fields();
+    /// Instrument::collection(db)
+    ///     .update_fields("aaa", instrument, &[fields.price_micros(), fields.timestamp()])
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// A masked field that `document` does not store is deleted, as Firestore does; for the
+    /// order field or an indexed path that would drop the document out of sharded queries, so
+    /// it is [`Error::FieldNotWritten`] instead, with nothing sent.
+    pub async fn update_fields(&self, id: &str, document: &T, fields: &[Field<T>]) -> Result<()> {
+        check_document_id(id)?;
+        let mut mask: Vec<&'static str> = fields.iter().map(Field::path).collect();
+        mask.sort_unstable();
+        mask.dedup();
+        if mask.is_empty() {
+            return Err(Error::InvalidUpdate(
+                "no fields to update: name at least one with `T::fields()`".into(),
+            ));
+        }
+        let document = firestore_document_from_serializable(self.document_name(id), document)?;
+        let masked = |path: &str| {
+            mask.iter().any(|field| {
+                path == *field
+                    || path
+                        .strip_prefix(field)
+                        .is_some_and(|rest| rest.starts_with('.'))
+            })
+        };
+        if let Some(path) = T::REQUIRED_FIELDS
+            .iter()
+            .find(|path| masked(path) && field_value(&document, path).is_none())
+        {
+            return Err(Error::FieldNotWritten { path });
+        }
+        self.db
+            .fluent()
+            .update()
+            .fields(mask)
+            .in_col(T::COLLECTION)
+            .precondition(FirestoreWritePrecondition::Exists(true))
+            .document(document)
+            .execute()
+            .await?;
+        Ok(())
     }
 
     async fn write(

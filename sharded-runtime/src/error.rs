@@ -37,6 +37,9 @@ pub enum Error {
         /// The stored field path it lacks.
         path: &'static str,
     },
+    /// An update that would write nothing or lose data; nothing was sent.
+    #[error("invalid update: {0}")]
+    InvalidUpdate(String),
     /// A query Firestore would reject; nothing was sent.
     #[error("invalid query: {0}")]
     InvalidQuery(String),

@@ -4,6 +4,7 @@
 mod collection;
 mod document_id;
 mod error;
+mod fields;
 mod order_key;
 mod query;
 mod shard;
@@ -17,6 +18,7 @@ pub mod emulator;
 pub use collection::ShardedCollection;
 pub use document_id::check_document_id;
 pub use error::{Error, Result};
+pub use fields::Field;
 pub use order_key::OrderKey;
 pub use query::{
     Cursor, MAX_DISJUNCTIONS, MAX_FILTER_VALUE_BYTES, MAX_LIMIT, Page, QueryStats, ShardedQuery,

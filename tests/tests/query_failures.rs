@@ -24,6 +24,20 @@ async fn misuse_is_rejected_before_anything_is_sent() {
 
     let zero = Tick::query().venue("XNAS").limit(0).fetch(db).await;
     assert!(matches!(zero, Err(Error::InvalidQuery(_))), "{zero:?}");
+    let huge = Tick::query()
+        .venue("XNAS")
+        .limit(sharded_runtime::MAX_LIMIT + 1)
+        .fetch(db)
+        .await;
+    assert!(matches!(huge, Err(Error::InvalidQuery(_))), "{huge:?}");
+    // Values Firestore refuses as "too large to be used in a query" (server_order.rs).
+    let long_value = Tick::query().venue("v".repeat(1500)).fetch(db).await;
+    assert!(
+        matches!(long_value, Err(Error::InvalidQuery(_))),
+        "{long_value:?}"
+    );
+    let longest = Tick::query().venue("v".repeat(1499)).fetch(db).await;
+    assert!(longest.is_ok(), "{longest:?}");
 
     let unlimited_page = Tick::query().venue("XNAS").fetch_page(db).await;
     assert!(

@@ -168,3 +168,181 @@ async fn writes_that_firestore_refuses_are_errors() {
     assert!(matches!(twice, Err(Error::Firestore(_))), "{twice:?}");
     assert_eq!(instruments.get("once").await.unwrap().unwrap().symbol, "X");
 }
+
+#[tokio::test]
+async fn a_field_masked_update_keeps_the_shard_and_every_other_field() {
+    let test = test_db("update-fields").await;
+    let db = &test.db;
+    let instruments = Instrument::collection(db);
+    instruments
+        .upsert("aaa", &instrument("AAA", 100))
+        .await
+        .unwrap();
+    let shard = assert_stored(&raw(db, "aaa").await, &instrument("AAA", 100));
+
+    // Many updates: with a re-drawn shard, 20 updates would keep it with probability (1/3)^20.
+    let fields = Instrument::fields();
+    for round in 0..20 {
+        let mut changed = instrument("IGNORED", 200 + round);
+        changed.exchange = format!("EXCHG{round}");
+        changed.price.micros = round;
+        instruments
+            .update_fields("aaa", &changed, &[fields.exchange(), fields.timestamp()])
+            .await
+            .unwrap();
+        let stored = instruments.get_stored("aaa").await.unwrap().unwrap();
+        assert_eq!(stored.shard, shard, "round {round}: the shard is kept");
+        assert_eq!(stored.document.exchange, format!("EXCHG{round}"));
+        assert_eq!(stored.document.timestamp, changed.timestamp);
+        // Unmasked fields are as they were.
+        assert_eq!(stored.document.symbol, "AAA");
+        assert_eq!(stored.document.price.micros, 34_790_000);
+    }
+    // The document is still found by sharded queries, under its new values.
+    let found = Instrument::query()
+        .exchange("EXCHG19")
+        .fetch(db)
+        .await
+        .unwrap();
+    assert_eq!(found.len(), 1);
+
+    // A missing document is an error, not a document stored without a shard.
+    let missing = instruments
+        .update_fields("nobody", &instrument("X", 1), &[fields.exchange()])
+        .await;
+    assert!(matches!(missing, Err(Error::Firestore(_))), "{missing:?}");
+    assert_eq!(instruments.get("nobody").await.unwrap(), None);
+
+    // Nothing to update is refused before sending.
+    let nothing = instruments
+        .update_fields("aaa", &instrument("X", 1), &[])
+        .await;
+    assert!(
+        matches!(nothing, Err(Error::InvalidUpdate(_))),
+        "{nothing:?}"
+    );
+    assert_eq!(
+        Instrument::fields().instrument_type().path(),
+        "instrumentType"
+    );
+    assert_eq!(Instrument::fields().price().path(), "price");
+}
+
+#[tokio::test]
+async fn invalid_ids_are_refused_on_every_path_before_sending() {
+    let test = test_db("ids").await;
+    let db = &test.db;
+    let instruments = Instrument::collection(db);
+    let document = instrument("AAA", 1);
+    let long = "x".repeat(1501);
+    for id in ["", "a/sub/b", ".", "..", "__reserved__", long.as_str()] {
+        let invalid = |result: Result<(), Error>| {
+            assert!(
+                matches!(result, Err(Error::InvalidDocumentId { .. })),
+                "{id:?}: {result:?}"
+            );
+        };
+        invalid(instruments.upsert(id, &document).await);
+        invalid(instruments.update(id, &document).await);
+        invalid(instruments.insert_with_id(id, &document).await);
+        invalid(instruments.delete(id).await);
+        invalid(instruments.get(id).await.map(drop));
+        invalid(instruments.get_stored(id).await.map(drop));
+        invalid(
+            instruments
+                .update_fields(id, &document, &[Instrument::fields().symbol()])
+                .await,
+        );
+        let writer = db.create_simple_batch_writer().await.unwrap();
+        let mut batch = writer.new_batch();
+        invalid(instruments.upsert_in(&mut batch, id, &document));
+    }
+    // Nothing was written anywhere, subcollections included.
+    let all: Vec<Document> = db
+        .fluent()
+        .select()
+        .from(Instrument::COLLECTION)
+        .all_descendants()
+        .query()
+        .await
+        .unwrap();
+    assert!(all.is_empty(), "{all:?}");
+}
+
+/// A hand-written `Serialize` that stores the order field under another name: the derive reads
+/// `at`, the document would hold `when`, and no sharded query would ever return it.
+mod hand_written {
+    use serde::ser::SerializeStruct;
+    use serde::{Deserialize, Serialize, Serializer};
+    use sharded_runtime::Sharded;
+    use sharded_runtime::firestore::FirestoreTimestamp;
+
+    #[derive(Deserialize, Sharded)]
+    #[sharded(shards = 3, order_by = "at")]
+    pub struct Renamed {
+        #[sharded(index)]
+        pub venue: String,
+        pub at: FirestoreTimestamp,
+    }
+
+    impl Serialize for Renamed {
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            let mut s = serializer.serialize_struct("Renamed", 2)?;
+            s.serialize_field("venue", &self.venue)?;
+            s.serialize_field("when", &self.at)?;
+            s.end()
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_write_guard_refuses_documents_without_their_query_fields() {
+    use hand_written::Renamed;
+    let test = test_db("guard").await;
+    let db = &test.db;
+    let renamed = Renamed {
+        venue: "X".into(),
+        at: FirestoreTimestamp(
+            sharded_runtime::firestore::jiff::Timestamp::from_second(1).unwrap(),
+        ),
+    };
+    let collection = Renamed::collection(db);
+    let not_written = |result: Result<(), Error>| {
+        assert!(
+            matches!(result, Err(Error::FieldNotWritten { path: "at" })),
+            "{result:?}"
+        );
+    };
+    not_written(collection.upsert("a", &renamed).await);
+    not_written(collection.update("a", &renamed).await);
+    not_written(collection.insert_with_id("a", &renamed).await);
+    assert!(matches!(
+        collection.insert(&renamed).await,
+        Err(Error::FieldNotWritten { path: "at" })
+    ));
+    let writer = db.create_simple_batch_writer().await.unwrap();
+    let mut batch = writer.new_batch();
+    not_written(collection.upsert_in(&mut batch, "a", &renamed));
+    not_written(
+        collection
+            .update_fields("a", &renamed, &[Renamed::fields().at()])
+            .await,
+    );
+    // Masking only `venue` leaves `at` as stored: allowed (it fails here only because the
+    // document does not exist).
+    let venue_only = collection
+        .update_fields("a", &renamed, &[Renamed::fields().venue()])
+        .await;
+    assert!(
+        matches!(venue_only, Err(Error::Firestore(_))),
+        "{venue_only:?}"
+    );
+    let all: Vec<Document> = db
+        .fluent()
+        .select()
+        .from(Renamed::COLLECTION)
+        .query()
+        .await
+        .unwrap();
+    assert!(all.is_empty(), "nothing was written: {all:?}");
+}
