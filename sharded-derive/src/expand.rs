@@ -35,9 +35,10 @@ fn expand(model: &Model) -> TokenStream {
     let order_value =
         quote::quote_spanned!(syn::spanned::Spanned::span(order_ty)=> type OrderValue = #order_ty;);
     let (path_consts, paths) = index_paths(model);
-    let indexed_fields = paths.iter();
-    let order_path = quote!(#order_field);
-    let required_fields = std::iter::once(&order_path).chain(
+    let indexed_fields = paths.iter().map(|(path, _)| path);
+    let order_stored = &model.order.stored_name;
+    let order_path = (quote!(#order_field), quote!(&[#order_stored]));
+    let required = std::iter::once(&order_path).chain(
         model
             .indexes
             .iter()
@@ -45,6 +46,7 @@ fn expand(model: &Model) -> TokenStream {
             .filter(|(index, _)| !index.optional)
             .map(|(_, path)| path),
     );
+    let (required_fields, required_segments): (Vec<_>, Vec<_>) = required.cloned().unzip();
     let nested_checks = nested_field_checks(model);
     let queries = queries(model);
     let fields = fields(model);
@@ -64,6 +66,7 @@ fn expand(model: &Model) -> TokenStream {
             const ORDER_DIRECTION: ::sharded_runtime::__private::Direction = #direction;
             const INDEXED_FIELDS: &'static [&'static str] = &[#(#indexed_fields),*];
             const REQUIRED_FIELDS: &'static [&'static str] = &[#(#required_fields),*];
+            const REQUIRED_SEGMENTS: &'static [&'static [&'static str]] = &[#(#required_segments),*];
             #order_value
         }
     })
@@ -102,26 +105,17 @@ fn queries(model: &Model) -> TokenStream {
         }
     });
     let doc = format!("The typed queries of `{ident}`: one method per `#[sharded(index)]` path.");
-    quote! {
-        #[doc = #doc]
-        #[derive(Clone, Copy, Debug)]
-        #vis struct #entry {
-            _private: (),
-        }
-
-        #[automatically_derived]
-        impl #entry {
-            #(#methods)*
-        }
-
-        #[automatically_derived]
-        impl #ident {
-            /// The typed queries of this collection; see the methods of what it returns.
-            #vis fn query() -> #entry {
-                #entry { _private: () }
-            }
-        }
-    }
+    entry_point(
+        ident,
+        vis,
+        &entry,
+        &quote::format_ident!("query"),
+        [
+            &doc,
+            "The typed queries of this collection; see the methods of what it returns.",
+        ],
+        methods.collect(),
+    )
 }
 
 pub(crate) fn queries_ident(ident: &syn::Ident) -> syn::Ident {
@@ -147,15 +141,28 @@ fn fields(model: &Model) -> TokenStream {
         }
     });
     let doc = format!("The stored fields of `{ident}`, for `ShardedCollection::update_fields`.");
-    fields_entry(ident, vis, &entry, &doc, methods.collect())
+    entry_point(
+        ident,
+        vis,
+        &entry,
+        &quote::format_ident!("fields"),
+        [&doc, FIELDS_DOC],
+        methods.collect(),
+    )
 }
 
-/// The `TFields` struct, its methods and `T::fields()`; shared with the fallback.
-pub(crate) fn fields_entry(
+pub(crate) const FIELDS_DOC: &str =
+    "The stored fields of this collection, to name in a field-masked update.";
+
+/// A zero-sized struct `entry` with `methods`, and `T::constructor()` returning it: how
+/// `T::query()` and `T::fields()` are built, here and in the fallback. `docs`: the struct's
+/// and the constructor's.
+pub(crate) fn entry_point(
     ident: &syn::Ident,
     vis: &syn::Visibility,
     entry: &syn::Ident,
-    doc: &str,
+    constructor: &syn::Ident,
+    [doc, constructor_doc]: [&str; 2],
     methods: Vec<TokenStream>,
 ) -> TokenStream {
     quote! {
@@ -172,18 +179,19 @@ pub(crate) fn fields_entry(
 
         #[automatically_derived]
         impl #ident {
-            /// The stored fields of this collection, to name in a field-masked update.
-            #vis fn fields() -> #entry {
+            #[doc = #constructor_doc]
+            #vis fn #constructor() -> #entry {
                 #entry { _private: () }
             }
         }
     }
 }
 
-/// Each indexed field's stored path, as an expression: a literal for the struct's own fields;
-/// for a nested path, a constant the compiler builds from the `StoredNames` of every type the
-/// path goes through, so that it follows their serde renames and cannot disagree with them.
-fn index_paths(model: &Model) -> (TokenStream, Vec<TokenStream>) {
+/// Each indexed field's stored path and its stored segments, as expressions: literals for the
+/// struct's own fields; for a nested path, constants the compiler builds from the `StoredNames`
+/// of every type the path goes through, so that it follows their serde renames and cannot
+/// disagree with them.
+fn index_paths(model: &Model) -> (TokenStream, Vec<(TokenStream, TokenStream)>) {
     let ident = model.ident;
     let mut consts = TokenStream::new();
     let paths = model
@@ -191,13 +199,14 @@ fn index_paths(model: &Model) -> (TokenStream, Vec<TokenStream>) {
         .iter()
         .enumerate()
         .map(|(position, index)| {
+            let first = &index.stored_field;
             if index.nested.is_empty() {
                 let path = &index.path;
-                return quote!(#path);
+                return (quote!(#path), quote!(&[#first]));
             }
-            let name = quote::format_ident!("__SHARDED_INDEX_PATH_{}", position);
+            let path_name = quote::format_ident!("__SHARDED_INDEX_PATH_{}", position);
+            let segments_name = quote::format_ident!("__SHARDED_INDEX_SEGMENTS_{}", position);
             let field = index.field;
-            let first = &index.stored_field;
             let segments = index.nested.iter().enumerate().map(|(depth, segment)| {
                 // Every token on the user's segment, so an error points at it alone.
                 let respan = |ident: &syn::Ident| {
@@ -208,7 +217,6 @@ fn index_paths(model: &Model) -> (TokenStream, Vec<TokenStream>) {
                 let field = respan(field);
                 let parents: Vec<syn::Ident> = index.nested[..depth].iter().map(respan).collect();
                 let rust_name = syn::ext::IdentExt::unraw(segment).to_string();
-                // Spanned on the user's segment: a type without `StoredNames` is reported there.
                 quote::quote_spanned! {segment.span()=>
                     ::sharded_runtime::__private::stored_name(
                         ::sharded_runtime::__private::names_of(|document: &#ident| &document.#field #(.#parents)*),
@@ -217,17 +225,17 @@ fn index_paths(model: &Model) -> (TokenStream, Vec<TokenStream>) {
                 }
             });
             consts.extend(quote! {
-                const #name: &str = {
-                    const SEGMENTS: &[&str] = &[#first, #(#segments),*];
-                    const LEN: usize = ::sharded_runtime::__private::path_len(SEGMENTS);
-                    const BYTES: [u8; LEN] = ::sharded_runtime::__private::path_bytes::<LEN>(SEGMENTS);
+                const #segments_name: &[&str] = &[#first, #(#segments),*];
+                const #path_name: &str = {
+                    const LEN: usize = ::sharded_runtime::__private::path_len(#segments_name);
+                    const BYTES: [u8; LEN] = ::sharded_runtime::__private::path_bytes::<LEN>(#segments_name);
                     match ::core::str::from_utf8(&BYTES) {
                         ::core::result::Result::Ok(path) => path,
                         ::core::result::Result::Err(_) => ::core::panic!("field paths are UTF-8"),
                     }
                 };
             });
-            quote!(#name)
+            (quote!(#path_name), quote!(#segments_name))
         })
         .collect();
     (consts, paths)

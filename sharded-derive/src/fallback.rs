@@ -5,7 +5,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use sharded_internals::ast::Container;
 
-use crate::expand::{direction, fields_entry, fields_ident, queries_ident, wrap};
+use crate::expand::{FIELDS_DOC, direction, entry_point, fields_ident, queries_ident, wrap};
 use sharded_internals::attr::IndexSpec;
 use sharded_internals::model::query_method;
 
@@ -71,23 +71,25 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
         })
         .collect();
     let public = syn::parse_quote!(pub);
-    let fields = fields_entry(ident, &public, &fields_ident(ident), "", field_methods);
+    let fields = entry_point(
+        ident,
+        &public,
+        &fields_ident(ident),
+        &quote::format_ident!("fields"),
+        ["", FIELDS_DOC],
+        field_methods,
+    );
+    let queries = entry_point(
+        ident,
+        &public,
+        &entry,
+        &quote::format_ident!("query"),
+        ["", ""],
+        methods.collect(),
+    );
     wrap(quote! {
         #fields
-
-        pub struct #entry;
-
-        #[automatically_derived]
-        impl #entry {
-            #(#methods)*
-        }
-
-        #[automatically_derived]
-        impl #ident {
-            pub fn query() -> #entry {
-                #entry
-            }
-        }
+        #queries
 
         #[automatically_derived]
         impl ::sharded_runtime::Sharded for #ident {
@@ -99,6 +101,7 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
             const ORDER_DIRECTION: ::sharded_runtime::__private::Direction = #direction;
             const INDEXED_FIELDS: &'static [&'static str] = &[];
             const REQUIRED_FIELDS: &'static [&'static str] = &[];
+            const REQUIRED_SEGMENTS: &'static [&'static [&'static str]] = &[];
             #order_ty
         }
     })

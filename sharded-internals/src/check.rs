@@ -279,6 +279,7 @@ fn order_field<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Option<OrderField<'a>>
         ident: field.ident,
         ty: field.ty,
         path: field_path([field.stored_name.as_str()]),
+        stored_name: field.stored_name.clone(),
         direction,
     })
 }

@@ -31,6 +31,8 @@ pub struct OrderField<'a> {
     pub ty: &'a syn::Type,
     /// The field path as stored.
     pub path: String,
+    /// The name serde stores the field under (the path, unquoted).
+    pub stored_name: String,
     pub direction: Direction,
 }
 

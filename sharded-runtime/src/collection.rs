@@ -8,6 +8,7 @@ use firestore::{
 };
 
 use crate::document_id::check_document_id;
+use crate::guard::{MAX_TRACKED, Required};
 use crate::query::order::field_value;
 use crate::shard::{WithShard, draw_shard};
 use crate::stored::{Stored, document_id};
@@ -225,9 +226,26 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
 /// `document` as a Firestore document named `name`, with a freshly drawn shard, checked to
 /// hold every field sharded queries need.
 pub fn serialize<T: Sharded>(document: &T, name: &str) -> Result<Document> {
-    let document = serialize_unguarded(document, name)?;
-    check_written::<T>(&document)?;
-    Ok(document)
+    if T::REQUIRED_SEGMENTS.len() > MAX_TRACKED {
+        let document = serialize_unguarded(document, name)?;
+        check_written::<T>(&document)?;
+        return Ok(document);
+    }
+    // The guard, in the serialization pass: which required paths the serializer saw.
+    let required = Required::new(T::REQUIRED_SEGMENTS);
+    let with_shard = WithShard {
+        document,
+        field: T::SHARD_FIELD,
+        shard: draw_shard(T::SHARD_VALUES),
+        required: Some(&required),
+    };
+    let document = firestore_document_from_serializable(name, &with_shard)?;
+    match required.missing() {
+        Some(i) => Err(Error::FieldNotWritten {
+            path: T::REQUIRED_FIELDS[i],
+        }),
+        None => Ok(document),
+    }
 }
 
 /// [`serialize`] without the write guard: the benchmarks' baseline for the guard's cost.
@@ -236,12 +254,14 @@ pub fn serialize_unguarded<T: Sharded>(document: &T, name: &str) -> Result<Docum
         document,
         field: T::SHARD_FIELD,
         shard: draw_shard(T::SHARD_VALUES),
+        required: None,
     };
     Ok(firestore_document_from_serializable(name, &with_shard)?)
 }
 
-/// The write guard: a document without its order field or a required indexed path would be
-/// stored and then never returned by a sharded query.
+/// The write guard on a serialized document, for types with more required paths than the
+/// serialization pass tracks: a document without its order field or a required indexed path
+/// would be stored and then never returned by a sharded query.
 fn check_written<T: Sharded>(document: &Document) -> Result<()> {
     match T::REQUIRED_FIELDS
         .iter()

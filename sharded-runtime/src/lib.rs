@@ -5,6 +5,7 @@ mod collection;
 mod document_id;
 mod error;
 mod fields;
+mod guard;
 mod order_key;
 mod query;
 mod shard;
@@ -36,6 +37,7 @@ pub use firestore;
 /// What generated code names. Not a public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::guard::Required;
     pub use crate::order_key::NoOrderField;
     pub use crate::query::{
         compare_documents, compare_references, compare_values, merge_sorted, merge_streams,

@@ -2,10 +2,13 @@
 //!
 //! [`WithShard`] serializes the user's value through a serializer adapter that lets every call
 //! through to the real serializer and adds one more field when the top-level struct (or map)
-//! ends. Nothing is buffered or copied; the cost is one extra `serialize_field` call.
+//! ends. Nothing is buffered or copied; the cost is one extra `serialize_field` call. In the
+//! same pass the write guard ([`crate::guard`]) notes which required paths the document holds.
 
 use rand::Rng;
 use serde::ser::{self, Impossible, Serialize, SerializeMap, SerializeStruct, Serializer};
+
+use crate::guard::{Position, Required, Watch};
 
 /// A shard value drawn uniformly at random from `values`.
 ///
@@ -23,6 +26,8 @@ pub struct WithShard<'a, T: ?Sized> {
     pub field: &'static str,
     /// The drawn shard value.
     pub shard: &'static str,
+    /// The paths to look for while serializing (the write guard); see [`Required::missing`].
+    pub required: Option<&'a Required>,
 }
 
 impl<T: ?Sized> std::fmt::Debug for WithShard<'_, T> {
@@ -36,23 +41,27 @@ impl<T: ?Sized> std::fmt::Debug for WithShard<'_, T> {
 
 impl<T: Serialize + ?Sized> Serialize for WithShard<'_, T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let unguarded = Required::new(&[]);
+        let required = self.required.unwrap_or(&unguarded);
         self.document.serialize(AddField {
             inner: serializer,
             field: self.field,
             value: self.shard,
+            position: Position::top(required),
         })
     }
 }
 
-struct AddField<S> {
+struct AddField<'r, S> {
     inner: S,
     field: &'static str,
     value: &'static str,
+    position: Position<'r>,
 }
 
 /// The top-level struct or map, which gets the extra field just before it ends.
-pub struct WithField<C> {
-    inner: C,
+pub struct WithField<'r, C> {
+    inner: Watch<'r, C>,
     field: &'static str,
     value: &'static str,
 }
@@ -71,15 +80,15 @@ macro_rules! reject {
     };
 }
 
-impl<S: Serializer> Serializer for AddField<S> {
+impl<'r, S: Serializer> Serializer for AddField<'r, S> {
     type Ok = S::Ok;
     type Error = S::Error;
     type SerializeSeq = Impossible<S::Ok, S::Error>;
     type SerializeTuple = Impossible<S::Ok, S::Error>;
     type SerializeTupleStruct = Impossible<S::Ok, S::Error>;
     type SerializeTupleVariant = Impossible<S::Ok, S::Error>;
-    type SerializeMap = WithField<S::SerializeMap>;
-    type SerializeStruct = WithField<S::SerializeStruct>;
+    type SerializeMap = WithField<'r, S::SerializeMap>;
+    type SerializeStruct = WithField<'r, S::SerializeStruct>;
     type SerializeStructVariant = Impossible<S::Ok, S::Error>;
 
     fn serialize_struct(
@@ -88,7 +97,7 @@ impl<S: Serializer> Serializer for AddField<S> {
         len: usize,
     ) -> Result<Self::SerializeStruct, S::Error> {
         Ok(WithField {
-            inner: self.inner.serialize_struct(name, len + 1)?,
+            inner: Watch::new(self.inner.serialize_struct(name, len + 1)?, self.position),
             field: self.field,
             value: self.value,
         })
@@ -96,7 +105,10 @@ impl<S: Serializer> Serializer for AddField<S> {
 
     fn serialize_map(self, len: Option<usize>) -> Result<Self::SerializeMap, S::Error> {
         Ok(WithField {
-            inner: self.inner.serialize_map(len.map(|len| len + 1))?,
+            inner: Watch::new(
+                self.inner.serialize_map(len.map(|len| len + 1))?,
+                self.position,
+            ),
             field: self.field,
             value: self.value,
         })
@@ -182,7 +194,7 @@ impl<S: Serializer> Serializer for AddField<S> {
     }
 }
 
-impl<C: SerializeStruct> SerializeStruct for WithField<C> {
+impl<C: SerializeStruct> SerializeStruct for WithField<'_, C> {
     type Ok = C::Ok;
     type Error = C::Error;
 
@@ -204,7 +216,7 @@ impl<C: SerializeStruct> SerializeStruct for WithField<C> {
     }
 }
 
-impl<C: SerializeMap> SerializeMap for WithField<C> {
+impl<C: SerializeMap> SerializeMap for WithField<'_, C> {
     type Ok = C::Ok;
     type Error = C::Error;
 
@@ -254,6 +266,7 @@ mod tests {
             document,
             field: "shard",
             shard: "y",
+            required: None,
         })
         .unwrap()
     }
@@ -287,6 +300,7 @@ mod tests {
             document: &5,
             field: "shard",
             shard: "x",
+            required: None,
         })
         .unwrap_err();
         assert_eq!(
@@ -297,7 +311,8 @@ mod tests {
             serde_json::to_value(WithShard {
                 document: &vec![1],
                 field: "s",
-                shard: "x"
+                shard: "x",
+                required: None,
             })
             .is_err()
         );

@@ -29,6 +29,10 @@ pub trait Sharded: Serialize + DeserializeOwned + Send + Sync + 'static {
     /// The stored field paths every written document must hold: the order field and each
     /// indexed path whose Rust field is not an `Option`. Writes check them before sending.
     const REQUIRED_FIELDS: &'static [&'static str];
+    /// [`REQUIRED_FIELDS`](Self::REQUIRED_FIELDS) as stored segments (unquoted), in the same
+    /// order: what the write guard matches keys against while serializing.
+    #[doc(hidden)]
+    const REQUIRED_SEGMENTS: &'static [&'static [&'static str]];
     /// The Rust type of the order field: what range bounds on it are given as. Its
     /// [`OrderKey`] bound is what keeps types that would mis-sort out of `order_by`.
     type OrderValue: OrderKey;

@@ -1,0 +1,619 @@
+//! The write guard, in the same serialization pass as the shard: while the document is
+//! serialized, the keys of its structs and maps are matched against the stored segments of the
+//! paths every written document must hold (the order field, the non-optional indexed paths).
+//! One bit per path; no hashing, no allocation, and values off those paths pass through
+//! untouched.
+
+use std::cell::Cell;
+
+use serde::ser::{self, Impossible, Serialize, SerializeMap, SerializeStruct, Serializer};
+
+/// The most paths one document is checked for in the serialization pass; a type with more
+/// (over 128 indexed fields) is checked on the serialized document instead.
+pub const MAX_TRACKED: usize = 128;
+
+/// The required paths of one write, as stored segments, and which have been seen.
+#[derive(Debug)]
+pub struct Required {
+    paths: &'static [&'static [&'static str]],
+    seen: Cell<u128>,
+}
+
+impl Required {
+    /// `paths` has at most [`MAX_TRACKED`] entries.
+    pub fn new(paths: &'static [&'static [&'static str]]) -> Self {
+        debug_assert!(paths.len() <= MAX_TRACKED);
+        Required {
+            paths,
+            seen: Cell::new(0),
+        }
+    }
+
+    /// Every path: the candidates at the top level.
+    pub fn all(&self) -> u128 {
+        match self.paths.len() {
+            MAX_TRACKED => u128::MAX,
+            n => (1u128 << n) - 1,
+        }
+    }
+
+    /// The first path not seen, if any.
+    pub fn missing(&self) -> Option<usize> {
+        let unseen = self.all() & !self.seen.get();
+        (unseen != 0).then(|| unseen.trailing_zeros() as usize)
+    }
+
+    /// A key at `depth` among `candidates` (the paths whose earlier segments led here): the
+    /// paths its value ends, and those that go on into its value.
+    fn key(&self, candidates: u128, depth: usize, key: &str) -> (u128, u128) {
+        let (mut ends, mut deeper) = (0, 0);
+        let mut rest = candidates;
+        while rest != 0 {
+            let i = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            let segments = self.paths[i];
+            if segments.get(depth).is_some_and(|segment| *segment == key) {
+                if segments.len() == depth + 1 {
+                    ends |= 1 << i;
+                } else {
+                    deeper |= 1 << i;
+                }
+            }
+        }
+        (ends, deeper)
+    }
+
+    /// The value ending the paths `ends` was written (it was not `None`, which the firestore
+    /// crate leaves out of the document).
+    fn written(&self, ends: u128) {
+        self.seen.set(self.seen.get() | ends);
+    }
+}
+
+/// Where in the document a serializer is: the paths the value here ends, and those that may
+/// still be completed below it.
+#[derive(Clone, Copy)]
+pub struct Position<'r> {
+    pub required: &'r Required,
+    pub ends: u128,
+    pub candidates: u128,
+    pub depth: usize,
+}
+
+impl<'r> Position<'r> {
+    /// The top of a document: every path a candidate.
+    pub fn top(required: &'r Required) -> Self {
+        Position {
+            required,
+            ends: 0,
+            candidates: required.all(),
+            depth: 0,
+        }
+    }
+
+    fn after_key(self, key: &str) -> Self {
+        let (ends, candidates) = self.required.key(self.candidates, self.depth, key);
+        Position {
+            ends,
+            candidates,
+            depth: self.depth + 1,
+            ..self
+        }
+    }
+
+    /// Nothing to watch below: past every required path.
+    fn off_path(self) -> Self {
+        Position {
+            ends: 0,
+            candidates: 0,
+            ..self
+        }
+    }
+
+    fn watching(&self) -> bool {
+        self.ends | self.candidates != 0
+    }
+}
+
+/// A value serialized with its keys watched from `position` on.
+struct Watched<'r, 'v, T: ?Sized> {
+    value: &'v T,
+    position: Position<'r>,
+}
+
+impl<T: Serialize + ?Sized> Serialize for Watched<'_, '_, T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.value.serialize(Track {
+            inner: serializer,
+            position: self.position,
+        })
+    }
+}
+
+/// A struct or map whose keys are watched: the top-level document (inside the shard adapter)
+/// and every struct or map on the way to a required path.
+pub struct Watch<'r, C> {
+    pub inner: C,
+    pub position: Position<'r>,
+    /// For maps: where the value of the key just serialized is.
+    pub pending: Option<Position<'r>>,
+}
+
+impl<'r, C> Watch<'r, C> {
+    pub fn new(inner: C, position: Position<'r>) -> Self {
+        Watch {
+            inner,
+            position,
+            pending: None,
+        }
+    }
+}
+
+/// Serializes `value` in place of the plain one: watched only where a required path goes on.
+macro_rules! watched {
+    ($position:expr, $value:expr, |$v:ident| $call:expr) => {{
+        let position = $position;
+        if !position.watching() {
+            let $v = $value;
+            $call
+        } else {
+            let $v = &Watched {
+                value: $value,
+                position,
+            };
+            $call
+        }
+    }};
+}
+
+impl<C: SerializeStruct> SerializeStruct for Watch<'_, C> {
+    type Ok = C::Ok;
+    type Error = C::Error;
+
+    fn serialize_field<T: Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<(), C::Error> {
+        watched!(self.position.after_key(key), value, |v| self
+            .inner
+            .serialize_field(key, v))
+    }
+
+    fn skip_field(&mut self, key: &'static str) -> Result<(), C::Error> {
+        self.inner.skip_field(key)
+    }
+
+    fn end(self) -> Result<C::Ok, C::Error> {
+        self.inner.end()
+    }
+}
+
+impl<C: SerializeMap> SerializeMap for Watch<'_, C> {
+    type Ok = C::Ok;
+    type Error = C::Error;
+
+    fn serialize_key<K: Serialize + ?Sized>(&mut self, key: &K) -> Result<(), C::Error> {
+        self.pending = Some(key_position(self.position, key));
+        self.inner.serialize_key(key)
+    }
+
+    fn serialize_value<V: Serialize + ?Sized>(&mut self, value: &V) -> Result<(), C::Error> {
+        let position = self
+            .pending
+            .take()
+            .unwrap_or_else(|| self.position.off_path());
+        watched!(position, value, |v| self.inner.serialize_value(v))
+    }
+
+    fn serialize_entry<K: Serialize + ?Sized, V: Serialize + ?Sized>(
+        &mut self,
+        key: &K,
+        value: &V,
+    ) -> Result<(), C::Error> {
+        watched!(key_position(self.position, key), value, |v| self
+            .inner
+            .serialize_entry(key, v))
+    }
+
+    fn end(self) -> Result<C::Ok, C::Error> {
+        self.inner.end()
+    }
+}
+
+/// Where a map's value is, from its key: a string key is matched, any other ends every path.
+fn key_position<'r, K: Serialize + ?Sized>(position: Position<'r>, key: &K) -> Position<'r> {
+    if position.candidates == 0 {
+        return position.off_path();
+    }
+    key.serialize(KeyString(position))
+        .unwrap_or_else(|_| position.off_path())
+}
+
+/// Reads a map key: where its value is, if the key is a string.
+struct KeyString<'r>(Position<'r>);
+
+macro_rules! not_a_string_key {
+    ($($method:ident($($arg:ty),*);)*) => {
+        $(fn $method(self, $(_: $arg),*) -> Result<Self::Ok, Self::Error> {
+            Err(NotAKey)
+        })*
+    };
+}
+
+/// Never surfaces: a key this cannot read just ends the paths through it.
+#[derive(Debug)]
+struct NotAKey;
+
+impl std::fmt::Display for NotAKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("not a string key")
+    }
+}
+
+impl std::error::Error for NotAKey {}
+
+impl ser::Error for NotAKey {
+    fn custom<T: std::fmt::Display>(_: T) -> Self {
+        NotAKey
+    }
+}
+
+impl<'r> Serializer for KeyString<'r> {
+    type Ok = Position<'r>;
+    type Error = NotAKey;
+    type SerializeSeq = Impossible<Self::Ok, NotAKey>;
+    type SerializeTuple = Impossible<Self::Ok, NotAKey>;
+    type SerializeTupleStruct = Impossible<Self::Ok, NotAKey>;
+    type SerializeTupleVariant = Impossible<Self::Ok, NotAKey>;
+    type SerializeMap = Impossible<Self::Ok, NotAKey>;
+    type SerializeStruct = Impossible<Self::Ok, NotAKey>;
+    type SerializeStructVariant = Impossible<Self::Ok, NotAKey>;
+
+    fn serialize_str(self, key: &str) -> Result<Self::Ok, NotAKey> {
+        Ok(self.0.after_key(key))
+    }
+
+    not_a_string_key! {
+        serialize_bool(bool);
+        serialize_i8(i8);
+        serialize_i16(i16);
+        serialize_i32(i32);
+        serialize_i64(i64);
+        serialize_u8(u8);
+        serialize_u16(u16);
+        serialize_u32(u32);
+        serialize_u64(u64);
+        serialize_f32(f32);
+        serialize_f64(f64);
+        serialize_char(char);
+        serialize_bytes(&[u8]);
+        serialize_none();
+        serialize_unit();
+        serialize_unit_struct(&'static str);
+        serialize_unit_variant(&'static str, u32, &'static str);
+    }
+
+    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<Self::Ok, NotAKey> {
+        value.serialize(self)
+    }
+
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        value: &T,
+    ) -> Result<Self::Ok, NotAKey> {
+        value.serialize(self)
+    }
+
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: &T,
+    ) -> Result<Self::Ok, NotAKey> {
+        Err(NotAKey)
+    }
+
+    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, NotAKey> {
+        Err(NotAKey)
+    }
+
+    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, NotAKey> {
+        Err(NotAKey)
+    }
+
+    fn serialize_tuple_struct(
+        self,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleStruct, NotAKey> {
+        Err(NotAKey)
+    }
+
+    fn serialize_tuple_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleVariant, NotAKey> {
+        Err(NotAKey)
+    }
+
+    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, NotAKey> {
+        Err(NotAKey)
+    }
+
+    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeStruct, NotAKey> {
+        Err(NotAKey)
+    }
+
+    fn serialize_struct_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeStructVariant, NotAKey> {
+        Err(NotAKey)
+    }
+}
+
+/// A serializer that passes everything through to `inner`, watching the keys of the structs
+/// and maps on the way to a required path.
+struct Track<'r, S> {
+    inner: S,
+    position: Position<'r>,
+}
+
+/// Passes a value through, noting that it was written.
+macro_rules! pass {
+    ($($method:ident($($arg:ident: $ty:ty),*);)*) => {
+        $(fn $method(self, $($arg: $ty),*) -> Result<Self::Ok, Self::Error> {
+            self.position.required.written(self.position.ends);
+            self.inner.$method($($arg),*)
+        })*
+    };
+}
+
+impl<'r, S: Serializer> Serializer for Track<'r, S> {
+    type Ok = S::Ok;
+    type Error = S::Error;
+    type SerializeSeq = S::SerializeSeq;
+    type SerializeTuple = S::SerializeTuple;
+    type SerializeTupleStruct = S::SerializeTupleStruct;
+    type SerializeTupleVariant = S::SerializeTupleVariant;
+    type SerializeMap = Watch<'r, S::SerializeMap>;
+    type SerializeStruct = Watch<'r, S::SerializeStruct>;
+    type SerializeStructVariant = S::SerializeStructVariant;
+
+    pass! {
+        serialize_bool(v: bool);
+        serialize_i8(v: i8);
+        serialize_i16(v: i16);
+        serialize_i32(v: i32);
+        serialize_i64(v: i64);
+        serialize_i128(v: i128);
+        serialize_u8(v: u8);
+        serialize_u16(v: u16);
+        serialize_u32(v: u32);
+        serialize_u64(v: u64);
+        serialize_u128(v: u128);
+        serialize_f32(v: f32);
+        serialize_f64(v: f64);
+        serialize_char(v: char);
+        serialize_str(v: &str);
+        serialize_bytes(v: &[u8]);
+        serialize_unit();
+        serialize_unit_struct(name: &'static str);
+        serialize_unit_variant(name: &'static str, index: u32, variant: &'static str);
+    }
+
+    /// Not written: the firestore crate leaves a `None` field out of the document.
+    fn serialize_none(self) -> Result<S::Ok, S::Error> {
+        self.inner.serialize_none()
+    }
+
+    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<S::Ok, S::Error> {
+        let position = self.position;
+        self.inner.serialize_some(&Watched { value, position })
+    }
+
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        name: &'static str,
+        value: &T,
+    ) -> Result<S::Ok, S::Error> {
+        let position = self.position;
+        self.inner
+            .serialize_newtype_struct(name, &Watched { value, position })
+    }
+
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        name: &'static str,
+        index: u32,
+        variant: &'static str,
+        value: &T,
+    ) -> Result<S::Ok, S::Error> {
+        self.position.required.written(self.position.ends);
+        self.inner
+            .serialize_newtype_variant(name, index, variant, value)
+    }
+
+    fn serialize_seq(self, len: Option<usize>) -> Result<S::SerializeSeq, S::Error> {
+        self.position.required.written(self.position.ends);
+        self.inner.serialize_seq(len)
+    }
+
+    fn serialize_tuple(self, len: usize) -> Result<S::SerializeTuple, S::Error> {
+        self.position.required.written(self.position.ends);
+        self.inner.serialize_tuple(len)
+    }
+
+    fn serialize_tuple_struct(
+        self,
+        name: &'static str,
+        len: usize,
+    ) -> Result<S::SerializeTupleStruct, S::Error> {
+        self.position.required.written(self.position.ends);
+        self.inner.serialize_tuple_struct(name, len)
+    }
+
+    fn serialize_tuple_variant(
+        self,
+        name: &'static str,
+        index: u32,
+        variant: &'static str,
+        len: usize,
+    ) -> Result<S::SerializeTupleVariant, S::Error> {
+        self.position.required.written(self.position.ends);
+        self.inner
+            .serialize_tuple_variant(name, index, variant, len)
+    }
+
+    fn serialize_map(self, len: Option<usize>) -> Result<Self::SerializeMap, S::Error> {
+        self.position.required.written(self.position.ends);
+        Ok(Watch::new(self.inner.serialize_map(len)?, self.position))
+    }
+
+    fn serialize_struct(
+        self,
+        name: &'static str,
+        len: usize,
+    ) -> Result<Self::SerializeStruct, S::Error> {
+        self.position.required.written(self.position.ends);
+        Ok(Watch::new(
+            self.inner.serialize_struct(name, len)?,
+            self.position,
+        ))
+    }
+
+    fn serialize_struct_variant(
+        self,
+        name: &'static str,
+        index: u32,
+        variant: &'static str,
+        len: usize,
+    ) -> Result<S::SerializeStructVariant, S::Error> {
+        self.position.required.written(self.position.ends);
+        self.inner
+            .serialize_struct_variant(name, index, variant, len)
+    }
+
+    fn is_human_readable(&self) -> bool {
+        self.inner.is_human_readable()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use serde::Serialize;
+
+    use super::*;
+    use crate::shard::WithShard;
+
+    #[derive(Serialize)]
+    struct Venue {
+        code: u32,
+    }
+
+    #[derive(Serialize)]
+    struct Price {
+        currency: Option<String>,
+        venue: Venue,
+    }
+
+    #[derive(Serialize)]
+    struct Doc {
+        at: i64,
+        price: Price,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        maybe: Option<Venue>,
+    }
+
+    #[derive(Serialize)]
+    struct Flattened {
+        #[serde(flatten)]
+        doc: Doc,
+        extra: u8,
+    }
+
+    const PATHS: &[&[&str]] = &[
+        &["at"],
+        &["price", "currency"],
+        &["price", "venue", "code"],
+        &["maybe", "code"],
+    ];
+
+    /// What the guard found missing in `document`, serialized as the write path does.
+    fn missing<T: Serialize>(document: &T) -> Option<usize> {
+        let required = Required::new(PATHS);
+        let with_shard = WithShard {
+            document,
+            field: "shard",
+            shard: "x",
+            required: Some(&required),
+        };
+        let json = serde_json::to_value(&with_shard).unwrap();
+        // Watching changes nothing in what is written.
+        let plain = WithShard {
+            document,
+            field: "shard",
+            shard: "x",
+            required: None,
+        };
+        assert_eq!(json, serde_json::to_value(&plain).unwrap());
+        required.missing()
+    }
+
+    fn doc(currency: Option<&str>, maybe: bool) -> Doc {
+        Doc {
+            at: 1,
+            price: Price {
+                currency: currency.map(Into::into),
+                venue: Venue { code: 7 },
+            },
+            maybe: maybe.then_some(Venue { code: 8 }),
+        }
+    }
+
+    #[test]
+    fn finds_every_path_through_structs_options_and_flattened_maps() {
+        assert_eq!(missing(&doc(Some("USD"), true)), None);
+        // A `None` is left out of the document by the firestore crate: missing.
+        assert_eq!(missing(&doc(None, true)), Some(1));
+        // Skipped when serializing: the path is missing.
+        assert_eq!(missing(&doc(Some("USD"), false)), Some(3));
+        let flattened = Flattened {
+            doc: doc(Some("USD"), true),
+            extra: 1,
+        };
+        assert_eq!(missing(&flattened), None);
+    }
+
+    #[test]
+    fn maps_with_string_keys_are_followed_and_others_are_not() {
+        let mut map: BTreeMap<&str, serde_json::Value> = BTreeMap::new();
+        map.insert("at", 1.into());
+        map.insert(
+            "price",
+            serde_json::json!({ "currency": "USD", "venue": { "code": 7 } }),
+        );
+        // `serde_json::Value` serializes its objects as maps.
+        assert_eq!(missing(&map), Some(3));
+        map.insert("maybe", serde_json::json!({ "code": 1 }));
+        assert_eq!(missing(&map), None);
+        map.insert(
+            "price",
+            serde_json::json!({ "currency": "USD", "venue": 7 }),
+        );
+        assert_eq!(missing(&map), Some(2));
+        let numbered: BTreeMap<u32, u32> = BTreeMap::from([(1, 1)]);
+        assert_eq!(missing(&numbered), Some(0));
+    }
+}
