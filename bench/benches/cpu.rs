@@ -9,7 +9,7 @@ use std::hint::black_box;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use rand::SeedableRng;
 use sharded_bench::{HandShardedFlat, Sharded3, chunk_results, instruments, newest_first};
-use sharded_runtime::__private::{draw_shard, merge_sorted, serialize};
+use sharded_runtime::__private::{draw_shard, merge_sorted, serialize, serialize_unguarded};
 use sharded_runtime::Sharded;
 use sharded_runtime::firestore::firestore_document_from_serializable;
 
@@ -23,6 +23,9 @@ fn serialization(c: &mut Criterion) {
     });
     group.bench_function("sharded", |b| {
         b.iter(|| serialize(black_box(&sharded), "").unwrap())
+    });
+    group.bench_function("unguarded", |b| {
+        b.iter(|| serialize_unguarded(black_box(&sharded), "").unwrap())
     });
     // The recipe's way: the caller stores a shard field of the struct itself.
     let by_hand = HandShardedFlat::from(&plain);

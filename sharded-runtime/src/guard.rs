@@ -16,6 +16,9 @@ pub const MAX_TRACKED: usize = 128;
 #[derive(Debug)]
 pub struct Required {
     paths: &'static [&'static [&'static str]],
+    /// Bit `n` set: some segment is `n` bytes long (63 for longer ones), so most keys are
+    /// ruled out by their length alone.
+    lengths: u64,
     seen: Cell<u128>,
 }
 
@@ -23,8 +26,13 @@ impl Required {
     /// `paths` has at most [`MAX_TRACKED`] entries.
     pub fn new(paths: &'static [&'static [&'static str]]) -> Self {
         debug_assert!(paths.len() <= MAX_TRACKED);
+        let lengths = paths
+            .iter()
+            .flat_map(|segments| segments.iter())
+            .fold(0, |mask, segment| mask | length_bit(segment));
         Required {
             paths,
+            lengths,
             seen: Cell::new(0),
         }
     }
@@ -43,39 +51,60 @@ impl Required {
         (unseen != 0).then(|| unseen.trailing_zeros() as usize)
     }
 
-    /// A key at `depth` among `candidates` (the paths whose earlier segments led here): the
-    /// paths its value ends, and those that go on into its value.
-    fn key(&self, candidates: u128, depth: usize, key: &str) -> (u128, u128) {
-        let (mut ends, mut deeper) = (0, 0);
+    /// A key at `depth` among `candidates` (the paths whose earlier segments led here): marks
+    /// the paths it ends, and returns those that go on into its value. A key ends a path
+    /// whatever its value; a value the firestore crate leaves out (a `None`) behaves as the
+    /// unsharded query does, which does not match a missing field either.
+    #[inline]
+    fn key(&self, candidates: u128, depth: usize, key: &str) -> Matched {
+        let mut matched = Matched {
+            ended: 0,
+            deeper: 0,
+        };
+        if self.lengths & length_bit(key) == 0 {
+            return matched;
+        }
         let mut rest = candidates;
         while rest != 0 {
             let i = rest.trailing_zeros() as usize;
             rest &= rest - 1;
             let segments = self.paths[i];
-            if segments.get(depth).is_some_and(|segment| *segment == key) {
+            if segments
+                .get(depth)
+                .is_some_and(|segment| same(segment, key))
+            {
                 if segments.len() == depth + 1 {
-                    ends |= 1 << i;
+                    matched.ended |= 1 << i;
                 } else {
-                    deeper |= 1 << i;
+                    matched.deeper |= 1 << i;
                 }
             }
         }
-        (ends, deeper)
-    }
-
-    /// The value ending the paths `ends` was written (it was not `None`, which the firestore
-    /// crate leaves out of the document).
-    fn written(&self, ends: u128) {
-        self.seen.set(self.seen.get() | ends);
+        self.seen.set(self.seen.get() | matched.ended);
+        matched
     }
 }
 
-/// Where in the document a serializer is: the paths the value here ends, and those that may
-/// still be completed below it.
+/// The paths a key ended, and those that go on into its value.
+struct Matched {
+    ended: u128,
+    deeper: u128,
+}
+
+fn length_bit(segment: &str) -> u64 {
+    1 << segment.len().min(63)
+}
+
+/// String equality, first by address: the derive's segment and serde's key are usually the
+/// same merged literal.
+fn same(segment: &str, key: &str) -> bool {
+    segment.len() == key.len() && (std::ptr::eq(segment.as_ptr(), key.as_ptr()) || segment == key)
+}
+
+/// Where in the document a serializer is: the paths that may still be completed below.
 #[derive(Clone, Copy)]
 pub struct Position<'r> {
     pub required: &'r Required,
-    pub ends: u128,
     pub candidates: u128,
     pub depth: usize,
 }
@@ -85,33 +114,43 @@ impl<'r> Position<'r> {
     pub fn top(required: &'r Required) -> Self {
         Position {
             required,
-            ends: 0,
             candidates: required.all(),
             depth: 0,
         }
     }
 
     fn after_key(self, key: &str) -> Self {
-        let (ends, candidates) = self.required.key(self.candidates, self.depth, key);
-        Position {
-            ends,
-            candidates,
+        self.advance(key).1
+    }
+
+    /// The position of `key`'s value, and this position without the paths the key ended or
+    /// took deeper: a path goes through one key of a struct or map, so later keys need not
+    /// look for it again, and once none is left the rest of the struct costs nothing.
+    #[inline]
+    fn advance(self, key: &str) -> (Self, Self) {
+        let matched = self.required.key(self.candidates, self.depth, key);
+        let rest = Position {
+            candidates: self.candidates & !(matched.ended | matched.deeper),
+            ..self
+        };
+        let value = Position {
+            candidates: matched.deeper,
             depth: self.depth + 1,
             ..self
-        }
+        };
+        (rest, value)
     }
 
     /// Nothing to watch below: past every required path.
     fn off_path(self) -> Self {
         Position {
-            ends: 0,
             candidates: 0,
             ..self
         }
     }
 
     fn watching(&self) -> bool {
-        self.ends | self.candidates != 0
+        self.candidates != 0
     }
 }
 
@@ -175,9 +214,17 @@ impl<C: SerializeStruct> SerializeStruct for Watch<'_, C> {
         key: &'static str,
         value: &T,
     ) -> Result<(), C::Error> {
-        watched!(self.position.after_key(key), value, |v| self
-            .inner
-            .serialize_field(key, v))
+        if !self.position.watching() {
+            return self.inner.serialize_field(key, value);
+        }
+        let (rest, position) = self.position.advance(key);
+        self.position = rest;
+        if position.watching() {
+            self.inner
+                .serialize_field(key, &Watched { value, position })
+        } else {
+            self.inner.serialize_field(key, value)
+        }
     }
 
     fn skip_field(&mut self, key: &'static str) -> Result<(), C::Error> {
@@ -368,11 +415,10 @@ struct Track<'r, S> {
     position: Position<'r>,
 }
 
-/// Passes a value through, noting that it was written.
+/// Passes a value through.
 macro_rules! pass {
     ($($method:ident($($arg:ident: $ty:ty),*);)*) => {
         $(fn $method(self, $($arg: $ty),*) -> Result<Self::Ok, Self::Error> {
-            self.position.required.written(self.position.ends);
             self.inner.$method($($arg),*)
         })*
     };
@@ -406,14 +452,10 @@ impl<'r, S: Serializer> Serializer for Track<'r, S> {
         serialize_char(v: char);
         serialize_str(v: &str);
         serialize_bytes(v: &[u8]);
+        serialize_none();
         serialize_unit();
         serialize_unit_struct(name: &'static str);
         serialize_unit_variant(name: &'static str, index: u32, variant: &'static str);
-    }
-
-    /// Not written: the firestore crate leaves a `None` field out of the document.
-    fn serialize_none(self) -> Result<S::Ok, S::Error> {
-        self.inner.serialize_none()
     }
 
     fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<S::Ok, S::Error> {
@@ -438,18 +480,15 @@ impl<'r, S: Serializer> Serializer for Track<'r, S> {
         variant: &'static str,
         value: &T,
     ) -> Result<S::Ok, S::Error> {
-        self.position.required.written(self.position.ends);
         self.inner
             .serialize_newtype_variant(name, index, variant, value)
     }
 
     fn serialize_seq(self, len: Option<usize>) -> Result<S::SerializeSeq, S::Error> {
-        self.position.required.written(self.position.ends);
         self.inner.serialize_seq(len)
     }
 
     fn serialize_tuple(self, len: usize) -> Result<S::SerializeTuple, S::Error> {
-        self.position.required.written(self.position.ends);
         self.inner.serialize_tuple(len)
     }
 
@@ -458,7 +497,6 @@ impl<'r, S: Serializer> Serializer for Track<'r, S> {
         name: &'static str,
         len: usize,
     ) -> Result<S::SerializeTupleStruct, S::Error> {
-        self.position.required.written(self.position.ends);
         self.inner.serialize_tuple_struct(name, len)
     }
 
@@ -469,13 +507,11 @@ impl<'r, S: Serializer> Serializer for Track<'r, S> {
         variant: &'static str,
         len: usize,
     ) -> Result<S::SerializeTupleVariant, S::Error> {
-        self.position.required.written(self.position.ends);
         self.inner
             .serialize_tuple_variant(name, index, variant, len)
     }
 
     fn serialize_map(self, len: Option<usize>) -> Result<Self::SerializeMap, S::Error> {
-        self.position.required.written(self.position.ends);
         Ok(Watch::new(self.inner.serialize_map(len)?, self.position))
     }
 
@@ -484,7 +520,6 @@ impl<'r, S: Serializer> Serializer for Track<'r, S> {
         name: &'static str,
         len: usize,
     ) -> Result<Self::SerializeStruct, S::Error> {
-        self.position.required.written(self.position.ends);
         Ok(Watch::new(
             self.inner.serialize_struct(name, len)?,
             self.position,
@@ -498,7 +533,6 @@ impl<'r, S: Serializer> Serializer for Track<'r, S> {
         variant: &'static str,
         len: usize,
     ) -> Result<S::SerializeStructVariant, S::Error> {
-        self.position.required.written(self.position.ends);
         self.inner
             .serialize_struct_variant(name, index, variant, len)
     }
@@ -585,8 +619,8 @@ mod tests {
     #[test]
     fn finds_every_path_through_structs_options_and_flattened_maps() {
         assert_eq!(missing(&doc(Some("USD"), true)), None);
-        // A `None` is left out of the document by the firestore crate: missing.
-        assert_eq!(missing(&doc(None, true)), Some(1));
+        // A `None` counts as the key being there (see `Required::key`).
+        assert_eq!(missing(&doc(None, true)), None);
         // Skipped when serializing: the path is missing.
         assert_eq!(missing(&doc(Some("USD"), false)), Some(3));
         let flattened = Flattened {

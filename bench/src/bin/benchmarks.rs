@@ -31,6 +31,12 @@ type Failure = Box<dyn std::error::Error>;
 #[tokio::main]
 async fn main() -> Result<(), Failure> {
     let skip_build = std::env::args().any(|arg| arg == "--skip-build-cost");
+    if std::env::args().any(|arg| arg == "--serialization-only") {
+        // A quick look at the interleaved serialization ratios; writes nothing.
+        let (vs_plain, vs_by_hand, guard) = interleaved_serialization();
+        println!("vs shard-less {vs_plain:.3}, vs recipe {vs_by_hand:.3}, guard {guard:.3}");
+        return Ok(());
+    }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("..")
         .canonicalize()?;
