@@ -8,7 +8,7 @@ use firestore::{
 };
 
 use crate::document_id::check_document_id;
-use crate::guard::{MAX_TRACKED, Required};
+use crate::guard::{MAX_TRACKED, Required, length_mask};
 use crate::query::order::field_value;
 use crate::shard::{WithShard, draw_shard};
 use crate::stored::{Stored, document_id};
@@ -232,7 +232,10 @@ pub fn serialize<T: Sharded>(document: &T, name: &str) -> Result<Document> {
         return Ok(document);
     }
     // The guard, in the serialization pass: which required paths the serializer saw.
-    let required = Required::new(T::REQUIRED_SEGMENTS);
+    let required = Required::new(
+        T::REQUIRED_SEGMENTS,
+        const { length_mask(T::REQUIRED_SEGMENTS) },
+    );
     let with_shard = WithShard {
         document,
         field: T::SHARD_FIELD,

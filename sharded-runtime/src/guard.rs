@@ -23,13 +23,11 @@ pub struct Required {
 }
 
 impl Required {
-    /// `paths` has at most [`MAX_TRACKED`] entries.
-    pub fn new(paths: &'static [&'static [&'static str]]) -> Self {
+    /// `paths` has at most [`MAX_TRACKED`] entries; `lengths` is [`length_mask`] of them,
+    /// which a caller computes at compile time (`const { length_mask(T::REQUIRED_SEGMENTS) }`).
+    pub fn new(paths: &'static [&'static [&'static str]], lengths: u64) -> Self {
         debug_assert!(paths.len() <= MAX_TRACKED);
-        let lengths = paths
-            .iter()
-            .flat_map(|segments| segments.iter())
-            .fold(0, |mask, segment| mask | length_bit(segment));
+        debug_assert_eq!(lengths, length_mask(paths));
         Required {
             paths,
             lengths,
@@ -91,8 +89,24 @@ struct Matched {
     deeper: u128,
 }
 
-fn length_bit(segment: &str) -> u64 {
-    1 << segment.len().min(63)
+const fn length_bit(segment: &str) -> u64 {
+    let len = segment.len();
+    1 << if len < 63 { len } else { 63 }
+}
+
+/// Bit `n` set for every segment `n` bytes long (63 for longer ones).
+pub const fn length_mask(paths: &[&[&str]]) -> u64 {
+    let mut mask = 0;
+    let mut i = 0;
+    while i < paths.len() {
+        let mut j = 0;
+        while j < paths[i].len() {
+            mask |= length_bit(paths[i][j]);
+            j += 1;
+        }
+        i += 1;
+    }
+    mask
 }
 
 /// String equality, first by address: the derive's segment and serde's key are usually the
@@ -586,7 +600,7 @@ mod tests {
 
     /// What the guard found missing in `document`, serialized as the write path does.
     fn missing<T: Serialize>(document: &T) -> Option<usize> {
-        let required = Required::new(PATHS);
+        let required = Required::new(PATHS, length_mask(PATHS));
         let with_shard = WithShard {
             document,
             field: "shard",

@@ -41,7 +41,7 @@ impl<T: ?Sized> std::fmt::Debug for WithShard<'_, T> {
 
 impl<T: Serialize + ?Sized> Serialize for WithShard<'_, T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let unguarded = Required::new(&[]);
+        let unguarded = Required::new(&[], 0);
         let required = self.required.unwrap_or(&unguarded);
         self.document.serialize(AddField {
             inner: serializer,
