@@ -1,7 +1,8 @@
 //! The Cloud Firestore emulator, started for tests and examples (feature `emulator`).
 
+use std::io::BufRead as _;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use firestore::gcloud_sdk::google_cloud_auth::credentials::{
@@ -28,6 +29,22 @@ const SDK_ROOTS: &[&str] = &[
     "/opt/google-cloud-sdk",
 ];
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(90);
+/// What the emulator logs once it listens on its port; before that line, whatever answers on
+/// the port may be another process that took it first.
+const READY_LINE: &str = "Dev App Server is now running";
+
+/// Runs the JVM (`"$@"`) under a shell that prints its PID and kills it once its standard
+/// input, a pipe from this process, closes: when the emulator is stopped, and also when this
+/// process dies, SIGKILL included, since the kernel then closes the pipe. The shell exits when
+/// the JVM does.
+/// (A background job's standard input is /dev/null unless redirected, hence fd 3.)
+const WATCHDOG: &str = r#"exec 3<&0
+"$@" </dev/null >>"$SHARDED_EMULATOR_LOG" 2>&1 &
+jvm=$!
+echo "$jvm"
+{ cat <&3 >/dev/null; kill -KILL "$jvm" 2>/dev/null; } &
+exec 3<&-
+wait "$jvm""#;
 
 /// Why the emulator could not be had.
 #[derive(Debug, thiserror::Error)]
@@ -60,11 +77,18 @@ pub enum EmulatorError {
 }
 
 /// A Cloud Firestore emulator this process uses: the one `FIRESTORE_EMULATOR_HOST` names, or
-/// one it started on a free loopback port and stops (by PID) when dropped.
+/// one it started on a free loopback port. A started one is stopped when dropped, and cannot
+/// outlive this process even if it is killed: its JVM runs under a watchdog that ends it
+/// when this process's end of a pipe closes. It exits on running out of memory rather than
+/// thrash, and logs to a file of its own, shown when start-up fails.
 #[derive(Debug)]
 pub struct Emulator {
     host: String,
-    child: Option<Child>,
+    /// The watchdog shell, the JVM's parent.
+    watchdog: Option<Child>,
+    /// Held open while the emulator should run; closing it stops the JVM.
+    lifeline: Option<ChildStdin>,
+    jvm: Option<u32>,
     log: Option<PathBuf>,
 }
 
@@ -84,18 +108,34 @@ impl Emulator {
         {
             let mut emulator = Emulator {
                 host,
-                child: None,
+                watchdog: None,
+                lifeline: None,
+                jvm: None,
                 log: None,
             };
             emulator.wait_until_ready().await?;
             return Ok(emulator);
         }
-        let jar = find_jar().ok_or(EmulatorError::NotInstalled)?;
         let port = free_port().map_err(EmulatorError::Spawn)?;
-        let log = std::env::temp_dir().join(format!("sharded-firestore-emulator-{port}.log"));
-        let log_file = std::fs::File::create(&log).map_err(EmulatorError::Spawn)?;
-        let child = Command::new(java())
+        Self::start_on(port, max_heap).await
+    }
+
+    /// Starts an emulator on `port`; fails, rather than use it, if another process holds it.
+    #[doc(hidden)]
+    pub async fn start_on(port: u16, max_heap: &str) -> Result<Emulator, EmulatorError> {
+        let jar = find_jar().ok_or(EmulatorError::NotInstalled)?;
+        let log = std::env::temp_dir().join(format!(
+            "sharded-firestore-emulator-{}-{port}.log",
+            std::process::id()
+        ));
+        std::fs::File::create(&log).map_err(EmulatorError::Spawn)?;
+        let mut watchdog = Command::new("bash")
+            .arg("-c")
+            .arg(WATCHDOG)
+            .arg("sharded-emulator-watchdog")
+            .arg(java())
             .arg(format!("-Xmx{max_heap}"))
+            .arg("-XX:+ExitOnOutOfMemoryError")
             .arg("-Duser.language=en")
             .arg("-cp")
             .arg(&jar)
@@ -103,14 +143,23 @@ impl Emulator {
             .arg("start")
             .arg("--host=127.0.0.1")
             .arg(format!("--port={port}"))
-            .stdin(Stdio::null())
-            .stdout(log_file.try_clone().map_err(EmulatorError::Spawn)?)
-            .stderr(log_file)
+            .env("SHARDED_EMULATOR_LOG", &log)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
             .spawn()
             .map_err(EmulatorError::Spawn)?;
+        let mut pid = String::new();
+        if let Some(stdout) = watchdog.stdout.take() {
+            std::io::BufReader::new(stdout)
+                .read_line(&mut pid)
+                .map_err(EmulatorError::Spawn)?;
+        }
         let mut emulator = Emulator {
             host: format!("127.0.0.1:{port}"),
-            child: Some(child),
+            lifeline: watchdog.stdin.take(),
+            watchdog: Some(watchdog),
+            jvm: pid.trim().parse().ok(),
             log: Some(log),
         };
         emulator.wait_until_ready().await?;
@@ -122,9 +171,9 @@ impl Emulator {
         &self.host
     }
 
-    /// The emulator's process id, when this process started it.
+    /// The emulator's (the JVM's) process id, when this process started it.
     pub fn pid(&self) -> Option<u32> {
-        self.child.as_ref().map(Child::id)
+        self.jvm
     }
 
     /// A client of this emulator for `project_id` (any id works; each is its own database).
@@ -137,11 +186,13 @@ impl Emulator {
         Ok(FirestoreDb::with_options_auth(options, owner).await?)
     }
 
-    /// Stops the emulator if this process started it. Called on drop.
+    /// Stops the emulator if this process started it, and waits until it has exited. Called
+    /// on drop.
     pub fn stop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
+        // Closing the lifeline makes the watchdog kill the JVM; the watchdog exits with it.
+        drop(self.lifeline.take());
+        if let Some(mut watchdog) = self.watchdog.take() {
+            let _ = watchdog.wait();
         }
         if let Some(log) = self.log.take() {
             let _ = std::fs::remove_file(log);
@@ -154,7 +205,11 @@ impl Emulator {
             if let Some(error) = self.exited() {
                 return Err(error);
             }
-            if tokio::net::TcpStream::connect(&self.host).await.is_ok() {
+            // A started emulator is ready once it says so: a listener before that may be
+            // another process's, on a port taken between choosing it and the JVM binding it
+            // (the JVM then exits, and `exited` reports it with its log).
+            let ours = self.log.is_none() || self.log_text().contains(READY_LINE);
+            if ours && tokio::net::TcpStream::connect(&self.host).await.is_ok() {
                 break self.db("sharded-emulator-probe").await?;
             }
             if started.elapsed() > STARTUP_TIMEOUT {
@@ -178,7 +233,7 @@ impl Emulator {
     }
 
     fn exited(&mut self) -> Option<EmulatorError> {
-        let status = self.child.as_mut()?.try_wait().ok()??;
+        let status = self.watchdog.as_mut()?.try_wait().ok()??;
         Some(EmulatorError::Exited {
             status,
             log: self.log_text(),

@@ -1,25 +1,59 @@
-//! Shared pieces of the test suite: an emulator per test and the recipe's data model.
+//! Shared pieces of the test suite: one emulator per test binary, a project per test, and the
+//! recipe's data model.
+
+use std::sync::OnceLock;
 
 use sharded_runtime::emulator::Emulator;
 use sharded_runtime::firestore::FirestoreDb;
 
 pub mod models;
 
-/// A started emulator and a client of a project no other test uses.
+/// A client of a project no other test uses, on the emulator this test binary shares.
 pub struct TestDb {
     pub db: FirestoreDb,
-    pub emulator: Emulator,
+    pub emulator: &'static Emulator,
 }
 
-/// Starts (or joins, with `FIRESTORE_EMULATOR_HOST`) an emulator and connects to a fresh project.
+/// The emulator of this test binary, started on first use (or the one
+/// `FIRESTORE_EMULATOR_HOST` names). It is never dropped: its watchdog stops the JVM when the
+/// test process exits, however it exits.
+pub fn shared_emulator() -> &'static Emulator {
+    static SHARED: OnceLock<Emulator> = OnceLock::new();
+    SHARED.get_or_init(|| {
+        // Started on a thread of its own: each test runs its own runtime, which may be inside
+        // an async context already.
+        std::thread::spawn(|| {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime")
+                .block_on(Emulator::start())
+        })
+        .join()
+        .expect("the start-up thread does not panic")
+        .unwrap_or_else(|err| panic!("{err}"))
+    })
+}
+
+/// A fresh project on the shared emulator.
 pub async fn test_db(name: &str) -> TestDb {
-    let emulator = Emulator::start()
-        .await
-        .unwrap_or_else(|err| panic!("{err}"));
+    let emulator = shared_emulator();
     let project = format!("{name}-{}", rand::random::<u32>());
     let db = emulator
         .db(&project)
         .await
         .expect("connect to the emulator");
     TestDb { db, emulator }
+}
+
+/// An emulator of this test's own, for a test that stops it; and a client of it.
+pub async fn own_emulator(name: &str) -> (Emulator, FirestoreDb) {
+    let emulator = Emulator::start()
+        .await
+        .unwrap_or_else(|err| panic!("{err}"));
+    let db = emulator
+        .db(&format!("{name}-{}", rand::random::<u32>()))
+        .await
+        .expect("connect to the emulator");
+    (emulator, db)
 }

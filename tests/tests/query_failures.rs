@@ -5,7 +5,7 @@ use std::time::Duration;
 use sharded_runtime::firestore::FirestoreTimestamp;
 use sharded_runtime::{Cursor, Error, Sharded};
 use sharded_tests::models::{Instrument, Tick};
-use sharded_tests::test_db;
+use sharded_tests::{own_emulator, test_db};
 
 fn tick(seq: i64) -> Tick {
     Tick {
@@ -83,12 +83,12 @@ async fn misuse_is_rejected_before_anything_is_sent() {
 
 #[tokio::test]
 async fn stopping_the_emulator_mid_query_is_an_error_not_a_hang() {
-    let mut test = test_db("stopped").await;
-    if test.emulator.pid().is_none() {
+    let (mut emulator, db) = own_emulator("stopped").await;
+    if emulator.pid().is_none() {
         eprintln!("skipped: FIRESTORE_EMULATOR_HOST names an emulator this test must not stop");
         return;
     }
-    let db = test.db.clone();
+    let stopped_db = db.clone();
     let writer = db.create_simple_batch_writer().await.unwrap();
     for chunk in (0..3000).collect::<Vec<i64>>().chunks(500) {
         let mut batch = writer.new_batch();
@@ -104,7 +104,7 @@ async fn stopping_the_emulator_mid_query_is_an_error_not_a_hang() {
     // The emulator scans once per `in` value, so this query takes a while: stop it meanwhile.
     let query = tokio::spawn(async move { Tick::query().venue("XNAS").fetch(&db).await });
     tokio::time::sleep(Duration::from_millis(150)).await;
-    test.emulator.stop();
+    emulator.stop();
     let outcome = tokio::time::timeout(Duration::from_secs(120), query)
         .await
         .expect("the query returns instead of hanging")
@@ -113,7 +113,7 @@ async fn stopping_the_emulator_mid_query_is_an_error_not_a_hang() {
 
     let after = tokio::time::timeout(
         Duration::from_secs(120),
-        Tick::query().venue("XNAS").count(&test.db),
+        Tick::query().venue("XNAS").count(&stopped_db),
     )
     .await
     .expect("no hang");

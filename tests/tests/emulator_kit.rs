@@ -1,0 +1,92 @@
+//! The emulator kit cannot leak a JVM or talk to a foreign server.
+
+use std::io::BufRead as _;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use sharded_runtime::emulator::{EMULATOR_HOST_ENV, Emulator, EmulatorError};
+
+const CHILD_ENV: &str = "SHARDED_KIT_CHILD";
+
+fn alive(pid: u32) -> bool {
+    // A zombie is dead but still listed until its parent reaps it.
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .split_whitespace()
+            .nth(2)
+            .is_some_and(|state| state == "Z")
+    })
+}
+
+/// Run as a child process by the test below: starts an emulator, says its JVM's PID, and
+/// waits to be killed (for at most two minutes).
+#[tokio::test]
+async fn child_that_holds_an_emulator() {
+    if std::env::var_os(CHILD_ENV).is_none() {
+        return;
+    }
+    let emulator = Emulator::start().await.unwrap();
+    println!("JVM {}", emulator.pid().expect("a started emulator"));
+    tokio::time::sleep(Duration::from_secs(120)).await;
+}
+
+#[test]
+fn a_test_process_killed_by_sigkill_leaves_no_jvm() {
+    if std::env::var_os(EMULATOR_HOST_ENV).is_some() {
+        eprintln!("skipped: FIRESTORE_EMULATOR_HOST names an emulator this test does not start");
+        return;
+    }
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "child_that_holds_an_emulator", "--nocapture"])
+        .env(CHILD_ENV, "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let jvm: u32 = stdout
+        .lines()
+        .map_while(Result::ok)
+        .find_map(|line| line.strip_prefix("JVM ").map(|pid| pid.parse().unwrap()))
+        .expect("the child started an emulator");
+    assert!(alive(jvm), "the JVM runs while its test process does");
+
+    child.kill().unwrap(); // SIGKILL: no destructor, no handler runs in the child.
+    child.wait().unwrap();
+    let killed = Instant::now();
+    while alive(jvm) && killed.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(!alive(jvm), "JVM {jvm} outlived its killed test process");
+}
+
+#[tokio::test]
+async fn a_port_another_process_holds_is_an_error_not_a_foreign_server() {
+    if std::env::var_os(EMULATOR_HOST_ENV).is_some() {
+        return;
+    }
+    // Hold a port, as a process that took it after the kit chose it would.
+    let foreign = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = foreign.local_addr().unwrap().port();
+    let started = Emulator::start_on(port, "256m").await;
+    match started {
+        Err(EmulatorError::Exited { log, .. }) => {
+            assert!(log.contains("Address already in use"), "{log}");
+        }
+        other => panic!("expected the emulator to fail on a held port, got {other:?}"),
+    }
+    drop(foreign);
+}
+
+#[tokio::test]
+async fn stopping_an_emulator_ends_its_jvm() {
+    if std::env::var_os(EMULATOR_HOST_ENV).is_some() {
+        return;
+    }
+    let mut emulator = Emulator::start().await.unwrap();
+    let jvm = emulator.pid().unwrap();
+    assert!(Path::new(&format!("/proc/{jvm}")).exists());
+    emulator.stop();
+    assert!(!alive(jvm), "stop waits until the JVM is gone");
+}
