@@ -12,10 +12,9 @@ const CHILD_ENV: &str = "SHARDED_KIT_CHILD";
 fn alive(pid: u32) -> bool {
     // A zombie is dead but still listed until its parent reaps it.
     std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        !stat
-            .split_whitespace()
+        stat.split_whitespace()
             .nth(2)
-            .is_some_and(|state| state == "Z")
+            .is_none_or(|state| state != "Z")
     })
 }
 
