@@ -188,16 +188,15 @@ pub fn merge(existing: Option<Value>, types: &[ShardedType]) -> Result<Merged, S
             });
             if let Some(position) = position {
                 let ours = wanted_overrides.remove(position);
-                if ours != field_override
-                    && !previous.iter().any(|m| m.owns_override(&field_override))
-                {
+                let (kept, removed) = keep_user_settings(field_override, &ours);
+                if removed > 0 {
                     warnings.push(format!(
-                        "replaced the field override of `{}` in `{}`: sharded fields must have their single-field indexes disabled",
+                        "removed {removed} single-field index setting(s) from the field override of `{}` in `{}`: a sequential field and the shard field must have their ascending and descending single-field indexes disabled; the override's other settings (`ttl`, array indexes) are kept",
                         str_at(&ours, "fieldPath").unwrap_or_default(),
                         str_at(&ours, "collectionGroup").unwrap_or_default()
                     ));
                 }
-                result_overrides.push(ours);
+                result_overrides.push(kept);
             }
         } else {
             result_overrides.push(field_override);
@@ -267,6 +266,28 @@ fn managed_collections(types: &[ShardedType]) -> Result<Vec<Managed>, String> {
         }
     }
     Ok(managed.into_iter().map(|(m, _)| m).collect())
+}
+
+/// A managed override as the file has it, with only what sharding needs set: no ascending or
+/// descending single-field index. Every other key the user set (`ttl`) and every other index
+/// configuration (`arrayConfig`) stays. Returns it and how many index entries were removed.
+fn keep_user_settings(existing: Value, ours: &Value) -> (Value, usize) {
+    let Value::Object(mut existing) = existing else {
+        return (ours.clone(), 0);
+    };
+    let indexes: Vec<Value> = existing
+        .get("indexes")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let before = indexes.len();
+    let kept: Vec<Value> = indexes
+        .into_iter()
+        .filter(|index| index.get("order").is_none())
+        .collect();
+    let removed = before - kept.len();
+    existing.insert("indexes".into(), Value::Array(kept));
+    (Value::Object(existing), removed)
 }
 
 /// A collection whose shard set lost values since the last build recorded it would hide every
@@ -525,7 +546,13 @@ mod tests {
         assert!(merged.warnings[0].contains(
             "removed the composite index instruments (exchange ASCENDING, timestamp DESCENDING)"
         ));
-        assert!(merged.warnings[1].contains("replaced the field override of `timestamp`"));
+        assert!(
+            merged.warnings[1].contains(
+                "removed 1 single-field index setting(s) from the field override of `timestamp`"
+            ),
+            "{:?}",
+            merged.warnings
+        );
     }
 
     #[test]
@@ -599,6 +626,39 @@ mod tests {
             err.contains("both use the collection `instruments`"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn managed_overrides_keep_the_users_ttl_and_array_indexes() {
+        let file = json!({
+            "indexes": [],
+            "fieldOverrides": [{
+                "collectionGroup": "instruments",
+                "fieldPath": "timestamp",
+                "ttl": true,
+                "indexes": [
+                    { "order": "ASCENDING", "queryScope": "COLLECTION" },
+                    { "arrayConfig": "CONTAINS", "queryScope": "COLLECTION" }
+                ]
+            }]
+        });
+        let merged = merge(Some(file), &[instrument(&["exchange"])]).unwrap();
+        let overrides = merged.document["fieldOverrides"].as_array().unwrap();
+        let timestamp = overrides
+            .iter()
+            .find(|o| o["fieldPath"] == "timestamp")
+            .unwrap();
+        assert_eq!(timestamp["ttl"], json!(true));
+        assert_eq!(
+            timestamp["indexes"],
+            json!([{ "arrayConfig": "CONTAINS", "queryScope": "COLLECTION" }])
+        );
+        assert_eq!(merged.warnings.len(), 1, "{:?}", merged.warnings);
+        assert!(merged.warnings[0].contains("kept"), "{:?}", merged.warnings);
+        // Merging again changes nothing and warns no more.
+        let again = merge(Some(merged.document.clone()), &[instrument(&["exchange"])]).unwrap();
+        assert_eq!(again.document, merged.document);
+        assert!(again.warnings.is_empty(), "{:?}", again.warnings);
     }
 
     #[test]

@@ -77,6 +77,15 @@ fn generated_files_pass_the_firebase_cli_validation() {
         "{report}"
     );
 
+    // A managed override that keeps the user's TTL and array index, as the merge leaves it.
+    let ttl = write(
+        &dir,
+        "ttl.json",
+        r#"{"indexes":[],"fieldOverrides":[{"collectionGroup":"instruments","fieldPath":"timestamp","ttl":true,"indexes":[{"arrayConfig":"CONTAINS","queryScope":"COLLECTION"}]}],"shardedManaged":{"collections":[]}}"#,
+    );
+    let (ok, report) = validate(&[ttl]);
+    assert!(ok, "{report}");
+
     // The validator is live: it rejects what the API would.
     let bad = write(
         &dir,
