@@ -18,6 +18,7 @@ use firestore::{
 use futures::stream::{BoxStream, StreamExt, TryStreamExt};
 use serde::Serialize;
 use sharded_indexes::Direction;
+use tracing::Instrument as _;
 
 pub use cursor::Cursor;
 pub use merge::{merge_sorted, merge_streams};
@@ -214,14 +215,27 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
         &self,
         db: &'db FirestoreDb,
     ) -> Result<BoxStream<'db, Result<Stored<T>>>> {
+        let span = query_span::<T, INDEX>("stream");
+        self.open_stream(db, &span).instrument(span.clone()).await
+    }
+
+    /// Opens every chunk's stream, within the query's span.
+    async fn open_stream<'db>(
+        &self,
+        db: &'db FirestoreDb,
+        span: &tracing::Span,
+    ) -> Result<BoxStream<'db, Result<Stored<T>>>> {
         let prepared = self.prepare(db)?;
+        span.record("chunks", prepared.chunks.len());
         let snapshot = Snapshot::begin(db, prepared.chunks.len()).await?;
         // Every chunk's query is opened concurrently: one round trip of latency, not one each.
-        let opened = futures::future::try_join_all(prepared.chunks.iter().map(|chunk| {
-            self.select(snapshot.db(), &prepared, chunk)
-                .stream_query_with_errors()
-        }))
-        .await;
+        let opened =
+            futures::future::try_join_all(prepared.chunks.iter().enumerate().map(|(i, chunk)| {
+                self.select(snapshot.db(), &prepared, chunk)
+                    .stream_query_with_errors()
+                    .instrument(chunk_span(i, chunk))
+            }))
+            .await;
         let opened = match opened {
             Ok(opened) => opened,
             Err(error) => {
@@ -254,50 +268,73 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
     /// How many documents match the field and the range (the limit and the cursor are not
     /// applied). One count aggregation per chunk, summed.
     pub async fn count(&self, db: &FirestoreDb) -> Result<u64> {
+        let span = query_span::<T, INDEX>("count");
+        self.count_in(db, &span).instrument(span.clone()).await
+    }
+
+    async fn count_in(&self, db: &FirestoreDb, span: &tracing::Span) -> Result<u64> {
         let prepared = self.prepare(db)?;
+        span.record("chunks", prepared.chunks.len());
         let snapshot = Snapshot::begin(db, prepared.chunks.len()).await?;
-        let counts = futures::future::try_join_all(prepared.chunks.iter().map(|chunk| async {
-            let filter = self.filter(&prepared, chunk);
-            let rows = snapshot
-                .db()
-                .fluent()
-                .select()
-                .from(T::COLLECTION)
-                .filter(move |_| Some(filter.clone()))
-                .aggregate(|a| a.fields([a.field("count").count()]))
-                .query()
-                .await?;
-            let count = rows
-                .first()
-                .and_then(|row| row.fields.get("count"))
-                .and_then(|value| match value.value_type {
-                    Some(ValueType::IntegerValue(count)) => u64::try_from(count).ok(),
-                    _ => None,
-                })
-                .ok_or_else(|| Error::InvalidQuery("Firestore returned no count".into()))?;
-            Ok::<u64, Error>(count)
-        }))
-        .await;
+        let counts =
+            futures::future::try_join_all(prepared.chunks.iter().enumerate().map(|(i, chunk)| {
+                async {
+                    let filter = self.filter(&prepared, chunk);
+                    let rows = snapshot
+                        .db()
+                        .fluent()
+                        .select()
+                        .from(T::COLLECTION)
+                        .filter(move |_| Some(filter.clone()))
+                        .aggregate(|a| a.fields([a.field("count").count()]))
+                        .query()
+                        .await?;
+                    let count = rows
+                        .first()
+                        .and_then(|row| row.fields.get("count"))
+                        .and_then(|value| match value.value_type {
+                            Some(ValueType::IntegerValue(count)) => u64::try_from(count).ok(),
+                            _ => None,
+                        })
+                        .ok_or_else(|| Error::InvalidQuery("Firestore returned no count".into()))?;
+                    Ok::<u64, Error>(count)
+                }
+                .instrument(chunk_span(i, chunk))
+            }))
+            .await;
         snapshot.release().await?;
         Ok(counts?.into_iter().sum())
     }
 
     async fn fetch_documents(&self, db: &FirestoreDb) -> Result<(Vec<Document>, QueryStats)> {
+        let span = query_span::<T, INDEX>("fetch");
+        self.fetch_documents_in(db, &span)
+            .instrument(span.clone())
+            .await
+    }
+
+    async fn fetch_documents_in(
+        &self,
+        db: &FirestoreDb,
+        span: &tracing::Span,
+    ) -> Result<(Vec<Document>, QueryStats)> {
         let prepared = self.prepare(db)?;
+        span.record("chunks", prepared.chunks.len());
         let snapshot = Snapshot::begin(db, prepared.chunks.len()).await?;
-        let results = futures::future::try_join_all(
-            prepared
-                .chunks
-                .iter()
-                .map(|chunk| self.select(snapshot.db(), &prepared, chunk).query()),
-        )
-        .await;
+        let results =
+            futures::future::try_join_all(prepared.chunks.iter().enumerate().map(|(i, chunk)| {
+                self.select(snapshot.db(), &prepared, chunk)
+                    .query()
+                    .instrument(chunk_span(i, chunk))
+            }))
+            .await;
         snapshot.release().await?;
         let mut results = results?;
         let stats = QueryStats {
             queries: results.len(),
             documents_read: results.iter().map(Vec::len).sum(),
         };
+        span.record("documents_read", stats.documents_read);
         if results.len() == 1 {
             return Ok((results.pop().expect("one result"), stats));
         }
@@ -486,6 +523,26 @@ fn check_filter_value(path: &str, value: &Value) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// The span of one sharded query, at INFO: a production service keeps it, and a slow fan-out
+/// shows as a long span with its chunks (DEBUG) inside. Fields: the collection, the indexed
+/// field, the shard count, the chunk queries sent and the documents they read.
+fn query_span<T: Sharded, const INDEX: usize>(operation: &'static str) -> tracing::Span {
+    tracing::info_span!(
+        "sharded_query",
+        operation,
+        collection = T::COLLECTION,
+        field = T::INDEXED_FIELDS.get(INDEX).copied().unwrap_or_default(),
+        shards = T::SHARD_VALUES.len(),
+        chunks = tracing::field::Empty,
+        documents_read = tracing::field::Empty,
+    )
+}
+
+/// The span of one chunk query of a fan-out.
+fn chunk_span(index: usize, chunk: &[&str]) -> tracing::Span {
+    tracing::debug_span!("sharded_chunk", index, shards = chunk.len())
 }
 
 /// The order of `T`'s sharded queries: order field, then document name, in its direction.
