@@ -128,7 +128,11 @@ impl Indexes {
     /// error.
     pub fn write(self) {
         println!("cargo:rerun-if-changed={}", self.sources.display());
-        println!("cargo:rerun-if-changed={}", self.output.display());
+        // Only the drift check reads the file to decide; a writing build that listed its own
+        // output would run once more after every change it writes.
+        if self.check {
+            println!("cargo:rerun-if-changed={}", self.output.display());
+        }
         println!("cargo:rerun-if-env-changed={CHECK_ENV}");
         match self.run() {
             Ok(outcome) => {
@@ -199,7 +203,17 @@ fn render(document: &serde_json::Value) -> String {
     text
 }
 
+/// Writes `text` to `path` through a temporary file and a rename, so no reader sees half a
+/// file; a symlinked file stays a symlink, and its target is what gets written.
 fn write_atomically(path: &Path, text: &str) -> Result<(), Error> {
+    let resolved;
+    let path = match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            resolved = std::fs::canonicalize(path).map_err(|e| Error::Io(path.to_path_buf(), e))?;
+            resolved.as_path()
+        }
+        _ => path,
+    };
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

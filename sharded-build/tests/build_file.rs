@@ -180,3 +180,24 @@ fn nested_paths_follow_the_inner_types_serde_names_across_files() {
     let text = std::fs::read_to_string(dir.path().join("firestore.indexes.json")).unwrap();
     assert!(text.contains("\"fieldPath\": \"`shard-id`\""), "{text}");
 }
+
+#[cfg(unix)]
+#[test]
+fn a_symlinked_file_stays_a_symlink_and_its_target_is_written() {
+    let dir = crate_with(WITH_TWO_INDEXES);
+    let shared = tempfile::tempdir().unwrap();
+    let target = shared.path().join("firestore.indexes.json");
+    std::fs::write(&target, "{}\n").unwrap();
+    let link = dir.path().join("firestore.indexes.json");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+
+    assert!(indexes(dir.path()).run().unwrap().written);
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(index_fields(shared.path()), ["exchange", "symbol"]);
+    assert!(!indexes(dir.path()).run().unwrap().written);
+}

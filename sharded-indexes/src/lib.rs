@@ -122,11 +122,23 @@ impl IndexPlan {
     /// ```ignore
     /// assert_eq!(Instrument::indexes().missing_from(include_str!("../firestore.indexes.json"))?, Vec::<String>::new());
     /// ```
+    ///
+    /// The file may hold anything else Firestore accepts: other indexes (array, vector),
+    /// entries without a `queryScope` (which defaults to `COLLECTION`), and settings of its own
+    /// on the overrides this plan needs (`ttl`, array indexes), as long as they leave the
+    /// ascending and descending single-field indexes disabled.
     pub fn missing_from(&self, file: &str) -> Result<Vec<String>, serde_json::Error> {
-        let file: IndexPlan = serde_json::from_str(file)?;
+        let file: serde_json::Value = serde_json::from_str(file)?;
+        let entries = |key: &str| {
+            file.get(key)
+                .and_then(serde_json::Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+        };
+        let (indexes, overrides) = (entries("indexes"), entries("fieldOverrides"));
         let mut missing = Vec::new();
         for index in &self.indexes {
-            if !file.indexes.contains(index) {
+            if !indexes.iter().any(|entry| index.is_served_by(entry)) {
                 let fields: Vec<String> = index
                     .fields
                     .iter()
@@ -140,7 +152,10 @@ impl IndexPlan {
             }
         }
         for field_override in &self.field_overrides {
-            if !file.field_overrides.contains(field_override) {
+            if !overrides
+                .iter()
+                .any(|entry| field_override.is_met_by(entry))
+            {
                 missing.push(format!(
                     "field override disabling the single-field indexes of {}.{}",
                     field_override.collection_group, field_override.field_path
@@ -155,6 +170,45 @@ impl IndexPlan {
         let mut json = serde_json::to_string_pretty(self).expect("index plans serialize");
         json.push('\n');
         json
+    }
+}
+
+fn str_at<'v>(value: &'v serde_json::Value, key: &str) -> Option<&'v str> {
+    value.get(key).and_then(serde_json::Value::as_str)
+}
+
+impl CompositeIndex {
+    /// Whether the file's index `entry` is this index: same collection group and scope (absent
+    /// means `COLLECTION`), the same fields in the same order, each with the same direction.
+    fn is_served_by(&self, entry: &serde_json::Value) -> bool {
+        let scope = match self.query_scope {
+            QueryScope::Collection => "COLLECTION",
+            QueryScope::CollectionGroup => "COLLECTION_GROUP",
+        };
+        let fields = entry.get("fields").and_then(serde_json::Value::as_array);
+        str_at(entry, "collectionGroup") == Some(self.collection_group.as_str())
+            && str_at(entry, "queryScope").unwrap_or("COLLECTION") == scope
+            && fields.is_some_and(|fields| {
+                fields.len() == self.fields.len()
+                    && fields.iter().zip(&self.fields).all(|(entry, field)| {
+                        str_at(entry, "fieldPath") == Some(field.field_path.as_str())
+                            && entry.get("order")
+                                == Some(&serde_json::to_value(field.order).expect("serializes"))
+                    })
+            })
+    }
+}
+
+impl FieldOverride {
+    /// Whether the file's override `entry` disables what this one does: same collection group
+    /// and field, and no ascending or descending index among its configurations.
+    fn is_met_by(&self, entry: &serde_json::Value) -> bool {
+        str_at(entry, "collectionGroup") == Some(self.collection_group.as_str())
+            && str_at(entry, "fieldPath") == Some(self.field_path.as_str())
+            && entry
+                .get("indexes")
+                .and_then(serde_json::Value::as_array)
+                .is_some_and(|indexes| indexes.iter().all(|index| index.get("order").is_none()))
     }
 }
 
@@ -216,6 +270,34 @@ mod tests {
             ]
         );
         assert!(plan.missing_from("not json").is_err());
+    }
+
+    #[test]
+    fn other_index_kinds_and_user_settings_do_not_get_in_the_way() {
+        let plan = plan(&RECIPE);
+        let mut file: serde_json::Value = serde_json::from_str(&plan.to_json()).unwrap();
+        // No queryScope (it defaults to COLLECTION), an array index, a vector index, a TTL.
+        file["indexes"][0]
+            .as_object_mut()
+            .unwrap()
+            .remove("queryScope");
+        file["indexes"].as_array_mut().unwrap().extend([
+            serde_json::json!({ "collectionGroup": "instruments", "queryScope": "COLLECTION",
+                "fields": [{ "fieldPath": "tags", "arrayConfig": "CONTAINS" }, { "fieldPath": "timestamp", "order": "DESCENDING" }] }),
+            serde_json::json!({ "collectionGroup": "docs", "queryScope": "COLLECTION",
+                "fields": [{ "fieldPath": "embedding", "vectorConfig": { "dimension": 3, "flat": {} } }] }),
+        ]);
+        file["fieldOverrides"][0]["ttl"] = serde_json::json!(true);
+        file["fieldOverrides"][0]["indexes"] =
+            serde_json::json!([{ "arrayConfig": "CONTAINS", "queryScope": "COLLECTION" }]);
+        assert_eq!(
+            plan.missing_from(&file.to_string()).unwrap(),
+            Vec::<String>::new()
+        );
+        // An ascending single-field index left on the timestamp is not what the plan needs.
+        file["fieldOverrides"][0]["indexes"] =
+            serde_json::json!([{ "order": "ASCENDING", "queryScope": "COLLECTION" }]);
+        assert_eq!(plan.missing_from(&file.to_string()).unwrap().len(), 1);
     }
 
     #[test]
