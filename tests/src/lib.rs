@@ -6,6 +6,7 @@ use std::sync::OnceLock;
 use sharded_runtime::emulator::Emulator;
 use sharded_runtime::firestore::FirestoreDb;
 
+pub mod equivalence;
 pub mod models;
 
 /// A client of a project no other test uses, on the emulator this test binary shares.

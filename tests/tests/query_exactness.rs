@@ -9,16 +9,13 @@
 use std::fmt::Debug;
 use std::ops::Bound;
 
-use futures::TryStreamExt;
 use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
-use sharded_runtime::__private::usable_in_cursor;
-use sharded_runtime::firestore::{
-    FirestoreDb, FirestoreQueryDirection, FirestoreTimestamp, FirestoreValue,
-};
-use sharded_runtime::{Cursor, Error, Sharded, ShardedQuery, Stored, StoredNames};
+use sharded_runtime::firestore::{FirestoreDb, FirestoreQueryDirection, FirestoreTimestamp};
+use sharded_runtime::{Sharded, ShardedQuery, StoredNames};
+use sharded_tests::equivalence::check_query;
 use sharded_tests::test_db;
 
 /// Order values with many ties and the edges of each type.
@@ -214,10 +211,6 @@ async fn reference<T: Row>(
         .map_err(|error| error.to_string())
 }
 
-fn ids<T>(stored: &[Stored<T>]) -> Vec<String> {
-    stored.iter().map(|s| s.id.clone()).collect()
-}
-
 /// `long_values`: strings over the 1,500 bytes Firestore compares.
 async fn check_model<T: Row>(db: &FirestoreDb, rng: &mut StdRng, long_values: bool) {
     let label = std::any::type_name::<T>().rsplit("::").next().unwrap();
@@ -255,112 +248,15 @@ async fn check_model<T: Row>(db: &FirestoreDb, rng: &mut StdRng, long_values: bo
             let query = T::query(group).range(range.clone());
             let filter = ("`group-name`", group);
             let expected = reference::<T>(db, &plain, filter, &range).await;
-            check_query(db, query, expected, limit, documents.len(), &what).await;
+            check_query(db, query, expected, limit, &what).await;
         } else {
             let region = *REGIONS.choose(rng).unwrap();
             let what = format!("{label} round {round}: region {region} {range:?} limit {limit}");
             let query = T::query_place(region).range(range.clone());
             let filter = ("place.regionCode", region);
             let expected = reference::<T>(db, &plain, filter, &range).await;
-            check_query(db, query, expected, limit, documents.len(), &what).await;
+            check_query(db, query, expected, limit, &what).await;
         }
-    }
-}
-
-/// One query against the unsharded reference: pages, fetch, limit, stream and count; or, where
-/// the server refused the reference, a refusal before sending.
-async fn check_query<T: Row, const I: usize>(
-    db: &FirestoreDb,
-    query: ShardedQuery<T, I>,
-    expected: Result<Vec<String>, String>,
-    limit: u32,
-    documents: usize,
-    what: &str,
-) {
-    let expected = match expected {
-        Ok(expected) => expected,
-        Err(refused) => {
-            let ours = query.fetch(db).await;
-            assert!(
-                matches!(ours, Err(Error::InvalidQuery(_))),
-                "{what}: the server refused ({refused}) but sharded gave {ours:?}"
-            );
-            return;
-        }
-    };
-    // Page by page, each cursor through its token.
-    check_pages(db, &query, limit, &expected, documents, what).await;
-    assert_eq!(
-        ids(&query.fetch_stored(db).await.unwrap()),
-        expected,
-        "{what}: fetch"
-    );
-    let first = &expected[..expected.len().min(limit as usize)];
-    assert_eq!(
-        ids(&query.clone().limit(limit).fetch_stored(db).await.unwrap()),
-        first,
-        "{what}: limit"
-    );
-    let streamed: Vec<Stored<T>> = query
-        .clone()
-        .limit(limit)
-        .stream(db)
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
-    assert_eq!(ids(&streamed), first, "{what}: stream");
-    assert_eq!(
-        query.count(db).await.unwrap(),
-        expected.len() as u64,
-        "{what}: count"
-    );
-}
-
-/// Every page of `query`, each cursor passed through its token, against `expected`.
-async fn check_pages<T: Row, const I: usize>(
-    db: &FirestoreDb,
-    query: &ShardedQuery<T, I>,
-    limit: u32,
-    expected: &[String],
-    documents: usize,
-    what: &str,
-) {
-    {
-        let mut paged: Vec<String> = Vec::new();
-        let mut next: Option<Cursor<T, I>> = None;
-        loop {
-            let mut page_query = query.clone().limit(limit);
-            if let Some(cursor) = next.take() {
-                page_query = page_query.after(cursor.to_token().parse().unwrap());
-            }
-            let page = match page_query.fetch_page(db).await {
-                Ok(page) => page,
-                // Refused, not wrong: Firestore takes no cursor at a string it compares whole
-                // past 1,499 bytes (see server_order.rs), so no query could page past it.
-                Err(Error::InvalidCursor(why)) if why.contains("refuses as a cursor value") => {
-                    let last = paged.last().expect("a cursor follows a page");
-                    let stored = T::collection(db).get(last).await.unwrap().unwrap();
-                    let value = serde_json::to_value(&stored).unwrap()["orderValue"].clone();
-                    let value = value.as_str().expect("only strings are refused").to_owned();
-                    assert!(
-                        !usable_in_cursor(&<FirestoreValue as From<&str>>::from(&value).value),
-                        "{what}: refused a cursor the server takes"
-                    );
-                    assert_eq!(paged, expected[..paged.len()], "{what}: pages before it");
-                    return;
-                }
-                Err(error) => panic!("{what}: {error}"),
-            };
-            paged.extend(ids(&page.items));
-            match page.next {
-                Some(cursor) => next = Some(cursor),
-                None => break,
-            }
-            assert!(paged.len() <= documents, "{what}: pages repeat");
-        }
-        assert_eq!(paged, expected, "{what}: pages");
     }
 }
 
