@@ -5,8 +5,9 @@
 //! sharded_build::write_indexes();
 //! ```
 //!
-//! Every `#[derive(Sharded)]` struct in the crate's `src/` is read by the same front end as the
-//! derive and planned by the same function as `Sharded::indexes()`: one composite index per
+//! Every `#[derive(Sharded)]` struct of the crate (read from its roots along its module tree,
+//! `#[cfg(test)]` modules left out) is read by the same front end as the derive and planned by
+//! the same function as `Sharded::indexes()`: one composite index per
 //! indexed field (shard, field, order field) and single-field indexes disabled on the order and
 //! shard fields (the recipe's steps 4 and 5).
 //!
@@ -149,15 +150,10 @@ impl Indexes {
 
     /// Plans, merges and writes (or checks) the file.
     pub fn run(&self) -> Result<Outcome, Error> {
-        let mut sources = scan::Sources::default();
-        for file in
-            scan::rust_files(&self.sources).map_err(|e| Error::Io(self.sources.clone(), e))?
-        {
-            let source = std::fs::read_to_string(&file).map_err(|e| Error::Io(file.clone(), e))?;
-            sources
-                .add(&file, &source)
-                .map_err(|e| Error::Parse(file.clone(), e))?;
-        }
+        let sources = scan::Sources::read_crate(&self.sources).map_err(|error| match error {
+            scan::ReadError::Io(path, e) => Error::Io(path, e),
+            scan::ReadError::Parse(path, e) => Error::Parse(path, e),
+        })?;
         let types = sources.sharded_types().map_err(Error::Invalid)?;
         let on_disk = match std::fs::read_to_string(&self.output) {
             Ok(text) => Some(text),
@@ -188,10 +184,12 @@ impl Indexes {
         } else if !unchanged {
             write_atomically(&self.output, &rendered)?;
         }
+        let mut warnings = sources.warnings;
+        warnings.extend(merged.warnings);
         Ok(Outcome {
             types,
             written: !self.check && !unchanged,
-            warnings: merged.warnings,
+            warnings,
         })
     }
 }

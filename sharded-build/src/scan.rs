@@ -3,6 +3,9 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use quote::ToTokens as _;
+use syn::ext::IdentExt as _;
+
 use sharded_internals::{Ctxt, Direction, IndexedField};
 
 /// What the index plan needs of one `#[derive(Sharded)]` type, owned.
@@ -54,13 +57,79 @@ pub struct Sources {
     sharded: Vec<(PathBuf, syn::DeriveInput)>,
     /// By struct name: (Rust field name, stored name, the field type's last path segment).
     stored_names: HashMap<String, Vec<(String, String, Option<String>)>>,
+    /// Module files declared and still to read: (file, the directory its submodules are in).
+    pending: Vec<(PathBuf, PathBuf)>,
+    /// What the scan could not see.
+    pub warnings: Vec<String>,
+}
+
+/// Why the sources could not be read.
+pub enum ReadError {
+    Io(PathBuf, std::io::Error),
+    Parse(PathBuf, syn::Error),
 }
 
 impl Sources {
-    /// Adds the structs of one file.
+    /// The crate whose sources are in `src`, read as the compiler does: from its roots
+    /// (`lib.rs`, `main.rs`, `bin/*.rs`, `bin/*/main.rs`) along its `mod` declarations, `#[path]`
+    /// included, leaving out `#[cfg(test)]` modules and files no module declares. A directory
+    /// without a crate root is read whole, every `.rs` file in it.
+    pub fn read_crate(src: &Path) -> Result<Sources, ReadError> {
+        let mut sources = Sources::default();
+        let mut roots: Vec<PathBuf> = ["lib.rs", "main.rs"]
+            .iter()
+            .map(|root| src.join(root))
+            .filter(|root| root.is_file())
+            .collect();
+        if let Ok(bins) = std::fs::read_dir(src.join("bin")) {
+            let mut bins: Vec<PathBuf> = bins
+                .filter_map(|entry| entry.ok().map(|e| e.path()))
+                .filter_map(|path| {
+                    if path.extension().is_some_and(|ext| ext == "rs") {
+                        Some(path)
+                    } else {
+                        Some(path.join("main.rs")).filter(|main| main.is_file())
+                    }
+                })
+                .collect();
+            bins.sort();
+            roots.extend(bins);
+        }
+        if roots.is_empty() {
+            let files = rust_files(src).map_err(|e| ReadError::Io(src.to_path_buf(), e))?;
+            roots = files;
+        }
+        let mut seen = std::collections::HashSet::new();
+        sources.pending = roots
+            .into_iter()
+            .rev()
+            .map(|root| {
+                let dir = root.parent().unwrap_or(src).to_path_buf();
+                (root, dir)
+            })
+            .collect();
+        while let Some((file, dir)) = sources.pending.pop() {
+            if !seen.insert(file.clone()) {
+                continue;
+            }
+            let text =
+                std::fs::read_to_string(&file).map_err(|e| ReadError::Io(file.clone(), e))?;
+            let parsed = syn::parse_file(&text).map_err(|e| ReadError::Parse(file.clone(), e))?;
+            let before = sources.pending.len();
+            sources.collect(&file, &dir, &parsed.items);
+            // Declared modules are read in declaration order, before the rest of the stack.
+            sources.pending[before..].reverse();
+        }
+        Ok(sources)
+    }
+
+    /// Adds the structs of one file, on its own (its `mod` declarations are not followed).
+    #[cfg(test)]
     pub fn add(&mut self, file: &Path, source: &str) -> Result<(), syn::Error> {
         let parsed = syn::parse_file(source)?;
-        self.collect(file, &parsed.items);
+        let dir = file.parent().unwrap_or(Path::new("")).to_path_buf();
+        self.collect(file, &dir, &parsed.items);
+        self.pending.clear();
         Ok(())
     }
 
@@ -74,11 +143,20 @@ impl Sources {
             .collect()
     }
 
-    fn collect(&mut self, file: &Path, items: &[syn::Item]) {
+    /// Collects `items` of `file`, whose submodules are in `dir`.
+    fn collect(&mut self, file: &Path, dir: &Path, items: &[syn::Item]) {
         for item in items {
             match item {
                 syn::Item::Struct(item) if test_only(&item.attrs) => {}
                 syn::Item::Struct(item) => {
+                    if derives_behind_cfg_attr(&item.attrs) {
+                        self.warnings.push(format!(
+                            "{}: `{}` derives `Sharded` behind `cfg_attr`, which sharded-build cannot evaluate, so its indexes are not in firestore.indexes.json; derive it unconditionally, or check the file in a test with `{}::indexes().missing_from(..)`",
+                            file.display(),
+                            item.ident,
+                            item.ident
+                        ));
+                    }
                     let input = syn::DeriveInput::from(item.clone());
                     if derives(&item.attrs, "StoredNames") {
                         let cx = Ctxt::new();
@@ -100,9 +178,34 @@ impl Sources {
                     }
                 }
                 syn::Item::Mod(module) if !test_only(&module.attrs) => {
-                    if let Some((_, items)) = &module.content {
-                        self.collect(file, items);
+                    let name = module.ident.unraw().to_string();
+                    match (&module.content, path_attr(&module.attrs)) {
+                        (Some((_, items)), _) => self.collect(file, &dir.join(&name), items),
+                        // `#[path]` is relative to the declaring file's directory, and the file
+                        // it names keeps its submodules beside it.
+                        (None, Some(path)) => {
+                            let target = file.parent().unwrap_or(dir).join(path);
+                            let children = target.parent().unwrap_or(dir).to_path_buf();
+                            self.pending.push((target, children));
+                        }
+                        (None, None) => {
+                            let flat = dir.join(format!("{name}.rs"));
+                            let nested = dir.join(&name).join("mod.rs");
+                            match [flat, nested].into_iter().find(|f| f.is_file()) {
+                                Some(found) => self.pending.push((found, dir.join(&name))),
+                                None => self.warnings.push(format!(
+                                    "{}: no file for `mod {name};` (the compiler will say more)",
+                                    file.display()
+                                )),
+                            }
+                        }
                     }
+                }
+                syn::Item::Macro(invocation) if mentions_sharded(&invocation.mac.tokens) => {
+                    self.warnings.push(format!(
+                        "{}: a macro mentions `Sharded`; types a macro generates are not read by sharded-build, so their indexes are not in firestore.indexes.json; check the file in a test with `T::indexes().missing_from(..)`",
+                        file.display()
+                    ));
                 }
                 _ => {}
             }
@@ -233,6 +336,40 @@ fn derives(attrs: &[syn::Attribute], name: &str) -> bool {
             });
             sharded
         })
+}
+
+/// `#[path = "..."]` on a module.
+fn path_attr(attrs: &[syn::Attribute]) -> Option<String> {
+    attrs
+        .iter()
+        .filter(|attr| attr.path().is_ident("path"))
+        .find_map(|attr| match &attr.meta {
+            syn::Meta::NameValue(syn::MetaNameValue {
+                value:
+                    syn::Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Str(path),
+                        ..
+                    }),
+                ..
+            }) => Some(path.value()),
+            _ => None,
+        })
+}
+
+/// `#[cfg_attr(.., derive(.., Sharded, ..))]`.
+fn derives_behind_cfg_attr(attrs: &[syn::Attribute]) -> bool {
+    attrs
+        .iter()
+        .filter(|attr| attr.path().is_ident("cfg_attr"))
+        .any(|attr| mentions_sharded(&attr.meta.to_token_stream()))
+}
+
+fn mentions_sharded(tokens: &proc_macro2::TokenStream) -> bool {
+    tokens.clone().into_iter().any(|token| match token {
+        proc_macro2::TokenTree::Ident(ident) => ident == "Sharded",
+        proc_macro2::TokenTree::Group(group) => mentions_sharded(&group.stream()),
+        _ => false,
+    })
 }
 
 /// `#[cfg(test)]`: not part of what the crate deploys.

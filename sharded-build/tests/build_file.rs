@@ -201,3 +201,61 @@ fn a_symlinked_file_stays_a_symlink_and_its_target_is_written() {
     assert_eq!(index_fields(shared.path()), ["exchange", "symbol"]);
     assert!(!indexes(dir.path()).run().unwrap().written);
 }
+
+fn sharded(collection: &str) -> String {
+    format!(
+        r#"#[derive(Sharded)]
+        #[sharded(shards = 2, order_by = "at", collection = "{collection}")]
+        pub struct T {{ #[sharded(index)] k: String, at: i64 }}
+        "#
+    )
+}
+
+#[test]
+fn the_scan_follows_the_module_tree() {
+    let dir = crate_with(&format!(
+        r#"
+        mod a;
+        #[cfg(test)]
+        mod tests;
+        #[path = "elsewhere/c.rs"]
+        mod c;
+        mod inline {{ {} }}
+        macro_rules! make_sharded {{
+            ($name:ident) => {{ #[derive(Sharded)] pub struct $name {{ at: i64 }} }};
+        }}
+        make_sharded!(Generated);
+        #[cfg_attr(feature = "x", derive(Sharded))]
+        pub struct Conditional {{ at: i64 }}
+        "#,
+        sharded("inline")
+    ));
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(src.join("a")).unwrap();
+    std::fs::create_dir_all(src.join("elsewhere")).unwrap();
+    std::fs::write(src.join("a.rs"), format!("mod b;\n{}", sharded("a"))).unwrap();
+    std::fs::write(src.join("a/b.rs"), sharded("b")).unwrap();
+    std::fs::write(src.join("elsewhere/c.rs"), sharded("c")).unwrap();
+    std::fs::write(src.join("tests.rs"), sharded("only_in_tests")).unwrap();
+    std::fs::write(src.join("unlinked.rs"), sharded("unlinked")).unwrap();
+    std::fs::create_dir_all(src.join("bin")).unwrap();
+    std::fs::write(src.join("bin/tool.rs"), sharded("tool")).unwrap();
+
+    let outcome = indexes(dir.path()).run().unwrap();
+    let mut collections: Vec<&str> = outcome
+        .types
+        .iter()
+        .map(|t| t.collection.as_str())
+        .collect();
+    collections.sort();
+    assert_eq!(collections, ["a", "b", "c", "inline", "tool"]);
+    let warnings = outcome.warnings.join("\n");
+    assert!(
+        warnings.contains("a macro mentions `Sharded`"),
+        "{warnings}"
+    );
+    assert!(
+        warnings.contains("`Conditional` derives `Sharded` behind `cfg_attr`"),
+        "{warnings}"
+    );
+}
