@@ -131,6 +131,19 @@ pub fn merge(existing: Option<Value>, types: &[ShardedType]) -> Result<Merged, S
     let current = managed_collections(types)?;
     check_shard_sets(&previous, &current, types)?;
 
+    let manifest_list = |key: &str| -> Vec<Value> {
+        document
+            .get(MANIFEST_KEY)
+            .and_then(|m| m.get(key))
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    // Indexes the user keeps on purpose, and those removed before, recorded in the file.
+    let keep = manifest_list("keep");
+    let mut removed = manifest_list("removed");
+    let kept = |index: &Value| keep.iter().any(|k| index_key(k) == index_key(index));
+
     let mut indexes = take_array(&mut document, "indexes")?;
     let mut overrides = take_array(&mut document, "fieldOverrides")?;
 
@@ -155,23 +168,39 @@ pub fn merge(existing: Option<Value>, types: &[ShardedType]) -> Result<Merged, S
             result_indexes.push(index);
             continue;
         }
-        if managed(&index) {
+        if managed(&index) && !kept(&index) {
             continue;
         }
         // Recipe step 4: an index with the order field but not the shard field keeps the cap.
-        if let Some(m) = current.iter().find(|m| defeats_sharding(m, &index)) {
+        if let Some(m) = current
+            .iter()
+            .find(|m| !kept(&index) && defeats_sharding(m, &index))
+        {
             warnings.push(format!(
-                "removed the composite index {} from firestore.indexes.json: it contains `{}` but not the shard field `{}`, which keeps `{}` capped at 500 writes/s",
+                "removed the composite index {} from firestore.indexes.json: it contains `{}` but not the shard field `{}`, which keeps `{}` capped at 500 writes/s; it is recorded under `{MANIFEST_KEY}.removed`, and moving it to `{MANIFEST_KEY}.keep` keeps it on purpose",
                 describe(&index),
                 m.order_field,
                 m.shard_field,
                 m.collection
             ));
+            if !removed.iter().any(|r| index_key(r) == index_key(&index)) {
+                removed.push(index);
+            }
             continue;
         }
         result_indexes.push(index);
     }
     result_indexes.extend(wanted);
+    // What the user keeps on purpose is in the file, and no longer counts as removed.
+    for index in &keep {
+        if !result_indexes
+            .iter()
+            .any(|r| index_key(r) == index_key(index))
+        {
+            result_indexes.push(index.clone());
+        }
+    }
+    removed.retain(|r| !kept(r));
 
     let managed_override = |o: &Value| previous.iter().chain(&current).any(|m| m.owns_override(o));
     let mut wanted_overrides: Vec<Value> = plans
@@ -206,16 +235,19 @@ pub fn merge(existing: Option<Value>, types: &[ShardedType]) -> Result<Merged, S
 
     document.insert("indexes".into(), Value::Array(result_indexes));
     document.insert("fieldOverrides".into(), Value::Array(result_overrides));
-    if current.is_empty() {
+    if current.is_empty() && keep.is_empty() && removed.is_empty() {
         document.shift_remove(MANIFEST_KEY);
     } else {
-        document.insert(
-            MANIFEST_KEY.into(),
-            json!({
-                "note": "Written by sharded-build: the sharded collections whose indexes and field overrides it manages. The Firebase CLI ignores this key.",
-                "collections": current.iter().map(to_json).collect::<Vec<_>>(),
-            }),
-        );
+        let mut manifest = json!({
+            "note": "Written by sharded-build: the sharded collections whose indexes and field overrides it manages. The Firebase CLI ignores this key.",
+            "collections": current.iter().map(to_json).collect::<Vec<_>>(),
+        });
+        for (key, list) in [("keep", keep), ("removed", removed)] {
+            if !list.is_empty() {
+                manifest[key] = Value::Array(list);
+            }
+        }
+        document.insert(MANIFEST_KEY.into(), manifest);
     }
     let document = Value::Object(document);
     warnings.extend(check(&document)?);
@@ -553,6 +585,38 @@ mod tests {
             "{:?}",
             merged.warnings
         );
+    }
+
+    #[test]
+    fn a_removed_index_is_recorded_and_can_be_kept_on_purpose() {
+        let unsharded = json!({ "collectionGroup": "instruments", "queryScope": "COLLECTION",
+            "fields": [{ "fieldPath": "exchange", "order": "ASCENDING" }, { "fieldPath": "timestamp", "order": "DESCENDING" }] });
+        let old = json!({ "indexes": [unsharded.clone()], "fieldOverrides": [] });
+        let merged = merge(Some(old), &[instrument(&["exchange"])]).unwrap();
+        assert_eq!(
+            merged.document["indexes"],
+            json!([recipe_index("exchange")])
+        );
+        // Not only a warning: the file records what was removed.
+        assert_eq!(merged.document[MANIFEST_KEY]["removed"], json!([unsharded]));
+
+        // Moved to `keep`, it comes back, stays, and is no longer recorded as removed.
+        let mut file = merged.document;
+        let removed = file[MANIFEST_KEY]["removed"].take();
+        file[MANIFEST_KEY]
+            .as_object_mut()
+            .unwrap()
+            .remove("removed");
+        file[MANIFEST_KEY]["keep"] = removed;
+        let kept = merge(Some(file), &[instrument(&["exchange"])]).unwrap();
+        assert!(kept.warnings.is_empty(), "{:?}", kept.warnings);
+        assert_eq!(
+            kept.document["indexes"],
+            json!([recipe_index("exchange"), unsharded])
+        );
+        assert!(kept.document[MANIFEST_KEY].get("removed").is_none());
+        let again = merge(Some(kept.document.clone()), &[instrument(&["exchange"])]).unwrap();
+        assert_eq!(again.document, kept.document);
     }
 
     #[test]
