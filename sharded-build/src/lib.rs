@@ -23,12 +23,14 @@
 //! a diff, when the file is not what it would write: the drift check for CI.
 
 mod diff;
+mod drift;
 mod merge;
 mod scan;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+pub use drift::{Drift, deployed_drift};
 pub use merge::{COMPOSITE_INDEX_QUOTA, MANIFEST_KEY, MAX_INDEX_FIELDS};
 pub use scan::ShardedType;
 

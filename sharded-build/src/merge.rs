@@ -82,9 +82,9 @@ fn str_at<'v>(value: &'v Value, key: &str) -> Option<&'v str> {
 
 /// What identifies an index for Firestore: collection group, scope, and each field's path
 /// and kind (order, array or vector config).
-type IndexKey<'v> = (Option<&'v str>, &'v str, Vec<(Option<&'v str>, String)>);
+pub(crate) type IndexKey<'v> = (Option<&'v str>, &'v str, Vec<(Option<&'v str>, String)>);
 
-fn index_key(index: &Value) -> IndexKey<'_> {
+pub(crate) fn index_key(index: &Value) -> IndexKey<'_> {
     let fields = index
         .get("fields")
         .and_then(Value::as_array)
@@ -395,7 +395,7 @@ fn defeats_sharding(m: &Managed, index: &Value) -> bool {
     paths.contains(&m.order_field.as_str()) && !paths.contains(&m.shard_field.as_str())
 }
 
-fn describe(index: &Value) -> String {
+pub(crate) fn describe(index: &Value) -> String {
     let fields: Vec<String> = index
         .get("fields")
         .and_then(Value::as_array)

@@ -259,3 +259,39 @@ fn the_scan_follows_the_module_tree() {
         "{warnings}"
     );
 }
+
+#[test]
+fn the_drift_command_guards_what_is_deployed() {
+    let dir = crate_with(WITH_TWO_INDEXES);
+    indexes(dir.path()).run().unwrap();
+    let file = dir.path().join("firestore.indexes.json");
+    let drift = |deployed: &Path| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_sharded-indexes-drift"))
+            .arg(&file)
+            .arg(deployed)
+            .output()
+            .unwrap()
+    };
+
+    // Deployed as written, but printed as `firebase firestore:indexes` prints it: no manifest.
+    let mut exported: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    exported.as_object_mut().unwrap().remove("shardedManaged");
+    let deployed = dir.path().join("deployed.json");
+    std::fs::write(&deployed, exported.to_string()).unwrap();
+    let same = drift(&deployed);
+    assert!(same.status.success(), "{same:?}");
+
+    // One index not deployed yet: listed, and the command fails.
+    exported["indexes"].as_array_mut().unwrap().pop();
+    std::fs::write(&deployed, exported.to_string()).unwrap();
+    let missing = drift(&deployed);
+    assert_eq!(missing.status.code(), Some(1));
+    let stdout = String::from_utf8(missing.stdout).unwrap();
+    assert!(
+        stdout.contains("missing (in the file, not deployed): composite index instruments (shard DESCENDING, symbol ASCENDING, timestamp DESCENDING)"),
+        "{stdout}"
+    );
+    let unreadable = drift(&dir.path().join("nope.json"));
+    assert_eq!(unreadable.status.code(), Some(2));
+}
