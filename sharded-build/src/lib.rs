@@ -49,6 +49,7 @@ pub struct Indexes {
     sources: PathBuf,
     output: PathBuf,
     check: bool,
+    crate_name: String,
 }
 
 /// What a run did.
@@ -105,7 +106,15 @@ impl Indexes {
             sources: root.join("src"),
             output: root.join("firestore.indexes.json"),
             check: std::env::var_os(CHECK_ENV).is_some_and(|v| !v.is_empty() && v != "0"),
+            crate_name: std::env::var("CARGO_PKG_NAME").unwrap_or_else(|_| "crate".into()),
         }
+    }
+
+    /// Records this crate's entries under `name` instead of the package name: the file can
+    /// be shared by several crates, each owning its own entries.
+    pub fn crate_name(mut self, name: impl Into<String>) -> Self {
+        self.crate_name = name.into();
+        self
     }
 
     /// Reads sharded types from `dir` instead of `src/`.
@@ -173,7 +182,7 @@ impl Indexes {
                 })
             })
             .transpose()?;
-        let merged = merge::merge(existing, &types).map_err(Error::Invalid)?;
+        let merged = merge::merge(existing, &types, &self.crate_name).map_err(Error::Invalid)?;
         let rendered = render(&merged.document);
         let unchanged = on_disk.as_deref() == Some(rendered.as_str());
         if self.check {

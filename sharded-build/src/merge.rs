@@ -1,6 +1,8 @@
 //! Merges the index plans of the sharded types into a `firestore.indexes.json` document,
 //! keeping every entry the tool does not manage untouched and in place.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use sharded_indexes::{CollectionSpec, Direction, IndexPlan};
@@ -38,6 +40,9 @@ pub(crate) struct Managed {
     /// it was recorded have none, and are not checked until the next build records it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     shard_values: Vec<String>,
+    /// The Rust types sharding the collection, for messages.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    types: Vec<String>,
 }
 
 impl Managed {
@@ -49,6 +54,7 @@ impl Managed {
             direction: t.direction,
             indexed_fields: t.indexed_fields.clone(),
             shard_values: t.shard_values.clone(),
+            types: vec![t.name.clone()],
         }
     }
 
@@ -108,8 +114,16 @@ pub(crate) fn index_key(index: &Value) -> IndexKey<'_> {
     )
 }
 
-/// Merges `types` into `existing` (the file's current content, if any).
-pub fn merge(existing: Option<Value>, types: &[ShardedType]) -> Result<Merged, String> {
+/// Merges the types of the crate `crate_name` into `existing` (the file's current content, if
+/// any). Other crates' entries, recorded in the manifest under their own names, are kept; a
+/// collection two crates shard differently is an error naming both. Managed entries come after
+/// the user's own, in one canonical order (by crate, then plan), so the crates of a workspace
+/// can build in any order and leave the same bytes.
+pub fn merge(
+    existing: Option<Value>,
+    types: &[ShardedType],
+    crate_name: &str,
+) -> Result<Merged, String> {
     let mut document = match existing {
         None => Map::new(),
         Some(Value::Object(map)) => map,
@@ -117,24 +131,45 @@ pub fn merge(existing: Option<Value>, types: &[ShardedType]) -> Result<Merged, S
     };
     let mut warnings = Vec::new();
 
-    let previous: Vec<Managed> = document
-        .get(MANIFEST_KEY)
-        .and_then(|m| m.get("collections"))
-        .and_then(Value::as_array)
-        .map(|entries| {
-            entries
+    let manifest = document.get(MANIFEST_KEY).cloned().unwrap_or(Value::Null);
+    let parse = |entries: Option<&Value>| -> Vec<Managed> {
+        entries
+            .and_then(Value::as_array)
+            .map(|entries| {
+                entries
+                    .iter()
+                    .filter_map(|entry| serde_json::from_value(entry.clone()).ok())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut crates: BTreeMap<String, Vec<Managed>> = manifest
+        .get("crates")
+        .and_then(Value::as_object)
+        .map(|crates| {
+            crates
                 .iter()
-                .filter_map(|entry| serde_json::from_value(entry.clone()).ok())
+                .map(|(name, entry)| (name.clone(), parse(entry.get("collections"))))
                 .collect()
         })
         .unwrap_or_default();
+    if manifest.get("crates").is_none() {
+        // A file written before entries were recorded per crate: they were this crate's.
+        crates.insert(crate_name.to_owned(), parse(manifest.get("collections")));
+    }
+    let previous = crates.remove(crate_name).unwrap_or_default();
     let current = managed_collections(types)?;
     check_shard_sets(&previous, &current, types)?;
+    check_other_crates(crate_name, &current, &crates)?;
+    if !current.is_empty() {
+        crates.insert(crate_name.to_owned(), current.clone());
+    }
+    // Every crate's collections, in the canonical order.
+    let all: Vec<Managed> = crates.values().flatten().cloned().collect();
 
     let manifest_list = |key: &str| -> Vec<Value> {
-        document
-            .get(MANIFEST_KEY)
-            .and_then(|m| m.get(key))
+        manifest
+            .get(key)
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default()
@@ -147,32 +182,32 @@ pub fn merge(existing: Option<Value>, types: &[ShardedType]) -> Result<Merged, S
     let mut indexes = take_array(&mut document, "indexes")?;
     let mut overrides = take_array(&mut document, "fieldOverrides")?;
 
-    // Managed indexes stay in place while still wanted, and go when not; the user's stay,
-    // unless they defeat sharding; wanted ones not yet present are appended in plan order.
+    // The user's indexes stay in place, unless they defeat sharding; the managed ones follow,
+    // every crate's, in the canonical order; a managed index no longer wanted goes.
     let owned: Vec<Value> = previous
         .iter()
-        .chain(&current)
+        .chain(&all)
         .flat_map(|m| m.plan().indexes)
         .map(|index| to_json(&index))
         .collect();
     let managed = |index: &Value| owned.iter().any(|o| index_key(o) == index_key(index));
-    let plans: Vec<IndexPlan> = current.iter().map(Managed::plan).collect();
-    let mut wanted: Vec<Value> = plans.iter().flat_map(|p| &p.indexes).map(to_json).collect();
+    let plans: Vec<IndexPlan> = all.iter().map(Managed::plan).collect();
+    let mut wanted: Vec<Value> = Vec::new();
+    for index in plans.iter().flat_map(|p| &p.indexes).map(to_json) {
+        if !wanted.iter().any(|w| index_key(w) == index_key(&index)) {
+            wanted.push(index);
+        }
+    }
     let mut result_indexes = Vec::new();
     for index in indexes.drain(..) {
-        let position = wanted
-            .iter()
-            .position(|w| index_key(w) == index_key(&index));
-        if let Some(position) = position {
-            wanted.remove(position);
-            result_indexes.push(index);
+        if wanted.iter().any(|w| index_key(w) == index_key(&index)) {
             continue;
         }
         if managed(&index) && !kept(&index) {
             continue;
         }
         // Recipe step 4: an index with the order field but not the shard field keeps the cap.
-        if let Some(m) = current
+        if let Some(m) = all
             .iter()
             .find(|m| !kept(&index) && defeats_sharding(m, &index))
         {
@@ -190,7 +225,6 @@ pub fn merge(existing: Option<Value>, types: &[ShardedType]) -> Result<Merged, S
         }
         result_indexes.push(index);
     }
-    result_indexes.extend(wanted);
     // What the user keeps on purpose is in the file, and no longer counts as removed.
     for index in &keep {
         if !result_indexes
@@ -201,46 +235,74 @@ pub fn merge(existing: Option<Value>, types: &[ShardedType]) -> Result<Merged, S
         }
     }
     removed.retain(|r| !kept(r));
+    result_indexes.extend(wanted);
 
-    let managed_override = |o: &Value| previous.iter().chain(&current).any(|m| m.owns_override(o));
-    let mut wanted_overrides: Vec<Value> = plans
-        .iter()
-        .flat_map(|p| &p.field_overrides)
-        .map(to_json)
-        .collect();
+    // Overrides likewise: the user's in place; the managed ones after them, each keeping the
+    // settings the user gave it.
+    let managed_override = |o: &Value| previous.iter().chain(&all).any(|m| m.owns_override(o));
+    let same_field = |a: &Value, b: &Value| {
+        str_at(a, "collectionGroup") == str_at(b, "collectionGroup")
+            && str_at(a, "fieldPath") == str_at(b, "fieldPath")
+    };
+    let mut wanted_overrides: Vec<Value> = Vec::new();
+    for field_override in plans.iter().flat_map(|p| &p.field_overrides).map(to_json) {
+        if !wanted_overrides
+            .iter()
+            .any(|w| same_field(w, &field_override))
+        {
+            wanted_overrides.push(field_override);
+        }
+    }
+    let mut users_settings: Vec<Value> = Vec::new();
     let mut result_overrides = Vec::new();
     for field_override in overrides.drain(..) {
-        if managed_override(&field_override) {
-            let position = wanted_overrides.iter().position(|w| {
-                str_at(w, "collectionGroup") == str_at(&field_override, "collectionGroup")
-                    && str_at(w, "fieldPath") == str_at(&field_override, "fieldPath")
-            });
-            if let Some(position) = position {
-                let ours = wanted_overrides.remove(position);
-                let (kept, removed) = keep_user_settings(field_override, &ours);
-                if removed > 0 {
-                    warnings.push(format!(
-                        "removed {removed} single-field index setting(s) from the field override of `{}` in `{}`: a sequential field and the shard field must have their ascending and descending single-field indexes disabled; the override's other settings (`ttl`, array indexes) are kept",
-                        str_at(&ours, "fieldPath").unwrap_or_default(),
-                        str_at(&ours, "collectionGroup").unwrap_or_default()
-                    ));
-                }
-                result_overrides.push(kept);
-            }
+        if managed_override(&field_override)
+            || wanted_overrides
+                .iter()
+                .any(|w| same_field(w, &field_override))
+        {
+            users_settings.push(field_override);
         } else {
             result_overrides.push(field_override);
         }
     }
-    result_overrides.extend(wanted_overrides);
+    for ours in wanted_overrides {
+        let Some(existing) = users_settings
+            .iter()
+            .find(|e| same_field(e, &ours))
+            .cloned()
+        else {
+            result_overrides.push(ours);
+            continue;
+        };
+        let (kept, removed) = keep_user_settings(existing, &ours);
+        if removed > 0 {
+            warnings.push(format!(
+                "removed {removed} single-field index setting(s) from the field override of `{}` in `{}`: a sequential field and the shard field must have their ascending and descending single-field indexes disabled; the override's other settings (`ttl`, array indexes) are kept",
+                str_at(&ours, "fieldPath").unwrap_or_default(),
+                str_at(&ours, "collectionGroup").unwrap_or_default()
+            ));
+        }
+        result_overrides.push(kept);
+    }
 
     document.insert("indexes".into(), Value::Array(result_indexes));
     document.insert("fieldOverrides".into(), Value::Array(result_overrides));
-    if current.is_empty() && keep.is_empty() && removed.is_empty() {
+    if crates.is_empty() && keep.is_empty() && removed.is_empty() {
         document.shift_remove(MANIFEST_KEY);
     } else {
+        let crates: Map<String, Value> = crates
+            .iter()
+            .map(|(name, collections)| {
+                (
+                    name.clone(),
+                    json!({ "collections": collections.iter().map(to_json).collect::<Vec<_>>() }),
+                )
+            })
+            .collect();
         let mut manifest = json!({
-            "note": "Written by sharded-build: the sharded collections whose indexes and field overrides it manages. The Firebase CLI ignores this key.",
-            "collections": current.iter().map(to_json).collect::<Vec<_>>(),
+            "note": "Written by sharded-build: per crate, the sharded collections whose indexes and field overrides it manages. The Firebase CLI ignores this key.",
+            "crates": crates,
         });
         for (key, list) in [("keep", keep), ("removed", removed)] {
             if !list.is_empty() {
@@ -252,6 +314,49 @@ pub fn merge(existing: Option<Value>, types: &[ShardedType]) -> Result<Merged, S
     let document = Value::Object(document);
     warnings.extend(check(&document)?);
     Ok(Merged { document, warnings })
+}
+
+/// A collection this crate shards must be sharded the same way by every other crate that
+/// shards it, or each would query values the other does not write.
+fn check_other_crates(
+    crate_name: &str,
+    current: &[Managed],
+    others: &BTreeMap<String, Vec<Managed>>,
+) -> Result<(), String> {
+    for ours in current {
+        for (other, theirs) in others {
+            let Some(theirs) = theirs.iter().find(|m| m.collection == ours.collection) else {
+                continue;
+            };
+            let how = |m: &Managed| {
+                (
+                    m.shard_field.clone(),
+                    m.order_field.clone(),
+                    m.direction,
+                    m.shard_values.clone(),
+                )
+            };
+            if how(ours) != how(theirs) {
+                return Err(format!(
+                    "{} in crate `{crate_name}` and {} in crate `{other}` both use the collection `{}` but shard or order it differently (shard values {} and {}); give them the same `#[sharded(...)]` settings",
+                    describe_types(&ours.types),
+                    describe_types(&theirs.types),
+                    ours.collection,
+                    describe_values(&ours.shard_values),
+                    describe_values(&theirs.shard_values),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn describe_types(types: &[String]) -> String {
+    types
+        .iter()
+        .map(|t| format!("`{t}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// One entry per collection; types sharing a collection must agree on how it is sharded.
@@ -294,6 +399,7 @@ fn managed_collections(types: &[ShardedType]) -> Result<Vec<Managed>, String> {
                         m.indexed_fields.push(field);
                     }
                 }
+                m.types.extend(entry.types);
             }
         }
     }
@@ -516,14 +622,14 @@ mod tests {
 
     #[test]
     fn a_new_file_holds_the_recipes_indexes_and_overrides() {
-        let merged = merge(None, &[instrument(&RECIPE_FIELDS)]).unwrap();
+        let merged = merge(None, &[instrument(&RECIPE_FIELDS)], "crate").unwrap();
         assert_eq!(
             merged.document["indexes"],
             json!(RECIPE_FIELDS.map(recipe_index))
         );
         assert_eq!(merged.document["fieldOverrides"], overrides());
         assert_eq!(
-            merged.document[MANIFEST_KEY]["collections"][0]["indexedFields"],
+            merged.document[MANIFEST_KEY]["crates"]["crate"]["collections"][0]["indexedFields"],
             json!(RECIPE_FIELDS)
         );
         assert!(merged.warnings.is_empty());
@@ -547,7 +653,7 @@ mod tests {
                 { "collectionGroup": "users", "fieldPath": "bio", "indexes": [] }
             ]
         });
-        let once = merge(Some(users.clone()), &[instrument(&RECIPE_FIELDS)]).unwrap();
+        let once = merge(Some(users.clone()), &[instrument(&RECIPE_FIELDS)], "crate").unwrap();
         assert_eq!(once.document["indexes"][0], users["indexes"][0]);
         assert_eq!(once.document["indexes"][1], users["indexes"][1]);
         assert_eq!(once.document["indexes"].as_array().unwrap().len(), 5);
@@ -555,7 +661,12 @@ mod tests {
             once.document["fieldOverrides"][0],
             users["fieldOverrides"][0]
         );
-        let twice = merge(Some(once.document.clone()), &[instrument(&RECIPE_FIELDS)]).unwrap();
+        let twice = merge(
+            Some(once.document.clone()),
+            &[instrument(&RECIPE_FIELDS)],
+            "crate",
+        )
+        .unwrap();
         assert_eq!(twice.document, once.document);
         assert!(twice.warnings.is_empty());
     }
@@ -568,7 +679,7 @@ mod tests {
             "fieldOverrides": [{ "collectionGroup": "instruments", "fieldPath": "timestamp",
                 "indexes": [{ "order": "ASCENDING", "queryScope": "COLLECTION" }] }]
         });
-        let merged = merge(Some(old), &[instrument(&["exchange"])]).unwrap();
+        let merged = merge(Some(old), &[instrument(&["exchange"])], "crate").unwrap();
         assert_eq!(
             merged.document["indexes"],
             json!([recipe_index("exchange")])
@@ -592,7 +703,7 @@ mod tests {
         let unsharded = json!({ "collectionGroup": "instruments", "queryScope": "COLLECTION",
             "fields": [{ "fieldPath": "exchange", "order": "ASCENDING" }, { "fieldPath": "timestamp", "order": "DESCENDING" }] });
         let old = json!({ "indexes": [unsharded.clone()], "fieldOverrides": [] });
-        let merged = merge(Some(old), &[instrument(&["exchange"])]).unwrap();
+        let merged = merge(Some(old), &[instrument(&["exchange"])], "crate").unwrap();
         assert_eq!(
             merged.document["indexes"],
             json!([recipe_index("exchange")])
@@ -608,32 +719,40 @@ mod tests {
             .unwrap()
             .remove("removed");
         file[MANIFEST_KEY]["keep"] = removed;
-        let kept = merge(Some(file), &[instrument(&["exchange"])]).unwrap();
+        let kept = merge(Some(file), &[instrument(&["exchange"])], "crate").unwrap();
         assert!(kept.warnings.is_empty(), "{:?}", kept.warnings);
+        // The user's own entries first, then the managed ones.
         assert_eq!(
             kept.document["indexes"],
-            json!([recipe_index("exchange"), unsharded])
+            json!([unsharded, recipe_index("exchange")])
         );
         assert!(kept.document[MANIFEST_KEY].get("removed").is_none());
-        let again = merge(Some(kept.document.clone()), &[instrument(&["exchange"])]).unwrap();
+        let again = merge(
+            Some(kept.document.clone()),
+            &[instrument(&["exchange"])],
+            "crate",
+        )
+        .unwrap();
         assert_eq!(again.document, kept.document);
     }
 
     #[test]
     fn deleted_attributes_and_types_take_their_entries_with_them() {
-        let all = merge(None, &[instrument(&RECIPE_FIELDS)]).unwrap().document;
-        let fewer = merge(Some(all.clone()), &[instrument(&["exchange"])])
+        let all = merge(None, &[instrument(&RECIPE_FIELDS)], "crate")
+            .unwrap()
+            .document;
+        let fewer = merge(Some(all.clone()), &[instrument(&["exchange"])], "crate")
             .unwrap()
             .document;
         assert_eq!(fewer["indexes"], json!([recipe_index("exchange")]));
-        let none = merge(Some(fewer), &[]).unwrap().document;
+        let none = merge(Some(fewer), &[], "crate").unwrap().document;
         assert_eq!(none, json!({ "indexes": [], "fieldOverrides": [] }));
     }
 
     #[test]
     fn a_hand_written_copy_of_a_managed_index_is_not_duplicated() {
         let hand = json!({ "indexes": [recipe_index("exchange")], "fieldOverrides": [] });
-        let merged = merge(Some(hand), &[instrument(&["exchange"])]).unwrap();
+        let merged = merge(Some(hand), &[instrument(&["exchange"])], "crate").unwrap();
         assert_eq!(
             merged.document["indexes"],
             json!([recipe_index("exchange")])
@@ -644,7 +763,7 @@ mod tests {
     fn what_firestore_rejects_is_an_error() {
         let empty = json!({ "indexes": [{ "collectionGroup": "c", "queryScope": "COLLECTION", "fields": [] }] });
         assert!(
-            merge(Some(empty), &[])
+            merge(Some(empty), &[], "crate")
                 .unwrap_err()
                 .contains("has no fields")
         );
@@ -653,13 +772,13 @@ mod tests {
             .collect();
         let wide = json!({ "indexes": [{ "collectionGroup": "c", "queryScope": "COLLECTION", "fields": fields }] });
         assert!(
-            merge(Some(wide), &[])
+            merge(Some(wide), &[], "crate")
                 .unwrap_err()
                 .contains("has 101 fields")
         );
         let twice = json!({ "indexes": [recipe_index("x"), recipe_index("x")] });
         assert!(
-            merge(Some(twice), &[])
+            merge(Some(twice), &[], "crate")
                 .unwrap_err()
                 .contains("listed twice")
         );
@@ -669,7 +788,7 @@ mod tests {
     fn past_the_quota_is_a_warning() {
         let many: Vec<String> = (0..201).map(|i| format!("f{i}")).collect();
         let many: Vec<&str> = many.iter().map(String::as_str).collect();
-        let merged = merge(None, &[instrument(&many)]).unwrap();
+        let merged = merge(None, &[instrument(&many)], "crate").unwrap();
         assert!(
             merged
                 .warnings
@@ -682,10 +801,10 @@ mod tests {
     fn types_sharing_a_collection_must_agree() {
         let mut other = instrument(&["symbol"]);
         other.name = "InstrumentView".into();
-        let merged = merge(None, &[instrument(&["exchange"]), other.clone()]).unwrap();
+        let merged = merge(None, &[instrument(&["exchange"]), other.clone()], "crate").unwrap();
         assert_eq!(merged.document["indexes"].as_array().unwrap().len(), 2);
         other.order_field = "updatedAt".into();
-        let err = merge(None, &[instrument(&["exchange"]), other]).unwrap_err();
+        let err = merge(None, &[instrument(&["exchange"]), other], "crate").unwrap_err();
         assert!(
             err.contains("both use the collection `instruments`"),
             "{err}"
@@ -706,7 +825,7 @@ mod tests {
                 ]
             }]
         });
-        let merged = merge(Some(file), &[instrument(&["exchange"])]).unwrap();
+        let merged = merge(Some(file), &[instrument(&["exchange"])], "crate").unwrap();
         let overrides = merged.document["fieldOverrides"].as_array().unwrap();
         let timestamp = overrides
             .iter()
@@ -720,9 +839,66 @@ mod tests {
         assert_eq!(merged.warnings.len(), 1, "{:?}", merged.warnings);
         assert!(merged.warnings[0].contains("kept"), "{:?}", merged.warnings);
         // Merging again changes nothing and warns no more.
-        let again = merge(Some(merged.document.clone()), &[instrument(&["exchange"])]).unwrap();
+        let again = merge(
+            Some(merged.document.clone()),
+            &[instrument(&["exchange"])],
+            "crate",
+        )
+        .unwrap();
         assert_eq!(again.document, merged.document);
         assert!(again.warnings.is_empty(), "{:?}", again.warnings);
+    }
+
+    #[test]
+    fn crates_sharing_a_file_keep_each_others_entries_in_any_order() {
+        let a = instrument(&["exchange"]);
+        let mut b = instrument(&["venue"]);
+        b.name = "Tick".into();
+        b.collection = "ticks".into();
+        let users = json!({ "indexes": [{ "collectionGroup": "other", "queryScope": "COLLECTION",
+            "fields": [{ "fieldPath": "x", "order": "ASCENDING" }, { "fieldPath": "y", "order": "ASCENDING" }] }] });
+        let a_then_b = merge(Some(users.clone()), std::slice::from_ref(&a), "a")
+            .unwrap()
+            .document;
+        let a_then_b = merge(Some(a_then_b), std::slice::from_ref(&b), "b")
+            .unwrap()
+            .document;
+        let b_then_a = merge(Some(users.clone()), std::slice::from_ref(&b), "b")
+            .unwrap()
+            .document;
+        let b_then_a = merge(Some(b_then_a), std::slice::from_ref(&a), "a")
+            .unwrap()
+            .document;
+        assert_eq!(
+            a_then_b.to_string(),
+            b_then_a.to_string(),
+            "any order, same bytes"
+        );
+        assert_eq!(a_then_b["indexes"].as_array().unwrap().len(), 3);
+        assert_eq!(a_then_b["indexes"][0], users["indexes"][0]);
+        // Rebuilding either crate changes nothing.
+        let again = merge(Some(a_then_b.clone()), std::slice::from_ref(&b), "b").unwrap();
+        assert_eq!(again.document, a_then_b);
+
+        // Removing a type from one crate removes its entries only.
+        let without_a = merge(Some(a_then_b.clone()), &[], "a").unwrap().document;
+        let collections: Vec<&str> = without_a["indexes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["collectionGroup"].as_str().unwrap())
+            .collect();
+        assert_eq!(collections, ["other", "ticks"]);
+        assert!(without_a[MANIFEST_KEY]["crates"].get("a").is_none());
+
+        // A collection two crates shard differently fails the build, naming both.
+        let mut other_a = instrument(&["symbol"]);
+        other_a.name = "TickView".into();
+        other_a.collection = "ticks".into();
+        other_a.shard_values.pop();
+        let err = merge(Some(a_then_b), &[other_a], "a").unwrap_err();
+        assert!(err.contains("`TickView` in crate `a`"), "{err}");
+        assert!(err.contains("`Tick` in crate `b`"), "{err}");
     }
 
     #[test]
@@ -730,7 +906,7 @@ mod tests {
         let mut other = instrument(&["symbol"]);
         other.name = "InstrumentView".into();
         other.shard_values.pop();
-        let err = merge(None, &[instrument(&["exchange"]), other]).unwrap_err();
+        let err = merge(None, &[instrument(&["exchange"]), other], "crate").unwrap_err();
         assert!(
             err.contains("`Instrument`") && err.contains("`InstrumentView`"),
             "{err}"
@@ -745,28 +921,30 @@ mod tests {
             t.shard_values = (0..n).map(|i| i.to_string()).collect();
             t
         };
-        let three = merge(None, &[numbered(3)]).unwrap().document;
+        let three = merge(None, &[numbered(3)], "crate").unwrap().document;
         assert_eq!(
-            three[MANIFEST_KEY]["collections"][0]["shardValues"],
+            three[MANIFEST_KEY]["crates"]["crate"]["collections"][0]["shardValues"],
             json!(["0", "1", "2"])
         );
         // 3 → 6 keeps "0" to "2".
-        let six = merge(Some(three.clone()), &[numbered(6)]).unwrap().document;
+        let six = merge(Some(three.clone()), &[numbered(6)], "crate")
+            .unwrap()
+            .document;
         // 6 → 3 loses "3" to "5".
-        let err = merge(Some(six.clone()), &[numbered(3)]).unwrap_err();
+        let err = merge(Some(six.clone()), &[numbered(3)], "crate").unwrap_err();
         assert!(err.contains(r#"["3", "4", "5"]"#), "{err}");
         assert!(err.contains("keep every old value"), "{err}");
         // Changed values, same count.
         let mut renamed = numbered(6);
         renamed.shard_values[5] = "five".into();
-        assert!(merge(Some(six.clone()), &[renamed]).is_err());
+        assert!(merge(Some(six.clone()), &[renamed], "crate").is_err());
         // Removing the type is not a loss; removing the recorded set accepts the new one.
-        assert!(merge(Some(six.clone()), &[]).is_ok());
+        assert!(merge(Some(six.clone()), &[], "crate").is_ok());
         let mut accepted = six;
-        accepted[MANIFEST_KEY]["collections"][0]
+        accepted[MANIFEST_KEY]["crates"]["crate"]["collections"][0]
             .as_object_mut()
             .unwrap()
             .remove("shardValues");
-        assert!(merge(Some(accepted), &[numbered(3)]).is_ok());
+        assert!(merge(Some(accepted), &[numbered(3)], "crate").is_ok());
     }
 }

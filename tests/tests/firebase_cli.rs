@@ -11,26 +11,30 @@ fn tools() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tools/firebase-validate")
 }
 
-/// Installs the pinned firebase-tools on first use, from the committed lock file.
+/// Installs the pinned firebase-tools on first use, from the committed lock file; once per
+/// test process, however many tests ask at once.
 fn install() {
-    if tools()
-        .join("node_modules/firebase-tools/lib/firestore/api.js")
-        .is_file()
-    {
-        return;
-    }
-    let status = Command::new("npm")
-        .args([
-            "ci",
-            "--no-audit",
-            "--no-fund",
-            "--ignore-scripts",
-            "--loglevel=error",
-        ])
-        .current_dir(tools())
-        .status()
-        .expect("npm runs (Node.js and npm are needed to validate index files)");
-    assert!(status.success(), "npm ci failed in {}", tools().display());
+    static INSTALLED: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    INSTALLED.get_or_init(|| {
+        if tools()
+            .join("node_modules/firebase-tools/lib/firestore/api.js")
+            .is_file()
+        {
+            return;
+        }
+        let status = Command::new("npm")
+            .args([
+                "ci",
+                "--no-audit",
+                "--no-fund",
+                "--ignore-scripts",
+                "--loglevel=error",
+            ])
+            .current_dir(tools())
+            .status()
+            .expect("npm runs (Node.js and npm are needed to validate index files)");
+        assert!(status.success(), "npm ci failed in {}", tools().display());
+    });
 }
 
 /// Runs the validator; its exit status and what it printed.
@@ -99,4 +103,133 @@ fn generated_files_pass_the_firebase_cli_validation() {
         "{report}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A Firebase project's one `firestore.indexes.json`, shared by two crates of a workspace,
+/// over the user's own entries: another collection's index and a TTL on a sharded order field.
+#[test]
+fn two_crates_share_one_file_in_any_order() {
+    install();
+    let workspace = std::env::temp_dir().join(format!("sharded-workspace-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&workspace);
+    let crate_src = |name: &str, source: &str| {
+        let src = workspace.join(name).join("src");
+        std::fs::create_dir_all(&src).unwrap();
+        std::fs::write(src.join("lib.rs"), source).unwrap();
+        src
+    };
+    let a_src = crate_src(
+        "orders",
+        r#"
+        #[derive(Sharded)]
+        #[sharded(shards = 3, order_by = "created_at")]
+        pub struct Order { #[sharded(index)] customer: String, created_at: i64 }
+        #[derive(Sharded)]
+        #[sharded(shards = 3, order_by = "at")]
+        pub struct Refund { #[sharded(index)] reason: String, at: i64 }
+        "#,
+    );
+    let b_src = crate_src(
+        "ticks",
+        r#"
+        #[derive(Sharded)]
+        #[sharded(writes_per_second = 20000, order_by = "at", collection = "ticks")]
+        pub struct Tick { #[sharded(index)] venue: String, at: i64 }
+        "#,
+    );
+    let file = workspace.join("firestore.indexes.json");
+    let users = r#"{
+      "indexes": [
+        { "collectionGroup": "customers", "queryScope": "COLLECTION",
+          "fields": [{ "fieldPath": "country", "order": "ASCENDING" }, { "fieldPath": "name", "order": "ASCENDING" }] }
+      ],
+      "fieldOverrides": [
+        { "collectionGroup": "orders", "fieldPath": "created_at", "ttl": true, "indexes": [] }
+      ]
+    }"#;
+    let build = |name: &str, src: &Path| {
+        sharded_build::Indexes::from_env()
+            .sources(src)
+            .output(&file)
+            .crate_name(name)
+            .check(false)
+            .run()
+    };
+    let read = || std::fs::read_to_string(&file).unwrap();
+
+    std::fs::write(&file, users).unwrap();
+    build("orders", &a_src).unwrap();
+    build("ticks", &b_src).unwrap();
+    let a_then_b = read();
+    std::fs::write(&file, users).unwrap();
+    build("ticks", &b_src).unwrap();
+    build("orders", &a_src).unwrap();
+    assert_eq!(read(), a_then_b, "either order writes the same bytes");
+    build("ticks", &b_src).unwrap();
+    build("orders", &a_src).unwrap();
+    assert_eq!(read(), a_then_b, "rebuilding changes no byte");
+
+    let json: serde_json::Value = serde_json::from_str(&a_then_b).unwrap();
+    let groups: Vec<&str> = json["indexes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["collectionGroup"].as_str().unwrap())
+        .collect();
+    assert_eq!(groups, ["customers", "orders", "refunds", "ticks"]);
+    let ttl = json["fieldOverrides"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["collectionGroup"] == "orders" && o["fieldPath"] == "created_at")
+        .unwrap();
+    assert_eq!(
+        ttl["ttl"],
+        serde_json::json!(true),
+        "the user's TTL is kept"
+    );
+    let both = write(&workspace, "both.json", &a_then_b);
+
+    // Removing a type from one crate removes only that type's entries.
+    std::fs::write(
+        a_src.join("lib.rs"),
+        r#"
+        #[derive(Sharded)]
+        #[sharded(shards = 3, order_by = "created_at")]
+        pub struct Order { #[sharded(index)] customer: String, created_at: i64 }
+        "#,
+    )
+    .unwrap();
+    build("orders", &a_src).unwrap();
+    let fewer = read();
+    let json: serde_json::Value = serde_json::from_str(&fewer).unwrap();
+    let groups: Vec<&str> = json["indexes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["collectionGroup"].as_str().unwrap())
+        .collect();
+    assert_eq!(groups, ["customers", "orders", "ticks"]);
+    let fewer = write(&workspace, "fewer.json", &fewer);
+
+    // A conflicting shard set across the crates fails the build and names both types.
+    std::fs::write(
+        a_src.join("lib.rs"),
+        r#"
+        #[derive(Sharded)]
+        #[sharded(shards = 3, order_by = "at", collection = "ticks")]
+        pub struct TickCopy { #[sharded(index)] venue: String, at: i64 }
+        "#,
+    )
+    .unwrap();
+    let conflict = build("orders", &a_src).unwrap_err().to_string();
+    assert!(
+        conflict.contains("`TickCopy` in crate `orders`"),
+        "{conflict}"
+    );
+    assert!(conflict.contains("`Tick` in crate `ticks`"), "{conflict}");
+
+    let (ok, report) = validate(&[both, fewer]);
+    assert!(ok, "{report}");
+    std::fs::remove_dir_all(&workspace).unwrap();
 }
