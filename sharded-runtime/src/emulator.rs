@@ -35,14 +35,14 @@ const READY_LINE: &str = "Dev App Server is now running";
 
 /// Runs the JVM (`"$@"`) under a shell that prints its PID and kills it once its standard
 /// input, a pipe from this process, closes: when the emulator is stopped, and also when this
-/// process dies, SIGKILL included, since the kernel then closes the pipe. The shell exits when
-/// the JVM does.
+/// process dies, SIGKILL included, since the kernel then closes the pipe; then it removes the
+/// log, which is read first if start-up fails. The shell exits when the JVM does.
 /// (A background job's standard input is /dev/null unless redirected, hence fd 3.)
 const WATCHDOG: &str = r#"exec 3<&0
 "$@" </dev/null >>"$SHARDED_EMULATOR_LOG" 2>&1 &
 jvm=$!
 echo "$jvm"
-{ cat <&3 >/dev/null; kill -KILL "$jvm" 2>/dev/null; } &
+{ cat <&3 >/dev/null; kill -KILL "$jvm" 2>/dev/null; rm -f "$SHARDED_EMULATOR_LOG"; } &
 exec 3<&-
 wait "$jvm""#;
 

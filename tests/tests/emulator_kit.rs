@@ -89,3 +89,34 @@ async fn stopping_an_emulator_ends_its_jvm() {
     emulator.stop();
     assert!(!alive(jvm), "stop waits until the JVM is gone");
 }
+
+#[tokio::test]
+async fn a_stopped_emulator_leaves_no_log_behind() {
+    if std::env::var_os(EMULATOR_HOST_ENV).is_some() {
+        return;
+    }
+    let logs = || -> Vec<std::path::PathBuf> {
+        let prefix = format!("sharded-firestore-emulator-{}-", std::process::id());
+        std::fs::read_dir(std::env::temp_dir())
+            .unwrap()
+            .filter_map(|entry| entry.ok().map(|e| e.path()))
+            .filter(|path| {
+                path.file_name()
+                    .is_some_and(|name| name.to_string_lossy().starts_with(&prefix))
+            })
+            .collect()
+    };
+    let mut emulator = Emulator::start().await.unwrap();
+    let port = emulator.host().rsplit(':').next().unwrap().to_owned();
+    assert!(
+        logs()
+            .iter()
+            .any(|log| log.to_string_lossy().ends_with(&format!("-{port}.log")))
+    );
+    emulator.stop();
+    assert!(
+        !logs()
+            .iter()
+            .any(|log| log.to_string_lossy().ends_with(&format!("-{port}.log")))
+    );
+}
