@@ -118,3 +118,27 @@ mod nested {
         let _query = Visit::query().place_the_site_type("museum");
     }
 }
+
+mod string_order {
+    use serde::{Deserialize, Serialize};
+    use sharded_runtime::Sharded;
+
+    #[derive(Serialize, Deserialize, Sharded)]
+    #[sharded(shards = 40, order_by = "sku")]
+    pub struct Item {
+        #[sharded(index)]
+        shop: String,
+        sku: String,
+    }
+
+    #[test]
+    fn ranges_take_borrowed_bounds_of_the_order_type() {
+        let borrowed = Item::query().shop("s").range("a".."p");
+        let owned = Item::query()
+            .shop("s")
+            .range(String::from("a")..String::from("p"));
+        assert_eq!(format!("{borrowed:?}"), format!("{owned:?}"));
+        let inclusive = Item::query().shop("s").range("a"..="p");
+        assert_ne!(format!("{inclusive:?}"), format!("{owned:?}"));
+    }
+}

@@ -107,7 +107,7 @@ fn to_value<V: Serialize + ?Sized>(value: &V) -> std::result::Result<Value, Stri
     }
 }
 
-fn bound<V: Serialize>(bound: Bound<&V>) -> Bound<std::result::Result<Value, String>> {
+fn to_bound<V: Serialize>(bound: Bound<&V>) -> Bound<std::result::Result<Value, String>> {
     match bound {
         Bound::Included(v) => Bound::Included(to_value(v)),
         Bound::Excluded(v) => Bound::Excluded(to_value(v)),
@@ -154,10 +154,16 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
     }
 
     /// Only documents whose order field lies in `range`, e.g. `since..until` or `since..`.
-    /// Served by the same index: a range on the field the index ends with.
-    pub fn range<R: RangeBounds<T::OrderValue>>(mut self, range: R) -> Self {
-        self.lower = bound(range.start_bound());
-        self.upper = bound(range.end_bound());
+    /// Served by the same index: a range on the field the index ends with. Bounds may be of
+    /// any type that converts into the order field's (`"a".."b"` for a `String` field).
+    pub fn range<B, R>(mut self, range: R) -> Self
+    where
+        B: Clone + Into<T::OrderValue>,
+        R: RangeBounds<B>,
+    {
+        let convert = |bound: Bound<&B>| bound.cloned().map(Into::into);
+        self.lower = to_bound(convert(range.start_bound()).as_ref());
+        self.upper = to_bound(convert(range.end_bound()).as_ref());
         self
     }
 
