@@ -13,7 +13,8 @@ use serde::{Deserialize, Serialize};
 use crate::document_id::check_document_id;
 use crate::query::order::{field_value, is_legacy_numeric_id};
 use crate::stored::document_id;
-use crate::{Error, Result, Sharded};
+use crate::{Error, Result, Sharded, Stored};
+use firestore::FirestoreValue;
 
 /// Where a page of a `ShardedQuery<T, INDEX>` ended; pass it to
 /// [`ShardedQuery::after`](crate::ShardedQuery::after) for the next page.
@@ -75,6 +76,40 @@ impl<T: Sharded, const INDEX: usize> Cursor<T, INDEX> {
         })
     }
 
+    /// The cursor just after the document `id` whose order field holds `order_value`: resume
+    /// after a known item without fetching it again.
+    pub fn at(order_value: &T::OrderValue, id: &str) -> Result<Self> {
+        check_cursor_id(id)?;
+        let order_value = <FirestoreValue as From<&T::OrderValue>>::from(order_value).value;
+        if order_value.value_type.is_none() {
+            return Err(Error::InvalidCursor(
+                "the order value does not serialize to a Firestore value".into(),
+            ));
+        }
+        Ok(Cursor {
+            order_value,
+            id: id.to_owned(),
+            marker: PhantomData,
+        })
+    }
+
+    /// The cursor just after `item`, as the query returned it.
+    pub fn after(item: &Stored<T>) -> Result<Self> {
+        let document = firestore::firestore_document_from_serializable("", &item.document)?;
+        let order_value = field_value(&document, T::ORDER_FIELD)
+            .cloned()
+            .ok_or_else(|| Error::MissingField {
+                document: item.id.clone(),
+                field: T::ORDER_FIELD.to_owned(),
+            })?;
+        check_cursor_id(&item.id)?;
+        Ok(Cursor {
+            order_value,
+            id: item.id.clone(),
+            marker: PhantomData,
+        })
+    }
+
     fn query_tag() -> String {
         let field = T::INDEXED_FIELDS.get(INDEX).copied().unwrap_or("?");
         format!("{}:{field}", T::COLLECTION)
@@ -116,11 +151,7 @@ impl<T: Sharded, const INDEX: usize> Cursor<T, INDEX> {
                 Self::query_tag()
             )));
         }
-        // Ids the server returns include legacy numeric ids, which writes may not use.
-        if !is_legacy_numeric_id(&token.id) {
-            check_document_id(&token.id)
-                .map_err(|error| Error::InvalidCursor(error.to_string()))?;
-        }
+        check_cursor_id(&token.id)?;
         let value_type = match token.v {
             TokenValue::Timestamp(seconds, nanos) => {
                 ValueType::TimestampValue(Timestamp { seconds, nanos })
@@ -145,6 +176,15 @@ impl<T: Sharded, const INDEX: usize> Cursor<T, INDEX> {
             marker: PhantomData,
         })
     }
+}
+
+/// A document id a cursor may point at: ids the server returns include legacy numeric ids,
+/// which writes may not use.
+fn check_cursor_id(id: &str) -> Result<()> {
+    if is_legacy_numeric_id(id) {
+        return Ok(());
+    }
+    check_document_id(id).map_err(|error| Error::InvalidCursor(error.to_string()))
 }
 
 impl<T, const INDEX: usize> Clone for Cursor<T, INDEX> {

@@ -192,8 +192,17 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
 
     /// The matching documents with their ids and shards, in order.
     pub async fn fetch_stored(&self, db: &FirestoreDb) -> Result<Vec<Stored<T>>> {
-        let (documents, _) = self.fetch_documents(db).await?;
-        documents.iter().map(Stored::from_document).collect()
+        Ok(self.fetch_with_stats(db).await?.0)
+    }
+
+    /// [`fetch_stored`](Self::fetch_stored), with what the fetch cost.
+    pub async fn fetch_with_stats(&self, db: &FirestoreDb) -> Result<(Vec<Stored<T>>, QueryStats)> {
+        let (documents, stats) = self.fetch_documents(db).await?;
+        let items = documents
+            .iter()
+            .map(Stored::from_document)
+            .collect::<Result<_>>()?;
+        Ok((items, stats))
     }
 
     /// One page of at most `limit` documents, and the cursor of the next page if this one is full.
