@@ -45,6 +45,18 @@ async fn cursors_from_a_known_item_resume_exactly_after_it() {
         Err(Error::InvalidCursor(_))
     ));
 
+    // A full last page knows it is the last: no `next`, so no empty round trip after it.
+    let first = query.clone().limit(6).fetch_page(db).await.unwrap();
+    let second = query
+        .clone()
+        .limit(6)
+        .after(first.next.clone().expect("six more follow"))
+        .fetch_page(db)
+        .await
+        .unwrap();
+    assert_eq!(second.items.len(), 6);
+    assert!(second.next.is_none());
+
     // Every fetch can say what it cost: two chunk queries for Tick's 40 shard values.
     let (items, stats) = query.fetch_with_stats(db).await.unwrap();
     assert_eq!(items.len(), 12);

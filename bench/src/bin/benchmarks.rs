@@ -431,7 +431,7 @@ async fn page_stats<T: Sharded, const INDEX: usize>(
     db: &FirestoreDb,
     query: ShardedQuery<T, INDEX>,
 ) -> Result<QueryStats, Failure> {
-    Ok(query.limit(PAGE).fetch_page(db).await?.stats)
+    Ok(query.limit(PAGE).fetch_with_stats(db).await?.1)
 }
 
 async fn unsharded_page(db: &FirestoreDb) -> Result<QueryStats, Failure> {

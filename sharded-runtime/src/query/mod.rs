@@ -54,7 +54,7 @@ pub struct ShardedQuery<T, const INDEX: usize> {
 pub struct Page<T, const INDEX: usize> {
     /// The documents of this page, in query order.
     pub items: Vec<Stored<T>>,
-    /// Where the next page starts; `None` when this page was not full, so no more can follow.
+    /// Where the next page starts; `None` when no document follows this page.
     pub next: Option<Cursor<T, INDEX>>,
     /// What fetching the page cost.
     pub stats: QueryStats,
@@ -62,7 +62,7 @@ pub struct Page<T, const INDEX: usize> {
 
 /// What a fetch cost. Firestore bills one read per document a query returns, so with more than
 /// 30 shard values, where each chunk query returns up to the limit, `documents_read` can exceed
-/// the documents kept.
+/// the documents kept; a page also reads the one document it looks ahead at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct QueryStats {
     /// Queries sent (sent concurrently: one network round trip of latency).
@@ -205,16 +205,25 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
         Ok((items, stats))
     }
 
-    /// One page of at most `limit` documents, and the cursor of the next page if this one is full.
+    /// One page of at most `limit` documents, and the cursor of the next page if there is one.
+    ///
+    /// The page asks for one document more than `limit`, so it knows whether another page
+    /// follows: a full last page has no `next`, and reading on costs no empty round trip. That
+    /// one look-ahead document is read (and billed) but not returned.
     pub async fn fetch_page(&self, db: &FirestoreDb) -> Result<Page<T, INDEX>> {
-        if self.limit.is_none() {
+        let Some(limit) = self.limit else {
             return Err(Error::InvalidQuery("a page needs a `limit`".into()));
-        }
-        let (documents, stats) = self.fetch_documents(db).await?;
+        };
+        // At the largest limit there is no room to look ahead: a full page then has a `next`.
+        let look_ahead = limit < MAX_LIMIT;
+        let mut ahead = self.clone();
+        ahead.limit = Some(limit + u32::from(look_ahead));
+        let (mut documents, stats) = ahead.fetch_documents(db).await?;
+        let more =
+            documents.len() > limit as usize || (!look_ahead && documents.len() == limit as usize);
+        documents.truncate(limit as usize);
         let next = match documents.last() {
-            Some(last) if documents.len() as u64 == u64::from(self.limit.unwrap_or(0)) => {
-                Some(Cursor::after_document(last)?)
-            }
+            Some(last) if more => Some(Cursor::after_document(last)?),
             _ => None,
         };
         let items = documents
