@@ -119,20 +119,15 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
             ));
         }
         let document = firestore_document_from_serializable(self.document_name(id), document)?;
-        let masked = |path: &str| {
+        // Only the required paths the mask writes: the others stay as stored.
+        check_written::<T>(&document, |path| {
             mask.iter().any(|field| {
                 path == *field
                     || path
                         .strip_prefix(field)
                         .is_some_and(|rest| rest.starts_with('.'))
             })
-        };
-        if let Some(path) = T::REQUIRED_FIELDS
-            .iter()
-            .find(|path| masked(path) && field_value(&document, path).is_none())
-        {
-            return Err(Error::FieldNotWritten { path });
-        }
+        })?;
         self.db
             .fluent()
             .update()
@@ -228,7 +223,7 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
 pub fn serialize<T: Sharded>(document: &T, name: &str) -> Result<Document> {
     if T::REQUIRED_SEGMENTS.len() > MAX_TRACKED {
         let document = serialize_unguarded(document, name)?;
-        check_written::<T>(&document)?;
+        check_written::<T>(&document, |_| true)?;
         return Ok(document);
     }
     // The guard, in the serialization pass: which required paths the serializer saw.
@@ -262,13 +257,14 @@ pub fn serialize_unguarded<T: Sharded>(document: &T, name: &str) -> Result<Docum
     Ok(firestore_document_from_serializable(name, &with_shard)?)
 }
 
-/// The write guard on a serialized document, for types with more required paths than the
-/// serialization pass tracks: a document without its order field or a required indexed path
-/// would be stored and then never returned by a sharded query.
-fn check_written<T: Sharded>(document: &Document) -> Result<()> {
+/// The write guard on a serialized document, over the required paths `checked` selects: for
+/// types with more required paths than the serialization pass tracks, and for field-masked
+/// updates. A document without its order field or a required indexed path would be stored and
+/// then never returned by a sharded query.
+fn check_written<T: Sharded>(document: &Document, checked: impl Fn(&str) -> bool) -> Result<()> {
     match T::REQUIRED_FIELDS
         .iter()
-        .find(|path| field_value(document, path).is_none())
+        .find(|path| checked(path) && field_value(document, path).is_none())
     {
         Some(path) => Err(Error::FieldNotWritten { path }),
         None => Ok(()),

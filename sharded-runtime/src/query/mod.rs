@@ -249,9 +249,7 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
         db: &'db FirestoreDb,
         span: &tracing::Span,
     ) -> Result<BoxStream<'db, Result<Stored<T>>>> {
-        let prepared = self.prepare(db)?;
-        span.record("chunks", prepared.chunks.len());
-        let snapshot = Snapshot::begin(db, prepared.chunks.len()).await?;
+        let (prepared, snapshot) = self.begin(db, span).await?;
         // Every chunk's query is opened concurrently: one round trip of latency, not one each.
         let opened =
             futures::future::try_join_all(prepared.chunks.iter().enumerate().map(|(i, chunk)| {
@@ -297,9 +295,7 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
     }
 
     async fn count_in(&self, db: &FirestoreDb, span: &tracing::Span) -> Result<u64> {
-        let prepared = self.prepare(db)?;
-        span.record("chunks", prepared.chunks.len());
-        let snapshot = Snapshot::begin(db, prepared.chunks.len()).await?;
+        let (prepared, snapshot) = self.begin(db, span).await?;
         let counts =
             futures::future::try_join_all(prepared.chunks.iter().enumerate().map(|(i, chunk)| {
                 async {
@@ -342,9 +338,7 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
         db: &FirestoreDb,
         span: &tracing::Span,
     ) -> Result<(Vec<Document>, QueryStats)> {
-        let prepared = self.prepare(db)?;
-        span.record("chunks", prepared.chunks.len());
-        let snapshot = Snapshot::begin(db, prepared.chunks.len()).await?;
+        let (prepared, snapshot) = self.begin(db, span).await?;
         let results =
             futures::future::try_join_all(prepared.chunks.iter().enumerate().map(|(i, chunk)| {
                 self.select(snapshot.db(), &prepared, chunk)
@@ -404,6 +398,19 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
             for_all_filters: filters,
             operator: FirestoreQueryFilterCompositeOperator::And,
         })
+    }
+
+    /// The start of every read: the query checked and prepared, its chunk count on `span`, and
+    /// the snapshot its chunk queries share.
+    async fn begin<'db>(
+        &self,
+        db: &'db FirestoreDb,
+        span: &tracing::Span,
+    ) -> Result<(Prepared, Snapshot<'db>)> {
+        let prepared = self.prepare(db)?;
+        span.record("chunks", prepared.chunks.len());
+        let snapshot = Snapshot::begin(db, prepared.chunks.len()).await?;
+        Ok((prepared, snapshot))
     }
 
     /// Checks the query and turns it into Firestore terms; an error here means nothing was sent.
