@@ -105,6 +105,16 @@ fn generated_files_pass_the_firebase_cli_validation() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// The collection group of each composite index, in file order.
+fn index_groups(file: &serde_json::Value) -> Vec<&str> {
+    file["indexes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["collectionGroup"].as_str().unwrap())
+        .collect()
+}
+
 /// A Firebase project's one `firestore.indexes.json`, shared by two crates of a workspace,
 /// over the user's own entries: another collection's index and a TTL on a sharded order field.
 #[test]
@@ -170,13 +180,10 @@ fn two_crates_share_one_file_in_any_order() {
     assert_eq!(read(), a_then_b, "rebuilding changes no byte");
 
     let json: serde_json::Value = serde_json::from_str(&a_then_b).unwrap();
-    let groups: Vec<&str> = json["indexes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["collectionGroup"].as_str().unwrap())
-        .collect();
-    assert_eq!(groups, ["customers", "orders", "refunds", "ticks"]);
+    assert_eq!(
+        index_groups(&json),
+        ["customers", "orders", "refunds", "ticks"]
+    );
     let ttl = json["fieldOverrides"]
         .as_array()
         .unwrap()
@@ -203,13 +210,7 @@ fn two_crates_share_one_file_in_any_order() {
     build("orders", &a_src).unwrap();
     let fewer = read();
     let json: serde_json::Value = serde_json::from_str(&fewer).unwrap();
-    let groups: Vec<&str> = json["indexes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["collectionGroup"].as_str().unwrap())
-        .collect();
-    assert_eq!(groups, ["customers", "orders", "ticks"]);
+    assert_eq!(index_groups(&json), ["customers", "orders", "ticks"]);
     let fewer = write(&workspace, "fewer.json", &fewer);
 
     // A conflicting shard set across the crates fails the build and names both types.

@@ -9,7 +9,9 @@ use sharded_runtime::__private::{compare_references, compare_values};
 use sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::{
     Document, Value, value::ValueType,
 };
-use sharded_runtime::firestore::{FirestoreDb, FirestoreQueryCursor, FirestoreValue};
+use sharded_runtime::firestore::{
+    FirestoreDb, FirestoreQueryCursor, FirestoreQueryDirection, FirestoreValue,
+};
 use sharded_tests::test_db;
 
 fn value(value_type: ValueType) -> Value {
@@ -273,6 +275,32 @@ async fn only_numeric_reserved_ids_are_accepted() {
     }
 }
 
+/// The ids of the `long` collection after `cursor`, ordered by (v, `__name__`) in `direction`.
+async fn ids_after(
+    db: &FirestoreDb,
+    cursor: Vec<FirestoreValue>,
+    direction: FirestoreQueryDirection,
+) -> Vec<String> {
+    let documents: Vec<Document> = db
+        .fluent()
+        .select()
+        .from("long")
+        .order(move |o| {
+            o.fields([
+                o.field("v").direction(direction.clone()),
+                o.field("__name__").direction(direction.clone()),
+            ])
+        })
+        .start_at(FirestoreQueryCursor::AfterValue(cursor))
+        .query()
+        .await
+        .unwrap();
+    documents
+        .iter()
+        .map(|d| d.name.rsplit('/').next().unwrap().to_owned())
+        .collect()
+}
+
 /// A cursor at a value longer than 1,499 bytes works, and compares as the value cut to 1,499
 /// bytes (see above); a filter value longer than that is refused ("too large to be used in a query"),
 /// so sharded refuses such a query before sending it.
@@ -297,36 +325,12 @@ async fn long_strings_work_in_cursors_and_are_refused_in_filters() {
     // sorts before them. Descending, after (any of the tied values, `b`): `a`, then `d`.
     for (cursor_tail, expected) in [("éz", ["a", "d"]), ("q", ["a", "d"])] {
         let cursor = after(long(cursor_tail), "b");
-        let documents: Vec<Document> = db
-            .fluent()
-            .select()
-            .from("long")
-            .order(move |o| o.fields([o.field("v").descending(), o.field("__name__").descending()]))
-            .start_at(FirestoreQueryCursor::AfterValue(cursor))
-            .query()
-            .await
-            .unwrap();
-        let ids: Vec<&str> = documents
-            .iter()
-            .map(|d| d.name.rsplit('/').next().unwrap())
-            .collect();
+        let ids = ids_after(db, cursor, FirestoreQueryDirection::Descending).await;
         assert_eq!(ids, expected, "descending after ({cursor_tail:?}, b)");
     }
     // Ascending, after (tie, `a`): `b` and `c`, the rest of the tie.
     for cursor in [after(long("éz"), "a"), after(long("èa"), "a")] {
-        let documents: Vec<Document> = db
-            .fluent()
-            .select()
-            .from("long")
-            .order(|o| o.fields([o.field("v").ascending(), o.field("__name__").ascending()]))
-            .start_at(FirestoreQueryCursor::AfterValue(cursor))
-            .query()
-            .await
-            .unwrap();
-        let ids: Vec<&str> = documents
-            .iter()
-            .map(|d| d.name.rsplit('/').next().unwrap())
-            .collect();
+        let ids = ids_after(db, cursor, FirestoreQueryDirection::Ascending).await;
         assert_eq!(ids, ["b", "c"]);
     }
     let matching = |field: &'static str, v: String| async move {
