@@ -40,6 +40,10 @@ pub(crate) struct Managed {
     /// it was recorded have none, and are not checked until the next build records it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     shard_values: Vec<String>,
+    /// While resharding, the set the collection moves from: values that leave the set must be
+    /// recorded here first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    previous_shard_values: Vec<String>,
     /// The Rust types sharding the collection, for messages.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     types: Vec<String>,
@@ -54,6 +58,7 @@ impl Managed {
             direction: t.direction,
             indexed_fields: t.indexed_fields.clone(),
             shard_values: t.shard_values.clone(),
+            previous_shard_values: t.previous_shard_values.clone(),
             types: vec![t.name.clone()],
         }
     }
@@ -334,6 +339,7 @@ fn check_other_crates(
                     m.order_field.clone(),
                     m.direction,
                     m.shard_values.clone(),
+                    m.previous_shard_values.clone(),
                 )
             };
             if how(ours) != how(theirs) {
@@ -382,9 +388,11 @@ fn managed_collections(types: &[ShardedType]) -> Result<Vec<Managed>, String> {
                         m.collection
                     ));
                 }
-                if m.shard_values != entry.shard_values {
+                if (&m.shard_values, &m.previous_shard_values)
+                    != (&entry.shard_values, &entry.previous_shard_values)
+                {
                     return Err(format!(
-                        "`{}` ({}) and `{}` ({}) both use the collection `{}` with different shard values ({} and {}): each would miss the documents the other writes to values it does not query; give them the same `shards`, `shard_values` or `writes_per_second`",
+                        "`{}` ({}) and `{}` ({}) both use the collection `{}` with different shard values ({} and {}): each would miss the documents the other writes to values it does not query; give them the same `shards`, `shard_values` or `writes_per_second` (and `previous(...)`)",
                         first.name,
                         first.file.display(),
                         t.name,
@@ -429,8 +437,13 @@ fn keep_user_settings(existing: Value, ours: &Value) -> (Value, usize) {
 }
 
 /// A collection whose shard set lost values since the last build recorded it would hide every
-/// document stored with them from every query: refused. Growing keeps the old values and is
-/// safe; so is removing the type altogether.
+/// document stored with them from every query: refused, unless the values were retired
+/// through `previous(...)`. Growing keeps the old values and is safe; so is removing the type
+/// altogether.
+///
+/// The one path that drops values: declare the old set as `previous(...)` (this build records
+/// it, and queries read both sets), rebalance, verify, and only then drop `previous(...)`,
+/// which the next build accepts because the values it drops were recorded as previous only.
 fn check_shard_sets(
     previous: &[Managed],
     current: &[Managed],
@@ -440,10 +453,14 @@ fn check_shard_sets(
         let Some(before) = previous.iter().find(|m| m.collection == now.collection) else {
             continue;
         };
+        let read_now = |value: &String| {
+            now.shard_values.contains(value) || now.previous_shard_values.contains(value)
+        };
+        // Values the last build wrote to (current there) that this build reads no more.
         let lost: Vec<String> = before
             .shard_values
             .iter()
-            .filter(|value| !now.shard_values.contains(value))
+            .filter(|value| !read_now(value))
             .cloned()
             .collect();
         if lost.is_empty() {
@@ -457,8 +474,10 @@ fn check_shard_sets(
         return Err(format!(
             "{owner} shards `{}` over {}, but the last build recorded {}: documents stored with {} would drop out of every sharded query. \
              To raise the write rate, grow the set and keep every old value (`shards = 3` to `shards = 6` keeps \"0\" to \"2\"). \
-             To retire values, first rewrite every document stored with them into the values you keep, check that a count of them is 0, \
-             and then remove `shardValues` from this collection's entry under `{MANIFEST_KEY}` in firestore.indexes.json to record the new set",
+             To change or shrink the set, declare the old one as `previous(...)`, e.g. `#[sharded(shards = 2, previous(shards = 3))]`: \
+             queries then read both sets while writes draw from the new one. Build once so that it is recorded, run \
+             `rebalance()` to move every document out of the retired values, run `verify()` until it reports 0 of them, and only then \
+             remove `previous(...)`",
             now.collection,
             describe_values(&now.shard_values),
             describe_values(&before.shard_values),
@@ -596,6 +615,7 @@ mod tests {
             direction: sharded_indexes::Direction::Descending,
             indexed_fields: indexed.iter().map(|f| f.to_string()).collect(),
             shard_values: vec!["x".into(), "y".into(), "z".into()],
+            previous_shard_values: Vec::new(),
         }
     }
 
@@ -934,10 +954,36 @@ mod tests {
         let err = merge(Some(six.clone()), &[numbered(3)], "crate").unwrap_err();
         assert!(err.contains(r#"["3", "4", "5"]"#), "{err}");
         assert!(err.contains("keep every old value"), "{err}");
+        assert!(err.contains("previous(shards = 3)"), "{err}");
         // Changed values, same count.
         let mut renamed = numbered(6);
         renamed.shard_values[5] = "five".into();
         assert!(merge(Some(six.clone()), &[renamed], "crate").is_err());
+        // The path that drops values: declare the old set as previous, then drop it.
+        let mut moving = numbered(3);
+        moving.previous_shard_values = (0..6).map(|i| i.to_string()).collect();
+        let recorded = merge(Some(six.clone()), &[moving], "crate")
+            .unwrap()
+            .document;
+        assert_eq!(
+            recorded[MANIFEST_KEY]["crates"]["crate"]["collections"][0]["previousShardValues"],
+            json!(["0", "1", "2", "3", "4", "5"])
+        );
+        let done = merge(Some(recorded.clone()), &[numbered(3)], "crate")
+            .unwrap()
+            .document;
+        assert!(
+            done[MANIFEST_KEY]["crates"]["crate"]["collections"][0]
+                .get("previousShardValues")
+                .is_none()
+        );
+        // A previous set that leaves out a recorded value is no path.
+        let mut partial = numbered(3);
+        partial.previous_shard_values = (0..5).map(|i| i.to_string()).collect();
+        let err = merge(Some(six.clone()), &[partial], "crate").unwrap_err();
+        assert!(err.contains(r#"["5"]"#), "{err}");
+        // Dropping `previous` before a build recorded it is refused.
+        assert!(merge(Some(six.clone()), &[numbered(3)], "crate").is_err());
         // Removing the type is not a loss; removing the recorded set accepts the new one.
         assert!(merge(Some(six.clone()), &[], "crate").is_ok());
         let mut accepted = six;

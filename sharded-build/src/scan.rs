@@ -23,6 +23,8 @@ pub struct ShardedType {
     pub indexed_fields: Vec<String>,
     /// The values the shard field takes.
     pub shard_values: Vec<String>,
+    /// While resharding (`previous(...)`), the values of the set the collection moves from.
+    pub previous_shard_values: Vec<String>,
 }
 
 impl ShardedType {
@@ -237,6 +239,7 @@ impl Sources {
             },
             indexed_fields,
             shard_values: model.shard_values.clone(),
+            previous_shard_values: model.resharding.previous_values.clone(),
         }))
     }
 

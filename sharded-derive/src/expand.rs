@@ -28,6 +28,7 @@ fn expand(model: &Model) -> TokenStream {
     let shard_field = &model.shard_field;
     let shard_path = &model.shard_path;
     let shard_values = &model.shard_values;
+    let resharding = resharding(model);
     let order_field = &model.order.path;
     let order_ty = model.order.ty;
     let direction = direction(model.order.direction);
@@ -62,6 +63,7 @@ fn expand(model: &Model) -> TokenStream {
             const SHARD_FIELD: &'static str = #shard_field;
             const SHARD_FIELD_PATH: &'static str = #shard_path;
             const SHARD_VALUES: &'static [&'static str] = &[#(#shard_values),*];
+            #resharding
             const ORDER_FIELD: &'static str = #order_field;
             const ORDER_DIRECTION: ::sharded_runtime::__private::Direction = #direction;
             const INDEXED_FIELDS: &'static [&'static str] = &[#(#indexed_fields),*];
@@ -70,6 +72,29 @@ fn expand(model: &Model) -> TokenStream {
             #order_value
         }
     })
+}
+
+/// While resharding, the previous set and the values queries read and writes draw.
+fn resharding(model: &Model) -> TokenStream {
+    let resharding = &model.resharding;
+    if resharding.previous_values.is_empty() {
+        return TokenStream::new();
+    }
+    let previous = &resharding.previous_values;
+    let read = resharding.read_values(&model.shard_values);
+    let kept = resharding.kept_values(&model.shard_values);
+    let new = resharding.new_values(&model.shard_values);
+    let since = match resharding.since {
+        Some(seconds) => quote!(::core::option::Option::Some(#seconds)),
+        None => quote!(::core::option::Option::None),
+    };
+    quote! {
+        const PREVIOUS_SHARD_VALUES: &'static [&'static str] = &[#(#previous),*];
+        const RESHARD_SINCE: ::core::option::Option<u64> = #since;
+        const READ_SHARD_VALUES: &'static [&'static str] = &[#(#read),*];
+        const NEW_SHARD_VALUES: &'static [&'static str] = &[#(#new),*];
+        const KEPT_SHARD_VALUES: &'static [&'static str] = &[#(#kept),*];
+    }
 }
 
 /// `T::query()`, and on what it returns one method per indexed path, taking a value of the

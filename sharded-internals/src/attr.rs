@@ -33,13 +33,29 @@ pub enum Direction {
 pub struct ContainerAttrs {
     /// The first `#[sharded]` attribute, to span errors about missing keys.
     pub attribute: Option<syn::Attribute>,
-    pub shards: Option<Keyed<u64>>,
-    pub shard_values: Option<Keyed<Vec<LitStr>>>,
-    pub writes_per_second: Option<Keyed<u64>>,
+    /// The shard set writes draw from.
+    pub set: ShardSetAttrs,
+    /// `previous(...)`: the set a live collection is moving from.
+    pub previous: Option<Keyed<PreviousAttrs>>,
     pub order_by: Option<Keyed<LitStr>>,
     pub direction: Option<Keyed<Direction>>,
     pub collection: Option<Keyed<LitStr>>,
     pub shard_field: Option<Keyed<LitStr>>,
+}
+
+/// The keys that each give a shard set; at most one may be used.
+#[derive(Default, Clone)]
+pub struct ShardSetAttrs {
+    pub shards: Option<Keyed<u64>>,
+    pub shard_values: Option<Keyed<Vec<LitStr>>>,
+    pub writes_per_second: Option<Keyed<u64>>,
+}
+
+/// `previous(shards = 3, since = "2026-11-22T19:00:00Z")`.
+#[derive(Default, Clone)]
+pub struct PreviousAttrs {
+    pub set: ShardSetAttrs,
+    pub since: Option<Keyed<LitStr>>,
 }
 
 /// `#[sharded(...)]` on a field.
@@ -96,11 +112,8 @@ impl ContainerAttrs {
                     return unknown_key(cx, &meta, CONTAINER_KEYS, "on a struct");
                 };
                 match key.as_str() {
-                    SHARDS => set(cx, &mut out.shards, &meta, |v| positive_int(cx, &meta, v))?,
-                    WRITES_PER_SECOND => {
-                        set(cx, &mut out.writes_per_second, &meta, |v| positive_int(cx, &meta, v))?
-                    }
-                    SHARD_VALUES => shard_values(cx, &mut out.shard_values, &meta)?,
+                    SHARDS | WRITES_PER_SECOND | SHARD_VALUES => shard_set_key(cx, &mut out.set, &meta)?,
+                    PREVIOUS => previous(cx, &mut out.previous, &meta)?,
                     ORDER_BY => set(cx, &mut out.order_by, &meta, |v| string(cx, &meta, v))?,
                     DIRECTION => set(cx, &mut out.direction, &meta, |v| direction(cx, v))?,
                     COLLECTION => set(cx, &mut out.collection, &meta, |v| string(cx, &meta, v))?,
@@ -279,6 +292,64 @@ fn serialize_name(meta: &ParseNestedMeta) -> syn::Result<Option<String>> {
 }
 
 /// Parses `= value` with `parse` and stores it, reporting a second occurrence of the key.
+/// `shards`, `shard_values` or `writes_per_second`, into `set`.
+fn shard_set_key(
+    cx: &Ctxt,
+    set_attrs: &mut ShardSetAttrs,
+    meta: &ParseNestedMeta,
+) -> syn::Result<()> {
+    match key_name(meta).as_str() {
+        SHARDS => set(cx, &mut set_attrs.shards, meta, |v| {
+            positive_int(cx, meta, v)
+        }),
+        WRITES_PER_SECOND => set(cx, &mut set_attrs.writes_per_second, meta, |v| {
+            positive_int(cx, meta, v)
+        }),
+        _ => shard_values(cx, &mut set_attrs.shard_values, meta),
+    }
+}
+
+/// `previous(shards = 3, since = "...")`: the set before this one, and when the move began.
+fn previous(
+    cx: &Ctxt,
+    slot: &mut Option<Keyed<PreviousAttrs>>,
+    meta: &ParseNestedMeta,
+) -> syn::Result<()> {
+    if !meta.input.peek(syn::token::Paren) {
+        cx.error_spanned_by(
+            &meta.path,
+            "`previous` takes the shard set the collection is moving from, e.g. `previous(shards = 3)`",
+        );
+        return skip_value(meta);
+    }
+    let mut out = PreviousAttrs::default();
+    let mut tokens = meta.path.to_token_stream();
+    tokens.extend(
+        meta.input
+            .fork()
+            .parse::<proc_macro2::Group>()?
+            .into_token_stream(),
+    );
+    meta.parse_nested_meta(|inner| {
+        match key_name(&inner).as_str() {
+            SHARDS | WRITES_PER_SECOND | SHARD_VALUES => shard_set_key(cx, &mut out.set, &inner)?,
+            SINCE => set(cx, &mut out.since, &inner, |v| string(cx, &inner, v))?,
+            _ => unknown_key(cx, &inner, PREVIOUS_KEYS, "in `previous(...)`")?,
+        }
+        Ok(())
+    })?;
+    if slot.is_some() {
+        cx.error_spanned_by(&meta.path, "duplicate key `previous`");
+        return Ok(());
+    }
+    *slot = Some(Keyed {
+        key: meta.path.clone(),
+        value: out,
+        tokens,
+    });
+    Ok(())
+}
+
 fn set<T>(
     cx: &Ctxt,
     slot: &mut Option<Keyed<T>>,
@@ -425,6 +496,7 @@ fn string(cx: &Ctxt, meta: &ParseNestedMeta, expr: &Expr) -> Option<LitStr> {
     let example = match key.as_str() {
         ORDER_BY => "timestamp",
         COLLECTION => "instruments",
+        SINCE => "2026-11-22T19:00:00Z",
         _ => "shard",
     };
     cx.error_spanned_by(

@@ -4,9 +4,11 @@
 use std::collections::HashSet;
 
 use crate::ast::{Container, Field};
-use crate::attr::{Direction, IndexSpec, Keyed};
+use crate::attr::{Direction, IndexSpec, Keyed, ShardSetAttrs};
 use crate::ctxt::Ctxt;
-use crate::model::{IndexedField, Model, OrderField, default_collection, field_path, query_method};
+use crate::model::{
+    IndexedField, Model, OrderField, Resharding, default_collection, field_path, query_method,
+};
 use crate::suggest::did_you_mean;
 use crate::symbol::*;
 
@@ -14,6 +16,7 @@ use crate::symbol::*;
 pub fn validate<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Option<Model<'a>> {
     check_shape(cx, cont);
     let shard_values = shard_values(cx, cont);
+    let resharding = previous(cx, cont, shard_values.as_deref());
     let collection = collection(cx, cont);
     let shard_field = shard_field(cx, cont);
     let order = order_field(cx, cont);
@@ -31,6 +34,7 @@ pub fn validate<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Option<Model<'a>> {
         shard_path: field_path([shard_field.as_deref()?]),
         shard_field: shard_field?,
         shard_values: shard_values?,
+        resharding: resharding?,
         order: order?,
         indexes,
         stored_fields: stored_fields(cont),
@@ -74,9 +78,25 @@ fn check_shape(cx: &Ctxt, cont: &Container) {
     }
 }
 
-/// The shard values from whichever of `shards`, `shard_values` and `writes_per_second` is given.
+/// The shard values writes draw from.
 fn shard_values(cx: &Ctxt, cont: &Container) -> Option<Vec<String>> {
-    let attrs = &cont.attrs;
+    match shard_set(cx, &cont.attrs.set)? {
+        Some(values) => Some(values),
+        None => {
+            if !cx.has_errors() {
+                cx.syn_error(missing(
+                    cont,
+                    "missing the number of shards: add `shards = 3`, `shard_values = [\"x\", \"y\", \"z\"]` or `writes_per_second = 1500` to `#[sharded(...)]`",
+                ));
+            }
+            None
+        }
+    }
+}
+
+/// The values of whichever of `shards`, `shard_values` and `writes_per_second` is given:
+/// `Some(None)` when none is, `None` after an error.
+fn shard_set(cx: &Ctxt, attrs: &ShardSetAttrs) -> Option<Option<Vec<String>>> {
     let given: Vec<&syn::Path> = [
         attrs.shards.as_ref().map(|k| &k.key),
         attrs.shard_values.as_ref().map(|k| &k.key),
@@ -103,7 +123,7 @@ fn shard_values(cx: &Ctxt, cont: &Container) -> Option<Vec<String>> {
         return None;
     }
     if let Some(shards) = &attrs.shards {
-        return Some(numbered(shards.value));
+        return Some(Some(numbered(shards.value)));
     }
     if let Some(writes) = &attrs.writes_per_second {
         let shards = writes.value.div_ceil(WRITES_PER_SHARD);
@@ -114,18 +134,56 @@ fn shard_values(cx: &Ctxt, cont: &Container) -> Option<Vec<String>> {
             );
             return None;
         }
-        return Some(numbered(shards));
+        return Some(Some(numbered(shards)));
     }
     if let Some(values) = &attrs.shard_values {
-        return explicit_values(cx, values);
+        return explicit_values(cx, values).map(Some);
     }
-    if !cx.has_errors() {
-        cx.syn_error(missing(
-            cont,
-            "missing the number of shards: add `shards = 3`, `shard_values = [\"x\", \"y\", \"z\"]` or `writes_per_second = 1500` to `#[sharded(...)]`",
-        ));
+    Some(None)
+}
+
+/// `previous(...)`: the set the collection moves from, and when the move began.
+fn previous(cx: &Ctxt, cont: &Container, current: Option<&[String]>) -> Option<Resharding> {
+    let Some(previous) = &cont.attrs.previous else {
+        return Some(Resharding::default());
+    };
+    let values = match shard_set(cx, &previous.value.set)? {
+        Some(values) => values,
+        None => {
+            cx.error_spanned_by(
+                &previous.tokens,
+                "`previous(...)` needs the shard set the collection is moving from, e.g. `previous(shards = 3)`",
+            );
+            return None;
+        }
+    };
+    let since = match &previous.value.since {
+        Some(lit) => match crate::rfc3339::unix_seconds(&lit.value.value()) {
+            Ok(seconds) => Some(seconds),
+            Err(why) => {
+                cx.error_spanned_by(
+                    &lit.value,
+                    format!("`since` is an RFC 3339 time such as \"2026-11-22T19:00:00Z\": {why}"),
+                );
+                return None;
+            }
+        },
+        None => None,
+    };
+    if let Some(current) = current {
+        let same = values.len() == current.len() && values.iter().all(|v| current.contains(v));
+        if same {
+            cx.error_spanned_by(
+                &previous.tokens,
+                "`previous(...)` gives the same shard values as the current set, so nothing is moving; remove it",
+            );
+            return None;
+        }
     }
-    None
+    Some(Resharding {
+        previous_values: values,
+        since,
+    })
 }
 
 /// `shards = n` stores the decimal strings "0" to "n-1".

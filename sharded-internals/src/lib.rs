@@ -11,6 +11,7 @@ pub mod case;
 mod check;
 pub mod ctxt;
 pub mod model;
+mod rfc3339;
 mod suggest;
 pub mod symbol;
 

@@ -16,12 +16,56 @@ pub struct Model<'a> {
     pub shard_path: String,
     /// The values the shard field takes, drawn uniformly at random per write.
     pub shard_values: Vec<String>,
+    /// The set the collection is moving from, if it is.
+    pub resharding: Resharding,
     pub order: OrderField<'a>,
     /// One entry per typed query, in declaration order.
     pub indexes: Vec<IndexedField<'a>>,
     /// Every field serde stores under a name of its own, with its field path: what a
     /// field-masked update can name.
     pub stored_fields: Vec<(&'a syn::Ident, String)>,
+}
+
+/// `previous(...)`: a live collection moving from one shard set to another.
+#[derive(Clone, Default, Debug, PartialEq, Eq)]
+pub struct Resharding {
+    /// The previous set's values; empty when not resharding.
+    pub previous_values: Vec<String>,
+    /// When writes began moving to new values, in seconds since the Unix epoch.
+    pub since: Option<u64>,
+}
+
+impl Resharding {
+    /// `current` then the previous values not among them: what queries read.
+    pub fn read_values(&self, current: &[String]) -> Vec<String> {
+        let mut values = current.to_vec();
+        values.extend(
+            self.previous_values
+                .iter()
+                .filter(|value| !current.contains(value))
+                .cloned(),
+        );
+        values
+    }
+
+    /// The current values that were previous values too: all of them when not resharding.
+    pub fn kept_values<'v>(&self, current: &'v [String]) -> Vec<&'v String> {
+        current
+            .iter()
+            .filter(|value| self.previous_values.is_empty() || self.previous_values.contains(value))
+            .collect()
+    }
+
+    /// The current values that are new: none when not resharding.
+    pub fn new_values<'v>(&self, current: &'v [String]) -> Vec<&'v String> {
+        if self.previous_values.is_empty() {
+            return Vec::new();
+        }
+        current
+            .iter()
+            .filter(|value| !self.previous_values.contains(value))
+            .collect()
+    }
 }
 
 /// The field every sharded query orders by.

@@ -13,6 +13,13 @@ pub const ORDER_BY: &str = "order_by";
 pub const DIRECTION: &str = "direction";
 pub const COLLECTION: &str = "collection";
 pub const SHARD_FIELD: &str = "shard_field";
+pub const PREVIOUS: &str = "previous";
+
+// Keys inside `previous(...)`.
+pub const SINCE: &str = "since";
+
+/// Every key `previous(...)` takes.
+pub const PREVIOUS_KEYS: &[&str] = &[SHARDS, SHARD_VALUES, WRITES_PER_SECOND, SINCE];
 
 /// Every key `#[sharded(...)]` takes on a struct.
 pub const CONTAINER_KEYS: &[&str] = &[
@@ -23,6 +30,7 @@ pub const CONTAINER_KEYS: &[&str] = &[
     DIRECTION,
     COLLECTION,
     SHARD_FIELD,
+    PREVIOUS,
 ];
 
 // Field keys.

@@ -10,7 +10,7 @@ use firestore::{
 use crate::document_id::check_document_id;
 use crate::guard::{MAX_TRACKED, Required, length_mask};
 use crate::query::order::field_value;
-use crate::shard::{WithShard, draw_shard};
+use crate::shard::WithShard;
 use crate::stored::{Stored, document_id};
 use crate::{Error, Field, Result, Sharded};
 
@@ -234,7 +234,7 @@ pub fn serialize<T: Sharded>(document: &T, name: &str) -> Result<Document> {
     let with_shard = WithShard {
         document,
         field: T::SHARD_FIELD,
-        shard: draw_shard(T::SHARD_VALUES),
+        shard: crate::reshard::draw::<T>(),
         required: Some(&required),
     };
     let document = firestore_document_from_serializable(name, &with_shard)?;
@@ -251,7 +251,7 @@ pub fn serialize_unguarded<T: Sharded>(document: &T, name: &str) -> Result<Docum
     let with_shard = WithShard {
         document,
         field: T::SHARD_FIELD,
-        shard: draw_shard(T::SHARD_VALUES),
+        shard: crate::reshard::draw::<T>(),
         required: None,
     };
     Ok(firestore_document_from_serializable(name, &with_shard)?)

@@ -28,6 +28,17 @@ pub fn check_document_id(id: &str) -> Result<()> {
     })
 }
 
+/// A new random document id as Firestore's clients make them: 20 characters from
+/// `[A-Za-z0-9]`, spread evenly over the document-name index.
+pub(crate) fn generate_document_id() -> String {
+    use rand::Rng;
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    let mut rng = rand::rng();
+    (0..20)
+        .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -40,6 +40,17 @@ pub enum Error {
     /// An update that would write nothing or lose data; nothing was sent.
     #[error("invalid update: {0}")]
     InvalidUpdate(String),
+    /// Bulk writes that failed and whose [`PendingWrite`](crate::bulk::PendingWrite) no one
+    /// awaited: each with its document and last status.
+    #[error("{} bulk write(s) failed; the first: {}", failures.len(), failures[0])]
+    BulkWrite {
+        /// Every unclaimed failure.
+        failures: Vec<crate::bulk::WriteFailure>,
+    },
+    /// The bulk writer's task ended (it panicked, or its runtime shut down) with writes
+    /// queued; what they became is unknown.
+    #[error("the bulk writer stopped with writes queued")]
+    BulkWriterStopped,
     /// A query Firestore would reject; nothing was sent.
     #[error("invalid query: {0}")]
     InvalidQuery(String),

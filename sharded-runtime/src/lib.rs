@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 #![warn(missing_docs, missing_debug_implementations)]
 
+pub mod bulk;
 mod collection;
 mod document_id;
 mod error;
@@ -8,6 +9,7 @@ mod fields;
 mod guard;
 mod order_key;
 mod query;
+pub mod reshard;
 mod shard;
 mod sharded;
 mod stored;

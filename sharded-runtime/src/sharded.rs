@@ -18,8 +18,26 @@ pub trait Sharded: Serialize + DeserializeOwned + Send + Sync + 'static {
     /// The shard field as a field path, backtick-quoted where Firestore needs it
     /// (`` `shard-id` ``): what queries and indexes name.
     const SHARD_FIELD_PATH: &'static str;
-    /// The values the shard field takes; one is drawn uniformly at random for every write.
+    /// The values the shard field takes; one is drawn at random for every write (uniformly,
+    /// except while resharding onto new values).
     const SHARD_VALUES: &'static [&'static str];
+    /// While resharding (`previous(...)` on the type), the shard values of the set the
+    /// collection is moving from: queries read them too, writes draw only current values.
+    /// Empty otherwise. See [`reshard`](crate::reshard).
+    const PREVIOUS_SHARD_VALUES: &'static [&'static str] = &[];
+    /// While resharding, when writes began moving to the new values, in seconds since the
+    /// Unix epoch (`previous(since = "...")`); `None` starts the schedule when this process
+    /// first writes. See [`reshard`](crate::reshard).
+    const RESHARD_SINCE: Option<u64> = None;
+    /// The values queries read: the current ones, then any previous ones not among them.
+    const READ_SHARD_VALUES: &'static [&'static str] = Self::SHARD_VALUES;
+    /// Current values that are not previous ones: new key ranges, which writes move to
+    /// gradually.
+    #[doc(hidden)]
+    const NEW_SHARD_VALUES: &'static [&'static str] = &[];
+    /// Current values that are previous ones too (all of them when not resharding).
+    #[doc(hidden)]
+    const KEPT_SHARD_VALUES: &'static [&'static str] = Self::SHARD_VALUES;
     /// The stored field path that sharded queries order by.
     const ORDER_FIELD: &'static str;
     /// The direction sharded queries order in.

@@ -419,7 +419,7 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
         let field = *T::INDEXED_FIELDS
             .get(INDEX)
             .ok_or_else(|| invalid(format!("`{}` has no indexed field #{INDEX}", T::COLLECTION)))?;
-        if T::SHARD_VALUES.is_empty() {
+        if T::READ_SHARD_VALUES.is_empty() {
             return Err(invalid(format!("`{}` has no shard values", T::COLLECTION)));
         }
         match self.limit {
@@ -435,7 +435,7 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
             }
             _ => {}
         }
-        let chunks = shard_chunks(T::SHARD_VALUES);
+        let chunks = shard_chunks(T::READ_SHARD_VALUES);
         if let Some(chunk) = chunks.iter().find(|chunk| chunk.len() > MAX_DISJUNCTIONS) {
             return Err(invalid(format!(
                 "{} disjunctions in one query; Firestore allows {MAX_DISJUNCTIONS}",
@@ -565,7 +565,7 @@ fn query_span<T: Sharded, const INDEX: usize>(operation: &'static str) -> tracin
         operation,
         collection = T::COLLECTION,
         field = T::INDEXED_FIELDS.get(INDEX).copied().unwrap_or_default(),
-        shards = T::SHARD_VALUES.len(),
+        shards = T::READ_SHARD_VALUES.len(),
         chunks = tracing::field::Empty,
         documents_read = tracing::field::Empty,
     )

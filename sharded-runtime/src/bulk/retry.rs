@@ -1,0 +1,101 @@
+//! Which failures a bulk write retries, and how long it waits first: Google's bulk writers'
+//! rules.
+
+use std::time::Duration;
+
+use firestore::gcloud_sdk::tonic::Code;
+use rand::Rng;
+
+/// Backoff between attempts of one operation.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Backoff {
+    /// The wait before the second attempt. Google's writers: 1 s.
+    pub initial: Duration,
+    /// The factor each further wait grows by. Google's writers: 1.5.
+    pub factor: f64,
+    /// The longest wait; also the wait after RESOURCE_EXHAUSTED. Google's writers: 60 s.
+    pub maximum: Duration,
+    /// Each wait is moved by up to this share of itself, either way. Google's writers: 0.3.
+    pub jitter: f64,
+    /// Attempts per operation, the first included. Google's writers: 10.
+    pub max_attempts: u32,
+}
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Backoff {
+            initial: Duration::from_secs(1),
+            factor: 1.5,
+            maximum: Duration::from_secs(60),
+            jitter: 0.3,
+            max_attempts: 10,
+        }
+    }
+}
+
+impl Backoff {
+    /// The wait after an operation's `attempts`-th failed attempt with `code`, before jitter.
+    pub fn base_delay(&self, attempts: u32, code: Code) -> Duration {
+        if code == Code::ResourceExhausted {
+            return self.maximum;
+        }
+        let exponent = attempts.saturating_sub(1).min(64) as i32;
+        self.initial
+            .mul_f64(self.factor.powi(exponent))
+            .min(self.maximum)
+    }
+
+    /// [`base_delay`](Self::base_delay) with jitter.
+    pub fn delay(&self, attempts: u32, code: Code) -> Duration {
+        let base = self.base_delay(attempts, code);
+        if self.jitter <= 0.0 {
+            return base;
+        }
+        let shift = rand::rng().random_range(-self.jitter..=self.jitter);
+        base.mul_f64(1.0 + shift)
+    }
+}
+
+/// Whether a single write that failed with `code` is worth another attempt.
+pub(crate) fn retries_write(code: Code) -> bool {
+    matches!(
+        code,
+        Code::ResourceExhausted | Code::Aborted | Code::Unavailable
+    )
+}
+
+/// Whether a whole BatchWrite request that failed with `code` is worth another attempt. A
+/// dropped connection surfaces as UNAVAILABLE, UNKNOWN or INTERNAL (a broken HTTP/2 stream);
+/// a deadline may have passed after the writes applied, which another attempt of the same
+/// writes repeats harmlessly or fails by precondition.
+pub(crate) fn retries_request(code: Code) -> bool {
+    retries_write(code)
+        || matches!(
+            code,
+            Code::Unknown | Code::Internal | Code::DeadlineExceeded | Code::Cancelled
+        )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delays_follow_googles_constants() {
+        let backoff = Backoff::default();
+        let secs = |attempts| {
+            backoff
+                .base_delay(attempts, Code::Unavailable)
+                .as_secs_f64()
+        };
+        assert_eq!(secs(1), 1.0);
+        assert_eq!(secs(2), 1.5);
+        assert_eq!(secs(3), 2.25);
+        assert_eq!(secs(30), 60.0);
+        assert_eq!(backoff.base_delay(1, Code::ResourceExhausted).as_secs(), 60);
+        for _ in 0..1000 {
+            let delay = backoff.delay(2, Code::Aborted).as_secs_f64();
+            assert!((1.05..=1.95).contains(&delay), "{delay}");
+        }
+    }
+}
