@@ -12,7 +12,7 @@ use crate::guard::{MAX_TRACKED, Required, length_mask};
 use crate::query::order::field_value;
 use crate::shard::WithShard;
 use crate::stored::{Stored, document_id};
-use crate::{Error, Field, Result, Sharded};
+use crate::{Error, Field, Result, ShardCensus, ShardJob, Sharded};
 
 /// Writes and reads of one sharded collection. Get one with
 /// [`Sharded::collection`](crate::Sharded::collection).
@@ -211,6 +211,46 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
             .execute()
             .await?;
         Ok(())
+    }
+
+    /// The backfill of a collection written before it was sharded: a job that gives every
+    /// document without a current shard value one, writing nothing else. See [`ShardJob`]
+    /// for what it reads and writes, and how it resumes.
+    ///
+    /// ```no_run
+    /// # use serde::{Deserialize, Serialize};
+    /// # use sharded_runtime::Sharded;
+    /// # use sharded_runtime::firestore::{FirestoreDb, FirestoreTimestamp};
+    /// # #[derive(Serialize, Deserialize, Sharded)]
+    /// # #[sharded(shards = 3, order_by = "timestamp")]
+    /// # struct Instrument { #[sharded(index)] exchange: String, timestamp: FirestoreTimestamp }
+    /// # async fn example(db: &FirestoreDb) -> sharded_runtime::Result<()> {
+    /// let done = Instrument::collection(db)
+    ///     .backfill()
+    ///     .run(|progress| println!("{} of {:?} scanned", progress.scanned, progress.total))
+    ///     .await?;
+    /// assert_eq!(Instrument::collection(db).verify().await?.outstanding(), 0);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// [`ShardJob`]: crate::ShardJob
+    pub fn backfill(&self) -> ShardJob<'db, T> {
+        ShardJob::new(self.db)
+    }
+
+    /// The rebalance after the shard set changed (`previous(...)` on the type): a job that
+    /// moves every document whose shard value the current set retired into a current one.
+    /// It is the same job as [`backfill`](Self::backfill), which also fixes documents with
+    /// no shard at all; the name says what it is run for.
+    pub fn rebalance(&self) -> ShardJob<'db, T> {
+        ShardJob::new(self.db)
+    }
+
+    /// Counts the documents by shard value: current, retired (by a `previous(...)` set) and
+    /// missing. After a backfill or a rebalance, [`ShardCensus::outstanding`] should be 0.
+    /// Costs one billed read per document (a scan with a projection of the shard field).
+    pub async fn verify(&self) -> Result<ShardCensus> {
+        ShardJob::<T>::new(self.db).verify().await
     }
 
     fn document_name(&self, id: &str) -> String {

@@ -178,12 +178,7 @@ impl Emulator {
 
     /// A client of this emulator for `project_id` (any id works; each is its own database).
     pub async fn db(&self, project_id: &str) -> Result<FirestoreDb, EmulatorError> {
-        let options = FirestoreDbOptions::new(project_id.to_owned())
-            .with_firebase_api_url(format!("http://{}", self.host));
-        let owner = Credentials::from(EmulatorOwner {
-            entity_tag: EntityTag::new(),
-        });
-        Ok(FirestoreDb::with_options_auth(options, owner).await?)
+        connect(&self.host, project_id).await
     }
 
     /// Stops the emulator if this process started it, and waits until it has exited. Called
@@ -246,6 +241,17 @@ impl Emulator {
             .and_then(|log| std::fs::read_to_string(log).ok())
             .unwrap_or_default()
     }
+}
+
+/// A client for `project_id` of the emulator at `host` (`host:port`): this process's
+/// emulator, or a [`FaultProxy`](crate::fault_proxy::FaultProxy) in front of it.
+pub async fn connect(host: &str, project_id: &str) -> Result<FirestoreDb, EmulatorError> {
+    let options = FirestoreDbOptions::new(project_id.to_owned())
+        .with_firebase_api_url(format!("http://{host}"));
+    let owner = Credentials::from(EmulatorOwner {
+        entity_tag: EntityTag::new(),
+    });
+    Ok(FirestoreDb::with_options_auth(options, owner).await?)
 }
 
 impl Drop for Emulator {

@@ -11,12 +11,15 @@ mod order_key;
 mod query;
 pub mod reshard;
 mod shard;
+mod shard_job;
 mod sharded;
 mod stored;
 mod stored_names;
 
 #[cfg(feature = "emulator")]
 pub mod emulator;
+#[cfg(feature = "emulator")]
+pub mod fault_proxy;
 
 pub use collection::ShardedCollection;
 pub use document_id::check_document_id;
@@ -26,6 +29,7 @@ pub use order_key::OrderKey;
 pub use query::{
     Cursor, MAX_DISJUNCTIONS, MAX_FILTER_VALUE_BYTES, MAX_LIMIT, Page, QueryStats, ShardedQuery,
 };
+pub use shard_job::{Checkpoint, Progress, ShardCensus, ShardJob};
 pub use sharded::Sharded;
 pub use sharded_derive::Sharded;
 pub use sharded_derive::StoredNames;

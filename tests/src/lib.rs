@@ -58,3 +58,47 @@ pub async fn own_emulator(name: &str) -> (Emulator, FirestoreDb) {
         .expect("connect to the emulator");
     (emulator, db)
 }
+
+/// Every document of `collection`, read without any sharded query: what a test compares
+/// sharded results and jobs' outcomes with.
+pub async fn all_documents(
+    db: &FirestoreDb,
+    collection: &str,
+) -> Vec<sharded_runtime::firestore::FirestoreDocument> {
+    db.fluent()
+        .select()
+        .from(collection)
+        .query()
+        .await
+        .expect("read the whole collection")
+}
+
+/// The id of a document, from its full name.
+pub fn id_of(document: &sharded_runtime::firestore::FirestoreDocument) -> &str {
+    document.name.rsplit('/').next().unwrap_or_default()
+}
+
+/// The string value of a document's top-level `field`, if it has one.
+pub fn string_field<'d>(
+    document: &'d sharded_runtime::firestore::FirestoreDocument,
+    field: &str,
+) -> Option<&'d str> {
+    use sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::value::ValueType;
+    match document.fields.get(field)?.value_type.as_ref()? {
+        ValueType::StringValue(value) => Some(value),
+        _ => None,
+    }
+}
+
+/// A client of the same project as `db`, through `host` (a fault proxy).
+pub async fn same_project_via(db: &FirestoreDb, host: &str) -> FirestoreDb {
+    let project = db
+        .get_database_path()
+        .split('/')
+        .nth(1)
+        .expect("projects/<id>/databases/<db>")
+        .to_owned();
+    sharded_runtime::emulator::connect(host, &project)
+        .await
+        .expect("connect through the proxy")
+}

@@ -76,6 +76,27 @@ pub(crate) fn retries_request(code: Code) -> bool {
         )
 }
 
+/// Whether a failed read is worth another attempt: what the firestore crate marks retryable,
+/// and the codes a dropped connection surfaces as.
+pub(crate) fn transient(err: &firestore::errors::FirestoreError) -> bool {
+    use firestore::errors::FirestoreError;
+    match err {
+        FirestoreError::DatabaseError(err) => {
+            err.retry_possible
+                || [
+                    "Unknown",
+                    "Internal",
+                    "Unavailable",
+                    "DeadlineExceeded",
+                    "Cancelled",
+                ]
+                .contains(&err.public.code.as_str())
+        }
+        FirestoreError::NetworkError(_) => true,
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -44,6 +44,9 @@ pub struct BulkWriterOptions {
     pub max_pending: usize,
     /// Retries of each operation.
     pub backoff: Backoff,
+    /// How long a write waits for its batch to fill before the batch goes out part-full
+    /// (so that awaiting a single write's outcome needs no flush).
+    pub linger: Duration,
     /// How long one BatchWrite request may take before it counts as failed (and is retried).
     pub request_timeout: Duration,
     /// The clock the ramp and the backoff read.
@@ -58,6 +61,7 @@ impl Default for BulkWriterOptions {
             retry_batch_size: 10,
             max_pending: 500,
             backoff: Backoff::default(),
+            linger: Duration::from_millis(10),
             request_timeout: Duration::from_secs(60),
             clock: Arc::new(SystemClock::new()),
         }
@@ -226,6 +230,7 @@ struct Op {
     document: String,
     write: Write,
     attempts: u32,
+    /// When it was queued, for a new write; when its wait ends, for a retry.
     not_before: Duration,
     reply: Option<oneshot::Sender<std::result::Result<WriteOutcome, WriteFailure>>>,
 }
@@ -253,6 +258,22 @@ impl BulkWriter {
         self.note_created(id);
         self.queue(Write {
             operation: Some(Operation::Update(document)),
+            ..Write::default()
+        })
+        .await
+    }
+
+    /// Creates the sharded document `id`; fails (in its [`PendingWrite`]) if it exists.
+    pub async fn create<T: Sharded>(&self, id: &str, document: &T) -> Result<PendingWrite> {
+        check_document_id(id)?;
+        let name = self.document_name(T::COLLECTION, id);
+        let document = serialize(document, &name)?;
+        self.note_created(id);
+        self.queue(Write {
+            operation: Some(Operation::Update(document)),
+            current_document: Some(Precondition {
+                condition_type: Some(precondition::ConditionType::Exists(false)),
+            }),
             ..Write::default()
         })
         .await
@@ -464,7 +485,10 @@ impl Batcher {
                     self.answer(ops, response);
                 }
                 message = self.messages.recv(), if accepting => match message {
-                    Some(Message::Write(op)) => self.ready.push_back(*op),
+                    Some(Message::Write(mut op)) => {
+                        op.not_before = self.options.clock.now();
+                        self.ready.push_back(*op);
+                    }
                     Some(Message::Flush(done)) => self.flushes.push(done),
                     None => self.open = false,
                 },
@@ -500,9 +524,14 @@ impl Batcher {
             } else {
                 (&mut self.ready, self.options.batch_size.max(1))
             };
-            // New writes wait for a full batch unless a flush asks for everything; retries
-            // go as soon as their wait is over.
-            if queue.is_empty() || (!retrying && queue.len() < size && !draining) {
+            if queue.is_empty() {
+                break;
+            }
+            // New writes wait for a full batch, unless a flush asks for everything or the
+            // oldest has waited its linger; retries go as soon as their wait is over.
+            let send_by = queue[0].not_before + self.options.linger;
+            if !retrying && queue.len() < size && !draining && now < send_by {
+                wake = Some(wake.map_or(send_by, |at: Duration| at.min(send_by)));
                 break;
             }
             let count = distinct_prefix(queue, size);

@@ -1,0 +1,170 @@
+//! A TCP proxy that breaks connections on purpose (feature `emulator`): put it between a
+//! client and the emulator to test that a job survives dropped connections and slow bytes.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// What the proxy does to the bytes it forwards. Every decision comes from a random
+/// generator seeded with `seed` and the connection's number, so a run can be repeated.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Faults {
+    /// The seed of every decision.
+    pub seed: u64,
+    /// The chance, for each chunk of bytes forwarded either way, that the connection is
+    /// dropped instead (both directions closed at once, mid-request or mid-response).
+    pub drop_chance: f64,
+    /// The chance that a chunk is held back before it is forwarded.
+    pub delay_chance: f64,
+    /// The longest a chunk is held back.
+    pub max_delay: Duration,
+}
+
+impl Faults {
+    /// No faults: the proxy forwards every byte at once.
+    pub const NONE: Faults = Faults {
+        seed: 0,
+        drop_chance: 0.0,
+        delay_chance: 0.0,
+        max_delay: Duration::ZERO,
+    };
+}
+
+/// A proxy on a loopback port of its own, forwarding to `upstream` with [`Faults`]. It stops
+/// when dropped.
+#[derive(Debug)]
+pub struct FaultProxy {
+    address: SocketAddr,
+    counters: Arc<Counters>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+#[derive(Debug, Default)]
+struct Counters {
+    connections: AtomicU64,
+    dropped: AtomicU64,
+    delayed: AtomicU64,
+    /// While false, the proxy forwards faithfully (to read the result of a test cleanly).
+    paused: AtomicBool,
+}
+
+impl FaultProxy {
+    /// Starts a proxy to `upstream` (`host:port`).
+    pub async fn start(upstream: &str, faults: Faults) -> std::io::Result<FaultProxy> {
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let address = listener.local_addr()?;
+        let counters = Arc::new(Counters::default());
+        let upstream = upstream.to_owned();
+        let task = tokio::spawn({
+            let counters = counters.clone();
+            async move {
+                while let Ok((client, _)) = listener.accept().await {
+                    let n = counters.connections.fetch_add(1, Ordering::Relaxed);
+                    let rng = StdRng::seed_from_u64(
+                        faults
+                            .seed
+                            .wrapping_add(n.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+                    );
+                    tokio::spawn(forward(
+                        client,
+                        upstream.clone(),
+                        faults,
+                        rng,
+                        counters.clone(),
+                    ));
+                }
+            }
+        });
+        Ok(FaultProxy {
+            address,
+            counters,
+            task,
+        })
+    }
+
+    /// `host:port` to connect to instead of the upstream.
+    pub fn host(&self) -> String {
+        self.address.to_string()
+    }
+
+    /// Connections accepted so far.
+    pub fn connections(&self) -> u64 {
+        self.counters.connections.load(Ordering::Relaxed)
+    }
+
+    /// Connections dropped on purpose so far.
+    pub fn dropped(&self) -> u64 {
+        self.counters.dropped.load(Ordering::Relaxed)
+    }
+
+    /// Chunks held back so far.
+    pub fn delayed(&self) -> u64 {
+        self.counters.delayed.load(Ordering::Relaxed)
+    }
+
+    /// Stops (`false`) or resumes (`true`) injecting faults; connections stay up.
+    pub fn set_faults(&self, on: bool) {
+        self.counters.paused.store(!on, Ordering::Relaxed);
+    }
+}
+
+impl Drop for FaultProxy {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn forward(
+    client: TcpStream,
+    upstream: String,
+    faults: Faults,
+    mut rng: StdRng,
+    counters: Arc<Counters>,
+) {
+    let Ok(server) = TcpStream::connect(&upstream).await else {
+        return;
+    };
+    let _ = client.set_nodelay(true);
+    let _ = server.set_nodelay(true);
+    let (mut client_read, mut client_write) = client.into_split();
+    let (mut server_read, mut server_write) = server.into_split();
+    let mut up = [0u8; 16 * 1024];
+    let mut down = [0u8; 16 * 1024];
+    // One loop for both directions, so one generator decides every fault in order.
+    loop {
+        let (n, to_server) = tokio::select! {
+            read = client_read.read(&mut up) => (read, true),
+            read = server_read.read(&mut down) => (read, false),
+        };
+        let n = match n {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        let faulty = !counters.paused.load(Ordering::Relaxed);
+        if faulty && rng.random_bool(faults.drop_chance.clamp(0.0, 1.0)) {
+            counters.dropped.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        if faulty
+            && rng.random_bool(faults.delay_chance.clamp(0.0, 1.0))
+            && !faults.max_delay.is_zero()
+        {
+            counters.delayed.fetch_add(1, Ordering::Relaxed);
+            tokio::time::sleep(rng.random_range(Duration::ZERO..faults.max_delay)).await;
+        }
+        let written = if to_server {
+            server_write.write_all(&up[..n]).await
+        } else {
+            client_write.write_all(&down[..n]).await
+        };
+        if written.is_err() {
+            return;
+        }
+    }
+}

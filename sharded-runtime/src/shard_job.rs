@@ -1,0 +1,481 @@
+//! Backfill and rebalance: give every document of a collection a current shard value, by a
+//! scan in document-name order that reads only the shard field and writes only it.
+
+use std::marker::PhantomData;
+use std::time::{Duration, Instant};
+
+use firestore::gcloud_sdk::google::firestore::v1::{
+    Document, DocumentMask, Precondition, Value, Write, precondition, value::ValueType,
+    write::Operation,
+};
+use firestore::gcloud_sdk::tonic::Code;
+use firestore::{FirestoreDb, FirestoreQueryCursor, FirestoreValue};
+use serde::{Deserialize, Serialize};
+
+use crate::bulk::{Backoff, BulkWriter, BulkWriterOptions, PendingWrite, WriteFailure};
+use crate::stored::document_id;
+use crate::{Error, Result, Sharded};
+
+/// How far a [`ShardJob`] got: every document whose id sorts at or before
+/// [`last_id`](Self::last_id) has a current shard value (or was deleted). Persist it (it is
+/// `Serialize`, or keep [`last_id`](Self::last_id)) and pass it to
+/// [`ShardJob::resume_from`] to go on after an interruption.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    last_id: String,
+}
+
+impl Checkpoint {
+    /// The checkpoint after the document `last_id`.
+    pub fn after(last_id: impl Into<String>) -> Self {
+        Checkpoint {
+            last_id: last_id.into(),
+        }
+    }
+
+    /// The id of the last document done.
+    pub fn last_id(&self) -> &str {
+        &self.last_id
+    }
+}
+
+/// What a [`ShardJob`] has done, reported after each page and returned at the end.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Progress {
+    /// Documents read by the scan (one billed read each).
+    pub scanned: u64,
+    /// Documents given a current shard value.
+    pub updated: u64,
+    /// Documents that had a current shard value already (also when a concurrent write gave
+    /// them one first).
+    pub unchanged: u64,
+    /// Writes that lost to a concurrent change and were read and tried again.
+    pub conflicts: u64,
+    /// Documents deleted between the scan and the write.
+    pub deleted: u64,
+    /// The collection's size when the job started (a count query), for the ETA; `None` if
+    /// the job was resumed, since the count covers documents before the checkpoint too.
+    pub total: Option<u64>,
+    /// Time since this run started.
+    pub elapsed: Duration,
+    /// Where a resumed run would start; `None` until the first page is done.
+    pub checkpoint: Option<Checkpoint>,
+}
+
+impl Progress {
+    /// Documents scanned per second in this run.
+    pub fn rate(&self) -> f64 {
+        let secs = self.elapsed.as_secs_f64();
+        if secs > 0.0 {
+            self.scanned as f64 / secs
+        } else {
+            0.0
+        }
+    }
+
+    /// The time left at the current rate, when the collection's size is known.
+    pub fn eta(&self) -> Option<Duration> {
+        let left = self.total?.saturating_sub(self.scanned);
+        let rate = self.rate();
+        (rate > 0.0).then(|| Duration::from_secs_f64(left as f64 / rate))
+    }
+}
+
+/// How a collection's documents stand against its shard set: what [`verify`] counts.
+///
+/// [`verify`]: crate::ShardedCollection::verify
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ShardCensus {
+    /// Documents read.
+    pub scanned: u64,
+    /// Documents with a current shard value.
+    pub current: u64,
+    /// Documents with a value of the previous set that the current set retired: sharded
+    /// queries still read them while `previous(...)` is declared, and no longer after.
+    pub retired: u64,
+    /// Documents with no shard field, or a value no set has: invisible to sharded queries.
+    pub missing: u64,
+}
+
+impl ShardCensus {
+    /// Documents a [`ShardJob`] would still update: `missing + retired`. Zero means every
+    /// document has a current value, so `previous(...)` can be dropped.
+    pub fn outstanding(&self) -> u64 {
+        self.missing + self.retired
+    }
+}
+
+/// Gives every document of `T`'s collection whose shard value is missing or retired a
+/// current one: the backfill of a collection written before it was sharded, and the
+/// rebalance after its shard set changed (the same job).
+///
+/// - **Reads:** a scan in document-name order, a page at a time, with a projection of the
+///   shard field alone: memory stays bounded by a page whatever the collection's size.
+///   Every document scanned is one billed read.
+/// - **Writes:** only the shard field (a field mask), through a [`BulkWriter`] that ramps up
+///   as Firestore's best practices ask, each with the update time the scan saw as a
+///   precondition: a document changed since it was read is never overwritten. It is read
+///   again, and written only if it still needs a shard.
+/// - **Resuming:** after each page, every document up to it is done; its [`Checkpoint`]
+///   comes with the progress. A run started from it goes on from there, and a run over a
+///   collection that is done changes nothing.
+///
+/// Run [`verify`](crate::ShardedCollection::verify) afterwards.
+pub struct ShardJob<'db, T> {
+    db: &'db FirestoreDb,
+    page_size: u32,
+    writer: BulkWriterOptions,
+    resume: Option<Checkpoint>,
+    max_conflicts: u32,
+    scan_backoff: Backoff,
+    marker: PhantomData<fn() -> T>,
+}
+
+impl<T> std::fmt::Debug for ShardJob<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ShardJob")
+            .field("collection", &std::any::type_name::<T>())
+            .field("page_size", &self.page_size)
+            .field("resume", &self.resume)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One document's shard write, in flight.
+struct Fix {
+    id: String,
+    pending: PendingWrite,
+    conflicts: u32,
+}
+
+impl<'db, T: Sharded> ShardJob<'db, T> {
+    pub(crate) fn new(db: &'db FirestoreDb) -> Self {
+        ShardJob {
+            db,
+            page_size: 500,
+            writer: BulkWriterOptions::for_type::<T>(),
+            resume: None,
+            max_conflicts: 10,
+            scan_backoff: Backoff::default(),
+            marker: PhantomData,
+        }
+    }
+
+    /// Starts after `checkpoint`, from an earlier run's [`Progress::checkpoint`].
+    pub fn resume_from(self, checkpoint: Checkpoint) -> Self {
+        ShardJob {
+            resume: Some(checkpoint),
+            ..self
+        }
+    }
+
+    /// Documents per scanned page (500 by default): the job holds about two pages at once.
+    pub fn page_size(self, page_size: u32) -> Self {
+        ShardJob {
+            page_size: page_size.clamp(1, crate::MAX_LIMIT),
+            ..self
+        }
+    }
+
+    /// The bulk writer's settings; [`BulkWriterOptions::for_type`] by default. The scan's
+    /// retries follow the same backoff.
+    pub fn writer(self, writer: BulkWriterOptions) -> Self {
+        ShardJob {
+            scan_backoff: writer.backoff,
+            writer,
+            ..self
+        }
+    }
+
+    /// Runs the job, calling `progress` after each page; returns the final progress.
+    ///
+    /// On an error (a write given up on, a scan that kept failing) it stops and returns it;
+    /// the last progress reported holds the checkpoint to resume from.
+    pub async fn run(self, mut progress: impl FnMut(&Progress)) -> Result<Progress> {
+        let started = Instant::now();
+        let writer = BulkWriter::new(self.db, self.writer.clone());
+        let mut report = Progress {
+            total: match &self.resume {
+                None => Some(self.count().await?),
+                Some(_) => None,
+            },
+            checkpoint: self.resume.clone(),
+            ..Progress::default()
+        };
+        let after = self.resume.as_ref().map(|c| c.last_id.clone());
+        let mut page = self.scan_page(after.as_deref()).await?;
+        // Each page's writes finish while the next page is read.
+        while let Some(last) = page
+            .last()
+            .map(|document| document_id(&document.name).to_owned())
+        {
+            let mut fixes = Vec::new();
+            for document in &page {
+                report.scanned += 1;
+                if has_current_shard::<T>(document) {
+                    report.unchanged += 1;
+                } else {
+                    fixes.push(Fix {
+                        id: document_id(&document.name).to_owned(),
+                        pending: writer.queue(shard_write::<T>(document)).await?,
+                        conflicts: 0,
+                    });
+                }
+            }
+            let full = page.len() == self.page_size as usize;
+            let (next, finished) = tokio::join!(
+                async {
+                    if full {
+                        self.scan_page(Some(&last)).await
+                    } else {
+                        Ok(Vec::new())
+                    }
+                },
+                self.finish(&writer, fixes, &mut report)
+            );
+            finished?;
+            report.checkpoint = Some(Checkpoint::after(last));
+            report.elapsed = started.elapsed();
+            if full {
+                progress(&report);
+            }
+            page = next?;
+        }
+        writer.close().await?;
+        report.elapsed = started.elapsed();
+        progress(&report);
+        Ok(report)
+    }
+
+    /// Counts the documents by how their shard value stands: the check after a backfill or a
+    /// rebalance. It scans the whole collection as the job does, so it costs one billed read
+    /// per document; nothing is written.
+    pub async fn verify(&self) -> Result<ShardCensus> {
+        let mut counts = ShardCensus::default();
+        let mut after: Option<String> = None;
+        loop {
+            let page = self.scan_page(after.as_deref()).await?;
+            for document in &page {
+                census::<T>(&mut counts, document);
+            }
+            match page.last() {
+                Some(last) if page.len() == self.page_size as usize => {
+                    after = Some(document_id(&last.name).to_owned());
+                }
+                _ => return Ok(counts),
+            }
+        }
+    }
+
+    /// Waits for a page's writes; a write that lost to a concurrent change is read again
+    /// and, if the document still needs a shard, written again.
+    async fn finish(
+        &self,
+        writer: &BulkWriter,
+        fixes: Vec<Fix>,
+        report: &mut Progress,
+    ) -> Result<()> {
+        writer.flush().await?;
+        let mut queue = fixes;
+        let mut failures = Vec::new();
+        while !queue.is_empty() {
+            let mut retry = Vec::new();
+            for fix in queue {
+                let failure = match fix.pending.await {
+                    Ok(_) => {
+                        report.updated += 1;
+                        continue;
+                    }
+                    Err(failure) => failure,
+                };
+                let conflict = matches!(failure.code, Code::FailedPrecondition | Code::NotFound);
+                if !conflict {
+                    failures.push(failure);
+                    continue;
+                }
+                report.conflicts += 1;
+                match self.read_again(&fix.id).await? {
+                    None => report.deleted += 1,
+                    Some(document) if has_current_shard::<T>(&document) => report.unchanged += 1,
+                    Some(_) if fix.conflicts + 1 >= self.max_conflicts => {
+                        failures.push(WriteFailure {
+                            message: format!(
+                                "changed by another writer {} times in a row; run the job again",
+                                fix.conflicts + 1
+                            ),
+                            ..failure
+                        })
+                    }
+                    Some(document) => retry.push(Fix {
+                        pending: writer.queue(shard_write::<T>(&document)).await?,
+                        id: fix.id,
+                        conflicts: fix.conflicts + 1,
+                    }),
+                }
+            }
+            if !retry.is_empty() {
+                writer.flush().await?;
+            }
+            queue = retry;
+        }
+        if failures.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::BulkWrite { failures })
+        }
+    }
+
+    async fn count(&self) -> Result<u64> {
+        let rows = self
+            .with_retries(|| {
+                self.db
+                    .fluent()
+                    .select()
+                    .from(T::COLLECTION)
+                    .aggregate(|a| a.fields([a.field("count").count()]))
+                    .query()
+            })
+            .await?;
+        rows.first()
+            .and_then(|row| row.fields.get("count"))
+            .and_then(|value| match value.value_type {
+                Some(ValueType::IntegerValue(count)) => u64::try_from(count).ok(),
+                _ => None,
+            })
+            .ok_or_else(|| Error::InvalidQuery("Firestore returned no count".into()))
+    }
+
+    /// The next page of the scan: documents after `after` in name order, with only the shard
+    /// field.
+    async fn scan_page(&self, after: Option<&str>) -> Result<Vec<Document>> {
+        let after = after.map(|id| {
+            FirestoreValue::from(Value {
+                value_type: Some(ValueType::ReferenceValue(format!(
+                    "{}/{}/{id}",
+                    self.db.get_documents_path(),
+                    T::COLLECTION
+                ))),
+            })
+        });
+        self.with_retries(|| {
+            let select = self
+                .db
+                .fluent()
+                .select()
+                .fields([T::SHARD_FIELD_PATH])
+                .from(T::COLLECTION)
+                .order(|o| o.fields([o.field("__name__").asc()]))
+                .limit(self.page_size);
+            let select = match &after {
+                Some(after) => {
+                    select.start_at(FirestoreQueryCursor::AfterValue(vec![after.clone()]))
+                }
+                None => select,
+            };
+            select.query()
+        })
+        .await
+    }
+
+    async fn read_again(&self, id: &str) -> Result<Option<Document>> {
+        self.with_retries(|| {
+            self.db
+                .fluent()
+                .select()
+                .fields([T::SHARD_FIELD_PATH])
+                .by_id_in(T::COLLECTION)
+                .one(id)
+        })
+        .await
+    }
+
+    /// Reads, retried after connection failures with the writer's backoff.
+    async fn with_retries<R, F>(&self, read: impl Fn() -> F) -> Result<R>
+    where
+        F: std::future::Future<Output = firestore::FirestoreResult<R>>,
+    {
+        retry_reads(&self.scan_backoff, read).await
+    }
+}
+
+/// `read`, tried again while it fails in a way another attempt may fix (a dropped
+/// connection, an overloaded or unavailable server), up to the backoff's attempts.
+pub(crate) async fn retry_reads<R, F>(backoff: &Backoff, read: impl Fn() -> F) -> Result<R>
+where
+    F: std::future::Future<Output = firestore::FirestoreResult<R>>,
+{
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        match read().await {
+            Ok(value) => return Ok(value),
+            Err(err) if attempts < backoff.max_attempts && crate::bulk::transient(&err) => {
+                tracing::debug!(%err, attempts, "sharded: a read failed; trying again");
+                tokio::time::sleep(backoff.delay(attempts, Code::Unavailable)).await;
+            }
+            Err(err) => return Err(err.into()),
+        }
+    }
+}
+
+/// Whether `document` holds one of `T`'s current shard values.
+fn has_current_shard<T: Sharded>(document: &Document) -> bool {
+    match document
+        .fields
+        .get(T::SHARD_FIELD)
+        .and_then(|value| value.value_type.as_ref())
+    {
+        Some(ValueType::StringValue(shard)) => T::SHARD_VALUES.contains(&shard.as_str()),
+        _ => false,
+    }
+}
+
+/// What a [`ShardCensus`] counts `document` as.
+fn census<T: Sharded>(census: &mut ShardCensus, document: &Document) {
+    census.scanned += 1;
+    let shard = match document
+        .fields
+        .get(T::SHARD_FIELD)
+        .and_then(|value| value.value_type.as_ref())
+    {
+        Some(ValueType::StringValue(shard)) => shard.as_str(),
+        _ => {
+            census.missing += 1;
+            return;
+        }
+    };
+    if T::SHARD_VALUES.contains(&shard) {
+        census.current += 1;
+    } else if T::PREVIOUS_SHARD_VALUES.contains(&shard) {
+        census.retired += 1;
+    } else {
+        census.missing += 1;
+    }
+}
+
+/// The write of a freshly drawn shard to `document`, and of nothing else, if it has not
+/// changed since it was read.
+fn shard_write<T: Sharded>(document: &Document) -> Write {
+    let shard = Value {
+        value_type: Some(ValueType::StringValue(
+            crate::reshard::draw::<T>().to_owned(),
+        )),
+    };
+    Write {
+        operation: Some(Operation::Update(Document {
+            name: document.name.clone(),
+            fields: [(T::SHARD_FIELD.to_owned(), shard)].into_iter().collect(),
+            ..Document::default()
+        })),
+        update_mask: Some(DocumentMask {
+            field_paths: vec![T::SHARD_FIELD_PATH.to_owned()],
+        }),
+        current_document: Some(Precondition {
+            condition_type: document
+                .update_time
+                .map(precondition::ConditionType::UpdateTime)
+                .or(Some(precondition::ConditionType::Exists(true))),
+        }),
+        ..Write::default()
+    }
+}
