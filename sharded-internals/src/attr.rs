@@ -56,6 +56,8 @@ pub struct ShardSetAttrs {
 pub struct PreviousAttrs {
     pub set: ShardSetAttrs,
     pub since: Option<Keyed<LitStr>>,
+    /// A key inside was reported already: a missing set is then no news.
+    pub malformed: bool,
 }
 
 /// `#[sharded(...)]` on a field.
@@ -323,6 +325,7 @@ fn previous(
         return skip_value(meta);
     }
     let mut out = PreviousAttrs::default();
+    let errors_before = cx.error_count();
     let mut tokens = meta.path.to_token_stream();
     tokens.extend(
         meta.input
@@ -338,6 +341,7 @@ fn previous(
         }
         Ok(())
     })?;
+    out.malformed = cx.error_count() > errors_before;
     if slot.is_some() {
         cx.error_spanned_by(&meta.path, "duplicate key `previous`");
         return Ok(());

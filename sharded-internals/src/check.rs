@@ -149,6 +149,7 @@ fn previous(cx: &Ctxt, cont: &Container, current: Option<&[String]>) -> Option<R
     };
     let values = match shard_set(cx, &previous.value.set)? {
         Some(values) => values,
+        None if previous.value.malformed => return None,
         None => {
             cx.error_spanned_by(
                 &previous.tokens,

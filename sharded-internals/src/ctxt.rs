@@ -32,6 +32,11 @@ impl Ctxt {
             .push(error);
     }
 
+    /// How many errors have been reported: to tell whether a part of the input reported any.
+    pub fn error_count(&self) -> usize {
+        self.errors.borrow().as_ref().map_or(0, Vec::len)
+    }
+
     pub fn has_errors(&self) -> bool {
         self.errors
             .borrow()

@@ -70,7 +70,7 @@ async fn check_pages<T: Sharded, const I: usize>(
     expected: &[String],
     what: &str,
 ) {
-    let chunks = T::SHARD_VALUES.len().div_ceil(MAX_DISJUNCTIONS);
+    let chunks = T::READ_SHARD_VALUES.len().div_ceil(MAX_DISJUNCTIONS);
     let mut paged: Vec<String> = Vec::new();
     let mut next: Option<Cursor<T, I>> = None;
     loop {
@@ -127,4 +127,31 @@ async fn check_pages<T: Sharded, const I: usize>(
         assert!(paged.len() <= expected.len(), "{what}: pages repeat");
     }
     assert_eq!(paged, expected, "{what}: pages");
+}
+
+/// The ids the unsharded query `field == value` ordered by `T`'s order field returns from
+/// `T`'s own collection: the same query with no shard filter, over every document (a
+/// document without a current shard value is in it, and so makes a sharded query differ).
+pub async fn unsharded_ids<T: Sharded>(
+    db: &FirestoreDb,
+    field: &'static str,
+    value: impl Into<sharded_runtime::firestore::FirestoreValue>,
+) -> Vec<String> {
+    let value = value.into();
+    use sharded_runtime::firestore::FirestoreQueryDirection;
+    let direction = match T::ORDER_DIRECTION {
+        sharded_runtime::Direction::Ascending => FirestoreQueryDirection::Ascending,
+        sharded_runtime::Direction::Descending => FirestoreQueryDirection::Descending,
+    };
+    db.fluent()
+        .select()
+        .from(T::COLLECTION)
+        .filter(move |q| q.for_all([q.field(field).eq(value.clone())]))
+        .order(move |o| o.fields([o.field(T::ORDER_FIELD).direction(direction.clone())]))
+        .query()
+        .await
+        .expect("the unsharded query")
+        .iter()
+        .map(|document| crate::id_of(document).to_owned())
+        .collect()
 }

@@ -7,6 +7,7 @@ use sharded_runtime::emulator::Emulator;
 use sharded_runtime::firestore::FirestoreDb;
 
 pub mod equivalence;
+pub mod migration;
 pub mod models;
 
 /// A client of a project no other test uses, on the emulator this test binary shares.

@@ -21,3 +21,83 @@ pub struct Tick {
     pub at: FirestoreTimestamp,
     pub seq: i64,
 }
+
+/// A collection resharded from `["a", "b", "c"]` to `["c", "d"]`: the type before, the type
+/// while documents move (`previous(...)`), and the type after.
+pub mod moving {
+    use super::*;
+
+    macro_rules! reading {
+        ($(#[$attr:meta])* $name:ident) => {
+            #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
+            $(#[$attr])*
+            pub struct $name {
+                #[sharded(index)]
+                pub venue: String,
+                pub at: FirestoreTimestamp,
+                pub seq: i64,
+            }
+        };
+    }
+
+    reading!(
+        #[sharded(shard_values = ["a", "b", "c"], order_by = "at", collection = "moving")]
+        Before
+    );
+    reading!(
+        #[sharded(
+            shard_values = ["c", "d"],
+            previous(shard_values = ["a", "b", "c"]),
+            order_by = "at",
+            collection = "moving"
+        )]
+        During
+    );
+    reading!(
+        #[sharded(shard_values = ["c", "d"], order_by = "at", collection = "moving")]
+        After
+    );
+}
+
+/// A collection grown from 3 to 6 shards, the move started at a declared time; and from 3
+/// to 30.
+pub mod growing {
+    use super::*;
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
+    #[sharded(shards = 3, order_by = "at", collection = "growing")]
+    pub struct Three {
+        #[sharded(index)]
+        pub venue: String,
+        pub at: FirestoreTimestamp,
+        pub seq: i64,
+    }
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
+    #[sharded(
+        shards = 6,
+        previous(shards = 3, since = "2026-11-22T19:00:00Z"),
+        order_by = "at",
+        collection = "growing"
+    )]
+    pub struct Six {
+        #[sharded(index)]
+        pub venue: String,
+        pub at: FirestoreTimestamp,
+        pub seq: i64,
+    }
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
+    #[sharded(
+        shards = 30,
+        previous(shards = 3),
+        order_by = "at",
+        collection = "growing"
+    )]
+    pub struct Thirty {
+        #[sharded(index)]
+        pub venue: String,
+        pub at: FirestoreTimestamp,
+        pub seq: i64,
+    }
+}

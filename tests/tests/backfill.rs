@@ -1,0 +1,269 @@
+//! Backfill on the emulator: a collection written before it was sharded gets a shard on
+//! every document, through dropped connections, beside a concurrent writer, across an
+//! interruption; nothing else changes, and sharded queries then equal unsharded ones.
+
+use std::time::Duration;
+
+use serde::Serialize;
+use sharded_runtime::bulk::{Backoff, BulkWriter, BulkWriterOptions, Throttling};
+use sharded_runtime::fault_proxy::{FaultProxy, Faults};
+use sharded_runtime::firestore::FirestoreValue;
+use sharded_runtime::{ShardCensus, Sharded};
+use sharded_tests::equivalence::{check_query, unsharded_ids};
+use sharded_tests::migration::{
+    concurrent_writer, expected_state, run_interrupted, run_to_end, stored_state,
+};
+use sharded_tests::models::{Instrument, Price};
+use sharded_tests::{same_project_via, test_db};
+
+const DOCUMENTS: u32 = 10_000;
+const EXCHANGES: [&str; 4] = ["EX0", "EX1", "EX2", "EX3"];
+
+fn instrument(n: u32) -> Instrument {
+    Instrument {
+        symbol: format!("S{n}"),
+        price: Price {
+            currency: ["USD", "JPY", "EUR"][n as usize % 3].into(),
+            micros: i64::from(n) * 7,
+        },
+        exchange: EXCHANGES[n as usize % 4].into(),
+        instrument_type: "commonstock".into(),
+        // Ties: about three documents per second of time.
+        timestamp: sharded_examples::at(&format!(
+            "2026-11-22T{:02}:{:02}:{:02}Z",
+            (n / 3600) % 24,
+            (n / 60) % 60,
+            n % 60
+        )),
+    }
+}
+
+/// A document an older writer stored with a shard value the set does not have.
+#[derive(Serialize)]
+struct WithStrayShard<'a> {
+    #[serde(flatten)]
+    instrument: &'a Instrument,
+    shard: i64,
+}
+
+fn fast_retries() -> Backoff {
+    Backoff {
+        initial: Duration::from_millis(20),
+        maximum: Duration::from_millis(500),
+        ..Backoff::default()
+    }
+}
+
+#[tokio::test]
+async fn backfill_gives_every_document_a_shard_and_changes_nothing_else() {
+    let test = test_db("backfill").await;
+    let db = &test.db;
+
+    // The collection before sharded: plain documents under random ids, a few with a stray
+    // shard value.
+    let seed = BulkWriter::new(
+        db,
+        BulkWriterOptions::default().with_throttling(Throttling::Off),
+    );
+    let mut ids = Vec::new();
+    for n in 0..DOCUMENTS {
+        let id = format!("{:016x}", rand::random::<u64>());
+        let written = if n % 100 == 0 {
+            let stray = WithStrayShard {
+                instrument: &instrument(n),
+                shard: 7,
+            };
+            seed.set(Instrument::COLLECTION, &id, &stray).await.unwrap()
+        } else {
+            seed.set(Instrument::COLLECTION, &id, &instrument(n))
+                .await
+                .unwrap()
+        };
+        drop(written);
+        ids.push(id);
+    }
+    seed.close().await.unwrap();
+    let before = stored_state(db, Instrument::COLLECTION, Instrument::SHARD_FIELD).await;
+    assert_eq!(before.len(), DOCUMENTS as usize);
+    let census = Instrument::collection(db).verify().await.unwrap();
+    assert_eq!(
+        census,
+        ShardCensus {
+            scanned: 10_000,
+            current: 0,
+            retired: 0,
+            missing: 10_000
+        }
+    );
+    // Unsharded documents are invisible to sharded queries.
+    assert!(
+        Instrument::query()
+            .exchange("EX0")
+            .fetch(db)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    // The job runs through a proxy that drops connections; a writer works beside it.
+    let proxy = FaultProxy::start(
+        test.emulator.host(),
+        Faults {
+            seed: 11,
+            drop_chance: 0.01,
+            delay_chance: 0.05,
+            max_delay: Duration::from_millis(10),
+        },
+    )
+    .await
+    .unwrap();
+    let faulty = same_project_via(db, &proxy.host()).await;
+    let writer = || {
+        BulkWriterOptions::default()
+            .with_throttling(Throttling::Off)
+            .with_backoff(fast_retries())
+    };
+    let touched: Vec<String> = ids.iter().step_by(10).cloned().collect();
+    let concurrent = concurrent_writer(
+        db.clone(),
+        touched,
+        instrument,
+        Instrument::fields().symbol(),
+    );
+
+    let collection = Instrument::collection(&faulty);
+    let checkpoint =
+        run_interrupted(collection.backfill().page_size(500).writer(writer()), 4).await;
+    assert!(checkpoint.last_id() < ids.iter().max().unwrap().as_str());
+    let resumed = run_to_end(
+        collection
+            .backfill()
+            .page_size(500)
+            .writer(writer())
+            .resume_from(checkpoint),
+    )
+    .await
+    .unwrap();
+    assert!(
+        resumed.scanned < u64::from(DOCUMENTS),
+        "the resumed run starts at the checkpoint"
+    );
+    let changes = concurrent.await.unwrap();
+    proxy.set_faults(false);
+    assert!(proxy.dropped() > 0, "the proxy dropped no connection");
+
+    // The concurrent writer's changes landed after parts of the scan: a second run picks up
+    // whatever it left unsharded (field-masked updates keep "no shard"), then a third changes
+    // nothing: the job is idempotent.
+    let second = run_to_end(collection.backfill().writer(writer()))
+        .await
+        .unwrap();
+    let third = run_to_end(collection.backfill().writer(writer()))
+        .await
+        .unwrap();
+    assert_eq!(third.updated, 0, "{third:?} after {second:?}");
+    assert_eq!(third.unchanged, third.scanned);
+
+    // Every document present once, its fields as written, now with a current shard.
+    let after = stored_state(db, Instrument::COLLECTION, Instrument::SHARD_FIELD).await;
+    let expected = expected_state(&before, &changes);
+    assert_eq!(after.len(), expected.len());
+    for (id, (fields, shard)) in &after {
+        assert_eq!(Some(fields), expected.get(id), "document {id}");
+        let shard = shard.clone().map(|v| FirestoreValue { value: v });
+        let shard: Option<String> = shard.and_then(|v| match v.value.value_type {
+            Some(sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::value::ValueType::StringValue(s)) => Some(s),
+            _ => None,
+        });
+        assert!(
+            shard
+                .as_deref()
+                .is_some_and(|s| Instrument::SHARD_VALUES.contains(&s)),
+            "document {id} has shard {shard:?}"
+        );
+    }
+    let census = Instrument::collection(db).verify().await.unwrap();
+    assert_eq!(census.outstanding(), 0);
+    assert_eq!(census.current, expected.len() as u64);
+
+    // Every sharded query equals the unsharded one.
+    for exchange in EXCHANGES {
+        let expected = unsharded_ids::<Instrument>(db, "exchange", exchange).await;
+        assert!(expected.len() > 2_000);
+        check_query(
+            db,
+            Instrument::query().exchange(exchange),
+            Ok(expected),
+            1_000,
+            exchange,
+        )
+        .await;
+    }
+}
+
+/// A document changed between the scan and the job's write is never overwritten: the write's
+/// update-time precondition fails, the job reads the document again and writes the shard
+/// onto the new version. Made certain here by a ramp so slow that every change lands first.
+#[tokio::test]
+async fn a_change_after_the_scan_wins_and_the_document_is_sharded_anyway() {
+    let test = test_db("backfill-conflicts").await;
+    let db = &test.db;
+    let seed = BulkWriter::new(
+        db,
+        BulkWriterOptions::default().with_throttling(Throttling::Off),
+    );
+    let ids: Vec<String> = (0..40)
+        .map(|n| format!("{:016x}", rand::random::<u64>() ^ n))
+        .collect();
+    for (n, id) in ids.iter().enumerate() {
+        drop(
+            seed.set(Instrument::COLLECTION, id, &instrument(n as u32))
+                .await
+                .unwrap(),
+        );
+    }
+    seed.close().await.unwrap();
+
+    let slow = BulkWriterOptions::default()
+        .with_throttling(Throttling::Ramp {
+            initial: 20.0,
+            growth: 1.5,
+            interval: Duration::from_secs(300),
+            maximum: 20.0,
+        })
+        .with_backoff(fast_retries());
+    let job = Instrument::collection(db)
+        .backfill()
+        .page_size(60)
+        .writer(slow);
+    let changed = async {
+        // The scan is done and the first writes wait for tokens: change every document.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let fields = Instrument::fields();
+        for (n, id) in ids.iter().enumerate() {
+            let mut renamed = instrument(n as u32);
+            renamed.symbol = format!("renamed-{n}");
+            Instrument::collection(db)
+                .update_fields(id, &renamed, &[fields.symbol()])
+                .await
+                .unwrap();
+        }
+    };
+    let (progress, ()) = tokio::join!(job.run(|_| {}), changed);
+    let progress = progress.unwrap();
+    assert!(progress.conflicts > 0, "{progress:?}");
+    assert_eq!(progress.updated, 40, "{progress:?}");
+    for (n, id) in ids.iter().enumerate() {
+        let stored = Instrument::collection(db)
+            .get_stored(id)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            stored.document.symbol,
+            format!("renamed-{n}"),
+            "the change was kept"
+        );
+        assert!(Instrument::SHARD_VALUES.contains(&stored.shard.as_str()));
+    }
+}

@@ -1,0 +1,313 @@
+//! Resharding on the emulator: while the previous set is declared, queries read both sets and
+//! no document drops out; rebalance moves every document out of the retired values through
+//! dropped connections, beside a concurrent writer, across an interruption; and new values
+//! take writes gradually, by the 500/50/5 schedule in virtual time.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use sharded_runtime::bulk::{Backoff, BulkWriter, BulkWriterOptions, Throttling};
+use sharded_runtime::fault_proxy::{FaultProxy, Faults};
+use sharded_runtime::firestore::FirestoreDb;
+use sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::value::ValueType;
+use sharded_runtime::reshard::{draw_at, new_values_share};
+use sharded_runtime::{ShardCensus, Sharded};
+use sharded_tests::equivalence::{check_query, unsharded_ids};
+use sharded_tests::migration::{
+    concurrent_writer, expected_state, run_interrupted, run_to_end, stored_state,
+};
+use sharded_tests::models::growing::{Six, Thirty, Three};
+use sharded_tests::models::moving::{After, Before, During};
+use sharded_tests::{same_project_via, test_db};
+
+const VENUES: [&str; 3] = ["v0", "v1", "v2"];
+
+macro_rules! reading {
+    ($name:ident: $ty:ty) => {
+        fn $name(n: u32) -> $ty {
+            <$ty>::new_reading(n)
+        }
+    };
+}
+
+trait Reading {
+    fn new_reading(n: u32) -> Self;
+}
+
+macro_rules! impl_reading {
+    ($($ty:ty),*) => {$(
+        impl Reading for $ty {
+            fn new_reading(n: u32) -> Self {
+                Self {
+                    venue: VENUES[n as usize % 3].into(),
+                    at: sharded_examples::at(&format!(
+                        "2026-11-22T{:02}:{:02}:{:02}Z",
+                        (n / 3600) % 24,
+                        (n / 60) % 60,
+                        n % 60
+                    )),
+                    seq: i64::from(n),
+                }
+            }
+        }
+    )*};
+}
+
+impl_reading!(Before, During, Three, Six);
+reading!(before: Before);
+reading!(during: During);
+reading!(three: Three);
+
+fn fast_retries() -> Backoff {
+    Backoff {
+        initial: Duration::from_millis(20),
+        maximum: Duration::from_millis(500),
+        ..Backoff::default()
+    }
+}
+
+fn unthrottled() -> BulkWriterOptions {
+    BulkWriterOptions::default()
+        .with_throttling(Throttling::Off)
+        .with_backoff(fast_retries())
+}
+
+/// Every venue query of `T` equals the unsharded query over the whole collection.
+async fn queries_equal_unsharded<T: Sharded + HasVenueQuery>(db: &FirestoreDb, what: &str) {
+    for venue in VENUES {
+        let expected = unsharded_ids::<T>(db, "venue", venue).await;
+        T::check_venue(db, venue, expected, &format!("{what}: {venue}")).await;
+    }
+}
+
+trait HasVenueQuery {
+    async fn check_venue(db: &FirestoreDb, venue: &str, expected: Vec<String>, what: &str);
+}
+
+macro_rules! impl_venue_query {
+    ($($ty:ty),*) => {$(
+        impl HasVenueQuery for $ty {
+            async fn check_venue(db: &FirestoreDb, venue: &str, expected: Vec<String>, what: &str) {
+                check_query(db, <$ty>::query().venue(venue), Ok(expected), 1_000, what).await;
+            }
+        }
+    )*};
+}
+
+impl_venue_query!(Before, During, After, Six);
+
+fn shard_counts(
+    state: &BTreeMap<
+        String,
+        (
+            sharded_tests::migration::Fields,
+            Option<sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::Value>,
+        ),
+    >,
+) -> BTreeMap<String, usize> {
+    let mut counts = BTreeMap::new();
+    for (_, shard) in state.values() {
+        let shard = match shard.as_ref().and_then(|v| v.value_type.as_ref()) {
+            Some(ValueType::StringValue(shard)) => shard.clone(),
+            other => format!("{other:?}"),
+        };
+        *counts.entry(shard).or_default() += 1;
+    }
+    counts
+}
+
+#[tokio::test]
+async fn rebalance_moves_every_document_out_of_retired_values_and_none_drops_out() {
+    assert_eq!(During::READ_SHARD_VALUES, ["c", "d", "a", "b"]);
+    assert_eq!(During::PREVIOUS_SHARD_VALUES, ["a", "b", "c"]);
+    let test = test_db("rebalance").await;
+    let db = &test.db;
+
+    // 10,000 documents written over ["a", "b", "c"].
+    let seed = BulkWriter::new(db, unthrottled());
+    let mut ids = Vec::new();
+    for n in 0..10_000 {
+        let id = format!("{:016x}", rand::random::<u64>());
+        drop(seed.upsert(&id, &before(n)).await.unwrap());
+        ids.push(id);
+    }
+    seed.close().await.unwrap();
+    let before_state = stored_state(db, Before::COLLECTION, Before::SHARD_FIELD).await;
+    assert_eq!(before_state.len(), 10_000);
+
+    // Declaring the new set with the previous one: nothing has moved, and every query
+    // already equals the unsharded one, since it reads both sets.
+    let census = During::collection(db).verify().await.unwrap();
+    assert_eq!(census.scanned, 10_000);
+    assert!(
+        census.retired > 6_000 && census.current > 3_000,
+        "{census:?}"
+    );
+    queries_equal_unsharded::<During>(db, "declared").await;
+
+    let proxy = FaultProxy::start(
+        test.emulator.host(),
+        Faults {
+            seed: 23,
+            drop_chance: 0.01,
+            delay_chance: 0.05,
+            max_delay: Duration::from_millis(10),
+        },
+    )
+    .await
+    .unwrap();
+    let faulty = same_project_via(db, &proxy.host()).await;
+    let collection = During::collection(&faulty);
+    let touched: Vec<String> = ids.iter().step_by(10).cloned().collect();
+    let (first_half, second_half) = touched.split_at(touched.len() / 2);
+    let seq = During::fields().seq();
+
+    // Interrupted part-way, with a writer beside it.
+    let writer = concurrent_writer(db.clone(), first_half.to_vec(), during, seq);
+    let checkpoint = run_interrupted(
+        collection.rebalance().page_size(500).writer(unthrottled()),
+        5,
+    )
+    .await;
+    let mut changes = writer.await.unwrap();
+
+    // Half moved: every document still in exactly one query result.
+    proxy.set_faults(false);
+    queries_equal_unsharded::<During>(db, "half moved").await;
+    proxy.set_faults(true);
+
+    // Resumed, with a writer beside it again.
+    let writer = concurrent_writer(db.clone(), second_half.to_vec(), during, seq);
+    let resumed = run_to_end(
+        collection
+            .rebalance()
+            .page_size(500)
+            .writer(unthrottled())
+            .resume_from(checkpoint),
+    )
+    .await
+    .unwrap();
+    changes.extend(writer.await.unwrap());
+    assert!(resumed.updated > 0);
+    proxy.set_faults(false);
+    assert!(proxy.dropped() > 0, "the proxy dropped no connection");
+
+    // The writers' own writes draw from the new set, so nothing is left to move; a second
+    // rebalance changes nothing.
+    let again = run_to_end(During::collection(db).rebalance())
+        .await
+        .unwrap();
+    assert_eq!(again.updated, 0, "{again:?}");
+    let census = During::collection(db).verify().await.unwrap();
+    assert_eq!(
+        census,
+        ShardCensus {
+            scanned: census.scanned,
+            current: census.scanned,
+            retired: 0,
+            missing: 0
+        }
+    );
+
+    // Every document once, its fields as written, now in "c" or "d".
+    let after_state = stored_state(db, During::COLLECTION, During::SHARD_FIELD).await;
+    let expected = expected_state(&before_state, &changes);
+    assert_eq!(after_state.len(), expected.len());
+    for (id, (fields, _)) in &after_state {
+        assert_eq!(Some(fields), expected.get(id), "document {id}");
+    }
+    let counts = shard_counts(&after_state);
+    assert_eq!(counts.keys().collect::<Vec<_>>(), ["c", "d"], "{counts:?}");
+
+    // With the declaration dropped, queries over ["c", "d"] alone equal the unsharded ones.
+    queries_equal_unsharded::<During>(db, "moved").await;
+    queries_equal_unsharded::<After>(db, "declaration dropped").await;
+}
+
+/// Growing from 3 to 6 keeps "0" to "2": every document is current already, nothing moves,
+/// and queries over the six values equal the unsharded ones at once.
+#[tokio::test]
+async fn growing_keeps_the_old_values_so_nothing_moves() {
+    let test = test_db("growing").await;
+    let db = &test.db;
+    let seed = BulkWriter::new(db, unthrottled());
+    for n in 0..600 {
+        drop(
+            seed.upsert(&format!("{:016x}", rand::random::<u64>()), &three(n))
+                .await
+                .unwrap(),
+        );
+    }
+    seed.close().await.unwrap();
+    let census = Six::collection(db).verify().await.unwrap();
+    assert_eq!(
+        census,
+        ShardCensus {
+            scanned: 600,
+            current: 600,
+            retired: 0,
+            missing: 0
+        }
+    );
+    let moved = run_to_end(Six::collection(db).rebalance()).await.unwrap();
+    assert_eq!((moved.scanned, moved.updated), (600, 0));
+    queries_equal_unsharded::<Six>(db, "grown").await;
+    for n in 0..300 {
+        Six::collection(db)
+            .upsert(&format!("six{n:03}"), &Six::new_reading(n))
+            .await
+            .unwrap();
+    }
+    queries_equal_unsharded::<Six>(db, "grown and written").await;
+}
+
+/// The share of writes new values take follows 500/50/5 in virtual time, up to their full
+/// share: 3 → 6 gives the new three 1/3 for five minutes, then 1/2; 3 → 30 gives the new 27
+/// 1/3, 1/2, 3/4 and then 9/10.
+#[test]
+fn new_values_take_writes_by_the_ramp() {
+    const MINUTE: Duration = Duration::from_secs(60);
+    assert_eq!(Six::NEW_SHARD_VALUES, ["3", "4", "5"]);
+    assert_eq!(Six::KEPT_SHARD_VALUES, ["0", "1", "2"]);
+    assert_eq!(
+        Six::RESHARD_SINCE,
+        Some(1_795_374_000),
+        "2026-11-22T19:00:00Z"
+    );
+    let schedule = |at: &[u64], share: fn(Duration) -> f64| -> Vec<f64> {
+        at.iter().map(|&m| share(MINUTE * m as u32)).collect()
+    };
+    assert_eq!(
+        schedule(&[0, 4, 5, 60], new_values_share::<Six>),
+        [1.0 / 3.0, 1.0 / 3.0, 0.5, 0.5]
+    );
+    assert_eq!(
+        schedule(&[0, 5, 10, 15, 600], new_values_share::<Thirty>),
+        [1.0 / 3.0, 0.5, 0.75, 0.9, 0.9]
+    );
+    // ["a", "b", "c"] → ["c", "d"]: "d" is new and starts with 500 of the 1,500 writes/s the
+    // previous set was sized for.
+    assert_eq!(
+        schedule(&[0, 5], new_values_share::<During>),
+        [1.0 / 3.0, 0.5]
+    );
+
+    // The draws follow the share, and stay in the current set.
+    for (minutes, expected) in [(0u32, 1.0 / 3.0), (7, 0.5)] {
+        let draws = 60_000;
+        let mut new = 0;
+        for _ in 0..draws {
+            let shard = draw_at::<Six>(MINUTE * minutes);
+            assert!(Six::SHARD_VALUES.contains(&shard));
+            new += usize::from(Six::NEW_SHARD_VALUES.contains(&shard));
+        }
+        let share = new as f64 / draws as f64;
+        assert!(
+            (share - expected).abs() < 0.015,
+            "at {minutes} min: {share}"
+        );
+    }
+    for _ in 0..1_000 {
+        assert!(["c", "d"].contains(&draw_at::<During>(Duration::ZERO)));
+    }
+}
