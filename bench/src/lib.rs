@@ -1,6 +1,8 @@
 //! The documents the benchmarks write, query, serialize and merge: the recipe's instruments,
 //! as one unsharded struct and as sharded structs with 3, 30 and 64 shard values.
 
+pub mod bulk;
+
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 use sharded_runtime::firestore::FirestoreTimestamp;

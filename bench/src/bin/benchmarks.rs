@@ -1,7 +1,8 @@
 //! `cargo run --release -p sharded-bench --bin benchmarks`: runs every benchmark of sharded
 //! against its baseline in the same run and writes BENCHMARKS.md at the repository root.
 //!
-//! Pass `--skip-build-cost` to leave out the (slow) clean-build measurements.
+//! Pass `--skip-build-cost` to leave out the (slow) clean-build measurements, and
+//! `--bulk-only` to print the bulk writer and backfill section alone.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -28,6 +29,10 @@ const BATCH: usize = 500;
 
 type Failure = Box<dyn std::error::Error>;
 
+/// Counts heap bytes in use, for the backfill's memory figures.
+#[global_allocator]
+static HEAP: peak_alloc::PeakAlloc = peak_alloc::PeakAlloc;
+
 #[tokio::main]
 async fn main() -> Result<(), Failure> {
     let skip_build = std::env::args().any(|arg| arg == "--skip-build-cost");
@@ -37,23 +42,30 @@ async fn main() -> Result<(), Failure> {
         println!("vs shard-less {vs_plain:.3}, vs recipe {vs_by_hand:.3}, guard {guard:.3}");
         return Ok(());
     }
+    if std::env::args().any(|arg| arg == "--bulk-only") {
+        // The bulk writer and backfill section alone, printed; writes nothing.
+        print!("{}", sharded_bench::bulk::section().await?);
+        return Ok(());
+    }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("..")
         .canonicalize()?;
     let mut report = String::new();
     header(&mut report)?;
 
-    eprintln!("[1/3] CPU benchmarks (criterion)…");
+    eprintln!("[1/4] CPU benchmarks (criterion)…");
     cpu(&root, &mut report)?;
-    eprintln!("[2/3] emulator benchmarks…");
+    eprintln!("[2/4] emulator benchmarks…");
     emulator(&mut report).await?;
+    eprintln!("[3/4] bulk writes and backfill…");
+    writeln!(report, "{}", sharded_bench::bulk::section().await?)?;
     if skip_build {
         writeln!(
             report,
             "\n## Build cost\n\nNot measured in this run (`--skip-build-cost`)."
         )?;
     } else {
-        eprintln!("[3/3] build cost…");
+        eprintln!("[4/4] build cost…");
         build_cost(&root, &mut report)?;
     }
     std::fs::write(root.join("BENCHMARKS.md"), &report)?;
