@@ -1,4 +1,5 @@
-//! The committed `firestore.indexes.json` is the recipe's, and serves every query the app runs.
+//! The committed `firestore.indexes.json` is the recipe's, plus the whole-collection feed's
+//! (shard, timestamp), and serves every query the app runs.
 
 use sharded_examples::Instrument;
 use sharded_runtime::Sharded;
@@ -29,12 +30,21 @@ fn the_file_is_the_recipes_for_instruments() {
     };
     let mut indexes = file["indexes"].as_array().unwrap().clone();
     indexes.sort_by_key(|i| i["fields"][1]["fieldPath"].as_str().unwrap().to_owned());
+    let whole_collection = serde_json::json!({
+        "collectionGroup": "instruments",
+        "queryScope": "COLLECTION",
+        "fields": [
+            { "fieldPath": "shard", "order": "DESCENDING" },
+            { "fieldPath": "timestamp", "order": "DESCENDING" }
+        ]
+    });
     assert_eq!(
         indexes,
         [
             index("exchange"),
             index("instrumentType"),
-            index("price.currency")
+            index("price.currency"),
+            whole_collection,
         ]
     );
     assert_eq!(

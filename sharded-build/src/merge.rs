@@ -621,6 +621,25 @@ mod tests {
 
     const RECIPE_FIELDS: [&str; 3] = ["exchange", "instrumentType", "price.currency"];
 
+    /// The index of `T::query().all()`: (shard, order field).
+    fn whole_collection_index() -> Value {
+        json!({
+            "collectionGroup": "instruments",
+            "queryScope": "COLLECTION",
+            "fields": [
+                { "fieldPath": "shard", "order": "DESCENDING" },
+                { "fieldPath": "timestamp", "order": "DESCENDING" }
+            ]
+        })
+    }
+
+    /// The whole-collection index, then one per field.
+    fn recipe_indexes(fields: &[&str]) -> Value {
+        let mut indexes = vec![whole_collection_index()];
+        indexes.extend(fields.iter().map(|field| recipe_index(field)));
+        Value::Array(indexes)
+    }
+
     fn recipe_index(field: &str) -> Value {
         json!({
             "collectionGroup": "instruments",
@@ -643,10 +662,7 @@ mod tests {
     #[test]
     fn a_new_file_holds_the_recipes_indexes_and_overrides() {
         let merged = merge(None, &[instrument(&RECIPE_FIELDS)], "crate").unwrap();
-        assert_eq!(
-            merged.document["indexes"],
-            json!(RECIPE_FIELDS.map(recipe_index))
-        );
+        assert_eq!(merged.document["indexes"], recipe_indexes(&RECIPE_FIELDS));
         assert_eq!(merged.document["fieldOverrides"], overrides());
         assert_eq!(
             merged.document[MANIFEST_KEY]["crates"]["crate"]["collections"][0]["indexedFields"],
@@ -676,7 +692,7 @@ mod tests {
         let once = merge(Some(users.clone()), &[instrument(&RECIPE_FIELDS)], "crate").unwrap();
         assert_eq!(once.document["indexes"][0], users["indexes"][0]);
         assert_eq!(once.document["indexes"][1], users["indexes"][1]);
-        assert_eq!(once.document["indexes"].as_array().unwrap().len(), 5);
+        assert_eq!(once.document["indexes"].as_array().unwrap().len(), 6);
         assert_eq!(
             once.document["fieldOverrides"][0],
             users["fieldOverrides"][0]
@@ -700,10 +716,7 @@ mod tests {
                 "indexes": [{ "order": "ASCENDING", "queryScope": "COLLECTION" }] }]
         });
         let merged = merge(Some(old), &[instrument(&["exchange"])], "crate").unwrap();
-        assert_eq!(
-            merged.document["indexes"],
-            json!([recipe_index("exchange")])
-        );
+        assert_eq!(merged.document["indexes"], recipe_indexes(&["exchange"]));
         assert_eq!(merged.document["fieldOverrides"], overrides());
         assert_eq!(merged.warnings.len(), 2, "{:?}", merged.warnings);
         assert!(merged.warnings[0].contains(
@@ -724,10 +737,7 @@ mod tests {
             "fields": [{ "fieldPath": "exchange", "order": "ASCENDING" }, { "fieldPath": "timestamp", "order": "DESCENDING" }] });
         let old = json!({ "indexes": [unsharded.clone()], "fieldOverrides": [] });
         let merged = merge(Some(old), &[instrument(&["exchange"])], "crate").unwrap();
-        assert_eq!(
-            merged.document["indexes"],
-            json!([recipe_index("exchange")])
-        );
+        assert_eq!(merged.document["indexes"], recipe_indexes(&["exchange"]));
         // Not only a warning: the file records what was removed.
         assert_eq!(merged.document[MANIFEST_KEY]["removed"], json!([unsharded]));
 
@@ -744,7 +754,11 @@ mod tests {
         // The user's own entries first, then the managed ones.
         assert_eq!(
             kept.document["indexes"],
-            json!([unsharded, recipe_index("exchange")])
+            json!([
+                unsharded,
+                whole_collection_index(),
+                recipe_index("exchange")
+            ])
         );
         assert!(kept.document[MANIFEST_KEY].get("removed").is_none());
         let again = merge(
@@ -764,19 +778,16 @@ mod tests {
         let fewer = merge(Some(all.clone()), &[instrument(&["exchange"])], "crate")
             .unwrap()
             .document;
-        assert_eq!(fewer["indexes"], json!([recipe_index("exchange")]));
+        assert_eq!(fewer["indexes"], recipe_indexes(&["exchange"]));
         let none = merge(Some(fewer), &[], "crate").unwrap().document;
         assert_eq!(none, json!({ "indexes": [], "fieldOverrides": [] }));
     }
 
     #[test]
     fn a_hand_written_copy_of_a_managed_index_is_not_duplicated() {
-        let hand = json!({ "indexes": [recipe_index("exchange")], "fieldOverrides": [] });
+        let hand = json!({ "indexes": recipe_indexes(&["exchange"]), "fieldOverrides": [] });
         let merged = merge(Some(hand), &[instrument(&["exchange"])], "crate").unwrap();
-        assert_eq!(
-            merged.document["indexes"],
-            json!([recipe_index("exchange")])
-        );
+        assert_eq!(merged.document["indexes"], recipe_indexes(&["exchange"]));
     }
 
     #[test]
@@ -806,7 +817,7 @@ mod tests {
 
     #[test]
     fn past_the_quota_is_a_warning() {
-        let many: Vec<String> = (0..201).map(|i| format!("f{i}")).collect();
+        let many: Vec<String> = (0..200).map(|i| format!("f{i}")).collect();
         let many: Vec<&str> = many.iter().map(String::as_str).collect();
         let merged = merge(None, &[instrument(&many)], "crate").unwrap();
         assert!(
@@ -822,7 +833,7 @@ mod tests {
         let mut other = instrument(&["symbol"]);
         other.name = "InstrumentView".into();
         let merged = merge(None, &[instrument(&["exchange"]), other.clone()], "crate").unwrap();
-        assert_eq!(merged.document["indexes"].as_array().unwrap().len(), 2);
+        assert_eq!(merged.document["indexes"].as_array().unwrap().len(), 3);
         other.order_field = "updatedAt".into();
         let err = merge(None, &[instrument(&["exchange"]), other], "crate").unwrap_err();
         assert!(
@@ -894,7 +905,7 @@ mod tests {
             b_then_a.to_string(),
             "any order, same bytes"
         );
-        assert_eq!(a_then_b["indexes"].as_array().unwrap().len(), 3);
+        assert_eq!(a_then_b["indexes"].as_array().unwrap().len(), 5);
         assert_eq!(a_then_b["indexes"][0], users["indexes"][0]);
         // Rebuilding either crate changes nothing.
         let again = merge(Some(a_then_b.clone()), std::slice::from_ref(&b), "b").unwrap();
@@ -908,7 +919,7 @@ mod tests {
             .iter()
             .map(|i| i["collectionGroup"].as_str().unwrap())
             .collect();
-        assert_eq!(collections, ["other", "ticks"]);
+        assert_eq!(collections, ["other", "ticks", "ticks"]);
         assert!(without_a[MANIFEST_KEY]["crates"].get("a").is_none());
 
         // A collection two crates shard differently fails the build, naming both.

@@ -30,12 +30,14 @@ fn indexes(dir: &Path) -> Indexes {
         .check(false)
 }
 
+/// The indexed field of each per-field index (shard, field, order field), after checking
+/// that the whole-collection index (shard, order field) comes first.
 fn index_fields(dir: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(dir.join("firestore.indexes.json")).unwrap();
     let json: serde_json::Value = serde_json::from_str(&text).unwrap();
-    json["indexes"]
-        .as_array()
-        .unwrap()
+    let indexes = json["indexes"].as_array().unwrap();
+    assert_eq!(indexes[0]["fields"].as_array().unwrap().len(), 2, "{text}");
+    indexes[1..]
         .iter()
         .map(|i| i["fields"][1]["fieldPath"].as_str().unwrap().to_owned())
         .collect()

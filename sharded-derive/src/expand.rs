@@ -129,7 +129,17 @@ fn queries(model: &Model) -> TokenStream {
             }
         }
     });
-    let doc = format!("The typed queries of `{ident}`: one method per `#[sharded(index)]` path.");
+    let all_doc = format!("Every document of `{ident}`'s collection, by `{order}` {direction}.");
+    let all = quote! {
+        #[doc = #all_doc]
+        #vis fn all(self) -> ::sharded_runtime::WholeCollection<#ident> {
+            ::sharded_runtime::ShardedQuery::__whole_collection()
+        }
+    };
+    let methods = std::iter::once(all).chain(methods);
+    let doc = format!(
+        "The typed queries of `{ident}`: `all()`, and one method per `#[sharded(index)]` path."
+    );
     entry_point(
         ident,
         vis,

@@ -79,13 +79,18 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
         ["", FIELDS_DOC],
         field_methods,
     );
+    let all = quote! {
+        pub fn all(self) -> ::sharded_runtime::WholeCollection<#ident> {
+            ::core::unreachable!()
+        }
+    };
     let queries = entry_point(
         ident,
         &public,
         &entry,
         &quote::format_ident!("query"),
         ["", ""],
-        methods.collect(),
+        std::iter::once(all).chain(methods).collect(),
     );
     wrap(quote! {
         #fields

@@ -75,34 +75,41 @@ pub struct IndexPlan {
 
 /// The indexes a sharded collection needs.
 ///
-/// One composite index per indexed field: the shard field first (descending, as in the recipe),
-/// then the indexed field (ascending), then the order field in the query direction. That index
-/// serves `shard in [...] AND field == v [AND order-field range] ORDER BY order-field, __name__`.
+/// One composite index for the whole collection, (shard, order field), which serves
+/// `shard in [...] [AND order-field range] ORDER BY order-field, __name__`; and one per indexed
+/// field: the shard field first (descending, as in the recipe), then the indexed field
+/// (ascending), then the order field in the query direction, which serves
+/// `shard in [...] AND field == v [AND order-field range] ORDER BY order-field, __name__`.
 /// And two overrides that disable the single-field indexes of the order field, whose
 /// sequential values are what caps writes at 500/s, and of the shard field (recipe step 4).
 pub fn plan(spec: &CollectionSpec<'_>) -> IndexPlan {
-    let indexes = spec
-        .indexed_fields
-        .iter()
-        .map(|field| CompositeIndex {
-            collection_group: spec.collection.to_owned(),
-            query_scope: QueryScope::Collection,
-            fields: vec![
-                IndexField {
-                    field_path: spec.shard_field.to_owned(),
-                    order: Direction::Descending,
-                },
-                IndexField {
-                    field_path: (*field).to_owned(),
-                    order: Direction::Ascending,
-                },
-                IndexField {
-                    field_path: spec.order_field.to_owned(),
-                    order: spec.direction,
-                },
-            ],
-        })
-        .collect();
+    let shard = || IndexField {
+        field_path: spec.shard_field.to_owned(),
+        order: Direction::Descending,
+    };
+    let order = || IndexField {
+        field_path: spec.order_field.to_owned(),
+        order: spec.direction,
+    };
+    // The whole-collection query: the order field's own index is disabled, so it needs one.
+    let whole_collection = CompositeIndex {
+        collection_group: spec.collection.to_owned(),
+        query_scope: QueryScope::Collection,
+        fields: vec![shard(), order()],
+    };
+    let per_field = spec.indexed_fields.iter().map(|field| CompositeIndex {
+        collection_group: spec.collection.to_owned(),
+        query_scope: QueryScope::Collection,
+        fields: vec![
+            shard(),
+            IndexField {
+                field_path: (*field).to_owned(),
+                order: Direction::Ascending,
+            },
+            order(),
+        ],
+    });
+    let indexes = std::iter::once(whole_collection).chain(per_field).collect();
     let disabled = |field_path: &str| FieldOverride {
         collection_group: spec.collection.to_owned(),
         field_path: field_path.to_owned(),
@@ -239,10 +246,18 @@ mod tests {
                 ]
             })
         };
+        let whole_collection = serde_json::json!({
+            "collectionGroup": "instruments",
+            "queryScope": "COLLECTION",
+            "fields": [
+                { "fieldPath": "shard", "order": "DESCENDING" },
+                { "fieldPath": "timestamp", "order": "DESCENDING" }
+            ]
+        });
         assert_eq!(
             json,
             serde_json::json!({
-                "indexes": [index("exchange"), index("instrumentType"), index("price.currency")],
+                "indexes": [whole_collection, index("exchange"), index("instrumentType"), index("price.currency")],
                 "fieldOverrides": [
                     { "collectionGroup": "instruments", "fieldPath": "timestamp", "indexes": [] },
                     { "collectionGroup": "instruments", "fieldPath": "shard", "indexes": [] }
@@ -259,7 +274,7 @@ mod tests {
             Vec::<String>::new()
         );
         let mut partial = plan.clone();
-        partial.indexes.remove(1);
+        partial.indexes.remove(2);
         partial.field_overrides.remove(0);
         let missing = plan.missing_from(&partial.to_json()).unwrap();
         assert_eq!(
@@ -308,7 +323,8 @@ mod tests {
             ..RECIPE
         };
         let plan = plan(&spec);
-        assert_eq!(plan.indexes[0].fields[2].order, Direction::Ascending);
-        assert_eq!(plan.indexes.len(), 1);
+        assert_eq!(plan.indexes.len(), 2);
+        assert_eq!(plan.indexes[0].fields[1].order, Direction::Ascending);
+        assert_eq!(plan.indexes[1].fields[2].order, Direction::Ascending);
     }
 }

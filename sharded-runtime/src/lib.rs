@@ -28,6 +28,7 @@ pub use fields::Field;
 pub use order_key::OrderKey;
 pub use query::{
     Cursor, MAX_DISJUNCTIONS, MAX_FILTER_VALUE_BYTES, MAX_LIMIT, Page, QueryStats, ShardedQuery,
+    WHOLE_COLLECTION, WholeCollection,
 };
 pub use shard_job::{Checkpoint, Progress, ShardCensus, ShardJob};
 pub use sharded::Sharded;

@@ -77,7 +77,7 @@ fn generated_files_pass_the_firebase_cli_validation() {
         "{report}"
     );
     assert!(
-        report.contains("instruments.json (3 indexes, 2 field overrides)"),
+        report.contains("instruments.json (4 indexes, 2 field overrides)"),
         "{report}"
     );
 
@@ -180,9 +180,18 @@ fn two_crates_share_one_file_in_any_order() {
     assert_eq!(read(), a_then_b, "rebuilding changes no byte");
 
     let json: serde_json::Value = serde_json::from_str(&a_then_b).unwrap();
+    // Each sharded collection: its whole-collection index and one per indexed field.
     assert_eq!(
         index_groups(&json),
-        ["customers", "orders", "refunds", "ticks"]
+        [
+            "customers",
+            "orders",
+            "orders",
+            "refunds",
+            "refunds",
+            "ticks",
+            "ticks"
+        ]
     );
     let ttl = json["fieldOverrides"]
         .as_array()
@@ -210,7 +219,10 @@ fn two_crates_share_one_file_in_any_order() {
     build("orders", &a_src).unwrap();
     let fewer = read();
     let json: serde_json::Value = serde_json::from_str(&fewer).unwrap();
-    assert_eq!(index_groups(&json), ["customers", "orders", "ticks"]);
+    assert_eq!(
+        index_groups(&json),
+        ["customers", "orders", "orders", "ticks", "ticks"]
+    );
     let fewer = write(&workspace, "fewer.json", &fewer);
 
     // A conflicting shard set across the crates fails the build and names both types.

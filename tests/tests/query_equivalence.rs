@@ -53,13 +53,13 @@ fn random_range(rng: &mut StdRng, times: i64) -> Range {
     (bound(rng), bound(rng))
 }
 
-/// The unsharded reference: `field == value` and the range, ordered by the order field alone
-/// (Firestore breaks ties by `__name__` in the same direction), no limit.
+/// The unsharded reference: `field == value` (or every document, with no field) and the range,
+/// ordered by the order field alone (Firestore breaks ties by `__name__` in the same
+/// direction), no limit.
 async fn reference_ids<T: Sharded>(
     db: &FirestoreDb,
     plain: &str,
-    field: &str,
-    value: FirestoreValue,
+    equality: Option<(&str, FirestoreValue)>,
     range: Range,
 ) -> Vec<String> {
     let order_field = T::ORDER_FIELD;
@@ -74,7 +74,9 @@ async fn reference_ids<T: Sharded>(
         .filter(move |q| {
             let ts = |s: i64| timestamp(s);
             q.for_all([
-                q.field(field).eq(value.clone()),
+                equality
+                    .clone()
+                    .and_then(|(field, value)| q.field(field).eq(value)),
                 match range.0 {
                     Bound::Included(s) => q.field(order_field).greater_than_or_equal(ts(s)),
                     Bound::Excluded(s) => q.field(order_field).greater_than(ts(s)),
@@ -147,12 +149,28 @@ async fn three_shards_equal_the_unsharded_query() {
             let range = random_range(&mut rng, times);
             let limit = rng.random_range(1..30);
             let label = format!("dataset {dataset} round {round} range {range:?}");
-            match rng.random_range(0..3) {
+            match rng.random_range(0..4) {
+                3 => {
+                    let reference = reference_ids::<Instrument>(&db, "plain", None, range).await;
+                    let query = Instrument::query().all().range(ts_range(range));
+                    check_query(
+                        &db,
+                        query,
+                        Ok(reference),
+                        limit,
+                        &format!("{label} whole collection"),
+                    )
+                    .await;
+                }
                 0 => {
                     let value = EXCHANGES[rng.random_range(0..3)];
-                    let reference =
-                        reference_ids::<Instrument>(&db, "plain", "exchange", value.into(), range)
-                            .await;
+                    let reference = reference_ids::<Instrument>(
+                        &db,
+                        "plain",
+                        Some(("exchange", value.into())),
+                        range,
+                    )
+                    .await;
                     let query = Instrument::query().exchange(value).range(ts_range(range));
                     check_query(
                         &db,
@@ -168,8 +186,7 @@ async fn three_shards_equal_the_unsharded_query() {
                     let reference = reference_ids::<Instrument>(
                         &db,
                         "plain",
-                        "instrumentType",
-                        value.into(),
+                        Some(("instrumentType", value.into())),
                         range,
                     )
                     .await;
@@ -190,8 +207,7 @@ async fn three_shards_equal_the_unsharded_query() {
                     let reference = reference_ids::<Instrument>(
                         &db,
                         "plain",
-                        "price.currency",
-                        value.into(),
+                        Some(("price.currency", value.into())),
                         range,
                     )
                     .await;
@@ -240,15 +256,23 @@ async fn forty_shards_merge_to_the_unsharded_query() {
         for round in 0..4 {
             let range = random_range(&mut rng, times);
             let limit = rng.random_range(1..40);
+            let label = format!("dataset {dataset} round {round} {range:?}");
+            if round % 2 == 1 {
+                let reference = reference_ids::<Tick>(&db, "plain", None, range).await;
+                let query = Tick::query().all().range(ts_range(range));
+                check_query(&db, query, Ok(reference), limit, &format!("{label} all")).await;
+                continue;
+            }
             let value = EXCHANGES[rng.random_range(0..2)];
-            let reference = reference_ids::<Tick>(&db, "plain", "venue", value.into(), range).await;
+            let reference =
+                reference_ids::<Tick>(&db, "plain", Some(("venue", value.into())), range).await;
             let query = Tick::query().venue(value).range(ts_range(range));
             check_query(
                 &db,
                 query,
                 Ok(reference),
                 limit,
-                &format!("dataset {dataset} round {round} {value} {range:?}"),
+                &format!("{label} {value}"),
             )
             .await;
         }

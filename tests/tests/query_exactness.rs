@@ -14,7 +14,7 @@ use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 use sharded_runtime::firestore::{FirestoreDb, FirestoreQueryDirection, FirestoreTimestamp};
-use sharded_runtime::{Sharded, ShardedQuery, StoredNames};
+use sharded_runtime::{Sharded, ShardedQuery, StoredNames, WholeCollection};
 use sharded_tests::equivalence::check_query;
 use sharded_tests::test_db;
 
@@ -123,6 +123,9 @@ macro_rules! model {
             fn query_place(region_code: &str) -> ShardedQuery<Self, 1> {
                 $name::query().place_region_code(region_code)
             }
+            fn query_all() -> WholeCollection<Self> {
+                $name::query().all()
+            }
         }
     };
 }
@@ -132,6 +135,7 @@ trait Row: Sharded<OrderValue = Self::Value> + Debug {
     fn new(group: String, region_code: String, order_value: Self::Value, seq: i64) -> Self;
     fn query(group: &str) -> ShardedQuery<Self, 0>;
     fn query_place(region_code: &str) -> ShardedQuery<Self, 1>;
+    fn query_all() -> WholeCollection<Self>;
 }
 
 /// A nested index path through a struct with its own serde names: stored, queried and indexed
@@ -166,12 +170,13 @@ fn random_bound<V: Edgy>(rng: &mut StdRng, long_values: bool) -> Bound<V> {
     }
 }
 
-/// The same query on an unsharded copy: `field == value` and the range, ordered by the order field
-/// alone (the server breaks ties by `__name__` in the same direction). `Err` if refused.
+/// The same query on an unsharded copy: `field == value` (or every document, without a field)
+/// and the range, ordered by the order field alone (the server breaks ties by `__name__` in the
+/// same direction). `Err` if refused.
 async fn reference<T: Row>(
     db: &FirestoreDb,
     plain: &str,
-    (field, value): (&'static str, &str),
+    equality: Option<(&'static str, &str)>,
     range: &(Bound<T::Value>, Bound<T::Value>),
 ) -> Result<Vec<String>, String> {
     let order = T::ORDER_FIELD;
@@ -179,14 +184,16 @@ async fn reference<T: Row>(
         sharded_runtime::Direction::Ascending => FirestoreQueryDirection::Ascending,
         sharded_runtime::Direction::Descending => FirestoreQueryDirection::Descending,
     };
-    let value = value.to_owned();
+    let equality = equality.map(|(field, value)| (field, value.to_owned()));
     let range = range.clone();
     db.fluent()
         .select()
         .from(plain)
         .filter(move |q| {
             q.for_all([
-                q.field(field).eq(value.clone()),
+                equality
+                    .as_ref()
+                    .and_then(|(field, value)| q.field(*field).eq(value.clone())),
                 match &range.0 {
                     Bound::Included(v) => q.field(order).greater_than_or_equal(v.clone()),
                     Bound::Excluded(v) => q.field(order).greater_than(v.clone()),
@@ -242,18 +249,24 @@ async fn check_model<T: Row>(db: &FirestoreDb, rng: &mut StdRng, long_values: bo
             random_bound::<T::Value>(rng, long_values),
         );
         let limit = rng.random_range(1..12);
-        if rng.random_bool(0.5) {
+        let shape = rng.random_range(0..3);
+        if shape == 2 {
+            let what = format!("{label} round {round}: whole collection {range:?} limit {limit}");
+            let query = T::query_all().range(range.clone());
+            let expected = reference::<T>(db, &plain, None, &range).await;
+            check_query(db, query, expected, limit, &what).await;
+        } else if shape == 0 {
             let group = *GROUPS.choose(rng).unwrap();
             let what = format!("{label} round {round}: {group} {range:?} limit {limit}");
             let query = T::query(group).range(range.clone());
-            let filter = ("`group-name`", group);
+            let filter = Some(("`group-name`", group));
             let expected = reference::<T>(db, &plain, filter, &range).await;
             check_query(db, query, expected, limit, &what).await;
         } else {
             let region = *REGIONS.choose(rng).unwrap();
             let what = format!("{label} round {round}: region {region} {range:?} limit {limit}");
             let query = T::query_place(region).range(range.clone());
-            let filter = ("place.regionCode", region);
+            let filter = Some(("place.regionCode", region));
             let expected = reference::<T>(db, &plain, filter, &range).await;
             check_query(db, query, expected, limit, &what).await;
         }

@@ -1,5 +1,6 @@
-//! The recipe's app: write instruments with a random shard each, then run its three queries
-//! (common stock, exchange EXCHG1, USD prices; newest 5 first) over every shard.
+//! The recipe's app: write instruments with a random shard each, then show the newest 5 of the
+//! whole collection and run the recipe's three queries (common stock, exchange EXCHG1, USD
+//! prices; newest 5 first), each over every shard.
 //!
 //! `cargo run -p sharded-examples --bin instruments` starts the Cloud Firestore emulator on a
 //! free port (or uses `FIRESTORE_EMULATOR_HOST`) and stops it on exit.
@@ -66,6 +67,10 @@ async fn main() -> Result<(), Box<dyn Error>> {
         "\nwrote {} generated instruments in {} requests; EXCHG1 documents per shard: {shards:?}",
         stats.written, stats.requests
     );
+
+    // The newest of the whole collection: a feed, over every shard.
+    let feed = Instrument::query().all().limit(5).fetch_stored(&db).await?;
+    print_results("newest instruments (whole collection)", &feed);
 
     let common_stock = Instrument::query()
         .instrument_type("commonstock")

@@ -111,8 +111,7 @@ impl<T: Sharded, const INDEX: usize> Cursor<T, INDEX> {
     }
 
     fn query_tag() -> String {
-        let field = T::INDEXED_FIELDS.get(INDEX).copied().unwrap_or("?");
-        format!("{}:{field}", T::COLLECTION)
+        format!("{}:{}", T::COLLECTION, super::query_name::<T>(INDEX))
     }
 
     /// The opaque token.

@@ -30,18 +30,41 @@ use snapshot::Snapshot;
 /// Firestore's limit on values in one `in` filter, and on disjunctions in one query.
 pub const MAX_DISJUNCTIONS: usize = 30;
 
-/// An equality query on one indexed field, ordered by the order field, over every shard.
+/// The `INDEX` of the whole-collection query, `T::query().all()`: no equality filter, ordered
+/// by the order field, served by the index (shard, order field).
+pub const WHOLE_COLLECTION: usize = usize::MAX;
+
+/// `T::query().all()`: every document of the collection, by the order field.
+pub type WholeCollection<T> = ShardedQuery<T, WHOLE_COLLECTION>;
+
+/// The field path an `INDEX` filters on for equality; `None` for the whole collection.
+fn equality_field<T: Sharded>(index: usize) -> Option<&'static str> {
+    T::INDEXED_FIELDS.get(index).copied()
+}
+
+/// How an `INDEX` is named in spans and cursor tokens.
+pub(crate) fn query_name<T: Sharded>(index: usize) -> &'static str {
+    match index {
+        WHOLE_COLLECTION => "*",
+        index => equality_field::<T>(index).unwrap_or("?"),
+    }
+}
+
+/// An equality query on one indexed field, or the whole collection, ordered by the order
+/// field, over every shard.
 ///
-/// Built by the derive's `T::query().<field>(value)`; `INDEX` is the field's position in
-/// [`Sharded::INDEXED_FIELDS`]. Every query this type can express is served by the composite
-/// index (shard, field, order field) that the index plan generates.
+/// Built by the derive's `T::query().<field>(value)`, where `INDEX` is the field's position in
+/// [`Sharded::INDEXED_FIELDS`], or `T::query().all()`, where it is [`WHOLE_COLLECTION`]. Every
+/// query this type can express is served by a composite index the index plan generates:
+/// (shard, field, order field), or (shard, order field) for the whole collection.
 ///
 /// With at most 30 shard values it is one Firestore query, `shard in [...]`, which the server
 /// merges; with more, one query per chunk of ≤ 30 values, sent concurrently and merged here on
 /// (order field, document name). Either way the documents and their order are exactly those of
 /// the same query on an unsharded collection ordered by (order field, `__name__`).
 pub struct ShardedQuery<T, const INDEX: usize> {
-    value: std::result::Result<Value, String>,
+    /// The value the indexed field equals; `None` for the whole collection.
+    value: Option<std::result::Result<Value, String>>,
     lower: Bound<std::result::Result<Value, String>>,
     upper: Bound<std::result::Result<Value, String>>,
     limit: Option<u32>,
@@ -144,7 +167,19 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
     #[doc(hidden)]
     pub fn __new<V: Serialize + ?Sized>(value: &V) -> Self {
         ShardedQuery {
-            value: to_value(value),
+            value: Some(to_value(value)),
+            lower: Bound::Unbounded,
+            upper: Bound::Unbounded,
+            limit: None,
+            after: None,
+            marker: PhantomData,
+        }
+    }
+
+    #[doc(hidden)]
+    pub fn __whole_collection() -> Self {
+        ShardedQuery {
+            value: None,
             lower: Bound::Unbounded,
             upper: Bound::Unbounded,
             limit: None,
@@ -416,9 +451,16 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
     /// Checks the query and turns it into Firestore terms; an error here means nothing was sent.
     fn prepare(&self, db: &FirestoreDb) -> Result<Prepared> {
         let invalid = |why: String| Error::InvalidQuery(why);
-        let field = *T::INDEXED_FIELDS
-            .get(INDEX)
-            .ok_or_else(|| invalid(format!("`{}` has no indexed field #{INDEX}", T::COLLECTION)))?;
+        let equality = match (&self.value, equality_field::<T>(INDEX)) {
+            (None, _) if INDEX == WHOLE_COLLECTION => None,
+            (Some(value), Some(field)) => Some((field, value)),
+            _ => {
+                return Err(invalid(format!(
+                    "`{}` has no indexed field #{INDEX}",
+                    T::COLLECTION
+                )));
+            }
+        };
         if T::READ_SHARD_VALUES.is_empty() {
             return Err(invalid(format!("`{}` has no shard values", T::COLLECTION)));
         }
@@ -442,12 +484,15 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
                 chunk.len()
             )));
         }
-        let value = self.value.clone().map_err(invalid)?;
-        check_filter_value(field, &value)?;
-        let mut filters = vec![compare(FirestoreQueryFilterCompare::Equal(
-            field.to_owned(),
-            FirestoreValue { value },
-        ))];
+        let mut filters = Vec::new();
+        if let Some((field, value)) = equality {
+            let value = value.clone().map_err(invalid)?;
+            check_filter_value(field, &value)?;
+            filters.push(compare(FirestoreQueryFilterCompare::Equal(
+                field.to_owned(),
+                FirestoreValue { value },
+            )));
+        }
         let order = T::ORDER_FIELD.to_owned();
         use FirestoreQueryFilterCompare::{
             GreaterThan, GreaterThanOrEqual, LessThan, LessThanOrEqual,
@@ -564,7 +609,7 @@ fn query_span<T: Sharded, const INDEX: usize>(operation: &'static str) -> tracin
         "sharded_query",
         operation,
         collection = T::COLLECTION,
-        field = T::INDEXED_FIELDS.get(INDEX).copied().unwrap_or_default(),
+        field = query_name::<T>(INDEX),
         shards = T::READ_SHARD_VALUES.len(),
         chunks = tracing::field::Empty,
         documents_read = tracing::field::Empty,
