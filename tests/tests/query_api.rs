@@ -57,6 +57,21 @@ async fn cursors_from_a_known_item_resume_exactly_after_it() {
     assert_eq!(second.items.len(), 6);
     assert!(second.next.is_none());
 
+    // `page` takes the limit as an argument: the same pages, and no page query without one.
+    let by_page = query.page(db, 6).await.unwrap();
+    assert_eq!(by_page, first);
+    let by_page = query
+        .clone()
+        .after(by_page.next.unwrap())
+        .page(db, 6)
+        .await
+        .unwrap();
+    assert_eq!(by_page, second);
+    assert!(matches!(
+        query.fetch_page(db).await,
+        Err(Error::InvalidQuery(_))
+    ));
+
     // Every fetch can say what it cost: two chunk queries for Tick's 40 shard values.
     let (items, stats) = query.fetch_with_stats(db).await.unwrap();
     assert_eq!(items.len(), 12);

@@ -420,6 +420,8 @@ struct Batcher {
     in_flight_ops: usize,
     flushes: Vec<oneshot::Sender<()>>,
     open: bool,
+    /// The sleep until the next deadline (the ramp, a backoff, a linger), and that deadline.
+    timer: Option<(Duration, super::clock::Sleep)>,
 }
 
 type Sent = (Vec<Op>, std::result::Result<BatchWriteResponse, Status>);
@@ -452,6 +454,7 @@ impl Batcher {
             in_flight_ops: 0,
             flushes: Vec::new(),
             open: true,
+            timer: None,
         }
     }
 
@@ -475,24 +478,39 @@ impl Batcher {
             let held =
                 self.ready.len() + self.retries.len() + self.waiting.len() + self.in_flight_ops;
             let accepting = self.open && held < self.options.max_pending + self.options.batch_size;
-            let sleep = self
-                .options
-                .clock
-                .sleep(wake.unwrap_or(now).saturating_sub(now));
-            tokio::select! {
+            // One timer per deadline, kept across turns of the loop: a new write does not
+            // re-arm the linger of the batch it joins.
+            let mut timer = self.timer.take().filter(|(at, _)| Some(*at) == wake);
+            if let (None, Some(at)) = (&timer, wake) {
+                timer = Some((at, self.options.clock.sleep(at.saturating_sub(now))));
+            }
+            let fired = async {
+                match &mut timer {
+                    Some((_, sleep)) => sleep.as_mut().await,
+                    None => std::future::pending().await,
+                }
+            };
+            let timed_out = tokio::select! {
                 biased;
                 Some((ops, response)) = self.in_flight.next(), if !self.in_flight.is_empty() => {
                     self.answer(ops, response);
+                    false
                 }
-                message = self.messages.recv(), if accepting => match message {
-                    Some(Message::Write(mut op)) => {
-                        op.not_before = self.options.clock.now();
-                        self.ready.push_back(*op);
+                message = self.messages.recv(), if accepting => {
+                    match message {
+                        Some(Message::Write(mut op)) => {
+                            op.not_before = self.options.clock.now();
+                            self.ready.push_back(*op);
+                        }
+                        Some(Message::Flush(done)) => self.flushes.push(done),
+                        None => self.open = false,
                     }
-                    Some(Message::Flush(done)) => self.flushes.push(done),
-                    None => self.open = false,
-                },
-                () = sleep, if wake.is_some() => {}
+                    false
+                }
+                () = fired, if wake.is_some() => true,
+            };
+            if !timed_out {
+                self.timer = timer;
             }
         }
         let unclaimed = self.shared.unclaimed.lock().expect("failures lock");

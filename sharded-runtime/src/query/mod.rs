@@ -240,7 +240,16 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
         Ok((items, stats))
     }
 
+    /// One page of at most `limit` documents, and the cursor of the next page if there is one:
+    /// [`fetch_page`](Self::fetch_page) with the limit as an argument, so a page query without
+    /// one does not compile. `limit` replaces any [`limit`](Self::limit) set before.
+    pub async fn page(&self, db: &FirestoreDb, limit: u32) -> Result<Page<T, INDEX>> {
+        self.clone().limit(limit).fetch_page(db).await
+    }
+
     /// One page of at most `limit` documents, and the cursor of the next page if there is one.
+    /// Without a [`limit`](Self::limit) it is [`Error::InvalidQuery`]; [`page`](Self::page)
+    /// takes the limit as an argument instead.
     ///
     /// The page asks for one document more than `limit`, so it knows whether another page
     /// follows: a full last page has no `next`, and reading on costs no empty round trip. That
