@@ -80,6 +80,17 @@ impl BulkWriterOptions {
         }
     }
 
+    /// For the highest throughput, where nothing needs ramping (a collection nobody reads
+    /// yet, the emulator): throttling off and requests of up to 500 writes, the old
+    /// per-commit limit; retries as by default.
+    pub fn unthrottled() -> Self {
+        BulkWriterOptions {
+            throttling: Throttling::Off,
+            batch_size: 500,
+            ..BulkWriterOptions::default()
+        }
+    }
+
     /// These options with `throttling`.
     pub fn with_throttling(self, throttling: Throttling) -> Self {
         BulkWriterOptions { throttling, ..self }
@@ -182,9 +193,10 @@ impl Future for PendingWrite {
 /// - **Ramp-up ("500/50/5"):** operations start at 500/s and grow by half every 5 minutes
 ///   ([`Throttling::ramp`]); [`BulkWriterOptions::for_type`] stops the ramp at 500 per shard
 ///   value, the rate the type's shards were sized for. Throttling can be turned off.
-/// - **Batches:** BatchWrite requests of 20 writes (not atomic: each write succeeds or fails
-///   on its own), at most one write per document per request, at most 500 operations in
-///   flight; beyond that, `upsert` and the other writes wait.
+/// - **Batches:** BatchWrite requests of 20 writes and at most 9 MiB (not atomic: each write
+///   succeeds or fails on its own), at most one write per document per request, at most 500
+///   operations in flight; beyond that, `upsert` and the other writes wait. A part-full batch
+///   goes out after 10 ms, so awaiting one write needs no flush.
 /// - **Retries:** each write that fails with RESOURCE_EXHAUSTED, ABORTED or UNAVAILABLE (or
 ///   whose whole request failed, as a dropped connection does) is retried on its own, after
 ///   1 s × 1.5 per attempt (60 s at most, and after RESOURCE_EXHAUSTED), ±30 % jitter, up to
@@ -229,6 +241,8 @@ enum Message {
 struct Op {
     document: String,
     write: Write,
+    /// The write's encoded size, which bounds a request's.
+    bytes: usize,
     attempts: u32,
     /// When it was queued, for a new write; when its wait ends, for a retry.
     not_before: Duration,
@@ -338,6 +352,7 @@ impl BulkWriter {
         let (reply, outcome) = oneshot::channel();
         let op = Op {
             document: document.clone(),
+            bytes: firestore::gcloud_sdk::prost::Message::encoded_len(&write),
             write,
             attempts: 0,
             not_before: Duration::ZERO,
@@ -652,15 +667,25 @@ impl Batcher {
     }
 }
 
-/// How many ops from the front of `queue` (at most `size`) name distinct documents: a
-/// BatchWrite request takes one write per document.
+/// The largest BatchWrite request this writer sends, in encoded bytes: under Firestore's 10 MiB
+/// limit on a request, with room for its envelope.
+const MAX_REQUEST_BYTES: usize = 9 * 1024 * 1024;
+
+/// How many ops from the front of `queue` go in the next request: at most `size`, each naming
+/// a document none before it names (a BatchWrite request takes one write per document), and
+/// at most [`MAX_REQUEST_BYTES`] together (a larger write goes alone, to fail on its own).
 fn distinct_prefix(queue: &VecDeque<Op>, size: usize) -> usize {
     let mut seen = std::collections::HashSet::with_capacity(size);
-    queue
+    let mut bytes = 0;
+    let count = queue
         .iter()
         .take(size)
-        .take_while(|op| seen.insert(op.document.as_str()))
-        .count()
+        .take_while(|op| {
+            bytes += op.bytes;
+            bytes <= MAX_REQUEST_BYTES && seen.insert(op.document.as_str())
+        })
+        .count();
+    count.max(1)
 }
 
 async fn send(db: FirestoreDb, ops: Vec<Op>, timeout: Duration) -> Sent {
@@ -687,4 +712,35 @@ fn system_time(timestamp: firestore::gcloud_sdk::prost_types::Timestamp) -> Syst
         timestamp.nanos.max(0) as u32,
     );
     SystemTime::UNIX_EPOCH + since_epoch
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn op(document: &str, bytes: usize) -> Op {
+        Op {
+            document: document.into(),
+            write: Write::default(),
+            bytes,
+            attempts: 0,
+            not_before: Duration::ZERO,
+            reply: None,
+        }
+    }
+
+    #[test]
+    fn a_request_holds_one_write_per_document_within_the_size_limit() {
+        let queue = VecDeque::from([op("a", 10), op("b", 10), op("a", 10), op("c", 10)]);
+        assert_eq!(
+            distinct_prefix(&queue, 20),
+            2,
+            "a second write to `a` waits"
+        );
+        assert_eq!(distinct_prefix(&queue, 1), 1);
+        let big = VecDeque::from([op("a", 5 << 20), op("b", 5 << 20)]);
+        assert_eq!(distinct_prefix(&big, 20), 1, "9 MiB at most");
+        let huge = VecDeque::from([op("a", 20 << 20)]);
+        assert_eq!(distinct_prefix(&huge, 20), 1, "alone, to fail on its own");
+    }
 }
