@@ -12,6 +12,45 @@ use sharded_runtime::{Checkpoint, Progress, Result, ShardJob, Sharded};
 
 use crate::{all_documents, id_of};
 
+/// Retries quick enough for tests through faults, which need not wait out Google's 1 s
+/// first backoff.
+pub fn fast_retries() -> sharded_runtime::bulk::Backoff {
+    sharded_runtime::bulk::Backoff {
+        initial: Duration::from_millis(20),
+        maximum: Duration::from_millis(500),
+        ..sharded_runtime::bulk::Backoff::default()
+    }
+}
+
+/// A writer's options for tests: no ramp (the emulator is no production key range) and
+/// [`fast_retries`].
+pub fn unthrottled() -> sharded_runtime::bulk::BulkWriterOptions {
+    sharded_runtime::bulk::BulkWriterOptions::default()
+        .with_throttling(sharded_runtime::bulk::Throttling::Off)
+        .with_backoff(fast_retries())
+}
+
+/// A proxy in front of `test`'s emulator that drops 1 % of the chunks it forwards (closing
+/// the connection) and delays 5 % by up to 10 ms, from `seed`; and a client of `test`'s
+/// project through it.
+pub async fn faulty_client(
+    test: &crate::TestDb,
+    seed: u64,
+) -> (sharded_runtime::fault_proxy::FaultProxy, FirestoreDb) {
+    use sharded_runtime::fault_proxy::{FaultProxy, Faults};
+    let faults = Faults {
+        seed,
+        drop_chance: 0.01,
+        delay_chance: 0.05,
+        max_delay: Duration::from_millis(10),
+    };
+    let proxy = FaultProxy::start(test.emulator.host(), faults)
+        .await
+        .expect("start the proxy");
+    let client = crate::same_project_via(&test.db, &proxy.host()).await;
+    (proxy, client)
+}
+
 /// A document's fields, as Firestore stores them.
 pub type Fields = HashMap<String, Value>;
 

@@ -22,29 +22,31 @@ pub struct Tick {
     pub seq: i64,
 }
 
+/// A struct of readings (`venue`, `at`, `seq`) with the given `#[sharded(...)]`: the one shape
+/// the resharding tests declare over and over, each time with another shard set.
+macro_rules! readings {
+    ($(#[$attr:meta])* $name:ident) => {
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
+        $(#[$attr])*
+        pub struct $name {
+            #[sharded(index)]
+            pub venue: String,
+            pub at: FirestoreTimestamp,
+            pub seq: i64,
+        }
+    };
+}
+
 /// A collection resharded from `["a", "b", "c"]` to `["c", "d"]`: the type before, the type
 /// while documents move (`previous(...)`), and the type after.
 pub mod moving {
     use super::*;
 
-    macro_rules! reading {
-        ($(#[$attr:meta])* $name:ident) => {
-            #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
-            $(#[$attr])*
-            pub struct $name {
-                #[sharded(index)]
-                pub venue: String,
-                pub at: FirestoreTimestamp,
-                pub seq: i64,
-            }
-        };
-    }
-
-    reading!(
+    readings!(
         #[sharded(shard_values = ["a", "b", "c"], order_by = "at", collection = "moving")]
         Before
     );
-    reading!(
+    readings!(
         #[sharded(
             shard_values = ["c", "d"],
             previous(shard_values = ["a", "b", "c"]),
@@ -53,7 +55,7 @@ pub mod moving {
         )]
         During
     );
-    reading!(
+    readings!(
         #[sharded(shard_values = ["c", "d"], order_by = "at", collection = "moving")]
         After
     );
@@ -64,40 +66,26 @@ pub mod moving {
 pub mod growing {
     use super::*;
 
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
-    #[sharded(shards = 3, order_by = "at", collection = "growing")]
-    pub struct Three {
-        #[sharded(index)]
-        pub venue: String,
-        pub at: FirestoreTimestamp,
-        pub seq: i64,
-    }
-
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
-    #[sharded(
-        shards = 6,
-        previous(shards = 3, since = "2026-11-22T19:00:00Z"),
-        order_by = "at",
-        collection = "growing"
-    )]
-    pub struct Six {
-        #[sharded(index)]
-        pub venue: String,
-        pub at: FirestoreTimestamp,
-        pub seq: i64,
-    }
-
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
-    #[sharded(
-        shards = 30,
-        previous(shards = 3),
-        order_by = "at",
-        collection = "growing"
-    )]
-    pub struct Thirty {
-        #[sharded(index)]
-        pub venue: String,
-        pub at: FirestoreTimestamp,
-        pub seq: i64,
-    }
+    readings!(
+        #[sharded(shards = 3, order_by = "at", collection = "growing")]
+        Three
+    );
+    readings!(
+        #[sharded(
+            shards = 6,
+            previous(shards = 3, since = "2026-11-22T19:00:00Z"),
+            order_by = "at",
+            collection = "growing"
+        )]
+        Six
+    );
+    readings!(
+        #[sharded(
+            shards = 30,
+            previous(shards = 3),
+            order_by = "at",
+            collection = "growing"
+        )]
+        Thirty
+    );
 }

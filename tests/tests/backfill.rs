@@ -5,16 +5,16 @@
 use std::time::Duration;
 
 use serde::Serialize;
-use sharded_runtime::bulk::{Backoff, BulkWriter, BulkWriterOptions, Throttling};
-use sharded_runtime::fault_proxy::{FaultProxy, Faults};
+use sharded_runtime::bulk::{BulkWriter, BulkWriterOptions, Throttling};
 use sharded_runtime::firestore::FirestoreValue;
 use sharded_runtime::{ShardCensus, Sharded};
 use sharded_tests::equivalence::{check_query, unsharded_ids};
 use sharded_tests::migration::{
-    concurrent_writer, expected_state, run_interrupted, run_to_end, stored_state,
+    concurrent_writer, expected_state, fast_retries, faulty_client, run_interrupted, run_to_end,
+    stored_state, unthrottled,
 };
 use sharded_tests::models::{Instrument, Price};
-use sharded_tests::{same_project_via, test_db};
+use sharded_tests::test_db;
 
 const DOCUMENTS: u32 = 10_000;
 const EXCHANGES: [&str; 4] = ["EX0", "EX1", "EX2", "EX3"];
@@ -44,14 +44,6 @@ struct WithStrayShard<'a> {
     #[serde(flatten)]
     instrument: &'a Instrument,
     shard: i64,
-}
-
-fn fast_retries() -> Backoff {
-    Backoff {
-        initial: Duration::from_millis(20),
-        maximum: Duration::from_millis(500),
-        ..Backoff::default()
-    }
 }
 
 #[tokio::test]
@@ -106,23 +98,8 @@ async fn backfill_gives_every_document_a_shard_and_changes_nothing_else() {
     );
 
     // The job runs through a proxy that drops connections; a writer works beside it.
-    let proxy = FaultProxy::start(
-        test.emulator.host(),
-        Faults {
-            seed: 11,
-            drop_chance: 0.01,
-            delay_chance: 0.05,
-            max_delay: Duration::from_millis(10),
-        },
-    )
-    .await
-    .unwrap();
-    let faulty = same_project_via(db, &proxy.host()).await;
-    let writer = || {
-        BulkWriterOptions::default()
-            .with_throttling(Throttling::Off)
-            .with_backoff(fast_retries())
-    };
+    let (proxy, faulty) = faulty_client(&test, 11).await;
+    let writer = unthrottled;
     let touched: Vec<String> = ids.iter().step_by(10).cloned().collect();
     let concurrent = concurrent_writer(
         db.clone(),

@@ -4,13 +4,12 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use sharded_runtime::bulk::{
-    Backoff, BulkWriter, BulkWriterOptions, Clock, Throttling, VirtualClock,
-};
+use sharded_runtime::bulk::{BulkWriter, BulkWriterOptions, Clock, Throttling, VirtualClock};
 use sharded_runtime::fault_proxy::{FaultProxy, Faults};
 use sharded_runtime::firestore::FirestoreDb;
 use sharded_runtime::firestore::gcloud_sdk::tonic::Code;
 use sharded_runtime::{Error, Sharded};
+use sharded_tests::migration::fast_retries;
 use sharded_tests::models::{Instrument, Price};
 use sharded_tests::{all_documents, id_of, same_project_via, string_field, test_db};
 
@@ -29,15 +28,6 @@ fn instrument(n: u32) -> Instrument {
 
 fn random_id() -> String {
     format!("{:016x}", rand::random::<u64>())
-}
-
-/// Quick retries, so that tests through faults do not wait out Google's 1 s first backoff.
-fn fast_retries() -> Backoff {
-    Backoff {
-        initial: Duration::from_millis(20),
-        maximum: Duration::from_millis(500),
-        ..Backoff::default()
-    }
 }
 
 async fn stored_shards(db: &FirestoreDb) -> Vec<String> {

@@ -6,19 +6,19 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use sharded_runtime::bulk::{Backoff, BulkWriter, BulkWriterOptions, Throttling};
-use sharded_runtime::fault_proxy::{FaultProxy, Faults};
+use sharded_runtime::bulk::BulkWriter;
 use sharded_runtime::firestore::FirestoreDb;
 use sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::value::ValueType;
 use sharded_runtime::reshard::{draw_at, new_values_share};
 use sharded_runtime::{ShardCensus, Sharded};
 use sharded_tests::equivalence::{check_query, unsharded_ids};
 use sharded_tests::migration::{
-    concurrent_writer, expected_state, run_interrupted, run_to_end, stored_state,
+    concurrent_writer, expected_state, faulty_client, run_interrupted, run_to_end, stored_state,
+    unthrottled,
 };
 use sharded_tests::models::growing::{Six, Thirty, Three};
 use sharded_tests::models::moving::{After, Before, During};
-use sharded_tests::{same_project_via, test_db};
+use sharded_tests::test_db;
 
 const VENUES: [&str; 3] = ["v0", "v1", "v2"];
 
@@ -57,20 +57,6 @@ impl_reading!(Before, During, Three, Six);
 reading!(before: Before);
 reading!(during: During);
 reading!(three: Three);
-
-fn fast_retries() -> Backoff {
-    Backoff {
-        initial: Duration::from_millis(20),
-        maximum: Duration::from_millis(500),
-        ..Backoff::default()
-    }
-}
-
-fn unthrottled() -> BulkWriterOptions {
-    BulkWriterOptions::default()
-        .with_throttling(Throttling::Off)
-        .with_backoff(fast_retries())
-}
 
 /// Every venue query of `T` equals the unsharded query over the whole collection.
 async fn queries_equal_unsharded<T: Sharded + HasVenueQuery>(db: &FirestoreDb, what: &str) {
@@ -145,18 +131,7 @@ async fn rebalance_moves_every_document_out_of_retired_values_and_none_drops_out
     );
     queries_equal_unsharded::<During>(db, "declared").await;
 
-    let proxy = FaultProxy::start(
-        test.emulator.host(),
-        Faults {
-            seed: 23,
-            drop_chance: 0.01,
-            delay_chance: 0.05,
-            max_delay: Duration::from_millis(10),
-        },
-    )
-    .await
-    .unwrap();
-    let faulty = same_project_via(db, &proxy.host()).await;
+    let (proxy, faulty) = faulty_client(&test, 23).await;
     let collection = During::collection(&faulty);
     let touched: Vec<String> = ids.iter().step_by(10).cloned().collect();
     let (first_half, second_half) = touched.split_at(touched.len() / 2);

@@ -266,27 +266,34 @@ impl BulkWriter {
     /// Creates or replaces the sharded document `id`, its shard drawn as on every write path.
     /// The id and the document are checked now; on an error nothing is queued.
     pub async fn upsert<T: Sharded>(&self, id: &str, document: &T) -> Result<PendingWrite> {
-        check_document_id(id)?;
-        let name = self.document_name(T::COLLECTION, id);
-        let document = serialize(document, &name)?;
-        self.note_created(id);
-        self.queue(Write {
-            operation: Some(Operation::Update(document)),
-            ..Write::default()
-        })
-        .await
+        self.write_sharded(id, document, None).await
     }
 
     /// Creates the sharded document `id`; fails (in its [`PendingWrite`]) if it exists.
     pub async fn create<T: Sharded>(&self, id: &str, document: &T) -> Result<PendingWrite> {
+        self.write_sharded(
+            id,
+            document,
+            Some(precondition::ConditionType::Exists(false)),
+        )
+        .await
+    }
+
+    /// A whole sharded document under `id`, checked and with its shard drawn, queued.
+    async fn write_sharded<T: Sharded>(
+        &self,
+        id: &str,
+        document: &T,
+        condition: Option<precondition::ConditionType>,
+    ) -> Result<PendingWrite> {
         check_document_id(id)?;
         let name = self.document_name(T::COLLECTION, id);
         let document = serialize(document, &name)?;
         self.note_created(id);
         self.queue(Write {
             operation: Some(Operation::Update(document)),
-            current_document: Some(Precondition {
-                condition_type: Some(precondition::ConditionType::Exists(false)),
+            current_document: condition.map(|condition| Precondition {
+                condition_type: Some(condition),
             }),
             ..Write::default()
         })
