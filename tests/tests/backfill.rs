@@ -244,3 +244,97 @@ async fn a_change_after_the_scan_wins_and_the_document_is_sharded_anyway() {
         assert!(Instrument::SHARD_VALUES.contains(&stored.shard.as_str()));
     }
 }
+
+/// A shard field whose name needs quoting, 40 shard values (two chunk queries), ids with
+/// spaces and non-ASCII, an empty collection, and a checkpoint at a document deleted since.
+#[tokio::test]
+async fn backfill_handles_quoted_shard_fields_many_shards_and_odd_ids() {
+    use sharded_runtime::Checkpoint;
+    use sharded_tests::models::Tick;
+
+    #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, Sharded)]
+    #[sharded(
+        shards = 5,
+        shard_field = "shard-id",
+        order_by = "at",
+        collection = "quoted"
+    )]
+    struct Quoted {
+        #[sharded(index)]
+        venue: String,
+        at: sharded_runtime::firestore::FirestoreTimestamp,
+    }
+
+    let test = test_db("backfill-odd").await;
+    let db = &test.db;
+    // Nothing to do in an empty collection.
+    let empty = run_to_end(Quoted::collection(db).backfill()).await.unwrap();
+    assert_eq!((empty.scanned, empty.updated), (0, 0));
+    assert_eq!(
+        Quoted::collection(db).verify().await.unwrap(),
+        ShardCensus::default()
+    );
+
+    let seed = BulkWriter::new(db, unthrottled());
+    let ids: Vec<String> = (0..120).map(|n| format!("doc {n:03} é✓")).collect();
+    for (n, id) in ids.iter().enumerate() {
+        let at = sharded_examples::at(&format!("2026-11-22T19:00:{:02}Z", n % 7));
+        let quoted = Quoted {
+            venue: format!("v{}", n % 2),
+            at,
+        };
+        drop(seed.set(Quoted::COLLECTION, id, &quoted).await.unwrap());
+        let tick = Tick {
+            venue: format!("v{}", n % 2),
+            at,
+            seq: n as i64,
+        };
+        drop(seed.set(Tick::COLLECTION, id, &tick).await.unwrap());
+    }
+    seed.close().await.unwrap();
+
+    // Resume after a document that has been deleted since: the scan goes on after its name.
+    Quoted::collection(db).delete(&ids[49]).await.unwrap();
+    let resumed = run_to_end(
+        Quoted::collection(db)
+            .backfill()
+            .page_size(16)
+            .writer(unthrottled())
+            .resume_from(Checkpoint::after(ids[49].clone())),
+    )
+    .await
+    .unwrap();
+    assert_eq!(resumed.updated, 70, "{resumed:?}");
+    let census = Quoted::collection(db).verify().await.unwrap();
+    assert_eq!((census.current, census.missing), (70, 49));
+    run_to_end(Quoted::collection(db).backfill().writer(unthrottled()))
+        .await
+        .unwrap();
+    let ticks = run_to_end(
+        Tick::collection(db)
+            .backfill()
+            .page_size(7)
+            .writer(unthrottled()),
+    )
+    .await
+    .unwrap();
+    assert_eq!(ticks.updated, 120);
+
+    for venue in ["v0", "v1"] {
+        let expected = unsharded_ids::<Quoted>(db, "venue", venue).await;
+        assert_eq!(
+            expected.len(),
+            if venue == "v0" { 60 } else { 59 },
+            "{venue}"
+        );
+        check_query(db, Quoted::query().venue(venue), Ok(expected), 13, venue).await;
+        let expected = unsharded_ids::<Tick>(db, "venue", venue).await;
+        check_query(db, Tick::query().venue(venue), Ok(expected), 13, venue).await;
+    }
+    let stored = Quoted::collection(db)
+        .get_stored(&ids[0])
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(Quoted::SHARD_VALUES.contains(&stored.shard.as_str()));
+}
