@@ -190,8 +190,15 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
     /// Runs the job, calling `progress` after each page; returns the final progress.
     ///
     /// On an error (a write given up on, a scan that kept failing) it stops and returns it;
-    /// the last progress reported holds the checkpoint to resume from.
+    /// the last progress reported holds the checkpoint to resume from. A checkpoint whose id
+    /// no document could have is [`Error::InvalidCursor`], with nothing sent.
     pub async fn run(self, mut progress: impl FnMut(&Progress)) -> Result<Progress> {
+        if let Some(checkpoint) = &self.resume
+            && !crate::query::order::is_legacy_numeric_id(&checkpoint.last_id)
+        {
+            crate::check_document_id(&checkpoint.last_id)
+                .map_err(|error| Error::InvalidCursor(format!("checkpoint: {error}")))?;
+        }
         let started = Instant::now();
         let writer = BulkWriter::new(self.db, self.writer.clone());
         let mut report = Progress {

@@ -293,6 +293,17 @@ async fn backfill_handles_quoted_shard_fields_many_shards_and_odd_ids() {
     }
     seed.close().await.unwrap();
 
+    // A checkpoint no document could have is refused before anything is sent.
+    let refused = Quoted::collection(db)
+        .backfill()
+        .resume_from(Checkpoint::after("a/b"))
+        .run(|_| {})
+        .await;
+    assert!(
+        matches!(refused, Err(sharded_runtime::Error::InvalidCursor(_))),
+        "{refused:?}"
+    );
+
     // Resume after a document that has been deleted since: the scan goes on after its name.
     Quoted::collection(db).delete(&ids[49]).await.unwrap();
     let resumed = run_to_end(

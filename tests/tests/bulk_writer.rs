@@ -60,6 +60,26 @@ async fn every_write_lands_with_a_shard_and_its_outcome() {
     assert_eq!(shards.len(), 1_000);
     let used: BTreeSet<&str> = shards.iter().map(String::as_str).collect();
     assert_eq!(used, BTreeSet::from(["x", "y", "z"]));
+
+    // Deletes, of documents that exist and of one that does not.
+    let writer = BulkWriter::new(&test.db, BulkWriterOptions::unthrottled());
+    let ids: Vec<String> = all_documents(&test.db, Instrument::COLLECTION)
+        .await
+        .iter()
+        .take(10)
+        .map(|document| id_of(document).to_owned())
+        .collect();
+    for id in ids.iter().map(String::as_str).chain(["never-written"]) {
+        drop(writer.delete::<Instrument>(id).await.unwrap());
+    }
+    assert_eq!(writer.close().await.unwrap().written, 11);
+    assert_eq!(stored_shards(&test.db).await.len(), 990);
+    for id in &ids {
+        assert_eq!(
+            Instrument::collection(&test.db).get(id).await.unwrap(),
+            None
+        );
+    }
 }
 
 #[tokio::test]
