@@ -254,7 +254,7 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
     }
 
     fn document_name(&self, id: &str) -> String {
-        format!("{}/{}/{id}", self.db.get_documents_path(), T::COLLECTION)
+        crate::stored::document_name(self.db.get_documents_path(), T::COLLECTION, id)
     }
 }
 

@@ -26,6 +26,7 @@ use rand::Rng;
 
 use crate::Sharded;
 use crate::bulk::Throttling;
+use crate::shard::draw_shard;
 
 /// The writes per second one shard value takes: Firestore's limit for a sequentially indexed
 /// range, which the shard count was sized by.
@@ -66,24 +67,22 @@ fn share(new: usize, kept: usize, previous: usize, elapsed: Duration) -> f64 {
 /// A shard value for a write of `T`, `elapsed` after the resharding started (ignored when `T`
 /// declares no previous set).
 pub fn draw_at<T: Sharded>(elapsed: Duration) -> &'static str {
-    let mut rng = rand::rng();
     if T::PREVIOUS_SHARD_VALUES.is_empty() || T::NEW_SHARD_VALUES.is_empty() {
-        return T::KEPT_SHARD_VALUES[rng.random_range(0..T::KEPT_SHARD_VALUES.len())];
+        return draw_shard(T::KEPT_SHARD_VALUES);
     }
     let from_new = T::KEPT_SHARD_VALUES.is_empty()
-        || rng.random_bool(new_values_share::<T>(elapsed).clamp(0.0, 1.0));
-    let values = if from_new {
+        || rand::rng().random_bool(new_values_share::<T>(elapsed).clamp(0.0, 1.0));
+    draw_shard(if from_new {
         T::NEW_SHARD_VALUES
     } else {
         T::KEPT_SHARD_VALUES
-    };
-    values[rng.random_range(0..values.len())]
+    })
 }
 
 /// A shard value for a write of `T` now.
 pub(crate) fn draw<T: Sharded>() -> &'static str {
     if T::PREVIOUS_SHARD_VALUES.is_empty() {
-        return crate::shard::draw_shard(T::SHARD_VALUES);
+        return draw_shard(T::SHARD_VALUES);
     }
     draw_at::<T>(elapsed::<T>())
 }

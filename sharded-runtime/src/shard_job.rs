@@ -13,7 +13,7 @@ use firestore::{FirestoreDb, FirestoreQueryCursor, FirestoreValue};
 use serde::{Deserialize, Serialize};
 
 use crate::bulk::{Backoff, BulkWriter, BulkWriterOptions, PendingWrite, WriteFailure};
-use crate::stored::document_id;
+use crate::stored::{document_id, document_name, shard_value};
 use crate::{Error, Result, Sharded};
 
 /// How far a [`ShardJob`] got: every document whose id sorts at or before
@@ -343,13 +343,7 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
                     .query()
             })
             .await?;
-        rows.first()
-            .and_then(|row| row.fields.get("count"))
-            .and_then(|value| match value.value_type {
-                Some(ValueType::IntegerValue(count)) => u64::try_from(count).ok(),
-                _ => None,
-            })
-            .ok_or_else(|| Error::InvalidQuery("Firestore returned no count".into()))
+        crate::query::count_of(&rows)
     }
 
     /// The next page of the scan: documents after `after` in name order, with only the shard
@@ -357,10 +351,10 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
     async fn scan_page(&self, after: Option<&str>) -> Result<Vec<Document>> {
         let after = after.map(|id| {
             FirestoreValue::from(Value {
-                value_type: Some(ValueType::ReferenceValue(format!(
-                    "{}/{}/{id}",
+                value_type: Some(ValueType::ReferenceValue(document_name(
                     self.db.get_documents_path(),
-                    T::COLLECTION
+                    T::COLLECTION,
+                    id,
                 ))),
             })
         });
@@ -427,29 +421,15 @@ where
 
 /// Whether `document` holds one of `T`'s current shard values.
 fn has_current_shard<T: Sharded>(document: &Document) -> bool {
-    match document
-        .fields
-        .get(T::SHARD_FIELD)
-        .and_then(|value| value.value_type.as_ref())
-    {
-        Some(ValueType::StringValue(shard)) => T::SHARD_VALUES.contains(&shard.as_str()),
-        _ => false,
-    }
+    shard_value::<T>(document).is_some_and(|shard| T::SHARD_VALUES.contains(&shard))
 }
 
 /// What a [`ShardCensus`] counts `document` as.
 fn census<T: Sharded>(census: &mut ShardCensus, document: &Document) {
     census.scanned += 1;
-    let shard = match document
-        .fields
-        .get(T::SHARD_FIELD)
-        .and_then(|value| value.value_type.as_ref())
-    {
-        Some(ValueType::StringValue(shard)) => shard.as_str(),
-        _ => {
-            census.missing += 1;
-            return;
-        }
+    let Some(shard) = shard_value::<T>(document) else {
+        census.missing += 1;
+        return;
     };
     if T::SHARD_VALUES.contains(&shard) {
         census.current += 1;

@@ -16,24 +16,31 @@ pub struct Stored<T> {
 
 impl<T: Sharded> Stored<T> {
     pub(crate) fn from_document(document: &Document) -> Result<Self> {
-        let shard = match document
-            .fields
-            .get(T::SHARD_FIELD)
-            .and_then(|v| v.value_type.as_ref())
-        {
-            Some(ValueType::StringValue(shard)) => shard.clone(),
-            _ => {
-                return Err(Error::MissingField {
-                    document: document.name.clone(),
-                    field: T::SHARD_FIELD.to_owned(),
-                });
-            }
-        };
+        let shard = shard_value::<T>(document)
+            .ok_or_else(|| Error::MissingField {
+                document: document.name.clone(),
+                field: T::SHARD_FIELD.to_owned(),
+            })?
+            .to_owned();
         Ok(Stored {
             id: document_id(&document.name).to_owned(),
             shard,
             document: FirestoreDb::deserialize_doc_to(document)?,
         })
+    }
+}
+
+/// The full name of the document `id` of `collection`, under a database's documents path:
+/// the inverse of [`document_id`].
+pub(crate) fn document_name(documents_path: &str, collection: &str, id: &str) -> String {
+    format!("{documents_path}/{collection}/{id}")
+}
+
+/// The shard value `document` stores, when it stores a string there.
+pub(crate) fn shard_value<T: Sharded>(document: &Document) -> Option<&str> {
+    match document.fields.get(T::SHARD_FIELD)?.value_type.as_ref()? {
+        ValueType::StringValue(shard) => Some(shard),
+        _ => None,
     }
 }
 

@@ -406,7 +406,7 @@ impl BulkWriter {
     }
 
     fn document_name(&self, collection: &str, id: &str) -> String {
-        format!("{}/{collection}/{id}", self.documents_path)
+        crate::stored::document_name(&self.documents_path, collection, id)
     }
 
     fn note_created(&self, id: &str) {

@@ -353,15 +353,7 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
                         .aggregate(|a| a.fields([a.field("count").count()]))
                         .query()
                         .await?;
-                    let count = rows
-                        .first()
-                        .and_then(|row| row.fields.get("count"))
-                        .and_then(|value| match value.value_type {
-                            Some(ValueType::IntegerValue(count)) => u64::try_from(count).ok(),
-                            _ => None,
-                        })
-                        .ok_or_else(|| Error::InvalidQuery("Firestore returned no count".into()))?;
-                    Ok::<u64, Error>(count)
+                    count_of(&rows)
                 }
                 .instrument(chunk_span(i, chunk))
             }))
@@ -547,12 +539,8 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
             )));
         }
         let start_after = self.after.as_ref().map(|cursor| {
-            let name = format!(
-                "{}/{}/{}",
-                db.get_documents_path(),
-                T::COLLECTION,
-                cursor.id
-            );
+            let name =
+                crate::stored::document_name(db.get_documents_path(), T::COLLECTION, &cursor.id);
             vec![
                 FirestoreValue {
                     value: cursor.order_value.clone(),
@@ -571,6 +559,17 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
             chunks,
         })
     }
+}
+
+/// The count a `count` aggregation named "count" returned.
+pub(crate) fn count_of(rows: &[Document]) -> Result<u64> {
+    rows.first()
+        .and_then(|row| row.fields.get("count"))
+        .and_then(|value| match value.value_type {
+            Some(ValueType::IntegerValue(count)) => u64::try_from(count).ok(),
+            _ => None,
+        })
+        .ok_or_else(|| Error::InvalidQuery("Firestore returned no count".into()))
 }
 
 /// Firestore's largest query limit (an `int32`).
