@@ -214,8 +214,12 @@ async fn a_change_after_the_scan_wins_and_the_document_is_sharded_anyway() {
         .page_size(60)
         .writer(slow);
     let changed = async {
-        // The scan is done and the first writes wait for tokens: change every document.
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        // The ramp lets 20 writes through a second. Once the first 20 have landed, the scan is
+        // done and the other 20 wait a second for tokens: change every document now, so their
+        // preconditions fail whatever the machine's load.
+        while Instrument::collection(db).verify().await.unwrap().current == 0 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
         let fields = Instrument::fields();
         for (n, id) in ids.iter().enumerate() {
             let mut renamed = instrument(n as u32);
