@@ -17,6 +17,7 @@ pub struct Price {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
 #[serde(rename_all = "camelCase")]
 #[sharded(shard_values = ["x", "y", "z"], order_by = "timestamp")]
+#[sharded(index(exchange, instrument_type))]
 pub struct Instrument {
     pub symbol: String,
     #[sharded(index(currency: String))]

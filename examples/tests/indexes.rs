@@ -1,5 +1,6 @@
 //! The committed `firestore.indexes.json` is the recipe's, plus the whole-collection feed's
-//! (shard, timestamp), and serves every query the app runs.
+//! (shard, timestamp) and the compound query's (shard, exchange, instrumentType, timestamp),
+//! and serves every query the app runs.
 
 use sharded_examples::Instrument;
 use sharded_runtime::Sharded;
@@ -29,7 +30,17 @@ fn the_file_is_the_recipes_for_instruments() {
         })
     };
     let mut indexes = file["indexes"].as_array().unwrap().clone();
-    indexes.sort_by_key(|i| i["fields"][1]["fieldPath"].as_str().unwrap().to_owned());
+    indexes.sort_by_key(|i| i["fields"].to_string());
+    let compound = serde_json::json!({
+        "collectionGroup": "instruments",
+        "queryScope": "COLLECTION",
+        "fields": [
+            { "fieldPath": "shard", "order": "DESCENDING" },
+            { "fieldPath": "exchange", "order": "ASCENDING" },
+            { "fieldPath": "instrumentType", "order": "ASCENDING" },
+            { "fieldPath": "timestamp", "order": "DESCENDING" }
+        ]
+    });
     let whole_collection = serde_json::json!({
         "collectionGroup": "instruments",
         "queryScope": "COLLECTION",
@@ -38,15 +49,15 @@ fn the_file_is_the_recipes_for_instruments() {
             { "fieldPath": "timestamp", "order": "DESCENDING" }
         ]
     });
-    assert_eq!(
-        indexes,
-        [
-            index("exchange"),
-            index("instrumentType"),
-            index("price.currency"),
-            whole_collection,
-        ]
-    );
+    let mut expected = vec![
+        index("exchange"),
+        index("instrumentType"),
+        index("price.currency"),
+        whole_collection,
+        compound,
+    ];
+    expected.sort_by_key(|i| i["fields"].to_string());
+    assert_eq!(indexes, expected);
     assert_eq!(
         file["fieldOverrides"],
         serde_json::json!([

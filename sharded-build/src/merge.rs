@@ -36,6 +36,9 @@ pub(crate) struct Managed {
     order_field: String,
     direction: Direction,
     indexed_fields: Vec<String>,
+    /// `index(a, b, ...)` sets, each queried for equality together.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    field_sets: Vec<Vec<String>>,
     /// Recorded so that a later build can refuse a set that lost values (files written before
     /// it was recorded have none, and are not checked until the next build records it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -57,6 +60,7 @@ impl Managed {
             order_field: t.order_field.clone(),
             direction: t.direction,
             indexed_fields: t.indexed_fields.clone(),
+            field_sets: t.field_sets.clone(),
             shard_values: t.shard_values.clone(),
             previous_shard_values: t.previous_shard_values.clone(),
             types: vec![t.name.clone()],
@@ -66,12 +70,19 @@ impl Managed {
     /// The entries this collection needs, by the plan `Sharded::indexes()` uses too.
     pub(crate) fn plan(&self) -> IndexPlan {
         let indexed: Vec<&str> = self.indexed_fields.iter().map(String::as_str).collect();
+        let sets: Vec<Vec<&str>> = self
+            .field_sets
+            .iter()
+            .map(|set| set.iter().map(String::as_str).collect())
+            .collect();
+        let sets: Vec<&[&str]> = sets.iter().map(Vec::as_slice).collect();
         sharded_indexes::plan(&CollectionSpec {
             collection: &self.collection,
             shard_field: &self.shard_field,
             order_field: &self.order_field,
             direction: self.direction,
             indexed_fields: &indexed,
+            field_sets: &sets,
         })
     }
 
@@ -407,6 +418,11 @@ fn managed_collections(types: &[ShardedType]) -> Result<Vec<Managed>, String> {
                         m.indexed_fields.push(field);
                     }
                 }
+                for set in entry.field_sets {
+                    if !m.field_sets.contains(&set) {
+                        m.field_sets.push(set);
+                    }
+                }
                 m.types.extend(entry.types);
             }
         }
@@ -614,6 +630,7 @@ mod tests {
             order_field: "timestamp".into(),
             direction: sharded_indexes::Direction::Descending,
             indexed_fields: indexed.iter().map(|f| f.to_string()).collect(),
+            field_sets: Vec::new(),
             shard_values: vec!["x".into(), "y".into(), "z".into()],
             previous_shard_values: Vec::new(),
         }

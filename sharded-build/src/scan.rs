@@ -21,6 +21,8 @@ pub struct ShardedType {
     pub order_field: String,
     pub direction: sharded_indexes::Direction,
     pub indexed_fields: Vec<String>,
+    /// The field paths of each `index(a, b, ...)` set.
+    pub field_sets: Vec<Vec<String>>,
     /// The values the shard field takes.
     pub shard_values: Vec<String>,
     /// While resharding (`previous(...)`), the values of the set the collection moves from.
@@ -238,6 +240,11 @@ impl Sources {
                 Direction::Descending => sharded_indexes::Direction::Descending,
             },
             indexed_fields,
+            field_sets: model
+                .field_sets
+                .iter()
+                .map(|set| set.fields.iter().map(|field| field.path.clone()).collect())
+                .collect(),
             shard_values: model.shard_values.clone(),
             previous_shard_values: model.resharding.previous_values.clone(),
         }))

@@ -51,11 +51,25 @@ fn expand(model: &Model) -> TokenStream {
     let nested_checks = nested_field_checks(model);
     let queries = queries(model);
     let fields = fields(model);
+    let aggregates = aggregates(model);
+    let set_paths: Vec<Vec<&String>> = model
+        .field_sets
+        .iter()
+        .map(|set| set.fields.iter().map(|field| &field.path).collect())
+        .collect();
+    let shapes = query_shapes(model, &paths);
     wrap(quote! {
         #nested_checks
         #path_consts
         #queries
         #fields
+        #aggregates
+
+        const __SHARDED_QUERIES: &[::sharded_runtime::QueryShape] = &[#(#shapes),*];
+        const _: () = ::core::assert!(
+            ::sharded_runtime::__private::distinct_ids(__SHARDED_QUERIES),
+            "two query names of this type hash to the same id; rename one"
+        );
 
         #[automatically_derived]
         impl ::sharded_runtime::Sharded for #ident {
@@ -67,6 +81,8 @@ fn expand(model: &Model) -> TokenStream {
             const ORDER_FIELD: &'static str = #order_field;
             const ORDER_DIRECTION: ::sharded_runtime::__private::Direction = #direction;
             const INDEXED_FIELDS: &'static [&'static str] = &[#(#indexed_fields),*];
+            const FIELD_SETS: &'static [&'static [&'static str]] = &[#(&[#(#set_paths),*]),*];
+            const QUERIES: &'static [::sharded_runtime::QueryShape] = __SHARDED_QUERIES;
             const REQUIRED_FIELDS: &'static [&'static str] = &[#(#required_fields),*];
             const REQUIRED_SEGMENTS: &'static [&'static [&'static str]] = &[#(#required_segments),*];
             #order_value
@@ -108,8 +124,9 @@ fn queries(model: &Model) -> TokenStream {
         Direction::Ascending => "ascending",
         Direction::Descending => "descending",
     };
-    let methods = model.indexes.iter().enumerate().map(|(position, index)| {
+    let methods = model.indexes.iter().map(|index| {
         let method = &index.method;
+        let name = syn::ext::IdentExt::unraw(method).to_string();
         let value_ty = &index.value_ty;
         let rust_path = std::iter::once(index.field)
             .chain(&index.nested)
@@ -123,12 +140,39 @@ fn queries(model: &Model) -> TokenStream {
             #vis fn #method(
                 self,
                 value: impl ::core::convert::Into<#value_ty>,
-            ) -> ::sharded_runtime::ShardedQuery<#ident, #position> {
+            ) -> ::sharded_runtime::ShardedQuery<#ident, { ::sharded_runtime::query_id(#name) }> {
                 let value: #value_ty = ::core::convert::Into::into(value);
                 ::sharded_runtime::ShardedQuery::__new(&value)
             }
         }
     });
+    let set_methods = model.field_sets.iter().map(|set| {
+        let method = &set.method;
+        let name = method.to_string();
+        let params: Vec<&syn::Ident> = set.fields.iter().map(|field| field.ident).collect();
+        let types = set.fields.iter().map(|field| &field.value_ty);
+        let types2 = types.clone();
+        let rust_names: Vec<String> = set
+            .fields
+            .iter()
+            .map(|field| format!("`{}`", syn::ext::IdentExt::unraw(field.ident)))
+            .collect();
+        let doc = format!(
+            "Documents whose {} equal the values given, by `{order}` {direction}.",
+            rust_names.join(" and ")
+        );
+        quote! {
+            #[doc = #doc]
+            #vis fn #method(
+                self,
+                #(#params: impl ::core::convert::Into<#types>),*
+            ) -> ::sharded_runtime::ShardedQuery<#ident, { ::sharded_runtime::query_id(#name) }> {
+                #(let #params: #types2 = ::core::convert::Into::into(#params);)*
+                ::sharded_runtime::ShardedQuery::__whole_collection() #(.__and(&#params))*
+            }
+        }
+    });
+    let methods = methods.chain(set_methods);
     let all_doc = format!("Every document of `{ident}`'s collection, by `{order}` {direction}.");
     let all = quote! {
         #[doc = #all_doc]
@@ -138,7 +182,7 @@ fn queries(model: &Model) -> TokenStream {
     };
     let methods = std::iter::once(all).chain(methods);
     let doc = format!(
-        "The typed queries of `{ident}`: `all()`, and one method per `#[sharded(index)]` path."
+        "The typed queries of `{ident}`: `all()`, one method per `#[sharded(index)]` path and one per `index(...)` field set."
     );
     entry_point(
         ident,
@@ -151,6 +195,60 @@ fn queries(model: &Model) -> TokenStream {
         ],
         methods.collect(),
     )
+}
+
+/// Every query's shape: `all`, the indexed paths, the field sets; what `Sharded::QUERIES` holds.
+fn query_shapes(model: &Model, paths: &[(TokenStream, TokenStream)]) -> Vec<TokenStream> {
+    let all = quote!(::sharded_runtime::QueryShape::new("all", &[]));
+    let single = model.indexes.iter().zip(paths).map(|(index, (path, _))| {
+        let name = syn::ext::IdentExt::unraw(&index.method).to_string();
+        quote!(::sharded_runtime::QueryShape::new(#name, &[#path]))
+    });
+    let sets = model.field_sets.iter().map(|set| {
+        let name = set.method.to_string();
+        let paths = set.fields.iter().map(|field| &field.path);
+        quote!(::sharded_runtime::QueryShape::new(#name, &[#(#paths),*]))
+    });
+    std::iter::once(all).chain(single).chain(sets).collect()
+}
+
+/// `T::aggregates()`, with one method per `#[sharded(aggregate)]` field returning its typed
+/// handle; the field's type must be `Numeric`, checked on the user's type.
+fn aggregates(model: &Model) -> TokenStream {
+    let ident = model.ident;
+    let vis = model.vis;
+    let entry = aggregates_ident(ident);
+    let methods = model.aggregates.iter().map(|field| {
+        let method = field.ident;
+        let ty = field.ty;
+        let path = &field.path;
+        let doc = format!("The numeric field `{path}`, to sum or average.");
+        let bound = quote::quote_spanned!(syn::spanned::Spanned::span(ty)=>
+            ::sharded_runtime::NumericField::<#ident>::__new::<#ty>(#path)
+        );
+        quote! {
+            #[doc = #doc]
+            #vis fn #method(self) -> ::sharded_runtime::NumericField<#ident> {
+                #bound
+            }
+        }
+    });
+    let doc = format!("The numeric fields of `{ident}` with typed `sum` and `avg` queries.");
+    entry_point(
+        ident,
+        vis,
+        &entry,
+        &quote::format_ident!("aggregates"),
+        [&doc, AGGREGATES_DOC],
+        methods.collect(),
+    )
+}
+
+pub(crate) const AGGREGATES_DOC: &str =
+    "The numeric fields of this collection (`#[sharded(aggregate)]`), to sum or average.";
+
+pub(crate) fn aggregates_ident(ident: &syn::Ident) -> syn::Ident {
+    quote::format_ident!("{}Aggregates", ident)
 }
 
 pub(crate) fn queries_ident(ident: &syn::Ident) -> syn::Ident {

@@ -5,7 +5,10 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use sharded_internals::ast::Container;
 
-use crate::expand::{FIELDS_DOC, direction, entry_point, fields_ident, queries_ident, wrap};
+use crate::expand::{
+    AGGREGATES_DOC, FIELDS_DOC, aggregates_ident, direction, entry_point, fields_ident,
+    queries_ident, wrap,
+};
 use sharded_internals::attr::IndexSpec;
 use sharded_internals::model::query_method;
 
@@ -49,13 +52,64 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
             None => Vec::new(),
         };
         methods.into_iter().map(move |method| {
+            let name = syn::ext::IdentExt::unraw(&method).to_string();
             quote! {
-                pub fn #method<V>(self, _value: V) -> ::sharded_runtime::ShardedQuery<#ident, 0> {
+                pub fn #method<V>(self, _value: V) -> ::sharded_runtime::ShardedQuery<#ident, { ::sharded_runtime::query_id(#name) }> {
                     ::core::unreachable!()
                 }
             }
         })
     });
+    // And for every `index(a, b)` on the struct that parsed, once per name (a name taken is
+    // reported already).
+    let mut taken: std::collections::HashSet<String> = container
+        .fields
+        .iter()
+        .filter(|field| field.attrs.index.is_some())
+        .map(|field| syn::ext::IdentExt::unraw(field.ident).to_string())
+        .collect();
+    taken.insert("all".to_owned());
+    let set_names: Vec<(String, usize)> = container
+        .attrs
+        .field_sets
+        .iter()
+        .filter(|set| !set.value.is_empty())
+        .map(|set| {
+            let name = set
+                .value
+                .iter()
+                .map(|ident| syn::ext::IdentExt::unraw(ident).to_string())
+                .collect::<Vec<_>>()
+                .join("_and_");
+            (name, set.value.len())
+        })
+        .filter(|(name, _)| taken.insert(name.clone()))
+        .collect();
+    let set_methods = set_names.into_iter().map(|(name, len)| {
+        let method = syn::Ident::new(&name, proc_macro2::Span::call_site());
+        let params = (0..len).map(|i| quote::format_ident!("_v{}", i));
+        let types = (0..len).map(|i| quote::format_ident!("V{}", i));
+        let types2 = types.clone();
+        quote! {
+            pub fn #method<#(#types),*>(self, #(#params: #types2),*) -> ::sharded_runtime::ShardedQuery<#ident, { ::sharded_runtime::query_id(#name) }> {
+                ::core::unreachable!()
+            }
+        }
+    });
+    let methods = methods.chain(set_methods);
+    let aggregate_methods = container
+        .fields
+        .iter()
+        .filter(|field| field.attrs.aggregate.is_some())
+        .map(|field| {
+            let method = field.ident;
+            quote! {
+                pub fn #method(self) -> ::sharded_runtime::NumericField<#ident> {
+                    ::core::unreachable!()
+                }
+            }
+        })
+        .collect();
     // Field methods for every field serde stores, so `T::fields().x()` type-checks too.
     let field_methods = container
         .fields
@@ -79,6 +133,14 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
         ["", FIELDS_DOC],
         field_methods,
     );
+    let aggregates = entry_point(
+        ident,
+        &public,
+        &aggregates_ident(ident),
+        &quote::format_ident!("aggregates"),
+        ["", AGGREGATES_DOC],
+        aggregate_methods,
+    );
     let all = quote! {
         pub fn all(self) -> ::sharded_runtime::WholeCollection<#ident> {
             ::core::unreachable!()
@@ -95,6 +157,7 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
     wrap(quote! {
         #fields
         #queries
+        #aggregates
 
         #[automatically_derived]
         impl ::sharded_runtime::Sharded for #ident {
@@ -105,6 +168,7 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
             const ORDER_FIELD: &'static str = "";
             const ORDER_DIRECTION: ::sharded_runtime::__private::Direction = #direction;
             const INDEXED_FIELDS: &'static [&'static str] = &[];
+            const QUERIES: &'static [::sharded_runtime::QueryShape] = &[];
             const REQUIRED_FIELDS: &'static [&'static str] = &[];
             const REQUIRED_SEGMENTS: &'static [&'static [&'static str]] = &[];
             #order_ty

@@ -26,6 +26,9 @@ pub struct CollectionSpec<'a> {
     pub direction: Direction,
     /// Field paths with an equality query, in declaration order.
     pub indexed_fields: &'a [&'a str],
+    /// Sets of field paths with one equality query on all of them at once
+    /// (`#[sharded(index(a, b))]`), in declaration order.
+    pub field_sets: &'a [&'a [&'a str]],
 }
 
 /// A composite index, as `firestore.indexes.json` writes it.
@@ -79,7 +82,9 @@ pub struct IndexPlan {
 /// `shard in [...] [AND order-field range] ORDER BY order-field, __name__`; and one per indexed
 /// field: the shard field first (descending, as in the recipe), then the indexed field
 /// (ascending), then the order field in the query direction, which serves
-/// `shard in [...] AND field == v [AND order-field range] ORDER BY order-field, __name__`.
+/// `shard in [...] AND field == v [AND order-field range] ORDER BY order-field, __name__`;
+/// and one per declared field set, (shard, each field of the set ascending, order field), for
+/// `shard in [...] AND a == x AND b == y ...`.
 /// And two overrides that disable the single-field indexes of the order field, whose
 /// sequential values are what caps writes at 500/s, and of the shard field (recipe step 4).
 pub fn plan(spec: &CollectionSpec<'_>) -> IndexPlan {
@@ -97,19 +102,23 @@ pub fn plan(spec: &CollectionSpec<'_>) -> IndexPlan {
         query_scope: QueryScope::Collection,
         fields: vec![shard(), order()],
     };
-    let per_field = spec.indexed_fields.iter().map(|field| CompositeIndex {
+    let equality = |fields: &[&str]| CompositeIndex {
         collection_group: spec.collection.to_owned(),
         query_scope: QueryScope::Collection,
-        fields: vec![
-            shard(),
-            IndexField {
+        fields: std::iter::once(shard())
+            .chain(fields.iter().map(|field| IndexField {
                 field_path: (*field).to_owned(),
                 order: Direction::Ascending,
-            },
-            order(),
-        ],
-    });
-    let indexes = std::iter::once(whole_collection).chain(per_field).collect();
+            }))
+            .chain(std::iter::once(order()))
+            .collect(),
+    };
+    let per_field = spec.indexed_fields.iter().map(|field| equality(&[field]));
+    let per_set = spec.field_sets.iter().map(|set| equality(set));
+    let indexes = std::iter::once(whole_collection)
+        .chain(per_field)
+        .chain(per_set)
+        .collect();
     let disabled = |field_path: &str| FieldOverride {
         collection_group: spec.collection.to_owned(),
         field_path: field_path.to_owned(),
@@ -229,6 +238,7 @@ mod tests {
         order_field: "timestamp",
         direction: Direction::Descending,
         indexed_fields: &["exchange", "instrumentType", "price.currency"],
+        field_sets: &[],
     };
 
     #[test]
@@ -326,5 +336,28 @@ mod tests {
         assert_eq!(plan.indexes.len(), 2);
         assert_eq!(plan.indexes[0].fields[1].order, Direction::Ascending);
         assert_eq!(plan.indexes[1].fields[2].order, Direction::Ascending);
+    }
+
+    #[test]
+    fn a_field_set_gets_one_index_with_its_fields_in_declared_order() {
+        let spec = CollectionSpec {
+            indexed_fields: &[],
+            field_sets: &[&["exchange", "instrumentType"]],
+            ..RECIPE
+        };
+        let plan = plan(&spec);
+        let paths: Vec<Vec<&str>> = plan
+            .indexes
+            .iter()
+            .map(|index| index.fields.iter().map(|f| f.field_path.as_str()).collect())
+            .collect();
+        assert_eq!(
+            paths,
+            [
+                vec!["shard", "timestamp"],
+                vec!["shard", "exchange", "instrumentType", "timestamp"]
+            ]
+        );
+        assert_eq!(plan.indexes[1].fields[3].order, Direction::Descending);
     }
 }

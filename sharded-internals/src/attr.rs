@@ -41,6 +41,8 @@ pub struct ContainerAttrs {
     pub direction: Option<Keyed<Direction>>,
     pub collection: Option<Keyed<LitStr>>,
     pub shard_field: Option<Keyed<LitStr>>,
+    /// `index(a, b, ...)`: fields queried for equality together, one entry per attribute.
+    pub field_sets: Vec<Keyed<Vec<syn::Ident>>>,
 }
 
 /// The keys that each give a shard set; at most one may be used.
@@ -64,6 +66,8 @@ pub struct PreviousAttrs {
 #[derive(Default)]
 pub struct FieldAttrs {
     pub index: Option<Keyed<IndexSpec>>,
+    /// `#[sharded(aggregate)]`: the field has typed `sum` and `avg` queries.
+    pub aggregate: Option<syn::Path>,
 }
 
 /// What `index` asks for.
@@ -114,21 +118,15 @@ impl ContainerAttrs {
                     return unknown_key(cx, &meta, CONTAINER_KEYS, "on a struct");
                 };
                 match key.as_str() {
-                    SHARDS | WRITES_PER_SECOND | SHARD_VALUES => shard_set_key(cx, &mut out.set, &meta)?,
+                    SHARDS | WRITES_PER_SECOND | SHARD_VALUES => {
+                        shard_set_key(cx, &mut out.set, &meta)?
+                    }
                     PREVIOUS => previous(cx, &mut out.previous, &meta)?,
                     ORDER_BY => set(cx, &mut out.order_by, &meta, |v| string(cx, &meta, v))?,
                     DIRECTION => set(cx, &mut out.direction, &meta, |v| direction(cx, v))?,
                     COLLECTION => set(cx, &mut out.collection, &meta, |v| string(cx, &meta, v))?,
-                    SHARD_FIELD => {
-                        set(cx, &mut out.shard_field, &meta, |v| string(cx, &meta, v))?
-                    }
-                    INDEX => {
-                        cx.error_spanned_by(
-                            &meta.path,
-                            "`index` goes on a field: put `#[sharded(index)]` on the field to query by",
-                        );
-                        skip_value(&meta)?;
-                    }
+                    SHARD_FIELD => set(cx, &mut out.shard_field, &meta, |v| string(cx, &meta, v))?,
+                    INDEX => field_set(cx, &mut out.field_sets, &meta)?,
                     _ => unknown_key(cx, &meta, CONTAINER_KEYS, "on a struct")?,
                 }
                 Ok(())
@@ -177,6 +175,21 @@ impl FieldAttrs {
                         cx.error_spanned_by(&meta.path, "duplicate key `index`");
                     } else {
                         out.index = Some(keyed);
+                    }
+                    return Ok(());
+                }
+                if meta.path.is_ident(AGGREGATE) {
+                    if !meta.input.is_empty() && !meta.input.peek(Token![,]) {
+                        cx.error_spanned_by(
+                            &meta.path,
+                            "`aggregate` takes no value: write `#[sharded(aggregate)]`",
+                        );
+                        return skip_value(&meta);
+                    }
+                    if out.aggregate.is_some() {
+                        cx.error_spanned_by(&meta.path, "duplicate key `aggregate`");
+                    } else {
+                        out.aggregate = Some(meta.path.clone());
                     }
                     return Ok(());
                 }
@@ -291,6 +304,32 @@ fn serialize_name(meta: &ParseNestedMeta) -> syn::Result<Option<String>> {
         })?;
     }
     Ok(name)
+}
+
+/// `index(a, b, ...)` on the struct: the fields one equality query compares together.
+fn field_set(
+    cx: &Ctxt,
+    sets: &mut Vec<Keyed<Vec<syn::Ident>>>,
+    meta: &ParseNestedMeta,
+) -> syn::Result<()> {
+    if !meta.input.peek(syn::token::Paren) {
+        cx.error_spanned_by(
+            &meta.path,
+            "`index` on the struct names the fields queried together, e.g. `index(exchange, instrument_type)`; to query by one field, put `#[sharded(index)]` on that field",
+        );
+        return skip_value(meta);
+    }
+    let content;
+    syn::parenthesized!(content in meta.input);
+    let fields = Punctuated::<syn::Ident, Token![,]>::parse_terminated(&content)?;
+    let mut tokens = meta.path.to_token_stream();
+    tokens.extend(quote::quote!((#fields)));
+    sets.push(Keyed {
+        key: meta.path.clone(),
+        value: fields.into_iter().collect(),
+        tokens,
+    });
+    Ok(())
 }
 
 /// Parses `= value` with `parse` and stores it, reporting a second occurrence of the key.

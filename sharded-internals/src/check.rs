@@ -7,7 +7,8 @@ use crate::ast::{Container, Field};
 use crate::attr::{Direction, IndexSpec, Keyed, ShardSetAttrs};
 use crate::ctxt::Ctxt;
 use crate::model::{
-    IndexedField, Model, OrderField, Resharding, default_collection, field_path, query_method,
+    AggregateField, FieldSet, IndexedField, Model, OrderField, Resharding, SetField,
+    default_collection, field_path, query_method,
 };
 use crate::suggest::did_you_mean;
 use crate::symbol::*;
@@ -24,6 +25,8 @@ pub fn validate<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Option<Model<'a>> {
         check_shard_field_is_free(cx, cont, shard_field);
     }
     let indexes = indexed_fields(cx, cont);
+    let field_sets = field_sets(cx, cont, &indexes);
+    let aggregates = aggregates(cx, cont);
     if cx.has_errors() {
         return None;
     }
@@ -37,6 +40,8 @@ pub fn validate<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Option<Model<'a>> {
         resharding: resharding?,
         order: order?,
         indexes,
+        field_sets,
+        aggregates,
         stored_fields: stored_fields(cont),
     })
 }
@@ -502,6 +507,181 @@ fn indexed_fields<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Vec<IndexedField<'a
         }
     }
     indexes
+}
+
+/// `index(a, b, ...)` on the struct: each names two or more distinct stored fields, none the
+/// order field, and no two name the same set.
+fn field_sets<'a>(
+    cx: &Ctxt,
+    cont: &'a Container<'a>,
+    indexes: &[IndexedField],
+) -> Vec<FieldSet<'a>> {
+    let mut methods: HashSet<String> = indexes
+        .iter()
+        .map(|index| index.method.unraw().to_string())
+        .collect();
+    methods.insert("all".to_owned());
+    let mut seen: Vec<std::collections::BTreeSet<String>> = Vec::new();
+    let mut sets = Vec::new();
+    for set in &cont.attrs.field_sets {
+        if set.value.len() < 2 {
+            let hint = match set.value.first() {
+                Some(field) => format!("put `#[sharded(index)]` on `{field}`"),
+                None => "name two or more fields".to_owned(),
+            };
+            cx.error_spanned_by(
+                &set.key,
+                format!("`index(...)` on the struct queries two or more fields together; {hint}"),
+            );
+            continue;
+        }
+        let mut fields = Vec::new();
+        let mut names = HashSet::new();
+        for ident in &set.value {
+            let name = ident.unraw().to_string();
+            let Some(field) = cont.fields.iter().find(|f| f.ident.unraw() == name) else {
+                cx.error_spanned_by(
+                    ident,
+                    format!(
+                        "`{name}` is not a field of `{}`{}",
+                        cont.ident,
+                        did_you_mean(
+                            &name,
+                            cont.fields
+                                .iter()
+                                .map(|f| f.ident.to_string())
+                                .collect::<Vec<_>>()
+                                .iter()
+                                .map(String::as_str)
+                        ),
+                    ),
+                );
+                continue;
+            };
+            if !names.insert(name.clone()) {
+                cx.error_spanned_by(ident, format!("`{name}` is named twice in this index"));
+                continue;
+            }
+            if cont
+                .attrs
+                .order_by
+                .as_ref()
+                .is_some_and(|o| name == o.value.value())
+            {
+                cx.error_spanned_by(
+                    ident,
+                    format!("`{name}` is the order field, which every index already ends with; name the fields you filter on"),
+                );
+                continue;
+            }
+            if let Some(path) = field
+                .serde
+                .skipped
+                .as_ref()
+                .or(field.serde.flatten.as_ref())
+            {
+                cx.error_spanned_by(
+                    ident,
+                    format!(
+                        "`{name}` is not stored under its own name (`{}`), so it cannot be queried",
+                        quote::ToTokens::to_token_stream(path)
+                    ),
+                );
+                continue;
+            }
+            if !check_plain_serde(
+                cx,
+                field,
+                "in an index",
+                "query values",
+                "store the value as its plain type",
+            ) {
+                continue;
+            }
+            fields.push(SetField {
+                ident,
+                path: field_path([field.stored_name.as_str()]),
+                value_ty: value_type(field.ty),
+            });
+        }
+        if fields.len() != set.value.len() {
+            continue;
+        }
+        let key: std::collections::BTreeSet<String> =
+            fields.iter().map(|f| f.path.clone()).collect();
+        if seen.contains(&key) {
+            cx.error_spanned_by(
+                &set.key,
+                "an earlier `index(...)` names the same fields; an equality query on a set of fields is the same in any order",
+            );
+            continue;
+        }
+        seen.push(key);
+        let name = set
+            .value
+            .iter()
+            .map(|ident| ident.unraw().to_string())
+            .collect::<Vec<_>>()
+            .join("_and_");
+        if !methods.insert(name.clone()) {
+            cx.error_spanned_by(
+                &set.key,
+                format!("this index would get the query method `{name}`, which another query has"),
+            );
+            continue;
+        }
+        let span = set
+            .key
+            .get_ident()
+            .map_or_else(proc_macro2::Span::call_site, |k| k.span());
+        sets.push(FieldSet {
+            fields,
+            method: syn::Ident::new(&name, span),
+        });
+    }
+    sets
+}
+
+/// `#[sharded(aggregate)]` fields: stored under their own name as their plain type. Whether
+/// the type is numeric is a trait bound the derive's output checks, spanned on the type.
+fn aggregates<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Vec<AggregateField<'a>> {
+    let mut out = Vec::new();
+    for field in &cont.fields {
+        let Some(key) = &field.attrs.aggregate else {
+            continue;
+        };
+        if let Some(path) = field
+            .serde
+            .skipped
+            .as_ref()
+            .or(field.serde.flatten.as_ref())
+        {
+            cx.error_spanned_by(
+                key,
+                format!(
+                    "`{}` is not stored under its own name (`{}`), so it cannot be summed",
+                    field.ident,
+                    quote::ToTokens::to_token_stream(path)
+                ),
+            );
+            continue;
+        }
+        if !check_plain_serde(
+            cx,
+            field,
+            "aggregated",
+            "its values",
+            "store the value as its plain number",
+        ) {
+            continue;
+        }
+        out.push(AggregateField {
+            ident: field.ident,
+            ty: field.ty,
+            path: field_path([field.stored_name.as_str()]),
+        });
+    }
+    out
 }
 
 /// An error on the `#[sharded]` attribute if there is one, else on the struct's name.

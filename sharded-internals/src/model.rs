@@ -21,6 +21,10 @@ pub struct Model<'a> {
     pub order: OrderField<'a>,
     /// One entry per typed query, in declaration order.
     pub indexes: Vec<IndexedField<'a>>,
+    /// One entry per `index(a, b, ...)` on the struct, in declaration order.
+    pub field_sets: Vec<FieldSet<'a>>,
+    /// The fields with typed `sum` and `avg` queries (`#[sharded(aggregate)]`).
+    pub aggregates: Vec<AggregateField<'a>>,
     /// Every field serde stores under a name of its own, with its field path: what a
     /// field-masked update can name.
     pub stored_fields: Vec<(&'a syn::Ident, String)>,
@@ -100,6 +104,35 @@ pub struct IndexedField<'a> {
     pub method: syn::Ident,
     /// The Rust field is an `Option`: `None` is not stored, so a written document may lack it.
     pub optional: bool,
+}
+
+/// Fields one equality query compares together: `index(exchange, instrument_type)`.
+#[derive(Clone)]
+pub struct FieldSet<'a> {
+    /// The fields, in the order the attribute names them (the index's order too).
+    pub fields: Vec<SetField<'a>>,
+    /// The query method: the fields' names joined by `_and_`.
+    pub method: syn::Ident,
+}
+
+/// One field of a [`FieldSet`].
+#[derive(Clone)]
+pub struct SetField<'a> {
+    /// The user's token naming the field in the attribute.
+    pub ident: &'a syn::Ident,
+    /// The field path as stored.
+    pub path: String,
+    /// The type a query compares the field with.
+    pub value_ty: syn::Type,
+}
+
+/// A numeric field with typed `sum` and `avg` queries.
+#[derive(Clone)]
+pub struct AggregateField<'a> {
+    pub ident: &'a syn::Ident,
+    pub ty: &'a syn::Type,
+    /// The field path as stored.
+    pub path: String,
 }
 
 /// `Instrument` → `instruments`, `PriceTick` → `price_ticks`: the snake_case plural.

@@ -31,13 +31,15 @@ pub const CONTAINER_KEYS: &[&str] = &[
     COLLECTION,
     SHARD_FIELD,
     PREVIOUS,
+    INDEX,
 ];
 
 // Field keys.
 pub const INDEX: &str = "index";
+pub const AGGREGATE: &str = "aggregate";
 
 /// Every key `#[sharded(...)]` takes on a field.
-pub const FIELD_KEYS: &[&str] = &[INDEX];
+pub const FIELD_KEYS: &[&str] = &[INDEX, AGGREGATE];
 
 // serde keys that decide what is stored, and under which name.
 pub const RENAME: &str = "rename";

@@ -51,6 +51,15 @@ pub enum Error {
     /// queued; what they became is unknown.
     #[error("the bulk writer stopped with writes queued")]
     BulkWriterStopped,
+    /// A live query's Listen stream failed: the server removed a target (a missing index, a
+    /// permission), or connections kept failing. It ends the snapshot stream.
+    #[error("listen: {code:?}: {message}")]
+    Listen {
+        /// The gRPC status code.
+        code: firestore::gcloud_sdk::tonic::Code,
+        /// The server's message.
+        message: String,
+    },
     /// A query Firestore would reject; nothing was sent.
     #[error("invalid query: {0}")]
     InvalidQuery(String),

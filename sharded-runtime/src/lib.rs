@@ -27,8 +27,9 @@ pub use error::{Error, Result};
 pub use fields::Field;
 pub use order_key::OrderKey;
 pub use query::{
-    Cursor, MAX_DISJUNCTIONS, MAX_FILTER_VALUE_BYTES, MAX_LIMIT, Page, QueryStats, ShardedQuery,
-    WHOLE_COLLECTION, WholeCollection,
+    ChangeKind, Cursor, DocumentChange, MAX_DISJUNCTIONS, MAX_FILTER_VALUE_BYTES, MAX_LIMIT,
+    Number, Numeric, NumericField, Page, QueryShape, QuerySnapshot, QueryStats, ShardedQuery,
+    SnapshotStream, WHOLE_COLLECTION, WholeCollection, query_id,
 };
 pub use shard_job::{Checkpoint, Progress, ShardCensus, ShardJob};
 pub use sharded::Sharded;
@@ -47,8 +48,8 @@ pub mod __private {
     pub use crate::guard::Required;
     pub use crate::order_key::NoOrderField;
     pub use crate::query::{
-        compare_documents, compare_references, compare_values, merge_sorted, merge_streams,
-        shard_chunks, usable_in_cursor,
+        compare_documents, compare_references, compare_values, distinct_ids, merge_sorted,
+        merge_streams, shard_chunks, usable_in_cursor,
     };
     pub use crate::shard::{WithShard, draw_shard};
     pub use crate::stored_names::{names_of, path_bytes, path_len, stored_name};

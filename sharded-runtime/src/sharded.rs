@@ -44,6 +44,12 @@ pub trait Sharded: Serialize + DeserializeOwned + Send + Sync + 'static {
     const ORDER_DIRECTION: Direction;
     /// The stored field paths with a typed equality query, in declaration order.
     const INDEXED_FIELDS: &'static [&'static str];
+    /// The sets of stored field paths with one typed equality query on all of them
+    /// (`#[sharded(index(a, b))]` on the struct), in declaration order.
+    const FIELD_SETS: &'static [&'static [&'static str]] = &[];
+    /// Every typed query of `T::query()`: the whole collection, one per indexed field, one per
+    /// field set. A `ShardedQuery<T, QUERY>` is the shape whose id is `QUERY`.
+    const QUERIES: &'static [crate::QueryShape];
     /// The stored field paths every written document must hold: the order field and each
     /// indexed path whose Rust field is not an `Option`. Writes check them before sending.
     const REQUIRED_FIELDS: &'static [&'static str];
@@ -63,6 +69,7 @@ pub trait Sharded: Serialize + DeserializeOwned + Send + Sync + 'static {
             order_field: Self::ORDER_FIELD,
             direction: Self::ORDER_DIRECTION,
             indexed_fields: Self::INDEXED_FIELDS,
+            field_sets: Self::FIELD_SETS,
         }
     }
 

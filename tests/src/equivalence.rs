@@ -3,8 +3,13 @@
 
 use futures::TryStreamExt as _;
 use sharded_runtime::__private::usable_in_cursor;
-use sharded_runtime::firestore::FirestoreDb;
-use sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::Document;
+use std::ops::Bound;
+
+use sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::{Document, Value};
+use sharded_runtime::firestore::select_filter_builder::FirestoreQueryFilterBuilder;
+use sharded_runtime::firestore::{
+    FirestoreDb, FirestoreQueryDirection, FirestoreQueryFilter, FirestoreValue,
+};
 use sharded_runtime::{Cursor, Error, MAX_DISJUNCTIONS, Sharded, ShardedQuery, Stored};
 
 pub fn ids<T>(stored: &[Stored<T>]) -> Vec<String> {
@@ -14,7 +19,7 @@ pub fn ids<T>(stored: &[Stored<T>]) -> Vec<String> {
 /// Checks `query` against `expected`, the unsharded query's ids (or its refusal by the server,
 /// which sharded must match with a refusal before sending): every page of `limit` through
 /// cursor tokens, the whole fetch, the first `limit`, the stream, and the count.
-pub async fn check_query<T: Sharded, const I: usize>(
+pub async fn check_query<T: Sharded, const I: u64>(
     db: &FirestoreDb,
     query: ShardedQuery<T, I>,
     expected: Result<Vec<String>, String>,
@@ -63,7 +68,7 @@ pub async fn check_query<T: Sharded, const I: usize>(
 
 /// Every page of `query`, each cursor passed through its opaque token as a web client would:
 /// together exactly `expected`, only the last one short, each costing what it should.
-async fn check_pages<T: Sharded, const I: usize>(
+async fn check_pages<T: Sharded, const I: u64>(
     db: &FirestoreDb,
     query: &ShardedQuery<T, I>,
     limit: u32,
@@ -129,29 +134,137 @@ async fn check_pages<T: Sharded, const I: usize>(
     assert_eq!(paged, expected, "{what}: pages");
 }
 
+/// The same query on an unsharded collection: equalities and a range on `T`'s order field,
+/// ordered by it alone (Firestore breaks ties by `__name__` in the same direction), no shard
+/// filter and no limit. What every property test compares a sharded query with.
+#[derive(Clone, Default)]
+pub struct Unsharded {
+    pub equalities: Vec<(String, FirestoreValue)>,
+    pub lower: Option<(FirestoreValue, bool)>,
+    pub upper: Option<(FirestoreValue, bool)>,
+}
+
+impl Unsharded {
+    /// `field == value` and any more equalities given later.
+    pub fn equal(mut self, field: &str, value: impl Into<FirestoreValue>) -> Self {
+        self.equalities.push((field.to_owned(), value.into()));
+        self
+    }
+
+    /// The order field in `range`, as the sharded query's `range` takes it.
+    pub fn range<V: Clone + Into<FirestoreValue>>(
+        mut self,
+        (lower, upper): &(Bound<V>, Bound<V>),
+    ) -> Self {
+        let bound = |bound: &Bound<V>| match bound {
+            Bound::Included(v) => Some((v.clone().into(), true)),
+            Bound::Excluded(v) => Some((v.clone().into(), false)),
+            Bound::Unbounded => None,
+        };
+        self.lower = bound(lower);
+        self.upper = bound(upper);
+        self
+    }
+
+    fn filter<T: Sharded>(
+        &self,
+    ) -> impl Fn(FirestoreQueryFilterBuilder) -> Option<FirestoreQueryFilter> + Send + Sync + 'static
+    {
+        let this = self.clone();
+        move |q| {
+            let order = T::ORDER_FIELD;
+            let equalities = this
+                .equalities
+                .iter()
+                .map(|(field, value)| q.field(field.as_str()).eq(value.clone()));
+            let lower = this
+                .lower
+                .clone()
+                .and_then(|(v, inclusive)| match inclusive {
+                    true => q.field(order).greater_than_or_equal(v),
+                    false => q.field(order).greater_than(v),
+                });
+            let upper = this
+                .upper
+                .clone()
+                .and_then(|(v, inclusive)| match inclusive {
+                    true => q.field(order).less_than_or_equal(v),
+                    false => q.field(order).less_than(v),
+                });
+            q.for_all(equalities.chain([lower, upper]).collect::<Vec<_>>())
+        }
+    }
+
+    /// The ids it returns from `collection`, or the server's refusal.
+    pub async fn ids<T: Sharded>(
+        &self,
+        db: &FirestoreDb,
+        collection: &str,
+    ) -> Result<Vec<String>, String> {
+        let direction = match T::ORDER_DIRECTION {
+            sharded_runtime::Direction::Ascending => FirestoreQueryDirection::Ascending,
+            sharded_runtime::Direction::Descending => FirestoreQueryDirection::Descending,
+        };
+        db.fluent()
+            .select()
+            .from(collection)
+            .filter(self.filter::<T>())
+            .order(move |o| o.fields([o.field(T::ORDER_FIELD).direction(direction.clone())]))
+            .query()
+            .await
+            .map(|documents| {
+                documents
+                    .iter()
+                    .map(|d| crate::id_of(d).to_owned())
+                    .collect()
+            })
+            .map_err(|error| error.to_string())
+    }
+
+    /// Its `sum` and `avg` of `field` over `collection`, as Firestore returns them.
+    pub async fn sum_and_avg<T: Sharded>(
+        &self,
+        db: &FirestoreDb,
+        collection: &str,
+        field: &str,
+    ) -> (Value, Value) {
+        let field = field.to_owned();
+        let rows = db
+            .fluent()
+            .select()
+            .from(collection)
+            .filter(self.filter::<T>())
+            .aggregate(|a| {
+                a.fields([
+                    a.field("sum").sum(field.clone()),
+                    a.field("avg").avg(field.clone()),
+                ])
+            })
+            .query()
+            .await
+            .expect("the unsharded aggregation");
+        let value = |name: &str| {
+            rows[0]
+                .fields
+                .get(name)
+                .cloned()
+                .expect("an aggregate value")
+        };
+        (value("sum"), value("avg"))
+    }
+}
+
 /// The ids the unsharded query `field == value` ordered by `T`'s order field returns from
 /// `T`'s own collection: the same query with no shard filter, over every document (a
 /// document without a current shard value is in it, and so makes a sharded query differ).
 pub async fn unsharded_ids<T: Sharded>(
     db: &FirestoreDb,
     field: &'static str,
-    value: impl Into<sharded_runtime::firestore::FirestoreValue>,
+    value: impl Into<FirestoreValue>,
 ) -> Vec<String> {
-    let value = value.into();
-    use sharded_runtime::firestore::FirestoreQueryDirection;
-    let direction = match T::ORDER_DIRECTION {
-        sharded_runtime::Direction::Ascending => FirestoreQueryDirection::Ascending,
-        sharded_runtime::Direction::Descending => FirestoreQueryDirection::Descending,
-    };
-    db.fluent()
-        .select()
-        .from(T::COLLECTION)
-        .filter(move |q| q.for_all([q.field(field).eq(value.clone())]))
-        .order(move |o| o.fields([o.field(T::ORDER_FIELD).direction(direction.clone())]))
-        .query()
+    Unsharded::default()
+        .equal(field, value)
+        .ids::<T>(db, T::COLLECTION)
         .await
         .expect("the unsharded query")
-        .iter()
-        .map(|document| crate::id_of(document).to_owned())
-        .collect()
 }

@@ -77,7 +77,7 @@ fn generated_files_pass_the_firebase_cli_validation() {
         "{report}"
     );
     assert!(
-        report.contains("instruments.json (4 indexes, 2 field overrides)"),
+        report.contains("instruments.json (5 indexes, 2 field overrides)"),
         "{report}"
     );
 

@@ -59,7 +59,8 @@ struct Keyworded {
 
 #[test]
 fn keyword_field_names_get_raw_query_methods() {
-    let _query: sharded_runtime::ShardedQuery<Keyworded, 0> = Keyworded::query().r#type("etf");
+    let _query: sharded_runtime::ShardedQuery<Keyworded, { sharded_runtime::query_id("type") }> =
+        Keyworded::query().r#type("etf");
     assert_eq!(Keyworded::INDEXED_FIELDS, ["type"]);
 }
 

@@ -1,7 +1,7 @@
 //! Resuming after a known item, and the cost of every fetch.
 
 use sharded_runtime::firestore::FirestoreTimestamp;
-use sharded_runtime::{Cursor, Error, Sharded, Stored};
+use sharded_runtime::{Cursor, Error, Sharded, Stored, query_id};
 use sharded_tests::models::Tick;
 use sharded_tests::test_db;
 
@@ -28,7 +28,7 @@ async fn cursors_from_a_known_item_resume_exactly_after_it() {
     let query = Tick::query().venue("XNAS");
     let page = query.clone().limit(5).fetch_page(db).await.unwrap();
     let last: &Stored<Tick> = page.items.last().unwrap();
-    let rest = |cursor: Cursor<Tick, 0>| {
+    let rest = |cursor: Cursor<Tick, { query_id("venue") }>| {
         let query = query.clone();
         async move { query.after(cursor).fetch_stored(db).await.unwrap() }
     };
@@ -41,7 +41,7 @@ async fn cursors_from_a_known_item_resume_exactly_after_it() {
         by_token
     );
     assert!(matches!(
-        Cursor::<Tick, 0>::at(&last.document.at, "a/b"),
+        Cursor::<Tick, { query_id("venue") }>::at(&last.document.at, "a/b"),
         Err(Error::InvalidCursor(_))
     ));
 

@@ -9,10 +9,8 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
 use sharded_runtime::Sharded;
-use sharded_runtime::firestore::{
-    FirestoreDb, FirestoreQueryDirection, FirestoreTimestamp, FirestoreValue,
-};
-use sharded_tests::equivalence::check_query;
+use sharded_runtime::firestore::{FirestoreDb, FirestoreTimestamp, FirestoreValue};
+use sharded_tests::equivalence::{Unsharded, check_query};
 use sharded_tests::models::{Instrument, Price, Tick};
 use sharded_tests::test_db;
 
@@ -53,50 +51,18 @@ fn random_range(rng: &mut StdRng, times: i64) -> Range {
     (bound(rng), bound(rng))
 }
 
-/// The unsharded reference: `field == value` (or every document, with no field) and the range,
-/// ordered by the order field alone (Firestore breaks ties by `__name__` in the same
-/// direction), no limit.
+/// The unsharded reference: `field == value` (or every document, with no field) and the range.
 async fn reference_ids<T: Sharded>(
     db: &FirestoreDb,
     plain: &str,
     equality: Option<(&str, FirestoreValue)>,
     range: Range,
 ) -> Vec<String> {
-    let order_field = T::ORDER_FIELD;
-    let direction = match T::ORDER_DIRECTION {
-        sharded_runtime::Direction::Ascending => FirestoreQueryDirection::Ascending,
-        sharded_runtime::Direction::Descending => FirestoreQueryDirection::Descending,
-    };
-    let documents = db
-        .fluent()
-        .select()
-        .from(plain)
-        .filter(move |q| {
-            let ts = |s: i64| timestamp(s);
-            q.for_all([
-                equality
-                    .clone()
-                    .and_then(|(field, value)| q.field(field).eq(value)),
-                match range.0 {
-                    Bound::Included(s) => q.field(order_field).greater_than_or_equal(ts(s)),
-                    Bound::Excluded(s) => q.field(order_field).greater_than(ts(s)),
-                    Bound::Unbounded => None,
-                },
-                match range.1 {
-                    Bound::Included(s) => q.field(order_field).less_than_or_equal(ts(s)),
-                    Bound::Excluded(s) => q.field(order_field).less_than(ts(s)),
-                    Bound::Unbounded => None,
-                },
-            ])
-        })
-        .order(move |o| o.fields([o.field(order_field).direction(direction.clone())]))
-        .query()
-        .await
-        .unwrap();
-    documents
-        .iter()
-        .map(|d| d.name.rsplit('/').next().unwrap().to_owned())
-        .collect()
+    let mut reference = Unsharded::default().range(&ts_range(range));
+    if let Some((field, value)) = equality {
+        reference = reference.equal(field, value);
+    }
+    reference.ids::<T>(db, plain).await.unwrap()
 }
 
 fn ts_range(range: Range) -> (Bound<FirestoreTimestamp>, Bound<FirestoreTimestamp>) {

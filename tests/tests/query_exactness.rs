@@ -13,9 +13,9 @@ use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
-use sharded_runtime::firestore::{FirestoreDb, FirestoreQueryDirection, FirestoreTimestamp};
-use sharded_runtime::{Sharded, ShardedQuery, StoredNames, WholeCollection};
-use sharded_tests::equivalence::check_query;
+use sharded_runtime::firestore::{FirestoreDb, FirestoreTimestamp};
+use sharded_runtime::{Sharded, ShardedQuery, StoredNames, WholeCollection, query_id};
+use sharded_tests::equivalence::{Unsharded, check_query};
 use sharded_tests::test_db;
 
 /// Order values with many ties and the edges of each type.
@@ -117,10 +117,10 @@ macro_rules! model {
                     seq,
                 }
             }
-            fn query(group: &str) -> ShardedQuery<Self, 0> {
+            fn query(group: &str) -> ShardedQuery<Self, { query_id("group") }> {
                 $name::query().group(group)
             }
-            fn query_place(region_code: &str) -> ShardedQuery<Self, 1> {
+            fn query_place(region_code: &str) -> ShardedQuery<Self, { query_id("place_region_code") }> {
                 $name::query().place_region_code(region_code)
             }
             fn query_all() -> WholeCollection<Self> {
@@ -133,8 +133,8 @@ macro_rules! model {
 trait Row: Sharded<OrderValue = Self::Value> + Debug {
     type Value: Edgy + Serialize + Clone + Debug;
     fn new(group: String, region_code: String, order_value: Self::Value, seq: i64) -> Self;
-    fn query(group: &str) -> ShardedQuery<Self, 0>;
-    fn query_place(region_code: &str) -> ShardedQuery<Self, 1>;
+    fn query(group: &str) -> ShardedQuery<Self, { query_id("group") }>;
+    fn query_place(region_code: &str) -> ShardedQuery<Self, { query_id("place_region_code") }>;
     fn query_all() -> WholeCollection<Self>;
 }
 
@@ -179,43 +179,11 @@ async fn reference<T: Row>(
     equality: Option<(&'static str, &str)>,
     range: &(Bound<T::Value>, Bound<T::Value>),
 ) -> Result<Vec<String>, String> {
-    let order = T::ORDER_FIELD;
-    let direction = match T::ORDER_DIRECTION {
-        sharded_runtime::Direction::Ascending => FirestoreQueryDirection::Ascending,
-        sharded_runtime::Direction::Descending => FirestoreQueryDirection::Descending,
-    };
-    let equality = equality.map(|(field, value)| (field, value.to_owned()));
-    let range = range.clone();
-    db.fluent()
-        .select()
-        .from(plain)
-        .filter(move |q| {
-            q.for_all([
-                equality
-                    .as_ref()
-                    .and_then(|(field, value)| q.field(*field).eq(value.clone())),
-                match &range.0 {
-                    Bound::Included(v) => q.field(order).greater_than_or_equal(v.clone()),
-                    Bound::Excluded(v) => q.field(order).greater_than(v.clone()),
-                    Bound::Unbounded => None,
-                },
-                match &range.1 {
-                    Bound::Included(v) => q.field(order).less_than_or_equal(v.clone()),
-                    Bound::Excluded(v) => q.field(order).less_than(v.clone()),
-                    Bound::Unbounded => None,
-                },
-            ])
-        })
-        .order(move |o| o.fields([o.field(order).direction(direction.clone())]))
-        .query()
-        .await
-        .map(|documents| {
-            documents
-                .iter()
-                .map(|d| d.name.rsplit('/').next().unwrap().to_owned())
-                .collect()
-        })
-        .map_err(|error| error.to_string())
+    let mut reference = Unsharded::default().range(range);
+    if let Some((field, value)) = equality {
+        reference = reference.equal(field, value);
+    }
+    reference.ids::<T>(db, plain).await
 }
 
 /// `long_values`: strings over the 1,500 bytes Firestore compares.

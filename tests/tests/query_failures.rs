@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use sharded_runtime::firestore::FirestoreTimestamp;
-use sharded_runtime::{Cursor, Error, Sharded};
+use sharded_runtime::{Cursor, Error, Sharded, query_id};
 use sharded_tests::models::{Instrument, Tick};
 use sharded_tests::{own_emulator, test_db};
 
@@ -46,7 +46,7 @@ async fn misuse_is_rejected_before_anything_is_sent() {
     );
 
     assert!(matches!(
-        "not a cursor".parse::<Cursor<Tick, 0>>(),
+        "not a cursor".parse::<Cursor<Tick, { query_id("venue") }>>(),
         Err(Error::InvalidCursor(_))
     ));
 
@@ -66,12 +66,12 @@ async fn misuse_is_rejected_before_anything_is_sent() {
         .await
         .unwrap();
     let token = page.next.expect("a full page has a next cursor").to_token();
-    let foreign = token.parse::<Cursor<Instrument, 1>>();
+    let foreign = token.parse::<Cursor<Instrument, { query_id("exchange") }>>();
     assert!(
         matches!(&foreign, Err(Error::InvalidCursor(why)) if why.contains("ticks:venue")),
         "{foreign:?}"
     );
-    let own: Cursor<Tick, 0> = token.parse().unwrap();
+    let own: Cursor<Tick, { query_id("venue") }> = token.parse().unwrap();
     let rest = Tick::query()
         .venue("XNAS")
         .after(own)

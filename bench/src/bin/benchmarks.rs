@@ -439,7 +439,7 @@ async fn emulator(report: &mut String) -> Result<(), Failure> {
 }
 
 /// One page of `query`, for what it cost.
-async fn page_stats<T: Sharded, const INDEX: usize>(
+async fn page_stats<T: Sharded, const INDEX: u64>(
     db: &FirestoreDb,
     query: ShardedQuery<T, INDEX>,
 ) -> Result<QueryStats, Failure> {

@@ -16,14 +16,14 @@ use crate::stored::document_id;
 use crate::{Error, Result, Sharded, Stored};
 use firestore::FirestoreValue;
 
-/// Where a page of a `ShardedQuery<T, INDEX>` ended; pass it to
+/// Where a page of a `ShardedQuery<T, QUERY>` ended; pass it to
 /// [`ShardedQuery::after`](crate::ShardedQuery::after) for the next page.
 ///
 /// The type says which query it belongs to, so a cursor of one query does not compile with
 /// another. Its string form ([`Display`](fmt::Display), [`FromStr`], serde) is an opaque,
 /// URL-safe token a web handler can hand to a client and take back; parsing a token of another
 /// query is an [`Error::InvalidCursor`].
-pub struct Cursor<T, const INDEX: usize> {
+pub struct Cursor<T, const QUERY: u64> {
     pub(crate) order_value: Value,
     pub(crate) id: String,
     marker: PhantomData<fn() -> T>,
@@ -60,7 +60,7 @@ enum TokenValue {
     Null,
 }
 
-impl<T: Sharded, const INDEX: usize> Cursor<T, INDEX> {
+impl<T: Sharded, const QUERY: u64> Cursor<T, QUERY> {
     /// The cursor just after `document`, the last one of a page.
     pub(crate) fn after_document(document: &Document) -> Result<Self> {
         let order_value = field_value(document, T::ORDER_FIELD)
@@ -111,7 +111,7 @@ impl<T: Sharded, const INDEX: usize> Cursor<T, INDEX> {
     }
 
     fn query_tag() -> String {
-        format!("{}:{}", T::COLLECTION, super::query_name::<T>(INDEX))
+        format!("{}:{}", T::COLLECTION, super::query_name::<T>(QUERY))
     }
 
     /// The opaque token.
@@ -186,7 +186,7 @@ fn check_cursor_id(id: &str) -> Result<()> {
     check_document_id(id).map_err(|error| Error::InvalidCursor(error.to_string()))
 }
 
-impl<T, const INDEX: usize> Clone for Cursor<T, INDEX> {
+impl<T, const QUERY: u64> Clone for Cursor<T, QUERY> {
     fn clone(&self) -> Self {
         Cursor {
             order_value: self.order_value.clone(),
@@ -196,13 +196,13 @@ impl<T, const INDEX: usize> Clone for Cursor<T, INDEX> {
     }
 }
 
-impl<T, const INDEX: usize> PartialEq for Cursor<T, INDEX> {
+impl<T, const QUERY: u64> PartialEq for Cursor<T, QUERY> {
     fn eq(&self, other: &Self) -> bool {
         self.order_value == other.order_value && self.id == other.id
     }
 }
 
-impl<T, const INDEX: usize> fmt::Debug for Cursor<T, INDEX> {
+impl<T, const QUERY: u64> fmt::Debug for Cursor<T, QUERY> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Cursor")
             .field("order_value", &self.order_value)
@@ -211,13 +211,13 @@ impl<T, const INDEX: usize> fmt::Debug for Cursor<T, INDEX> {
     }
 }
 
-impl<T: Sharded, const INDEX: usize> fmt::Display for Cursor<T, INDEX> {
+impl<T: Sharded, const QUERY: u64> fmt::Display for Cursor<T, QUERY> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.to_token())
     }
 }
 
-impl<T: Sharded, const INDEX: usize> FromStr for Cursor<T, INDEX> {
+impl<T: Sharded, const QUERY: u64> FromStr for Cursor<T, QUERY> {
     type Err = Error;
 
     fn from_str(token: &str) -> Result<Self> {
@@ -225,13 +225,13 @@ impl<T: Sharded, const INDEX: usize> FromStr for Cursor<T, INDEX> {
     }
 }
 
-impl<T: Sharded, const INDEX: usize> Serialize for Cursor<T, INDEX> {
+impl<T: Sharded, const QUERY: u64> Serialize for Cursor<T, QUERY> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(&self.to_token())
     }
 }
 
-impl<'de, T: Sharded, const INDEX: usize> Deserialize<'de> for Cursor<T, INDEX> {
+impl<'de, T: Sharded, const QUERY: u64> Deserialize<'de> for Cursor<T, QUERY> {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let token = String::deserialize(deserializer)?;
         Self::from_token(&token).map_err(serde::de::Error::custom)

@@ -1,9 +1,12 @@
 //! Typed queries over a sharded collection whose results equal the same query on an unsharded
 //! collection: same documents, same order (ties broken by document name), page after page.
 
+mod aggregate;
 mod cursor;
+mod listen;
 mod merge;
 pub(crate) mod order;
+mod shape;
 mod snapshot;
 
 use std::marker::PhantomData;
@@ -20,9 +23,12 @@ use serde::Serialize;
 use sharded_indexes::Direction;
 use tracing::Instrument as _;
 
+pub use aggregate::{Number, Numeric, NumericField};
 pub use cursor::Cursor;
+pub use listen::{ChangeKind, DocumentChange, QuerySnapshot, SnapshotStream};
 pub use merge::{merge_sorted, merge_streams};
 pub use order::{compare_documents, compare_references, compare_values, usable_in_cursor};
+pub use shape::{QueryShape, distinct_ids, query_id};
 
 use crate::{Error, Result, Sharded, Stored};
 use snapshot::Snapshot;
@@ -30,55 +36,53 @@ use snapshot::Snapshot;
 /// Firestore's limit on values in one `in` filter, and on disjunctions in one query.
 pub const MAX_DISJUNCTIONS: usize = 30;
 
-/// The `INDEX` of the whole-collection query, `T::query().all()`: no equality filter, ordered
+/// The `QUERY` of the whole-collection query, `T::query().all()`: no equality filter, ordered
 /// by the order field, served by the index (shard, order field).
-pub const WHOLE_COLLECTION: usize = usize::MAX;
+pub const WHOLE_COLLECTION: u64 = query_id("all");
 
 /// `T::query().all()`: every document of the collection, by the order field.
 pub type WholeCollection<T> = ShardedQuery<T, WHOLE_COLLECTION>;
 
-/// The field path an `INDEX` filters on for equality; `None` for the whole collection.
-fn equality_field<T: Sharded>(index: usize) -> Option<&'static str> {
-    T::INDEXED_FIELDS.get(index).copied()
+/// The shape of `T`'s query `QUERY`.
+fn shape<T: Sharded>(query: u64) -> Option<&'static QueryShape> {
+    T::QUERIES.iter().find(|shape| shape.id == query)
 }
 
-/// How an `INDEX` is named in spans and cursor tokens.
-pub(crate) fn query_name<T: Sharded>(index: usize) -> &'static str {
-    match index {
-        WHOLE_COLLECTION => "*",
-        index => equality_field::<T>(index).unwrap_or("?"),
-    }
+/// How a `QUERY` is named in spans and cursor tokens: its method's name.
+pub(crate) fn query_name<T: Sharded>(query: u64) -> &'static str {
+    shape::<T>(query).map_or("?", |shape| shape.name)
 }
 
-/// An equality query on one indexed field, or the whole collection, ordered by the order
-/// field, over every shard.
+/// An equality query on one indexed field or on a declared set of fields, or the whole
+/// collection, ordered by the order field, over every shard.
 ///
-/// Built by the derive's `T::query().<field>(value)`, where `INDEX` is the field's position in
-/// [`Sharded::INDEXED_FIELDS`], or `T::query().all()`, where it is [`WHOLE_COLLECTION`]. Every
-/// query this type can express is served by a composite index the index plan generates:
-/// (shard, field, order field), or (shard, order field) for the whole collection.
+/// Built by the derive's `T::query().<field>(value)`, `T::query().<a>_and_<b>(x, y)` or
+/// `T::query().all()`. `QUERY` is [`query_id`] of that method's name, so the type names its
+/// query by name, not by a field's position: `ShardedQuery<Instrument, { query_id("exchange") }>`.
+/// Every query this type can express is served by a composite index the index plan generates:
+/// (shard, field(s), order field), or (shard, order field) for the whole collection.
 ///
 /// With at most 30 shard values it is one Firestore query, `shard in [...]`, which the server
 /// merges; with more, one query per chunk of ≤ 30 values, sent concurrently and merged here on
 /// (order field, document name). Either way the documents and their order are exactly those of
 /// the same query on an unsharded collection ordered by (order field, `__name__`).
-pub struct ShardedQuery<T, const INDEX: usize> {
-    /// The value the indexed field equals; `None` for the whole collection.
-    value: Option<std::result::Result<Value, String>>,
+pub struct ShardedQuery<T, const QUERY: u64> {
+    /// The values the query's fields equal, in the shape's order; none for the whole collection.
+    values: Vec<std::result::Result<Value, String>>,
     lower: Bound<std::result::Result<Value, String>>,
     upper: Bound<std::result::Result<Value, String>>,
     limit: Option<u32>,
-    after: Option<Cursor<T, INDEX>>,
+    after: Option<Cursor<T, QUERY>>,
     marker: PhantomData<fn() -> T>,
 }
 
 /// One page of results and the cursor of the next.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Page<T, const INDEX: usize> {
+pub struct Page<T, const QUERY: u64> {
     /// The documents of this page, in query order.
     pub items: Vec<Stored<T>>,
     /// Where the next page starts; `None` when no document follows this page.
-    pub next: Option<Cursor<T, INDEX>>,
+    pub next: Option<Cursor<T, QUERY>>,
     /// What fetching the page cost.
     pub stats: QueryStats,
 }
@@ -94,10 +98,10 @@ pub struct QueryStats {
     pub documents_read: usize,
 }
 
-impl<T, const INDEX: usize> Clone for ShardedQuery<T, INDEX> {
+impl<T, const QUERY: u64> Clone for ShardedQuery<T, QUERY> {
     fn clone(&self) -> Self {
         ShardedQuery {
-            value: self.value.clone(),
+            values: self.values.clone(),
             lower: self.lower.clone(),
             upper: self.upper.clone(),
             limit: self.limit,
@@ -107,10 +111,10 @@ impl<T, const INDEX: usize> Clone for ShardedQuery<T, INDEX> {
     }
 }
 
-impl<T, const INDEX: usize> std::fmt::Debug for ShardedQuery<T, INDEX> {
+impl<T, const QUERY: u64> std::fmt::Debug for ShardedQuery<T, QUERY> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ShardedQuery")
-            .field("value", &self.value)
+            .field("values", &self.values)
             .field("lower", &self.lower)
             .field("upper", &self.upper)
             .field("limit", &self.limit)
@@ -163,23 +167,22 @@ struct Prepared {
     chunks: Vec<&'static [&'static str]>,
 }
 
-impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
+impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
     #[doc(hidden)]
     pub fn __new<V: Serialize + ?Sized>(value: &V) -> Self {
-        ShardedQuery {
-            value: Some(to_value(value)),
-            lower: Bound::Unbounded,
-            upper: Bound::Unbounded,
-            limit: None,
-            after: None,
-            marker: PhantomData,
-        }
+        Self::__whole_collection().__and(value)
+    }
+
+    #[doc(hidden)]
+    pub fn __and<V: Serialize + ?Sized>(mut self, value: &V) -> Self {
+        self.values.push(to_value(value));
+        self
     }
 
     #[doc(hidden)]
     pub fn __whole_collection() -> Self {
         ShardedQuery {
-            value: None,
+            values: Vec::new(),
             lower: Bound::Unbounded,
             upper: Bound::Unbounded,
             limit: None,
@@ -210,7 +213,7 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
     }
 
     /// Starts just after the document `cursor` points at.
-    pub fn after(mut self, cursor: Cursor<T, INDEX>) -> Self {
+    pub fn after(mut self, cursor: Cursor<T, QUERY>) -> Self {
         self.after = Some(cursor);
         self
     }
@@ -243,7 +246,7 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
     /// One page of at most `limit` documents, and the cursor of the next page if there is one:
     /// [`fetch_page`](Self::fetch_page) with the limit as an argument, so a page query without
     /// one does not compile. `limit` replaces any [`limit`](Self::limit) set before.
-    pub async fn page(&self, db: &FirestoreDb, limit: u32) -> Result<Page<T, INDEX>> {
+    pub async fn page(&self, db: &FirestoreDb, limit: u32) -> Result<Page<T, QUERY>> {
         self.clone().limit(limit).fetch_page(db).await
     }
 
@@ -254,7 +257,7 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
     /// The page asks for one document more than `limit`, so it knows whether another page
     /// follows: a full last page has no `next`, and reading on costs no empty round trip. That
     /// one look-ahead document is read (and billed) but not returned.
-    pub async fn fetch_page(&self, db: &FirestoreDb) -> Result<Page<T, INDEX>> {
+    pub async fn fetch_page(&self, db: &FirestoreDb) -> Result<Page<T, QUERY>> {
         let Some(limit) = self.limit else {
             return Err(Error::InvalidQuery("a page needs a `limit`".into()));
         };
@@ -283,7 +286,7 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
         &self,
         db: &'db FirestoreDb,
     ) -> Result<BoxStream<'db, Result<Stored<T>>>> {
-        let span = query_span::<T, INDEX>("stream");
+        let span = query_span::<T, QUERY>("stream");
         self.open_stream(db, &span).instrument(span.clone()).await
     }
 
@@ -334,7 +337,7 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
     /// How many documents match the field and the range (the limit and the cursor are not
     /// applied). One count aggregation per chunk, summed.
     pub async fn count(&self, db: &FirestoreDb) -> Result<u64> {
-        let span = query_span::<T, INDEX>("count");
+        let span = query_span::<T, QUERY>("count");
         self.count_in(db, &span).instrument(span.clone()).await
     }
 
@@ -362,8 +365,100 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
         Ok(counts?.into_iter().sum())
     }
 
+    /// The sum of `field` over the matching documents (the limit and the cursor are not
+    /// applied), as the same query on an unsharded collection returns it: an integer while
+    /// every value is one and the sum fits, otherwise a double. Integer sums are exact; a
+    /// double sum across chunk queries adds the chunks' sums, so it may differ from the
+    /// unsharded sum in the last bits, as any reordering of a floating-point sum does.
+    pub async fn sum(&self, db: &FirestoreDb, field: NumericField<T>) -> Result<Number> {
+        Ok(self.aggregate(db, field).await?.0)
+    }
+
+    /// The average of `field` over the matching documents (the limit and the cursor are not
+    /// applied); `None` when no document matches. Across chunk queries it is the total sum
+    /// over the total count, weighted by each chunk's count, never an average of averages.
+    pub async fn avg(&self, db: &FirestoreDb, field: NumericField<T>) -> Result<Option<f64>> {
+        Ok(self.aggregate(db, field).await?.1)
+    }
+
+    async fn aggregate(
+        &self,
+        db: &FirestoreDb,
+        field: NumericField<T>,
+    ) -> Result<(Number, Option<f64>)> {
+        let span = query_span::<T, QUERY>("aggregate");
+        async {
+            let (prepared, snapshot) = self.begin(db, &span).await?;
+            let chunks = futures::future::try_join_all(prepared.chunks.iter().enumerate().map(
+                |(i, chunk)| {
+                    async {
+                        let filter = self.filter(&prepared, chunk);
+                        let rows = snapshot
+                            .db()
+                            .fluent()
+                            .select()
+                            .from(T::COLLECTION)
+                            .filter(move |_| Some(filter.clone()))
+                            .aggregate(|a| {
+                                a.fields([
+                                    a.field("count").count(),
+                                    a.field("sum").sum(field.path),
+                                    a.field("avg").avg(field.path),
+                                ])
+                            })
+                            .query()
+                            .await?;
+                        aggregate::ChunkAggregate::from_rows(&rows)
+                    }
+                    .instrument(chunk_span(i, chunk))
+                },
+            ))
+            .await;
+            snapshot.release().await?;
+            Ok(aggregate::combine(&chunks?))
+        }
+        .instrument(span.clone())
+        .await
+    }
+
+    /// The query, live: a stream of snapshots, the first once every chunk's results are in,
+    /// then one whenever the results change. Each snapshot holds the documents in order (the
+    /// first `limit` when limited) and the changes since the one before.
+    ///
+    /// Every chunk query is a target of one Listen stream, and a snapshot shows every target
+    /// at the same read time: never a mix of two moments, and a document an upsert moved to
+    /// another chunk appears once. When the server or the network closes the stream, it is
+    /// opened again and each target resumes from its resume token; a target the server
+    /// removes (a missing index) or connections that keep failing end the stream with
+    /// [`Error::Listen`]. The query is checked before anything is sent.
+    pub fn listen(&self, db: &FirestoreDb) -> Result<listen::SnapshotStream<T>>
+    where
+        T: Clone,
+    {
+        let prepared = self.prepare(db)?;
+        let queries = prepared
+            .chunks
+            .iter()
+            .map(|chunk| {
+                let mut params = firestore::FirestoreQueryParams::new(T::COLLECTION.into())
+                    .with_filter(self.filter(&prepared, chunk))
+                    .with_order_by(prepared.orders.clone());
+                if let Some(limit) = self.limit {
+                    params = params.with_limit(limit);
+                }
+                if let Some(after) = &prepared.start_after {
+                    params = params.with_start_at(FirestoreQueryCursor::AfterValue(after.clone()));
+                }
+                firestore::gcloud_sdk::google::firestore::v1::StructuredQuery::try_from(params)
+                    .map_err(Error::from)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let limit = self.limit.map(|limit| limit as usize);
+        Ok(listen::Listener::<T>::new(db, queries, limit, query_order::<T>).into_stream())
+    }
+
     async fn fetch_documents(&self, db: &FirestoreDb) -> Result<(Vec<Document>, QueryStats)> {
-        let span = query_span::<T, INDEX>("fetch");
+        let span = query_span::<T, QUERY>("fetch");
         self.fetch_documents_in(db, &span)
             .instrument(span.clone())
             .await
@@ -452,15 +547,12 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
     /// Checks the query and turns it into Firestore terms; an error here means nothing was sent.
     fn prepare(&self, db: &FirestoreDb) -> Result<Prepared> {
         let invalid = |why: String| Error::InvalidQuery(why);
-        let equality = match (&self.value, equality_field::<T>(INDEX)) {
-            (None, _) if INDEX == WHOLE_COLLECTION => None,
-            (Some(value), Some(field)) => Some((field, value)),
-            _ => {
-                return Err(invalid(format!(
-                    "`{}` has no indexed field #{INDEX}",
-                    T::COLLECTION
-                )));
-            }
+        let Some(shape) = shape::<T>(QUERY).filter(|s| s.fields.len() == self.values.len()) else {
+            return Err(invalid(format!(
+                "`{}` has no query with id {QUERY} on {} field(s)",
+                T::COLLECTION,
+                self.values.len()
+            )));
         };
         if T::READ_SHARD_VALUES.is_empty() {
             return Err(invalid(format!("`{}` has no shard values", T::COLLECTION)));
@@ -486,11 +578,11 @@ impl<T: Sharded, const INDEX: usize> ShardedQuery<T, INDEX> {
             )));
         }
         let mut filters = Vec::new();
-        if let Some((field, value)) = equality {
+        for (field, value) in shape.fields.iter().zip(&self.values) {
             let value = value.clone().map_err(invalid)?;
             check_filter_value(field, &value)?;
             filters.push(compare(FirestoreQueryFilterCompare::Equal(
-                field.to_owned(),
+                (*field).to_owned(),
                 FirestoreValue { value },
             )));
         }
@@ -612,12 +704,12 @@ fn check_filter_value(path: &str, value: &Value) -> Result<()> {
 /// The span of one sharded query, at INFO: a production service keeps it, and a slow fan-out
 /// shows as a long span with its chunks (DEBUG) inside. Fields: the collection, the indexed
 /// field, the shard count, the chunk queries sent and the documents they read.
-fn query_span<T: Sharded, const INDEX: usize>(operation: &'static str) -> tracing::Span {
+fn query_span<T: Sharded, const QUERY: u64>(operation: &'static str) -> tracing::Span {
     tracing::info_span!(
         "sharded_query",
         operation,
         collection = T::COLLECTION,
-        field = query_name::<T>(INDEX),
+        field = query_name::<T>(QUERY),
         shards = T::READ_SHARD_VALUES.len(),
         chunks = tracing::field::Empty,
         documents_read = tracing::field::Empty,

@@ -1,0 +1,175 @@
+//! `sum` and `avg` of a numeric field across shards, exact across chunk queries.
+
+use std::marker::PhantomData;
+
+use firestore::gcloud_sdk::google::firestore::v1::{Document, value::ValueType};
+use serde::Serialize;
+
+use crate::{Error, Result};
+
+/// A Rust type stored as a Firestore number on every document: what `#[sharded(aggregate)]`
+/// accepts. `Option` is not one (a `None` is stored as null, which `avg` skips but a count
+/// does not), and neither are `u64`/`usize` (values above `i64::MAX` are stored wrapped).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be summed or averaged by sharded",
+    label = "not a number stored on every document",
+    note = "`#[sharded(aggregate)]` takes `i8`, `i16`, `i32`, `i64`, `isize`, `u8`, `u16`, `u32`, `f32` or `f64`: a value every document stores as a number, so an average across chunk queries can be weighted by their counts"
+)]
+pub trait Numeric: Serialize {}
+
+macro_rules! numeric {
+    ($($ty:ty),*) => { $(impl Numeric for $ty {})* };
+}
+numeric!(i8, i16, i32, i64, isize, u8, u16, u32, f32, f64);
+
+/// A numeric field of `T` (`T::aggregates().price()`), to pass to
+/// [`ShardedQuery::sum`](crate::ShardedQuery::sum) and [`avg`](crate::ShardedQuery::avg).
+pub struct NumericField<T> {
+    pub(crate) path: &'static str,
+    marker: PhantomData<fn() -> T>,
+}
+
+impl<T> NumericField<T> {
+    #[doc(hidden)]
+    pub fn __new<V: Numeric>(path: &'static str) -> Self {
+        NumericField {
+            path,
+            marker: PhantomData,
+        }
+    }
+
+    /// The stored field path.
+    pub fn path(&self) -> &'static str {
+        self.path
+    }
+}
+
+impl<T> Clone for NumericField<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for NumericField<T> {}
+
+impl<T> std::fmt::Debug for NumericField<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("NumericField").field(&self.path).finish()
+    }
+}
+
+/// A sum as Firestore returns it: an integer while every value is an integer and the sum fits
+/// in an `i64`, otherwise a double.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Number {
+    /// The exact sum of integers.
+    Integer(i64),
+    /// A sum with a double in it, or one that overflowed an `i64`.
+    Double(f64),
+}
+
+impl Number {
+    /// The value as a double.
+    pub fn as_f64(self) -> f64 {
+        match self {
+            Number::Integer(i) => i as f64,
+            Number::Double(d) => d,
+        }
+    }
+
+    /// Adds two partial sums the way Firestore adds values: integers stay exact until they
+    /// overflow, then the sum is a double.
+    pub(crate) fn add(self, other: Number) -> Number {
+        match (self, other) {
+            (Number::Integer(a), Number::Integer(b)) => match a.checked_add(b) {
+                Some(sum) => Number::Integer(sum),
+                None => Number::Double(a as f64 + b as f64),
+            },
+            (a, b) => Number::Double(a.as_f64() + b.as_f64()),
+        }
+    }
+}
+
+/// One chunk's `count`, `sum` and `avg` of a field.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ChunkAggregate {
+    pub(crate) count: u64,
+    pub(crate) sum: Number,
+    pub(crate) avg: Option<f64>,
+}
+
+impl ChunkAggregate {
+    pub(crate) fn from_rows(rows: &[Document]) -> Result<ChunkAggregate> {
+        let field = |name: &str| {
+            rows.first()
+                .and_then(|row| row.fields.get(name))
+                .and_then(|value| value.value_type.clone())
+        };
+        let missing = |name: &str| Error::InvalidQuery(format!("Firestore returned no {name}"));
+        let count = match field("count") {
+            Some(ValueType::IntegerValue(count)) => u64::try_from(count).ok(),
+            _ => None,
+        }
+        .ok_or_else(|| missing("count"))?;
+        let sum = match field("sum") {
+            Some(ValueType::IntegerValue(i)) => Number::Integer(i),
+            Some(ValueType::DoubleValue(d)) => Number::Double(d),
+            _ => return Err(missing("sum")),
+        };
+        let avg = match field("avg") {
+            Some(ValueType::DoubleValue(d)) => Some(d),
+            Some(ValueType::NullValue(_)) | None => None,
+            _ => return Err(missing("avg")),
+        };
+        Ok(ChunkAggregate { count, sum, avg })
+    }
+}
+
+/// The aggregate of the whole query from its chunks'. One chunk is one query: its values
+/// are Firestore's own. Across chunks the sum adds as Firestore adds, and the average is the
+/// total sum over the total count (every document stores a number in a `Numeric` field, so
+/// the count of documents is the count of values `avg` averages), not an average of averages.
+pub(crate) fn combine(chunks: &[ChunkAggregate]) -> (Number, Option<f64>) {
+    if let [only] = chunks {
+        return (only.sum, only.avg);
+    }
+    let sum = chunks
+        .iter()
+        .fold(Number::Integer(0), |total, chunk| total.add(chunk.sum));
+    let count: u64 = chunks.iter().map(|chunk| chunk.count).sum();
+    let avg = (count > 0).then(|| sum.as_f64() / count as f64);
+    (sum, avg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunk(count: u64, sum: Number) -> ChunkAggregate {
+        let avg = (count > 0).then(|| sum.as_f64() / count as f64);
+        ChunkAggregate { count, sum, avg }
+    }
+
+    #[test]
+    fn averages_are_weighted_by_count_not_averaged() {
+        // 1 document of 10 and 3 of 2: the mean of 10, 2, 2, 2 is 4, not (10 + 2) / 2.
+        let (sum, avg) = combine(&[chunk(1, Number::Integer(10)), chunk(3, Number::Integer(6))]);
+        assert_eq!(sum, Number::Integer(16));
+        assert_eq!(avg, Some(4.0));
+        assert_eq!(
+            combine(&[chunk(0, Number::Integer(0)); 2]),
+            (Number::Integer(0), None)
+        );
+    }
+
+    #[test]
+    fn integer_sums_overflow_into_doubles_and_doubles_stay_doubles() {
+        let (sum, _) = combine(&[
+            chunk(1, Number::Integer(i64::MAX)),
+            chunk(1, Number::Integer(1)),
+        ]);
+        assert_eq!(sum, Number::Double(i64::MAX as f64 + 1.0));
+        let (sum, _) = combine(&[chunk(1, Number::Integer(1)), chunk(1, Number::Double(0.5))]);
+        assert_eq!(sum, Number::Double(1.5));
+    }
+}

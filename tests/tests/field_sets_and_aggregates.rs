@@ -1,0 +1,240 @@
+//! Compound equality on declared field sets, and `sum`/`avg`, against the same queries on an
+//! unsharded copy of the data, on the emulator: random data with many equal order values,
+//! random field values, ranges and limits, for 3 shard values (one query), 40 (two chunk
+//! queries) and 61 (three), in both directions. Documents, order, pages, counts, sums and
+//! averages; integer sums exact, including sums past `i64::MAX`.
+
+use std::ops::Bound;
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
+use sharded_runtime::firestore::FirestoreDb;
+use sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::{Value, value::ValueType};
+use sharded_runtime::{Number, Sharded, ShardedQuery, query_id};
+use sharded_tests::equivalence::{Unsharded, check_query};
+use sharded_tests::test_db;
+
+macro_rules! trades {
+    ($name:ident, $shards:literal, $direction:literal, $collection:literal) => {
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
+        #[sharded(shards = $shards, order_by = "at", direction = $direction, collection = $collection)]
+        #[sharded(index(venue, side), index(venue, side, desk))]
+        struct $name {
+            venue: String,
+            side: String,
+            #[serde(rename = "desk name")]
+            desk: String,
+            #[sharded(aggregate)]
+            qty: i64,
+            #[sharded(aggregate)]
+            price: f64,
+            at: i64,
+        }
+
+        impl Trade for $name {
+            fn new(venue: &str, side: &str, desk: &str, qty: i64, price: f64, at: i64) -> Self {
+                $name {
+                    venue: venue.into(),
+                    side: side.into(),
+                    desk: desk.into(),
+                    qty,
+                    price,
+                    at,
+                }
+            }
+            fn pair(venue: &str, side: &str) -> ShardedQuery<Self, { query_id("venue_and_side") }> {
+                $name::query().venue_and_side(venue, side)
+            }
+            fn triple(
+                venue: &str,
+                side: &str,
+                desk: &str,
+            ) -> ShardedQuery<Self, { query_id("venue_and_side_and_desk") }> {
+                $name::query().venue_and_side_and_desk(venue, side, desk)
+            }
+            fn all() -> sharded_runtime::WholeCollection<Self> {
+                $name::query().all()
+            }
+            fn qty() -> sharded_runtime::NumericField<Self> {
+                $name::aggregates().qty()
+            }
+            fn price() -> sharded_runtime::NumericField<Self> {
+                $name::aggregates().price()
+            }
+        }
+    };
+}
+
+trait Trade: Sharded<OrderValue = i64> + Serialize {
+    fn new(venue: &str, side: &str, desk: &str, qty: i64, price: f64, at: i64) -> Self;
+    fn pair(venue: &str, side: &str) -> ShardedQuery<Self, { query_id("venue_and_side") }>;
+    fn triple(
+        venue: &str,
+        side: &str,
+        desk: &str,
+    ) -> ShardedQuery<Self, { query_id("venue_and_side_and_desk") }>;
+    fn all() -> sharded_runtime::WholeCollection<Self>;
+    fn qty() -> sharded_runtime::NumericField<Self>;
+    fn price() -> sharded_runtime::NumericField<Self>;
+}
+
+trades!(Three, 3, "desc", "trades3");
+trades!(Forty, 40, "asc", "trades40");
+trades!(SixtyOne, 61, "desc", "trades61");
+
+const VENUES: [&str; 3] = ["XNAS", "XLON", "XTKS"];
+const SIDES: [&str; 2] = ["buy", "sell"];
+const DESKS: [&str; 2] = ["a", "b"];
+
+/// Writes `trades` through sharded into `T::COLLECTION` and plainly (no shard) into `plain`.
+async fn write_both<T: Trade>(db: &FirestoreDb, plain: &str, trades: &[(String, T)]) {
+    let writer = db.create_simple_batch_writer().await.unwrap();
+    for chunk in trades.chunks(200) {
+        let mut batch = writer.new_batch();
+        for (id, trade) in chunk {
+            T::collection(db).upsert_in(&mut batch, id, trade).unwrap();
+            batch
+                .update_object(plain, id, trade, None, None, Vec::new())
+                .unwrap();
+        }
+        batch.write().await.unwrap();
+    }
+}
+
+fn random_range(rng: &mut StdRng, times: i64) -> (Bound<i64>, Bound<i64>) {
+    let mut bound = || match rng.random_range(0..3) {
+        0 => Bound::Unbounded,
+        1 => Bound::Included(rng.random_range(0..times)),
+        _ => Bound::Excluded(rng.random_range(0..times)),
+    };
+    (bound(), bound())
+}
+
+/// Our sum equals Firestore's: the same integer, or a double within rounding.
+fn assert_same_sum(ours: Number, theirs: &Value, what: &str) {
+    match (ours, &theirs.value_type) {
+        (Number::Integer(ours), Some(ValueType::IntegerValue(theirs))) => {
+            assert_eq!(ours, *theirs, "{what}: integer sum")
+        }
+        (Number::Double(ours), Some(ValueType::DoubleValue(theirs))) => {
+            assert_close(ours, *theirs, what)
+        }
+        (ours, theirs) => panic!("{what}: sum {ours:?}, unsharded {theirs:?}"),
+    }
+}
+
+fn assert_same_avg(ours: Option<f64>, theirs: &Value, what: &str) {
+    match (ours, &theirs.value_type) {
+        (None, Some(ValueType::NullValue(_))) => {}
+        (Some(ours), Some(ValueType::DoubleValue(theirs))) => assert_close(ours, *theirs, what),
+        (ours, theirs) => panic!("{what}: avg {ours:?}, unsharded {theirs:?}"),
+    }
+}
+
+/// Equal up to the rounding a reordered floating-point sum may add.
+fn assert_close(ours: f64, theirs: f64, what: &str) {
+    let scale = ours.abs().max(theirs.abs()).max(1.0);
+    assert!(
+        (ours - theirs).abs() <= scale * 1e-12,
+        "{what}: {ours} vs unsharded {theirs}"
+    );
+}
+
+async fn check_aggregates<T: Trade, const Q: u64>(
+    db: &FirestoreDb,
+    query: &ShardedQuery<T, Q>,
+    reference: &Unsharded,
+    what: &str,
+) {
+    for (field, path) in [(T::qty(), "qty"), (T::price(), "price")] {
+        let (sum, avg) = reference.sum_and_avg::<T>(db, "plain", path).await;
+        let what = format!("{what} {path}");
+        assert_same_sum(query.sum(db, field).await.unwrap(), &sum, &what);
+        assert_same_avg(query.avg(db, field).await.unwrap(), &avg, &what);
+    }
+}
+
+async fn equal_the_unsharded_queries<T: Trade>(name: &str, datasets: usize) {
+    let test = test_db(name).await;
+    let seed: u64 = rand::random();
+    println!("seed {seed}");
+    let mut rng = StdRng::seed_from_u64(seed);
+    for dataset in 0..datasets {
+        let db = test
+            .emulator
+            .db(&format!("{name}-{seed}-{dataset}"))
+            .await
+            .unwrap();
+        let times = rng.random_range(2..12);
+        // The last data set's quantities sum past i64::MAX: Firestore then returns a double.
+        let max_qty = if dataset + 1 == datasets {
+            i64::MAX / 20
+        } else {
+            1_000_000
+        };
+        let trades: Vec<(String, T)> = (0..rng.random_range(60..220))
+            .map(|i| {
+                let trade = T::new(
+                    VENUES[rng.random_range(0..3)],
+                    SIDES[rng.random_range(0..2)],
+                    DESKS[rng.random_range(0..2)],
+                    rng.random_range(0..max_qty),
+                    rng.random_range(-1e6..1e6),
+                    rng.random_range(0..times),
+                );
+                (format!("t{:05}-{i}", rng.random_range(0..100_000)), trade)
+            })
+            .collect();
+        write_both(&db, "plain", &trades).await;
+        let all = Unsharded::default();
+        check_aggregates(&db, &T::all(), &all, &format!("dataset {dataset} all")).await;
+        if dataset + 1 == datasets {
+            let (sum, _) = all.sum_and_avg::<T>(&db, "plain", "qty").await;
+            assert!(
+                matches!(sum.value_type, Some(ValueType::DoubleValue(_))),
+                "the quantities were to sum past i64::MAX: {sum:?}"
+            );
+        }
+        for round in 0..4 {
+            let range = random_range(&mut rng, times);
+            let limit = rng.random_range(1..30);
+            let (venue, side, desk) = (
+                VENUES[rng.random_range(0..3)],
+                SIDES[rng.random_range(0..2)],
+                DESKS[rng.random_range(0..2)],
+            );
+            let label = format!("dataset {dataset} round {round} {range:?} {venue} {side}");
+            let pair = Unsharded::default()
+                .equal("venue", venue)
+                .equal("side", side)
+                .range(&range);
+            let query = T::pair(venue, side).range(range);
+            let expected = pair.ids::<T>(&db, "plain").await;
+            check_query(&db, query.clone(), expected, limit, &label).await;
+            check_aggregates(&db, &query, &pair, &label).await;
+            // A field renamed with a space: quoted in the filter, the index and the document.
+            let triple = pair.clone().equal("`desk name`", desk);
+            let query = T::triple(venue, side, desk).range(range);
+            let expected = triple.ids::<T>(&db, "plain").await;
+            let label = format!("{label} {desk}");
+            check_query(&db, query.clone(), expected, limit, &label).await;
+            check_aggregates(&db, &query, &triple, &label).await;
+        }
+    }
+}
+
+#[tokio::test]
+async fn three_shards() {
+    equal_the_unsharded_queries::<Three>("sets-3", 4).await;
+}
+
+#[tokio::test]
+async fn forty_shards_in_two_chunks() {
+    equal_the_unsharded_queries::<Forty>("sets-40", 3).await;
+}
+
+#[tokio::test]
+async fn sixty_one_shards_in_three_chunks() {
+    equal_the_unsharded_queries::<SixtyOne>("sets-61", 3).await;
+}
