@@ -79,11 +79,11 @@ async fn check_pages<T: Sharded, const I: u64>(
     let mut paged: Vec<String> = Vec::new();
     let mut next: Option<Cursor<T, I>> = None;
     loop {
-        let mut page_query = query.clone().limit(limit);
+        let mut page_query = query.clone();
         if let Some(cursor) = next.take() {
             page_query = page_query.after(cursor.to_token().parse().unwrap());
         }
-        let page = match page_query.fetch_page(db).await {
+        let page = match page_query.page(db, limit).await {
             Ok(page) => page,
             // Refused, not wrong: Firestore takes no cursor at a string it compares whole past
             // 1,499 bytes (see server_order.rs), so no query could page past that document.

@@ -7,6 +7,7 @@ use sharded_runtime::emulator::Emulator;
 use sharded_runtime::firestore::FirestoreDb;
 
 pub mod equivalence;
+pub mod live;
 pub mod migration;
 pub mod models;
 

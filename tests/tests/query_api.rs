@@ -26,7 +26,7 @@ async fn cursors_from_a_known_item_resume_exactly_after_it() {
             .unwrap();
     }
     let query = Tick::query().venue("XNAS");
-    let page = query.clone().limit(5).fetch_page(db).await.unwrap();
+    let page = query.page(db, 5).await.unwrap();
     let last: &Stored<Tick> = page.items.last().unwrap();
     let rest = |cursor: Cursor<Tick, { query_id("venue") }>| {
         let query = query.clone();
@@ -46,31 +46,24 @@ async fn cursors_from_a_known_item_resume_exactly_after_it() {
     ));
 
     // A full last page knows it is the last: no `next`, so no empty round trip after it.
-    let first = query.clone().limit(6).fetch_page(db).await.unwrap();
+    let first = query.page(db, 6).await.unwrap();
     let second = query
         .clone()
-        .limit(6)
         .after(first.next.clone().expect("six more follow"))
-        .fetch_page(db)
+        .page(db, 6)
         .await
         .unwrap();
     assert_eq!(second.items.len(), 6);
     assert!(second.next.is_none());
-
-    // `page` takes the limit as an argument: the same pages, and no page query without one.
-    let by_page = query.page(db, 6).await.unwrap();
-    assert_eq!(by_page, first);
-    let by_page = query
-        .clone()
-        .after(by_page.next.unwrap())
-        .page(db, 6)
-        .await
-        .unwrap();
-    assert_eq!(by_page, second);
-    assert!(matches!(
-        query.fetch_page(db).await,
-        Err(Error::InvalidQuery(_))
-    ));
+    // The page's limit replaces the query's.
+    assert_eq!(query.clone().limit(2).page(db, 6).await.unwrap(), first);
+    // A limit Firestore refuses is refused before sending, look-ahead or not.
+    for limit in [0, sharded_runtime::MAX_LIMIT + 1] {
+        assert!(matches!(
+            query.page(db, limit).await,
+            Err(Error::InvalidQuery(_))
+        ));
+    }
 
     // Every fetch can say what it cost: two chunk queries for Tick's 40 shard values.
     let (items, stats) = query.fetch_with_stats(db).await.unwrap();

@@ -13,7 +13,7 @@ struct Instrument {
 }
 
 async fn next_page(db: &FirestoreDb) {
-    let page = Instrument::query().exchange("EXCHG1").limit(5).fetch_page(db).await.unwrap();
+    let page = Instrument::query().exchange("EXCHG1").page(db, 5).await.unwrap();
     let cursor = page.next.unwrap();
     let _wrong = Instrument::query().instrument_type("etf").after(cursor);
 }

@@ -64,10 +64,29 @@ pub enum ChangeKind {
 /// The snapshots of a live query; an error ends it.
 pub type SnapshotStream<T> = BoxStream<'static, Result<QuerySnapshot<T>>>;
 
-/// Consecutive failed connections (no response in between) before the stream gives up.
-const MAX_RECONNECTS: u32 = 10;
-const FIRST_RETRY: Duration = Duration::from_millis(250);
-const MAX_RETRY: Duration = Duration::from_secs(10);
+/// How a live query reconnects when its Listen stream ends or fails.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ListenOptions {
+    /// Consecutive connections that may fail (with no response in between) before the stream
+    /// ends with [`Error::Listen`].
+    pub reconnects: u32,
+    /// The wait before the first reconnection; each further one waits 1.5 times longer.
+    pub first_retry: Duration,
+    /// The longest wait between connections.
+    pub max_retry: Duration,
+}
+
+impl Default for ListenOptions {
+    /// 10 reconnections, waiting 250 ms, then 1.5 times longer each time, at most 10 s: about
+    /// 28 s of failures before the stream gives up.
+    fn default() -> Self {
+        ListenOptions {
+            reconnects: 10,
+            first_retry: Duration::from_millis(250),
+            max_retry: Duration::from_secs(10),
+        }
+    }
+}
 
 /// Codes after which the stream is opened again, from the resume tokens it holds.
 fn reconnects_after(code: Code) -> bool {
@@ -109,6 +128,7 @@ pub(crate) struct Listener<T> {
     shown: Option<Vec<Shown<T>>>,
     requests: Option<mpsc::UnboundedSender<ListenRequest>>,
     responses: Option<tonic::Streaming<ListenResponse>>,
+    options: ListenOptions,
     failures: u32,
     done: bool,
 }
@@ -119,6 +139,7 @@ impl<T: Sharded + Clone> Listener<T> {
         queries: Vec<StructuredQuery>,
         limit: Option<usize>,
         order: fn(&Document, &Document) -> std::cmp::Ordering,
+        options: ListenOptions,
     ) -> Listener<T> {
         let targets = queries
             .into_iter()
@@ -140,6 +161,7 @@ impl<T: Sharded + Clone> Listener<T> {
             shown: None,
             requests: None,
             responses: None,
+            options,
             failures: 0,
             done: false,
         }
@@ -202,21 +224,35 @@ impl<T: Sharded + Clone> Listener<T> {
     /// transient or connections keep failing.
     async fn failed(&mut self, status: tonic::Status) -> Result<()> {
         self.failures += 1;
-        if !reconnects_after(status.code()) || self.failures > MAX_RECONNECTS {
+        if !reconnects_after(status.code()) || self.failures > self.options.reconnects {
             return Err(Error::Listen {
                 code: status.code(),
                 message: status.message().to_owned(),
             });
         }
-        let delay = FIRST_RETRY.mul_f64(1.5f64.powi(self.failures as i32 - 1));
+        let delay = self
+            .options
+            .first_retry
+            .mul_f64(1.5f64.powi(self.failures as i32 - 1))
+            .min(self.options.max_retry);
         tracing::debug!(?status, ?delay, "sharded listener reconnects");
-        tokio::time::sleep(delay.min(MAX_RETRY)).await;
+        tokio::time::sleep(delay).await;
         Ok(())
     }
 
     /// Opens a Listen stream with every target, resuming each from its token when it has one.
     async fn connect(&mut self) -> Result<()> {
         let (sender, mut receiver) = mpsc::unbounded_channel();
+        let resuming = self
+            .targets
+            .iter()
+            .filter(|target| !target.resume_token.is_empty())
+            .count();
+        tracing::debug!(
+            targets = self.targets.len(),
+            resuming,
+            "sharded listener connects"
+        );
         for target in &mut self.targets {
             if target.resume_token.is_empty() {
                 // Without a token the server sends the whole result again.

@@ -25,7 +25,7 @@ use tracing::Instrument as _;
 
 pub use aggregate::{Number, Numeric, NumericField};
 pub use cursor::Cursor;
-pub use listen::{ChangeKind, DocumentChange, QuerySnapshot, SnapshotStream};
+pub use listen::{ChangeKind, DocumentChange, ListenOptions, QuerySnapshot, SnapshotStream};
 pub use merge::{merge_sorted, merge_streams};
 pub use order::{compare_documents, compare_references, compare_values, usable_in_cursor};
 pub use shape::{QueryShape, distinct_ids, query_id};
@@ -205,8 +205,7 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
         self
     }
 
-    /// At most `limit` documents (per page, with [`fetch_page`](Self::fetch_page)); at most
-    /// [`MAX_LIMIT`], checked before sending.
+    /// At most `limit` documents; at most [`MAX_LIMIT`], checked before sending.
     pub fn limit(mut self, limit: u32) -> Self {
         self.limit = Some(limit);
         self
@@ -243,27 +242,20 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
         Ok((items, stats))
     }
 
-    /// One page of at most `limit` documents, and the cursor of the next page if there is one:
-    /// [`fetch_page`](Self::fetch_page) with the limit as an argument, so a page query without
-    /// one does not compile. `limit` replaces any [`limit`](Self::limit) set before.
-    pub async fn page(&self, db: &FirestoreDb, limit: u32) -> Result<Page<T, QUERY>> {
-        self.clone().limit(limit).fetch_page(db).await
-    }
-
-    /// One page of at most `limit` documents, and the cursor of the next page if there is one.
-    /// Without a [`limit`](Self::limit) it is [`Error::InvalidQuery`]; [`page`](Self::page)
-    /// takes the limit as an argument instead.
+    /// One page of at most `limit` documents (replacing any [`limit`](Self::limit) set
+    /// before), and the cursor of the next page if there is one. The limit is an argument, so
+    /// a page query without one does not compile.
     ///
     /// The page asks for one document more than `limit`, so it knows whether another page
     /// follows: a full last page has no `next`, and reading on costs no empty round trip. That
     /// one look-ahead document is read (and billed) but not returned.
-    pub async fn fetch_page(&self, db: &FirestoreDb) -> Result<Page<T, QUERY>> {
-        let Some(limit) = self.limit else {
-            return Err(Error::InvalidQuery("a page needs a `limit`".into()));
-        };
-        // At the largest limit there is no room to look ahead: a full page then has a `next`.
-        let look_ahead = limit < MAX_LIMIT;
+    pub async fn page(&self, db: &FirestoreDb, limit: u32) -> Result<Page<T, QUERY>> {
         let mut ahead = self.clone();
+        ahead.limit = Some(limit);
+        // Checked before sending, as for any query; at the largest limit there is no room to
+        // look ahead, so a full page then has a `next`.
+        ahead.prepare(db)?;
+        let look_ahead = limit < MAX_LIMIT;
         ahead.limit = Some(limit + u32::from(look_ahead));
         let (mut documents, stats) = ahead.fetch_documents(db).await?;
         let more =
@@ -435,6 +427,18 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
     where
         T: Clone,
     {
+        self.listen_with(db, ListenOptions::default())
+    }
+
+    /// [`listen`](Self::listen), reconnecting as `options` say.
+    pub fn listen_with(
+        &self,
+        db: &FirestoreDb,
+        options: ListenOptions,
+    ) -> Result<listen::SnapshotStream<T>>
+    where
+        T: Clone,
+    {
         let prepared = self.prepare(db)?;
         let queries = prepared
             .chunks
@@ -454,7 +458,7 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
             })
             .collect::<Result<Vec<_>>>()?;
         let limit = self.limit.map(|limit| limit as usize);
-        Ok(listen::Listener::<T>::new(db, queries, limit, query_order::<T>).into_stream())
+        Ok(listen::Listener::<T>::new(db, queries, limit, query_order::<T>, options).into_stream())
     }
 
     async fn fetch_documents(&self, db: &FirestoreDb) -> Result<(Vec<Document>, QueryStats)> {

@@ -1,0 +1,246 @@
+//! The listener tests' model and checks: readings written by random concurrent writers while a
+//! live query collects snapshots, and what every snapshot must satisfy.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::StreamExt;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
+use sharded_runtime::firestore::FirestoreDb;
+use sharded_runtime::{
+    ChangeKind, Direction, QuerySnapshot, Sharded, ShardedQuery, Stored, WholeCollection, query_id,
+};
+
+macro_rules! readings {
+    ($name:ident, $shards:literal, $direction:literal, $collection:literal) => {
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
+        #[sharded(shards = $shards, order_by = "at", direction = $direction, collection = $collection)]
+        pub struct $name {
+            #[sharded(index)]
+            pub venue: String,
+            pub at: i64,
+            pub seq: i64,
+        }
+
+        impl Reading for $name {
+            fn new(venue: &str, at: i64, seq: i64) -> Self {
+                $name {
+                    venue: venue.to_owned(),
+                    at,
+                    seq,
+                }
+            }
+            fn at(&self) -> i64 {
+                self.at
+            }
+            fn all() -> WholeCollection<Self> {
+                $name::query().all()
+            }
+            fn venue(venue: &str) -> ShardedQuery<Self, { query_id("venue") }> {
+                $name::query().venue(venue)
+            }
+        }
+    };
+}
+
+pub trait Reading: Sharded<OrderValue = i64> + Clone + PartialEq + std::fmt::Debug {
+    fn new(venue: &str, at: i64, seq: i64) -> Self;
+    fn at(&self) -> i64;
+    fn all() -> WholeCollection<Self>;
+    fn venue(venue: &str) -> ShardedQuery<Self, { query_id("venue") }>;
+}
+
+readings!(Three, 3, "desc", "live3");
+readings!(SixtyFour, 64, "asc", "live64");
+
+pub const VENUES: [&str; 2] = ["XNAS", "XLON"];
+
+/// Each writer's operations on ids `0..ids`: overwrites with a new `at` (and a new shard),
+/// deletes, and creates.
+pub async fn write_randomly<T: Reading>(db: FirestoreDb, seed: u64, ids: u32, ops: u32) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let collection = T::collection(&db);
+    for seq in 0..ops {
+        let id = format!("r{}", rng.random_range(0..ids));
+        let delete = rng.random_bool(0.2);
+        let venue = VENUES[rng.random_range(0..VENUES.len())];
+        let reading = T::new(venue, rng.random_range(0..50), seq as i64);
+        // Writers on the same ids contend, and the emulator may abort a write for it: retry.
+        let mut attempts = 0;
+        loop {
+            let written = match delete {
+                true => collection.delete(&id).await,
+                false => collection.upsert(&id, &reading).await,
+            };
+            match written {
+                Ok(()) => break,
+                Err(error) if attempts < 5 => {
+                    attempts += 1;
+                    eprintln!("writer retries {id}: {error}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                Err(error) => panic!("{id}: {error}"),
+            }
+        }
+    }
+}
+
+/// What a snapshot shows of each document: id and value.
+pub fn shown<T: Clone>(documents: &[Stored<T>]) -> Vec<(String, T)> {
+    documents
+        .iter()
+        .map(|stored| (stored.id.clone(), stored.document.clone()))
+        .collect()
+}
+
+/// `previous` with `snapshot.changes` applied as documented: removals by old index, then
+/// insertions by ascending new index, each document taken from the snapshot.
+pub fn apply_changes<T: Clone>(
+    previous: &[Stored<T>],
+    snapshot: &QuerySnapshot<T>,
+) -> Vec<Stored<T>> {
+    let leaving: HashSet<usize> = snapshot
+        .changes
+        .iter()
+        .filter(|change| change.kind != ChangeKind::Added)
+        .map(|change| {
+            change
+                .old_index
+                .expect("removed and modified have an old index")
+        })
+        .collect();
+    let mut list: Vec<Stored<T>> = previous
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !leaving.contains(i))
+        .map(|(_, stored)| stored.clone())
+        .collect();
+    let mut entering: Vec<usize> = snapshot
+        .changes
+        .iter()
+        .filter(|change| change.kind != ChangeKind::Removed)
+        .map(|change| {
+            change
+                .new_index
+                .expect("added and modified have a new index")
+        })
+        .collect();
+    entering.sort_unstable();
+    for index in entering {
+        list.insert(index, snapshot.documents[index].clone());
+    }
+    list
+}
+
+/// Checks every snapshot against its predecessor and its own invariants.
+pub fn check_snapshots<T: Reading>(snapshots: &[QuerySnapshot<T>], limit: Option<usize>) {
+    assert!(!snapshots.is_empty());
+    let mut previous: Vec<Stored<T>> = Vec::new();
+    for (n, snapshot) in snapshots.iter().enumerate() {
+        let ids: HashSet<&str> = snapshot.documents.iter().map(|s| s.id.as_str()).collect();
+        assert_eq!(
+            ids.len(),
+            snapshot.documents.len(),
+            "a duplicate in snapshot {n}"
+        );
+        let mut keys: Vec<(i64, &str)> = snapshot
+            .documents
+            .iter()
+            .map(|s| (s.document.at(), s.id.as_str()))
+            .collect();
+        if T::ORDER_DIRECTION == Direction::Descending {
+            keys.reverse();
+        }
+        assert!(keys.is_sorted(), "snapshot {n} is out of order: {keys:?}");
+        if let Some(limit) = limit {
+            assert!(snapshot.documents.len() <= limit);
+        }
+        for change in &snapshot.changes {
+            let id = match change.kind {
+                ChangeKind::Removed => &previous[change.old_index.unwrap()].id,
+                _ => &snapshot.documents[change.new_index.unwrap()].id,
+            };
+            assert_eq!(
+                id, &change.id,
+                "snapshot {n}: a change names another document"
+            );
+        }
+        if n == 0 {
+            assert!(snapshot.changes.iter().all(|c| c.kind == ChangeKind::Added));
+        } else {
+            assert!(!snapshot.changes.is_empty(), "snapshot {n} changes nothing");
+            assert!(snapshot.read_time >= snapshots[n - 1].read_time);
+        }
+        assert_eq!(
+            shown(&apply_changes(&previous, snapshot)),
+            shown(&snapshot.documents),
+            "the changes of snapshot {n} do not turn the previous one into it"
+        );
+        previous = snapshot.documents.clone();
+    }
+}
+
+/// Listens to `query` on `listener_db` while writers change the collection through `db`;
+/// then waits for the listener to show what `fetch` returns, and checks every snapshot.
+/// Returns how many snapshots arrived.
+pub async fn listen_while_writing<T: Reading, const Q: u64>(
+    db: &FirestoreDb,
+    listener_db: &FirestoreDb,
+    query: ShardedQuery<T, Q>,
+    limit: Option<usize>,
+    seed: u64,
+) -> usize {
+    // Some documents before the listener starts, so its first snapshot has content.
+    write_randomly::<T>(db.clone(), seed, 30, 40).await;
+    let snapshots: Arc<Mutex<Vec<QuerySnapshot<T>>>> = Arc::default();
+    let mut stream = query.listen(listener_db).expect("a valid query");
+    let collected = snapshots.clone();
+    let listening = tokio::spawn(async move {
+        while let Some(snapshot) = stream.next().await {
+            collected
+                .lock()
+                .unwrap()
+                .push(snapshot.expect("no listen error"));
+        }
+    });
+    // The writes start once the first snapshot is in, so every one of them is a change.
+    for _ in 0..600 {
+        if !snapshots.lock().unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(!snapshots.lock().unwrap().is_empty(), "no first snapshot");
+    let writers: Vec<_> = (0..3)
+        .map(|w| tokio::spawn(write_randomly::<T>(db.clone(), seed * 10 + w, 30, 60)))
+        .collect();
+    for writer in writers {
+        writer.await.unwrap();
+    }
+    let expected = shown(&query.fetch_stored(db).await.unwrap());
+    let mut settled = false;
+    for _ in 0..600 {
+        let last = snapshots
+            .lock()
+            .unwrap()
+            .last()
+            .map(|s| shown(&s.documents));
+        if last.as_ref() == Some(&expected) {
+            settled = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    listening.abort();
+    let snapshots = snapshots.lock().unwrap();
+    assert!(
+        settled,
+        "the last snapshot never equalled fetch(): {:?} vs {expected:?}",
+        snapshots.last().map(|s| shown(&s.documents))
+    );
+    check_snapshots(&snapshots, limit);
+    snapshots.len()
+}
