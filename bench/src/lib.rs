@@ -2,6 +2,7 @@
 //! as one unsharded struct and as sharded structs with 3, 30 and 64 shard values.
 
 pub mod bulk;
+pub mod live;
 
 use rand::Rng;
 use serde::{Deserialize, Serialize};

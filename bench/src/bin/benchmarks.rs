@@ -2,7 +2,8 @@
 //! against its baseline in the same run and writes BENCHMARKS.md at the repository root.
 //!
 //! Pass `--skip-build-cost` to leave out the (slow) clean-build measurements, and
-//! `--bulk-only` to print the bulk writer and backfill section alone.
+//! `--bulk-only` (`--live-only`) to print the bulk writer and backfill (live query) section
+//! alone.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -42,6 +43,11 @@ async fn main() -> Result<(), Failure> {
         println!("vs shard-less {vs_plain:.3}, vs recipe {vs_by_hand:.3}, guard {guard:.3}");
         return Ok(());
     }
+    if std::env::args().any(|arg| arg == "--live-only") {
+        // The live-query section alone, printed; writes nothing.
+        print!("{}", sharded_bench::live::section().await?);
+        return Ok(());
+    }
     if std::env::args().any(|arg| arg == "--bulk-only") {
         // The bulk writer and backfill section alone, printed; writes nothing.
         print!("{}", sharded_bench::bulk::section().await?);
@@ -53,11 +59,13 @@ async fn main() -> Result<(), Failure> {
     let mut report = String::new();
     header(&mut report)?;
 
-    eprintln!("[1/4] CPU benchmarks (criterion)…");
+    eprintln!("[1/5] CPU benchmarks (criterion)…");
     cpu(&root, &mut report)?;
-    eprintln!("[2/4] emulator benchmarks…");
+    eprintln!("[2/5] emulator benchmarks…");
     emulator(&mut report).await?;
-    eprintln!("[3/4] bulk writes and backfill…");
+    eprintln!("[3/5] live queries…");
+    writeln!(report, "{}", sharded_bench::live::section().await?)?;
+    eprintln!("[4/5] bulk writes and backfill…");
     writeln!(report, "{}", sharded_bench::bulk::section().await?)?;
     if skip_build {
         writeln!(
@@ -65,7 +73,7 @@ async fn main() -> Result<(), Failure> {
             "\n## Build cost\n\nNot measured in this run (`--skip-build-cost`)."
         )?;
     } else {
-        eprintln!("[4/4] build cost…");
+        eprintln!("[5/5] build cost…");
         build_cost(&root, &mut report)?;
     }
     std::fs::write(root.join("BENCHMARKS.md"), &report)?;
