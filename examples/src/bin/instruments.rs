@@ -1,6 +1,7 @@
 //! The recipe's app: write instruments with a random shard each, then show the newest 5 of the
-//! whole collection and run the recipe's three queries (common stock, exchange EXCHG1, USD
-//! prices; newest 5 first), each over every shard.
+//! whole collection, run the recipe's three queries (common stock, exchange EXCHG1, USD
+//! prices; newest 5 first) and one on two fields at once, each over every shard; then keep
+//! the newest 5 live while a writer task adds instruments, printing every snapshot.
 //!
 //! `cargo run -p sharded-examples --bin instruments` starts the Cloud Firestore emulator on a
 //! free port (or uses `FIRESTORE_EMULATOR_HOST`) and stops it on exit.
@@ -8,11 +9,15 @@
 use std::collections::BTreeMap;
 use std::error::Error;
 
+use std::time::Duration;
+
+use futures::StreamExt;
 use rand::Rng;
 use sharded_examples::{Instrument, Price, at, recipe_instruments};
 use sharded_runtime::bulk::{BulkWriter, BulkWriterOptions};
 use sharded_runtime::emulator::Emulator;
-use sharded_runtime::{Sharded, Stored};
+use sharded_runtime::firestore::{FirestoreDb, FirestoreTimestamp};
+use sharded_runtime::{ChangeKind, QuerySnapshot, Sharded, Stored};
 
 const GENERATED: usize = 3_000;
 
@@ -90,12 +95,100 @@ async fn main() -> Result<(), Box<dyn Error>> {
         .fetch_stored(&db)
         .await?;
     print_results("queryUSDInstruments", &usd);
+    // Two fields at once: declared with `#[sharded(index(exchange, instrument_type))]`, which
+    // also puts its index (shard, exchange, instrumentType, timestamp) in the plan.
+    let etfs_on_exchange1 = Instrument::query()
+        .exchange_and_instrument_type("EXCHG1", "etf")
+        .limit(5)
+        .fetch_stored(&db)
+        .await?;
+    print_results("ETFs on EXCHG1", &etfs_on_exchange1);
+
+    live_feed(&db).await?;
 
     println!(
         "\nthe indexes these queries need (`cargo build` writes them to firestore.indexes.json):"
     );
     print!("{}", Instrument::indexes().to_json());
     Ok(())
+}
+
+/// How many instruments the writer task adds while the feed is live.
+const LIVE: usize = 5;
+
+/// The newest 5 of the whole collection, live: one Listen stream over every shard, each
+/// snapshot consistent across them, printed with its changes while a task adds instruments.
+async fn live_feed(db: &FirestoreDb) -> Result<(), Box<dyn Error>> {
+    println!("\n--- live: the newest 5, while a writer adds {LIVE} instruments");
+    let mut feed = Instrument::query().all().limit(5).listen(db)?;
+    let first = feed.next().await.ok_or("the feed ended")??;
+    print_snapshot(&first);
+    let writer = tokio::spawn({
+        let db = db.clone();
+        async move {
+            for i in 0..LIVE {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                let instrument = Instrument {
+                    symbol: format!("LIVE{i}"),
+                    price: Price {
+                        currency: "USD".into(),
+                        micros: rand::rng().random_range(1_000_000..900_000_000),
+                    },
+                    exchange: "EXCHG1".into(),
+                    instrument_type: "etf".into(),
+                    timestamp: FirestoreTimestamp(
+                        sharded_runtime::firestore::jiff::Timestamp::now(),
+                    ),
+                };
+                Instrument::collection(&db).insert(&instrument).await?;
+            }
+            Ok::<(), sharded_runtime::Error>(())
+        }
+    });
+    // Until the last instrument written is the newest shown.
+    let last = format!("LIVE{}", LIVE - 1);
+    while let Some(snapshot) = feed.next().await {
+        let snapshot = snapshot?;
+        print_snapshot(&snapshot);
+        if snapshot
+            .documents
+            .first()
+            .is_some_and(|s| s.document.symbol == last)
+        {
+            break;
+        }
+    }
+    writer.await??;
+    Ok(())
+}
+
+fn print_snapshot(snapshot: &QuerySnapshot<Instrument>) {
+    let changes: Vec<String> = snapshot
+        .changes
+        .iter()
+        .map(|change| {
+            let sign = match change.kind {
+                ChangeKind::Added => "+",
+                ChangeKind::Modified => "~",
+                ChangeKind::Removed => "-",
+            };
+            // An added or modified document is in this snapshot; a removed one only has its id.
+            let name = change.new_index.map_or(change.id.as_str(), |i| {
+                snapshot.documents[i].document.symbol.as_str()
+            });
+            format!("{sign}{name}")
+        })
+        .collect();
+    let symbols: Vec<&str> = snapshot
+        .documents
+        .iter()
+        .map(|stored| stored.document.symbol.as_str())
+        .collect();
+    println!(
+        "  snapshot: {symbols:?}  ({} changes: {})",
+        changes.len(),
+        changes.join(" ")
+    );
 }
 
 fn print_results(name: &str, results: &[Stored<Instrument>]) {
