@@ -12,8 +12,7 @@ use std::time::{Duration, SystemTime};
 
 use firestore::FirestoreDb;
 use firestore::gcloud_sdk::google::firestore::v1::{
-    Document, ListenRequest, ListenResponse, StructuredQuery, Target, TargetChange, listen_request,
-    listen_response, target, target_change::TargetChangeType,
+    Document, ListenRequest, ListenResponse, StructuredQuery, Target, listen_request, target,
 };
 use firestore::gcloud_sdk::prost_types::Timestamp;
 use firestore::gcloud_sdk::tonic::{self, Code};
@@ -21,6 +20,12 @@ use futures::stream::{BoxStream, StreamExt};
 use tokio::sync::mpsc;
 
 use crate::{Error, Result, Sharded, Stored};
+
+mod changes;
+mod targets;
+
+use changes::Shown;
+use targets::{ChunkTarget, ChunkTargets, Step};
 
 /// One state of a live query's results.
 #[derive(Debug, Clone, PartialEq)]
@@ -102,30 +107,13 @@ fn reconnects_after(code: Code) -> bool {
     )
 }
 
-/// One chunk's target and what it has received.
-struct ChunkTarget {
-    /// The id on the stream; a target reset after an existence-filter mismatch gets a new one.
-    id: i32,
-    query: StructuredQuery,
-    documents: HashMap<String, Document>,
-    current: bool,
-    resume_token: Vec<u8>,
-}
-
-/// A document of the last snapshot: its name, update time and value.
-struct Shown<T> {
-    name: String,
-    update_time: Option<Timestamp>,
-    stored: Stored<T>,
-}
-
+/// A live query: its connection, its targets' state, and the last snapshot.
 pub(crate) struct Listener<T> {
     db: FirestoreDb,
-    targets: Vec<ChunkTarget>,
-    next_id: i32,
+    targets: ChunkTargets,
     limit: Option<usize>,
     order: fn(&Document, &Document) -> std::cmp::Ordering,
-    shown: Option<Vec<Shown<T>>>,
+    shown: Option<Vec<Shown<Stored<T>>>>,
     requests: Option<mpsc::UnboundedSender<ListenRequest>>,
     responses: Option<tonic::Streaming<ListenResponse>>,
     options: ListenOptions,
@@ -141,21 +129,9 @@ impl<T: Sharded + Clone> Listener<T> {
         order: fn(&Document, &Document) -> std::cmp::Ordering,
         options: ListenOptions,
     ) -> Listener<T> {
-        let targets = queries
-            .into_iter()
-            .zip(1..)
-            .map(|(query, id)| ChunkTarget {
-                id,
-                query,
-                documents: HashMap::new(),
-                current: false,
-                resume_token: Vec::new(),
-            })
-            .collect::<Vec<_>>();
         Listener {
             db: db.clone(),
-            next_id: targets.len() as i32 + 1,
-            targets,
+            targets: ChunkTargets::new(queries),
             limit,
             order,
             shown: None,
@@ -215,9 +191,7 @@ impl<T: Sharded + Clone> Listener<T> {
     fn disconnect(&mut self) {
         self.requests = None;
         self.responses = None;
-        for target in &mut self.targets {
-            target.current = false;
-        }
+        self.targets.disconnected();
     }
 
     /// Waits before the next connection, or ends the stream with `status` when it is not
@@ -249,15 +223,11 @@ impl<T: Sharded + Clone> Listener<T> {
             .filter(|target| !target.resume_token.is_empty())
             .count();
         tracing::debug!(
-            targets = self.targets.len(),
+            targets = self.targets.iter().count(),
             resuming,
             "sharded listener connects"
         );
-        for target in &mut self.targets {
-            if target.resume_token.is_empty() {
-                // Without a token the server sends the whole result again.
-                target.documents.clear();
-            }
+        for target in self.targets.iter() {
             let _ = sender.send(add_target(&self.db, target));
         }
         let requests = futures::stream::poll_fn(move |cx| receiver.poll_recv(cx));
@@ -277,233 +247,54 @@ impl<T: Sharded + Clone> Listener<T> {
         }
     }
 
-    fn target_mut(&mut self, id: i32) -> Option<&mut ChunkTarget> {
-        self.targets.iter_mut().find(|target| target.id == id)
-    }
-
-    /// The targets a change names: all of them when it names none.
-    fn named(&self, ids: &[i32]) -> Vec<usize> {
-        (0..self.targets.len())
-            .filter(|&i| ids.is_empty() || ids.contains(&self.targets[i].id))
-            .collect()
-    }
-
     /// Applies one response; a snapshot when it completes a consistent one that differs from
     /// the last.
     fn receive(&mut self, response: ListenResponse) -> Result<Option<QuerySnapshot<T>>> {
-        let Some(response) = response.response_type else {
-            return Ok(None);
-        };
-        match response {
-            listen_response::ResponseType::TargetChange(change) => {
-                return self.target_change(change);
-            }
-            listen_response::ResponseType::DocumentChange(change) => {
-                let Some(document) = change.document else {
-                    return Ok(None);
-                };
-                for id in change.removed_target_ids {
-                    if let Some(target) = self.target_mut(id) {
-                        target.documents.remove(&document.name);
-                    }
-                }
-                for id in change.target_ids {
-                    if let Some(target) = self.target_mut(id) {
-                        target
-                            .documents
-                            .insert(document.name.clone(), document.clone());
-                    }
-                }
-            }
-            listen_response::ResponseType::DocumentDelete(delete) => {
-                for i in self.named(&delete.removed_target_ids) {
-                    self.targets[i].documents.remove(&delete.document);
-                }
-            }
-            listen_response::ResponseType::DocumentRemove(remove) => {
-                for i in self.named(&remove.removed_target_ids) {
-                    self.targets[i].documents.remove(&remove.document);
-                }
-            }
-            listen_response::ResponseType::Filter(filter) => {
-                let mismatch = self
-                    .target_mut(filter.target_id)
-                    .is_some_and(|target| target.documents.len() != filter.count as usize);
-                if mismatch {
-                    self.reset_target(filter.target_id);
-                }
+        match self.targets.receive(response)? {
+            Step::Nothing => Ok(None),
+            Step::Consistent(read_time) => self.snapshot(read_time),
+            Step::Reset { old_id, new_id } => {
+                self.relisten(old_id, new_id);
+                Ok(None)
             }
         }
-        Ok(None)
     }
 
-    /// The server says this target holds `count` documents and we hold another number (it
-    /// could not tell us of some removals): listen to it afresh under a new id.
-    fn reset_target(&mut self, id: i32) {
-        let new_id = self.next_id;
-        self.next_id += 1;
-        let db = self.db.clone();
-        let Some(requests) = self.requests.clone() else {
+    /// Removes the target `old_id` from the stream and adds it again as `new_id`, without a
+    /// resume token, so the server sends its whole result.
+    fn relisten(&mut self, old_id: i32, new_id: i32) {
+        let (Some(requests), Some(target)) = (&self.requests, self.targets.find(new_id)) else {
             return;
         };
-        let Some(target) = self.target_mut(id) else {
-            return;
-        };
-        tracing::debug!(id, new_id, "sharded listener resets a target");
-        target.id = new_id;
-        target.documents.clear();
-        target.current = false;
-        target.resume_token.clear();
+        tracing::debug!(
+            old_id,
+            new_id,
+            "sharded listener listens to a target afresh"
+        );
         let _ = requests.send(ListenRequest {
-            database: db.get_database_path().to_string(),
+            database: self.db.get_database_path().to_string(),
             labels: HashMap::new(),
-            target_change: Some(listen_request::TargetChange::RemoveTarget(id)),
+            target_change: Some(listen_request::TargetChange::RemoveTarget(old_id)),
             ..Default::default()
         });
-        let _ = requests.send(add_target(&db, target));
-    }
-
-    fn target_change(&mut self, change: TargetChange) -> Result<Option<QuerySnapshot<T>>> {
-        let kind = TargetChangeType::try_from(change.target_change_type)
-            .unwrap_or(TargetChangeType::NoChange);
-        let named = self.named(&change.target_ids);
-        match kind {
-            TargetChangeType::Remove => {
-                if let Some(cause) = change.cause {
-                    return Err(Error::Listen {
-                        code: Code::from_i32(cause.code),
-                        message: cause.message,
-                    });
-                }
-                // Our own removal of a reset target.
-                return Ok(None);
-            }
-            TargetChangeType::Add => {
-                for &i in &named {
-                    self.targets[i].current = false;
-                }
-            }
-            TargetChangeType::Reset => {
-                for &i in &named {
-                    self.targets[i].documents.clear();
-                    self.targets[i].current = false;
-                }
-            }
-            TargetChangeType::Current => {
-                for &i in &named {
-                    self.targets[i].current = true;
-                }
-            }
-            TargetChangeType::NoChange => {}
-        }
-        if !change.resume_token.is_empty() {
-            for &i in &named {
-                self.targets[i].resume_token = change.resume_token.clone();
-            }
-        }
-        let consistent = kind == TargetChangeType::NoChange
-            && change.target_ids.is_empty()
-            && self.targets.iter().all(|target| target.current);
-        match change.read_time {
-            Some(read_time) if consistent => self.snapshot(read_time),
-            _ => Ok(None),
-        }
+        let _ = requests.send(add_target(&self.db, target));
     }
 
     /// The merged results now, if they differ from the last snapshot (or there was none).
     fn snapshot(&mut self, read_time: Timestamp) -> Result<Option<QuerySnapshot<T>>> {
-        let mut merged: HashMap<&str, &Document> = HashMap::new();
-        for document in self
-            .targets
-            .iter()
-            .flat_map(|target| target.documents.values())
-        {
-            // At a consistent point a document is in one chunk; keep the newest if not.
-            let newer = merged
-                .get(document.name.as_str())
-                .is_none_or(|kept| later(&document.update_time, &kept.update_time));
-            if newer {
-                merged.insert(&document.name, document);
-            }
-        }
-        let mut documents: Vec<&Document> = merged.into_values().collect();
-        documents.sort_by(|a, b| (self.order)(a, b));
-        if let Some(limit) = self.limit {
-            documents.truncate(limit);
-        }
+        let documents = self.targets.merged(self.order, self.limit);
         let first = self.shown.is_none();
         let previous = self.shown.take().unwrap_or_default();
-        let (changes, shown) = diff(previous, &documents)?;
+        let (changes, shown) = changes::diff(previous, &documents, Stored::from_document)?;
         let unchanged = changes.is_empty() && !first;
         let snapshot = QuerySnapshot {
-            documents: shown.iter().map(|shown| shown.stored.clone()).collect(),
+            documents: shown.iter().map(|shown| shown.value.clone()).collect(),
             changes,
             read_time: to_system_time(&read_time),
         };
         self.shown = Some(shown);
         Ok((!unchanged).then_some(snapshot))
     }
-}
-
-/// The changes from `previous` to `next`, and `next` as shown; only documents that are new
-/// or changed are deserialized.
-fn diff<T: Sharded + Clone>(
-    previous: Vec<Shown<T>>,
-    next: &[&Document],
-) -> Result<(Vec<DocumentChange>, Vec<Shown<T>>)> {
-    let next_index: HashMap<&str, usize> = next
-        .iter()
-        .enumerate()
-        .map(|(i, document)| (document.name.as_str(), i))
-        .collect();
-    let mut changes = Vec::new();
-    let mut kept: HashMap<String, (usize, Shown<T>)> = HashMap::new();
-    for (old_index, shown) in previous.into_iter().enumerate() {
-        if next_index.contains_key(shown.name.as_str()) {
-            kept.insert(shown.name.clone(), (old_index, shown));
-        } else {
-            changes.push(DocumentChange {
-                kind: ChangeKind::Removed,
-                id: shown.stored.id.clone(),
-                old_index: Some(old_index),
-                new_index: None,
-            });
-        }
-    }
-    let mut shown = Vec::with_capacity(next.len());
-    for (new_index, document) in next.iter().enumerate() {
-        let (change, entry) = match kept.remove(document.name.as_str()) {
-            Some((_, same)) if same.update_time == document.update_time => (None, same),
-            Some((old_index, _)) => (
-                Some((ChangeKind::Modified, Some(old_index))),
-                read(document)?,
-            ),
-            None => (Some((ChangeKind::Added, None)), read(document)?),
-        };
-        if let Some((kind, old_index)) = change {
-            changes.push(DocumentChange {
-                kind,
-                id: entry.stored.id.clone(),
-                old_index,
-                new_index: Some(new_index),
-            });
-        }
-        shown.push(entry);
-    }
-    Ok((changes, shown))
-}
-
-fn read<T: Sharded>(document: &Document) -> Result<Shown<T>> {
-    Ok(Shown {
-        name: document.name.clone(),
-        update_time: document.update_time,
-        stored: Stored::from_document(document)?,
-    })
-}
-
-fn later(a: &Option<Timestamp>, b: &Option<Timestamp>) -> bool {
-    let key = |t: &Option<Timestamp>| t.map(|t| (t.seconds, t.nanos));
-    key(a) > key(b)
 }
 
 fn to_system_time(time: &Timestamp) -> SystemTime {
