@@ -39,6 +39,9 @@ pub(crate) struct Managed {
     /// `index(a, b, ...)` sets, each queried for equality together.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     field_sets: Vec<Vec<String>>,
+    /// `#[sharded(aggregate)]` fields, each with an index per query.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    aggregate_fields: Vec<String>,
     /// Recorded so that a later build can refuse a set that lost values (files written before
     /// it was recorded have none, and are not checked until the next build records it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -61,6 +64,7 @@ impl Managed {
             direction: t.direction,
             indexed_fields: t.indexed_fields.clone(),
             field_sets: t.field_sets.clone(),
+            aggregate_fields: t.aggregate_fields.clone(),
             shard_values: t.shard_values.clone(),
             previous_shard_values: t.previous_shard_values.clone(),
             types: vec![t.name.clone()],
@@ -76,6 +80,7 @@ impl Managed {
             .map(|set| set.iter().map(String::as_str).collect())
             .collect();
         let sets: Vec<&[&str]> = sets.iter().map(Vec::as_slice).collect();
+        let aggregated: Vec<&str> = self.aggregate_fields.iter().map(String::as_str).collect();
         sharded_indexes::plan(&CollectionSpec {
             collection: &self.collection,
             shard_field: &self.shard_field,
@@ -83,6 +88,7 @@ impl Managed {
             direction: self.direction,
             indexed_fields: &indexed,
             field_sets: &sets,
+            aggregate_fields: &aggregated,
         })
     }
 
@@ -423,6 +429,11 @@ fn managed_collections(types: &[ShardedType]) -> Result<Vec<Managed>, String> {
                         m.field_sets.push(set);
                     }
                 }
+                for field in entry.aggregate_fields {
+                    if !m.aggregate_fields.contains(&field) {
+                        m.aggregate_fields.push(field);
+                    }
+                }
                 m.types.extend(entry.types);
             }
         }
@@ -631,6 +642,7 @@ mod tests {
             direction: sharded_indexes::Direction::Descending,
             indexed_fields: indexed.iter().map(|f| f.to_string()).collect(),
             field_sets: Vec::new(),
+            aggregate_fields: Vec::new(),
             shard_values: vec!["x".into(), "y".into(), "z".into()],
             previous_shard_values: Vec::new(),
         }

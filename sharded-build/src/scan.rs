@@ -23,6 +23,8 @@ pub struct ShardedType {
     pub indexed_fields: Vec<String>,
     /// The field paths of each `index(a, b, ...)` set.
     pub field_sets: Vec<Vec<String>>,
+    /// The field paths of the `#[sharded(aggregate)]` fields.
+    pub aggregate_fields: Vec<String>,
     /// The values the shard field takes.
     pub shard_values: Vec<String>,
     /// While resharding (`previous(...)`), the values of the set the collection moves from.
@@ -244,6 +246,11 @@ impl Sources {
                 .field_sets
                 .iter()
                 .map(|set| set.fields.iter().map(|field| field.path.clone()).collect())
+                .collect(),
+            aggregate_fields: model
+                .aggregates
+                .iter()
+                .map(|field| field.path.clone())
                 .collect(),
             shard_values: model.shard_values.clone(),
             previous_shard_values: model.resharding.previous_values.clone(),
@@ -469,5 +476,25 @@ mod tests {
         assert_eq!(found[0].collection, "instruments");
         assert_eq!(found[1].collection, "ticks");
         assert_eq!(found[1].direction, sharded_indexes::Direction::Ascending);
+    }
+
+    #[test]
+    fn reads_field_sets_and_aggregates_with_serde_names() {
+        let source = r#"
+            #[derive(Sharded)]
+            #[serde(rename_all = "camelCase")]
+            #[sharded(shards = 2, order_by = "at", index(venue, trade_side))]
+            struct Fill {
+                venue: String,
+                #[serde(rename = "trade side")]
+                trade_side: String,
+                #[sharded(aggregate)]
+                unit_price: f64,
+                at: i64,
+            }
+        "#;
+        let found = sharded_types(Path::new("src/lib.rs"), source).unwrap();
+        assert_eq!(found[0].field_sets, [["venue", "`trade side`"]]);
+        assert_eq!(found[0].aggregate_fields, ["unitPrice"]);
     }
 }

@@ -58,6 +58,7 @@ fn expand(model: &Model) -> TokenStream {
         .map(|set| set.fields.iter().map(|field| &field.path).collect())
         .collect();
     let shapes = query_shapes(model, &paths);
+    let aggregate_paths = model.aggregates.iter().map(|field| &field.path);
     wrap(quote! {
         #nested_checks
         #path_consts
@@ -82,6 +83,7 @@ fn expand(model: &Model) -> TokenStream {
             const ORDER_DIRECTION: ::sharded_runtime::__private::Direction = #direction;
             const INDEXED_FIELDS: &'static [&'static str] = &[#(#indexed_fields),*];
             const FIELD_SETS: &'static [&'static [&'static str]] = &[#(&[#(#set_paths),*]),*];
+            const AGGREGATE_FIELDS: &'static [&'static str] = &[#(#aggregate_paths),*];
             const QUERIES: &'static [::sharded_runtime::QueryShape] = __SHARDED_QUERIES;
             const REQUIRED_FIELDS: &'static [&'static str] = &[#(#required_fields),*];
             const REQUIRED_SEGMENTS: &'static [&'static [&'static str]] = &[#(#required_segments),*];

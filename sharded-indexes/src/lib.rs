@@ -29,6 +29,8 @@ pub struct CollectionSpec<'a> {
     /// Sets of field paths with one equality query on all of them at once
     /// (`#[sharded(index(a, b))]`), in declaration order.
     pub field_sets: &'a [&'a [&'a str]],
+    /// Numeric field paths with `sum` and `avg` queries (`#[sharded(aggregate)]`).
+    pub aggregate_fields: &'a [&'a str],
 }
 
 /// A composite index, as `firestore.indexes.json` writes it.
@@ -84,7 +86,9 @@ pub struct IndexPlan {
 /// (ascending), then the order field in the query direction, which serves
 /// `shard in [...] AND field == v [AND order-field range] ORDER BY order-field, __name__`;
 /// and one per declared field set, (shard, each field of the set ascending, order field), for
-/// `shard in [...] AND a == x AND b == y ...`.
+/// `shard in [...] AND a == x AND b == y ...`; and for each of those queries and each
+/// aggregated field, the same index with that field last (ascending), since Firestore sums
+/// and averages by scanning index entries, which must hold the field.
 /// And two overrides that disable the single-field indexes of the order field, whose
 /// sequential values are what caps writes at 500/s, and of the shard field (recipe step 4).
 pub fn plan(spec: &CollectionSpec<'_>) -> IndexPlan {
@@ -102,22 +106,37 @@ pub fn plan(spec: &CollectionSpec<'_>) -> IndexPlan {
         query_scope: QueryScope::Collection,
         fields: vec![shard(), order()],
     };
-    let equality = |fields: &[&str]| CompositeIndex {
+    let ascending = |field: &str| IndexField {
+        field_path: field.to_owned(),
+        order: Direction::Ascending,
+    };
+    let equality = |fields: &[&str], aggregated: Option<&str>| CompositeIndex {
         collection_group: spec.collection.to_owned(),
         query_scope: QueryScope::Collection,
         fields: std::iter::once(shard())
-            .chain(fields.iter().map(|field| IndexField {
-                field_path: (*field).to_owned(),
-                order: Direction::Ascending,
-            }))
+            .chain(fields.iter().map(|field| ascending(field)))
             .chain(std::iter::once(order()))
+            .chain(aggregated.map(ascending))
             .collect(),
     };
-    let per_field = spec.indexed_fields.iter().map(|field| equality(&[field]));
-    let per_set = spec.field_sets.iter().map(|set| equality(set));
+    let shapes: Vec<Vec<&str>> = spec
+        .indexed_fields
+        .iter()
+        .map(|field| vec![*field])
+        .chain(spec.field_sets.iter().map(|set| set.to_vec()))
+        .collect();
+    let queries = shapes.iter().map(|fields| equality(fields, None));
+    let aggregations = std::iter::once(&Vec::new())
+        .chain(&shapes)
+        .flat_map(|fields| {
+            spec.aggregate_fields
+                .iter()
+                .map(move |aggregated| equality(fields, Some(aggregated)))
+        })
+        .collect::<Vec<_>>();
     let indexes = std::iter::once(whole_collection)
-        .chain(per_field)
-        .chain(per_set)
+        .chain(queries)
+        .chain(aggregations)
         .collect();
     let disabled = |field_path: &str| FieldOverride {
         collection_group: spec.collection.to_owned(),
@@ -239,6 +258,7 @@ mod tests {
         direction: Direction::Descending,
         indexed_fields: &["exchange", "instrumentType", "price.currency"],
         field_sets: &[],
+        aggregate_fields: &[],
     };
 
     #[test]
@@ -359,5 +379,35 @@ mod tests {
             ]
         );
         assert_eq!(plan.indexes[1].fields[3].order, Direction::Descending);
+    }
+
+    #[test]
+    fn each_query_gets_one_index_per_aggregated_field_ending_with_it() {
+        let spec = CollectionSpec {
+            indexed_fields: &["exchange"],
+            field_sets: &[&["exchange", "instrumentType"]],
+            aggregate_fields: &["qty", "price"],
+            ..RECIPE
+        };
+        let paths: Vec<Vec<String>> = plan(&spec)
+            .indexes
+            .iter()
+            .map(|index| index.fields.iter().map(|f| f.field_path.clone()).collect())
+            .collect();
+        let expected: Vec<Vec<&str>> = vec![
+            vec!["shard", "timestamp"],
+            vec!["shard", "exchange", "timestamp"],
+            vec!["shard", "exchange", "instrumentType", "timestamp"],
+            vec!["shard", "timestamp", "qty"],
+            vec!["shard", "timestamp", "price"],
+            vec!["shard", "exchange", "timestamp", "qty"],
+            vec!["shard", "exchange", "timestamp", "price"],
+            vec!["shard", "exchange", "instrumentType", "timestamp", "qty"],
+            vec!["shard", "exchange", "instrumentType", "timestamp", "price"],
+        ];
+        assert_eq!(paths, expected);
+        let last = plan(&spec).indexes.last().unwrap().fields.clone();
+        assert_eq!(last[4].order, Direction::Ascending);
+        assert_eq!(last[3].order, Direction::Descending);
     }
 }

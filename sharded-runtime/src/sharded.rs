@@ -47,6 +47,9 @@ pub trait Sharded: Serialize + DeserializeOwned + Send + Sync + 'static {
     /// The sets of stored field paths with one typed equality query on all of them
     /// (`#[sharded(index(a, b))]` on the struct), in declaration order.
     const FIELD_SETS: &'static [&'static [&'static str]] = &[];
+    /// The stored paths of the numeric fields with `sum` and `avg` queries
+    /// (`#[sharded(aggregate)]`), in declaration order.
+    const AGGREGATE_FIELDS: &'static [&'static str] = &[];
     /// Every typed query of `T::query()`: the whole collection, one per indexed field, one per
     /// field set. A `ShardedQuery<T, QUERY>` is the shape whose id is `QUERY`.
     const QUERIES: &'static [crate::QueryShape];
@@ -70,6 +73,7 @@ pub trait Sharded: Serialize + DeserializeOwned + Send + Sync + 'static {
             direction: Self::ORDER_DIRECTION,
             indexed_fields: Self::INDEXED_FIELDS,
             field_sets: Self::FIELD_SETS,
+            aggregate_fields: Self::AGGREGATE_FIELDS,
         }
     }
 

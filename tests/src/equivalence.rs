@@ -5,10 +5,14 @@ use futures::TryStreamExt as _;
 use sharded_runtime::__private::usable_in_cursor;
 use std::ops::Bound;
 
-use sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::{Document, Value};
+use sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::{
+    Document, Value, value::ValueType,
+};
+use sharded_runtime::firestore::select_builder::FirestoreSelectDocBuilder;
 use sharded_runtime::firestore::select_filter_builder::FirestoreQueryFilterBuilder;
 use sharded_runtime::firestore::{
-    FirestoreDb, FirestoreQueryDirection, FirestoreQueryFilter, FirestoreValue,
+    FirestoreDb, FirestoreQueryCursor, FirestoreQueryDirection, FirestoreQueryFilter,
+    FirestoreValue,
 };
 use sharded_runtime::{Cursor, Error, MAX_DISJUNCTIONS, Sharded, ShardedQuery, Stored};
 
@@ -135,13 +139,16 @@ async fn check_pages<T: Sharded, const I: u64>(
 }
 
 /// The same query on an unsharded collection: equalities and a range on `T`'s order field,
-/// ordered by it alone (Firestore breaks ties by `__name__` in the same direction), no shard
-/// filter and no limit. What every property test compares a sharded query with.
+/// ordered by it and then by `__name__`, no shard filter, optionally limited and after a
+/// cursor. What every property test compares a sharded query with.
 #[derive(Clone, Default)]
 pub struct Unsharded {
     pub equalities: Vec<(String, FirestoreValue)>,
     pub lower: Option<(FirestoreValue, bool)>,
     pub upper: Option<(FirestoreValue, bool)>,
+    pub limit: Option<u32>,
+    /// Start after the document with this order value and id.
+    pub after: Option<(FirestoreValue, String)>,
 }
 
 impl Unsharded {
@@ -164,6 +171,58 @@ impl Unsharded {
         self.lower = bound(lower);
         self.upper = bound(upper);
         self
+    }
+
+    /// At most `limit` documents.
+    pub fn limit(mut self, limit: u32) -> Self {
+        self.limit = Some(limit);
+        self
+    }
+
+    /// Starts after the document `id`, whose order field holds `order_value`.
+    pub fn after(mut self, order_value: impl Into<FirestoreValue>, id: &str) -> Self {
+        self.after = Some((order_value.into(), id.to_owned()));
+        self
+    }
+
+    /// The query on `collection`: filtered, ordered by the order field then `__name__`,
+    /// limited and started after the cursor.
+    fn select<'db, T: Sharded>(
+        &self,
+        db: &'db FirestoreDb,
+        collection: &str,
+    ) -> FirestoreSelectDocBuilder<'db, FirestoreDb> {
+        let direction = match T::ORDER_DIRECTION {
+            sharded_runtime::Direction::Ascending => FirestoreQueryDirection::Ascending,
+            sharded_runtime::Direction::Descending => FirestoreQueryDirection::Descending,
+        };
+        let mut select = db
+            .fluent()
+            .select()
+            .from(collection)
+            .filter(self.filter::<T>())
+            .order(move |o| {
+                o.fields([
+                    o.field(T::ORDER_FIELD).direction(direction.clone()),
+                    o.field("__name__").direction(direction.clone()),
+                ])
+            });
+        if let Some(limit) = self.limit {
+            select = select.limit(limit);
+        }
+        if let Some((value, id)) = &self.after {
+            let name = format!("{}/{collection}/{id}", db.get_documents_path());
+            let reference = FirestoreValue {
+                value: Value {
+                    value_type: Some(ValueType::ReferenceValue(name)),
+                },
+            };
+            select = select.start_at(FirestoreQueryCursor::AfterValue(vec![
+                value.clone(),
+                reference,
+            ]));
+        }
+        select
     }
 
     fn filter<T: Sharded>(
@@ -201,15 +260,7 @@ impl Unsharded {
         db: &FirestoreDb,
         collection: &str,
     ) -> Result<Vec<String>, String> {
-        let direction = match T::ORDER_DIRECTION {
-            sharded_runtime::Direction::Ascending => FirestoreQueryDirection::Ascending,
-            sharded_runtime::Direction::Descending => FirestoreQueryDirection::Descending,
-        };
-        db.fluent()
-            .select()
-            .from(collection)
-            .filter(self.filter::<T>())
-            .order(move |o| o.fields([o.field(T::ORDER_FIELD).direction(direction.clone())]))
+        self.select::<T>(db, collection)
             .query()
             .await
             .map(|documents| {
@@ -221,19 +272,40 @@ impl Unsharded {
             .map_err(|error| error.to_string())
     }
 
-    /// Its `sum` and `avg` of `field` over `collection`, as Firestore returns them.
+    /// Firestore's `count` of it over `collection` (its limit and cursor applied).
+    pub async fn count<T: Sharded>(&self, db: &FirestoreDb, collection: &str) -> u64 {
+        let rows = self
+            .select::<T>(db, collection)
+            .aggregate(|a| a.fields([a.field("count").count()]))
+            .query()
+            .await
+            .expect("the unsharded count");
+        match rows[0].fields["count"].value_type {
+            Some(ValueType::IntegerValue(count)) => count as u64,
+            ref other => panic!("a count of {other:?}"),
+        }
+    }
+
+    /// Firestore's `sum` and `avg` of `field` over every document it matches in `collection`,
+    /// ordered by the order field alone (ordered by `__name__` too, Firestore refuses them).
     pub async fn sum_and_avg<T: Sharded>(
         &self,
         db: &FirestoreDb,
         collection: &str,
         field: &str,
     ) -> (Value, Value) {
+        assert!(self.limit.is_none() && self.after.is_none());
+        let direction = match T::ORDER_DIRECTION {
+            sharded_runtime::Direction::Ascending => FirestoreQueryDirection::Ascending,
+            sharded_runtime::Direction::Descending => FirestoreQueryDirection::Descending,
+        };
         let field = field.to_owned();
         let rows = db
             .fluent()
             .select()
             .from(collection)
             .filter(self.filter::<T>())
+            .order(move |o| o.fields([o.field(T::ORDER_FIELD).direction(direction.clone())]))
             .aggregate(|a| {
                 a.fields([
                     a.field("sum").sum(field.clone()),

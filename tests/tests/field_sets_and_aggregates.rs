@@ -2,8 +2,10 @@
 //! unsharded copy of the data, on the emulator: random data with many equal order values,
 //! random field values, ranges and limits, for 3 shard values (one query), 40 (two chunk
 //! queries) and 61 (three), in both directions. Documents, order, pages, counts, sums and
-//! averages; integer sums exact, including sums past `i64::MAX`.
+//! averages; counts also with a limit, after a cursor, and with both (which Firestore's count
+//! applies); integer sums exact, including sums past `i64::MAX`.
 
+use std::collections::HashMap;
 use std::ops::Bound;
 
 use rand::rngs::StdRng;
@@ -11,7 +13,7 @@ use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 use sharded_runtime::firestore::FirestoreDb;
 use sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::{Value, value::ValueType};
-use sharded_runtime::{Number, Sharded, ShardedQuery, query_id};
+use sharded_runtime::{Cursor, Error, Number, Sharded, ShardedQuery, query_id};
 use sharded_tests::equivalence::{Unsharded, check_query};
 use sharded_tests::test_db;
 
@@ -53,6 +55,9 @@ macro_rules! trades {
             ) -> ShardedQuery<Self, { query_id("venue_and_side_and_desk") }> {
                 $name::query().venue_and_side_and_desk(venue, side, desk)
             }
+            fn at(&self) -> i64 {
+                self.at
+            }
             fn all() -> sharded_runtime::WholeCollection<Self> {
                 $name::query().all()
             }
@@ -74,6 +79,7 @@ trait Trade: Sharded<OrderValue = i64> + Serialize {
         side: &str,
         desk: &str,
     ) -> ShardedQuery<Self, { query_id("venue_and_side_and_desk") }>;
+    fn at(&self) -> i64;
     fn all() -> sharded_runtime::WholeCollection<Self>;
     fn qty() -> sharded_runtime::NumericField<Self>;
     fn price() -> sharded_runtime::NumericField<Self>;
@@ -141,10 +147,16 @@ fn assert_close(ours: f64, theirs: f64, what: &str) {
     );
 }
 
+/// `sum` and `avg` of `query` against `reference`'s, and its `count` as it is, with a limit,
+/// after a cursor at a random document of `expected` (the reference's ids in order), and with
+/// both, as Firestore's count applies them; `sum` and `avg` refuse a limit or a cursor.
 async fn check_aggregates<T: Trade, const Q: u64>(
     db: &FirestoreDb,
     query: &ShardedQuery<T, Q>,
     reference: &Unsharded,
+    expected: &[String],
+    order_values: &HashMap<String, i64>,
+    rng: &mut StdRng,
     what: &str,
 ) {
     for (field, path) in [(T::qty(), "qty"), (T::price(), "price")] {
@@ -152,6 +164,43 @@ async fn check_aggregates<T: Trade, const Q: u64>(
         let what = format!("{what} {path}");
         assert_same_sum(query.sum(db, field).await.unwrap(), &sum, &what);
         assert_same_avg(query.avg(db, field).await.unwrap(), &avg, &what);
+    }
+    let limit = rng.random_range(1..20);
+    let mut variants = vec![
+        ("", query.clone(), reference.clone()),
+        (
+            " limited",
+            query.clone().limit(limit),
+            reference.clone().limit(limit),
+        ),
+    ];
+    if !expected.is_empty() {
+        let id = &expected[rng.random_range(0..expected.len())];
+        let at = order_values[id];
+        let after = Cursor::at(&at, id).unwrap();
+        variants.push((
+            " after a cursor",
+            query.clone().after(after.clone()),
+            reference.clone().after(at, id),
+        ));
+        variants.push((
+            " after a cursor, limited",
+            query.clone().after(after).limit(limit),
+            reference.clone().after(at, id).limit(limit),
+        ));
+    }
+    for (variant, query, reference) in variants {
+        assert_eq!(
+            query.count(db).await.unwrap(),
+            reference.count::<T>(db, "plain").await,
+            "{what}{variant}: count"
+        );
+        if !variant.is_empty() {
+            assert!(matches!(
+                query.sum(db, T::qty()).await,
+                Err(Error::InvalidQuery(_))
+            ));
+        }
     }
 }
 
@@ -187,8 +236,23 @@ async fn equal_the_unsharded_queries<T: Trade>(name: &str, datasets: usize) {
             })
             .collect();
         write_both(&db, "plain", &trades).await;
+        let order_values: HashMap<String, i64> = trades
+            .iter()
+            .map(|(id, trade)| (id.clone(), trade.at()))
+            .collect();
         let all = Unsharded::default();
-        check_aggregates(&db, &T::all(), &all, &format!("dataset {dataset} all")).await;
+        let expected = all.ids::<T>(&db, "plain").await.unwrap();
+        let what = format!("dataset {dataset} all");
+        check_aggregates(
+            &db,
+            &T::all(),
+            &all,
+            &expected,
+            &order_values,
+            &mut rng,
+            &what,
+        )
+        .await;
         if dataset + 1 == datasets {
             let (sum, _) = all.sum_and_avg::<T>(&db, "plain", "qty").await;
             assert!(
@@ -211,15 +275,35 @@ async fn equal_the_unsharded_queries<T: Trade>(name: &str, datasets: usize) {
                 .range(&range);
             let query = T::pair(venue, side).range(range);
             let expected = pair.ids::<T>(&db, "plain").await;
-            check_query(&db, query.clone(), expected, limit, &label).await;
-            check_aggregates(&db, &query, &pair, &label).await;
+            check_query(&db, query.clone(), expected.clone(), limit, &label).await;
+            let expected = expected.unwrap();
+            check_aggregates(
+                &db,
+                &query,
+                &pair,
+                &expected,
+                &order_values,
+                &mut rng,
+                &label,
+            )
+            .await;
             // A field renamed with a space: quoted in the filter, the index and the document.
             let triple = pair.clone().equal("`desk name`", desk);
             let query = T::triple(venue, side, desk).range(range);
             let expected = triple.ids::<T>(&db, "plain").await;
             let label = format!("{label} {desk}");
-            check_query(&db, query.clone(), expected, limit, &label).await;
-            check_aggregates(&db, &query, &triple, &label).await;
+            check_query(&db, query.clone(), expected.clone(), limit, &label).await;
+            let expected = expected.unwrap();
+            check_aggregates(
+                &db,
+                &query,
+                &triple,
+                &expected,
+                &order_values,
+                &mut rng,
+                &label,
+            )
+            .await;
         }
     }
 }

@@ -4,8 +4,24 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use serde::{Deserialize, Serialize};
 use sharded_runtime::Sharded;
 use sharded_tests::models::{Instrument, Tick};
+
+/// Field sets, aggregates and a field whose stored name needs quoting, for their indexes.
+#[derive(Serialize, Deserialize, Sharded)]
+#[sharded(shards = 40, order_by = "at", direction = "asc", index(venue, side))]
+struct Fill {
+    #[sharded(index)]
+    venue: String,
+    #[serde(rename = "trade side")]
+    side: String,
+    #[sharded(aggregate)]
+    quantity: i64,
+    #[sharded(aggregate)]
+    price: f64,
+    at: i64,
+}
 
 fn tools() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tools/firebase-validate")
@@ -66,14 +82,20 @@ fn generated_files_pass_the_firebase_cli_validation() {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/firestore.indexes.json");
     let instruments = write(&dir, "instruments.json", &Instrument::indexes().to_json());
     let ticks = write(&dir, "ticks.json", &Tick::indexes().to_json());
-    let (ok, report) = validate(&[committed, instruments, ticks]);
+    let fills = write(&dir, "fills.json", &Fill::indexes().to_json());
+    let (ok, report) = validate(&[committed, instruments, ticks, fills]);
     assert!(ok, "{report}");
     assert_eq!(
         report
             .lines()
             .filter(|line| line.starts_with("valid: "))
             .count(),
-        3,
+        4,
+        "{report}"
+    );
+    // (shard, time), venue, the set; and each of those three with each of the two fields.
+    assert!(
+        report.contains("fills.json (9 indexes, 2 field overrides)"),
         "{report}"
     );
     assert!(

@@ -326,8 +326,9 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
             .boxed())
     }
 
-    /// How many documents match the field and the range (the limit and the cursor are not
-    /// applied). One count aggregation per chunk, summed.
+    /// How many documents the query returns: its limit and cursor apply, as they do to
+    /// Firestore's `count`. One count aggregation per chunk, with the cursor and the limit;
+    /// their sum capped at the limit.
     pub async fn count(&self, db: &FirestoreDb) -> Result<u64> {
         let span = query_span::<T, QUERY>("count");
         self.count_in(db, &span).instrument(span.clone()).await
@@ -338,13 +339,8 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
         let counts =
             futures::future::try_join_all(prepared.chunks.iter().enumerate().map(|(i, chunk)| {
                 async {
-                    let filter = self.filter(&prepared, chunk);
-                    let rows = snapshot
-                        .db()
-                        .fluent()
-                        .select()
-                        .from(T::COLLECTION)
-                        .filter(move |_| Some(filter.clone()))
+                    let rows = self
+                        .select(snapshot.db(), &prepared, chunk)
                         .aggregate(|a| a.fields([a.field("count").count()]))
                         .query()
                         .await?;
@@ -354,21 +350,32 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
             }))
             .await;
         snapshot.release().await?;
-        Ok(counts?.into_iter().sum())
+        let total: u64 = counts?.into_iter().sum();
+        Ok(self
+            .limit
+            .map_or(total, |limit| total.min(u64::from(limit))))
     }
 
-    /// The sum of `field` over the matching documents (the limit and the cursor are not
-    /// applied), as the same query on an unsharded collection returns it: an integer while
-    /// every value is one and the sum fits, otherwise a double. Integer sums are exact; a
-    /// double sum across chunk queries adds the chunks' sums, so it may differ from the
-    /// unsharded sum in the last bits, as any reordering of a floating-point sum does.
+    /// The sum of `field` over every document the query matches, as the same query on an
+    /// unsharded collection returns it: an integer while every value is one and the sum
+    /// fits, otherwise a double. Integer sums are exact; a double sum across chunk queries
+    /// adds the chunks' sums, so it may differ from the unsharded sum in the last bits, as any
+    /// reordering of a floating-point sum does.
+    ///
+    /// A query with a [`limit`](Self::limit) or a cursor ([`after`](Self::after)) is
+    /// [`Error::InvalidQuery`], nothing sent: Firestore orders an aggregation by the
+    /// aggregated field too, so its "first `limit`" is not the query's.
+    ///
+    /// Served by the index (shard, equality fields, order field, `field`), which the plan holds
+    /// for every query and every `#[sharded(aggregate)]` field.
     pub async fn sum(&self, db: &FirestoreDb, field: NumericField<T>) -> Result<Number> {
         Ok(self.aggregate(db, field).await?.0)
     }
 
-    /// The average of `field` over the matching documents (the limit and the cursor are not
-    /// applied); `None` when no document matches. Across chunk queries it is the total sum
-    /// over the total count, weighted by each chunk's count, never an average of averages.
+    /// The average of `field` over every document the query matches; `None` when it matches
+    /// none. Across chunk queries it is the total sum over the total count, weighted by each
+    /// chunk's count, never an average of averages. Refuses a limit or a cursor as
+    /// [`sum`](Self::sum) does.
     pub async fn avg(&self, db: &FirestoreDb, field: NumericField<T>) -> Result<Option<f64>> {
         Ok(self.aggregate(db, field).await?.1)
     }
@@ -378,19 +385,29 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
         db: &FirestoreDb,
         field: NumericField<T>,
     ) -> Result<(Number, Option<f64>)> {
+        if self.limit.is_some() || self.after.is_some() {
+            return Err(Error::InvalidQuery(
+                "`sum` and `avg` apply to every document the query matches: Firestore orders an aggregation by the aggregated field too, so a limit or a cursor would not select the query's documents; drop `limit` and `after`, or fetch the documents".into(),
+            ));
+        }
         let span = query_span::<T, QUERY>("aggregate");
         async {
             let (prepared, snapshot) = self.begin(db, &span).await?;
+            let order = prepared.orders[0].clone();
             let chunks = futures::future::try_join_all(prepared.chunks.iter().enumerate().map(
                 |(i, chunk)| {
-                    async {
-                        let filter = self.filter(&prepared, chunk);
-                        let rows = snapshot
-                            .db()
+                    let filter = self.filter(&prepared, chunk);
+                    let order = order.clone();
+                    let db = snapshot.db();
+                    async move {
+                        let rows = db
                             .fluent()
                             .select()
                             .from(T::COLLECTION)
                             .filter(move |_| Some(filter.clone()))
+                            // The order field alone, so the index (shard, fields, order
+                            // field, aggregated field) serves it with a range or without.
+                            .order(move |o| o.fields([order.clone()]))
                             .aggregate(|a| {
                                 a.fields([
                                     a.field("count").count(),
@@ -474,15 +491,25 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
         span: &tracing::Span,
     ) -> Result<(Vec<Document>, QueryStats)> {
         let (prepared, snapshot) = self.begin(db, span).await?;
-        let results =
+        let merged = self.merged_documents(snapshot.db(), &prepared, span).await;
+        snapshot.release().await?;
+        merged
+    }
+
+    /// Every chunk query's documents, merged into the query's order and limit.
+    async fn merged_documents(
+        &self,
+        db: &FirestoreDb,
+        prepared: &Prepared,
+        span: &tracing::Span,
+    ) -> Result<(Vec<Document>, QueryStats)> {
+        let mut results =
             futures::future::try_join_all(prepared.chunks.iter().enumerate().map(|(i, chunk)| {
-                self.select(snapshot.db(), &prepared, chunk)
+                self.select(db, prepared, chunk)
                     .query()
                     .instrument(chunk_span(i, chunk))
             }))
-            .await;
-        snapshot.release().await?;
-        let mut results = results?;
+            .await?;
         let stats = QueryStats {
             queries: results.len(),
             documents_read: results.iter().map(Vec::len).sum(),
