@@ -574,19 +574,7 @@ fn field_sets<'a>(
                 );
                 continue;
             }
-            if let Some(path) = field
-                .serde
-                .skipped
-                .as_ref()
-                .or(field.serde.flatten.as_ref())
-            {
-                cx.error_spanned_by(
-                    ident,
-                    format!(
-                        "`{name}` is not stored under its own name (`{}`), so it cannot be queried",
-                        quote::ToTokens::to_token_stream(path)
-                    ),
-                );
+            if !check_stored_by_name(cx, field, ident, "queried") {
                 continue;
             }
             if !check_plain_serde(
@@ -642,6 +630,33 @@ fn field_sets<'a>(
     sets
 }
 
+/// Whether serde stores `field` under its own name (not skipped, not flattened); reports on
+/// `culprit` that it cannot be `what` otherwise.
+fn check_stored_by_name(
+    cx: &Ctxt,
+    field: &Field,
+    culprit: &dyn quote::ToTokens,
+    what: &str,
+) -> bool {
+    let Some(path) = field
+        .serde
+        .skipped
+        .as_ref()
+        .or(field.serde.flatten.as_ref())
+    else {
+        return true;
+    };
+    cx.error_spanned_by(
+        culprit,
+        format!(
+            "`{}` is not stored under its own name (`{}`), so it cannot be {what}",
+            field.ident.unraw(),
+            quote::ToTokens::to_token_stream(path)
+        ),
+    );
+    false
+}
+
 /// `#[sharded(aggregate)]` fields: stored under their own name as their plain type. Whether
 /// the type is numeric is a trait bound the derive's output checks, spanned on the type.
 fn aggregates<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Vec<AggregateField<'a>> {
@@ -650,20 +665,7 @@ fn aggregates<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Vec<AggregateField<'a>>
         let Some(key) = &field.attrs.aggregate else {
             continue;
         };
-        if let Some(path) = field
-            .serde
-            .skipped
-            .as_ref()
-            .or(field.serde.flatten.as_ref())
-        {
-            cx.error_spanned_by(
-                key,
-                format!(
-                    "`{}` is not stored under its own name (`{}`), so it cannot be summed",
-                    field.ident,
-                    quote::ToTokens::to_token_stream(path)
-                ),
-            );
+        if !check_stored_by_name(cx, field, key, "summed") {
             continue;
         }
         if !check_plain_serde(

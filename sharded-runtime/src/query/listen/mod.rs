@@ -178,11 +178,15 @@ impl<T: Sharded + Clone> Listener<T> {
                     self.failed(status).await?;
                 }
                 // The server ends a Listen stream now and then (about once a minute); open
-                // another from the resume tokens.
+                // another from the resume tokens, at once if this one delivered anything.
                 None => {
                     self.disconnect();
-                    self.failed(tonic::Status::unavailable("the Listen stream ended"))
-                        .await?;
+                    if self.failures == 0 {
+                        self.failures = 1;
+                    } else {
+                        self.failed(tonic::Status::unavailable("the Listen stream ended"))
+                            .await?;
+                    }
                 }
             }
         }
