@@ -164,6 +164,9 @@ async fn check_aggregates<T: Trade, const Q: u64>(
         let what = format!("{what} {path}");
         assert_same_sum(query.sum(db, field).await.unwrap(), &sum, &what);
         assert_same_avg(query.avg(db, field).await.unwrap(), &avg, &what);
+        let (both_sum, both_avg) = query.sum_and_avg(db, field).await.unwrap();
+        assert_same_sum(both_sum, &sum, &what);
+        assert_same_avg(both_avg, &avg, &what);
     }
     let limit = rng.random_range(1..20);
     let mut variants = vec![

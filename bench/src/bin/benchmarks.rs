@@ -522,15 +522,23 @@ fn build_cost(root: &Path, report: &mut String) -> Result<(), Failure> {
     std::fs::create_dir_all(&scratch)?;
     let cargo = |dir: &Path, args: &[&str]| -> Result<Duration, Failure> {
         let started = Instant::now();
-        let status = Command::new(env!("CARGO"))
+        let output = Command::new(env!("CARGO"))
             .args(args)
             .current_dir(dir)
             .env("CARGO_TARGET_DIR", &target)
             .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status()?;
-        if !status.success() {
-            return Err(format!("cargo {args:?} failed in {}", dir.display()).into());
+            .output()?;
+        if !output.status.success() {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            let tail: Vec<&str> = stderr.lines().rev().take(20).collect();
+            let tail: Vec<&str> = tail.into_iter().rev().collect();
+            return Err(format!(
+                "cargo {args:?} failed in {} ({}):\n{}",
+                dir.display(),
+                output.status,
+                tail.join("\n")
+            )
+            .into());
         }
         Ok(started.elapsed())
     };

@@ -380,6 +380,16 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
         Ok(self.aggregate(db, field).await?.1)
     }
 
+    /// [`sum`](Self::sum) and [`avg`](Self::avg) of `field` at once: one aggregation request
+    /// per chunk instead of two.
+    pub async fn sum_and_avg(
+        &self,
+        db: &FirestoreDb,
+        field: NumericField<T>,
+    ) -> Result<(Number, Option<f64>)> {
+        self.aggregate(db, field).await
+    }
+
     async fn aggregate(
         &self,
         db: &FirestoreDb,
