@@ -92,6 +92,63 @@ fn deleting_an_index_attribute_removes_its_index() {
     assert_eq!(index_fields(dir.path()), ["exchange"]);
 }
 
+/// Every composite index of the file, as its field paths.
+fn all_index_paths(dir: &Path) -> Vec<Vec<String>> {
+    let text = std::fs::read_to_string(dir.join("firestore.indexes.json")).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    json["indexes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|index| {
+            index["fields"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| f["fieldPath"].as_str().unwrap().to_owned())
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn field_sets_and_aggregates_get_their_indexes_and_leave_with_their_attributes() {
+    let source = r#"
+        #[derive(Serialize, Deserialize, Sharded)]
+        #[sharded(shards = 3, order_by = "at", index(venue, side))]
+        pub struct Fill {
+            venue: String,
+            side: String,
+            #[sharded(aggregate)]
+            quantity: i64,
+            at: i64,
+        }
+    "#;
+    let dir = crate_with(source);
+    indexes(dir.path()).run().unwrap();
+    let paths = |v: &[&[&str]]| -> Vec<Vec<String>> {
+        v.iter()
+            .map(|fields| fields.iter().map(|f| f.to_string()).collect())
+            .collect()
+    };
+    assert_eq!(
+        all_index_paths(dir.path()),
+        paths(&[
+            &["shard", "at"],
+            &["shard", "venue", "side", "at"],
+            &["shard", "at", "quantity"],
+            &["shard", "venue", "side", "at", "quantity"],
+        ])
+    );
+    // Without the set and the aggregate, the next build removes their indexes.
+    let plain = source
+        .replace(", index(venue, side)", "")
+        .replace("#[sharded(aggregate)]", "");
+    std::fs::write(dir.path().join("src/lib.rs"), plain).unwrap();
+    assert!(indexes(dir.path()).run().unwrap().written);
+    assert_eq!(all_index_paths(dir.path()), paths(&[&["shard", "at"]]));
+}
+
 #[test]
 fn check_mode_fails_on_a_stale_file_with_a_diff_and_writes_nothing() {
     let dir = crate_with(WITH_TWO_INDEXES);
