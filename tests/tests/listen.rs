@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use futures::StreamExt;
-use sharded_runtime::{Error, ListenOptions};
+use sharded_runtime::{Cursor, Error, ListenOptions};
 use sharded_tests::live::{Reading, SixtyFour, Three, listen_while_writing};
 use sharded_tests::test_db;
 
@@ -19,8 +19,15 @@ async fn every_shape<T: Reading>(name: &str, seed: u64) {
     let venue = listen_while_writing(db, db, T::venue("XNAS"), None, seed + 1).await;
     let ranged = T::venue("XLON").range(10_i64..40).limit(7);
     let range = listen_while_writing(db, db, ranged, Some(7), seed + 2).await;
+    // After a cursor: every target starts after (25, "r15").
+    let after = Cursor::at(&25, "r15").unwrap();
+    let cursor =
+        listen_while_writing(db, db, T::all().after(after).limit(6), Some(6), seed + 3).await;
     // A test that saw one snapshot would prove nothing about changes.
-    assert!(top > 1 && venue > 1 && range > 1, "{top} {venue} {range}");
+    assert!(
+        top > 1 && venue > 1 && range > 1 && cursor > 1,
+        "{top} {venue} {range} {cursor}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
