@@ -419,26 +419,23 @@ fn managed_collections(types: &[ShardedType]) -> Result<Vec<Managed>, String> {
                         describe_values(&entry.shard_values),
                     ));
                 }
-                for field in entry.indexed_fields {
-                    if !m.indexed_fields.contains(&field) {
-                        m.indexed_fields.push(field);
-                    }
-                }
-                for set in entry.field_sets {
-                    if !m.field_sets.contains(&set) {
-                        m.field_sets.push(set);
-                    }
-                }
-                for field in entry.aggregate_fields {
-                    if !m.aggregate_fields.contains(&field) {
-                        m.aggregate_fields.push(field);
-                    }
-                }
+                union_into(&mut m.indexed_fields, entry.indexed_fields);
+                union_into(&mut m.field_sets, entry.field_sets);
+                union_into(&mut m.aggregate_fields, entry.aggregate_fields);
                 m.types.extend(entry.types);
             }
         }
     }
     Ok(managed.into_iter().map(|(m, _)| m).collect())
+}
+
+/// Appends to `into` each of `more` it lacks, keeping the order of first appearance.
+fn union_into<T: PartialEq>(into: &mut Vec<T>, more: Vec<T>) {
+    for item in more {
+        if !into.contains(&item) {
+            into.push(item);
+        }
+    }
 }
 
 /// A managed override as the file has it, with only what sharding needs set: no ascending or

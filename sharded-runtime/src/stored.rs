@@ -1,5 +1,8 @@
+use std::time::{Duration, SystemTime};
+
 use firestore::FirestoreDb;
 use firestore::gcloud_sdk::google::firestore::v1::{Document, value::ValueType};
+use firestore::gcloud_sdk::prost_types::Timestamp;
 
 use crate::{Error, Result, Sharded};
 
@@ -47,4 +50,14 @@ pub(crate) fn shard_value<T: Sharded>(document: &Document) -> Option<&str> {
 /// The last segment of a document name.
 pub(crate) fn document_id(name: &str) -> &str {
     name.rsplit('/').next().unwrap_or(name)
+}
+
+/// A time the server stamped (an update time, a read time) as a `SystemTime`; the server's
+/// times are never before the epoch.
+pub(crate) fn system_time(timestamp: Timestamp) -> SystemTime {
+    let since_epoch = Duration::new(
+        timestamp.seconds.max(0) as u64,
+        timestamp.nanos.max(0) as u32,
+    );
+    SystemTime::UNIX_EPOCH + since_epoch
 }

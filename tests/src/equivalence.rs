@@ -138,6 +138,14 @@ async fn check_pages<T: Sharded, const I: u64>(
     assert_eq!(paged, expected, "{what}: pages");
 }
 
+/// `T`'s order direction in the firestore crate's terms.
+fn order_direction<T: Sharded>() -> FirestoreQueryDirection {
+    match T::ORDER_DIRECTION {
+        sharded_runtime::Direction::Ascending => FirestoreQueryDirection::Ascending,
+        sharded_runtime::Direction::Descending => FirestoreQueryDirection::Descending,
+    }
+}
+
 /// The same query on an unsharded collection: equalities and a range on `T`'s order field,
 /// ordered by it and then by `__name__`, no shard filter, optionally limited and after a
 /// cursor. What every property test compares a sharded query with.
@@ -192,10 +200,7 @@ impl Unsharded {
         db: &'db FirestoreDb,
         collection: &str,
     ) -> FirestoreSelectDocBuilder<'db, FirestoreDb> {
-        let direction = match T::ORDER_DIRECTION {
-            sharded_runtime::Direction::Ascending => FirestoreQueryDirection::Ascending,
-            sharded_runtime::Direction::Descending => FirestoreQueryDirection::Descending,
-        };
+        let direction = order_direction::<T>();
         let mut select = db
             .fluent()
             .select()
@@ -295,10 +300,7 @@ impl Unsharded {
         field: &str,
     ) -> (Value, Value) {
         assert!(self.limit.is_none() && self.after.is_none());
-        let direction = match T::ORDER_DIRECTION {
-            sharded_runtime::Direction::Ascending => FirestoreQueryDirection::Ascending,
-            sharded_runtime::Direction::Descending => FirestoreQueryDirection::Descending,
-        };
+        let direction = order_direction::<T>();
         let field = field.to_owned();
         let rows = db
             .fluent()

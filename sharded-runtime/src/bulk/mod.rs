@@ -10,7 +10,7 @@ mod writer;
 pub use clock::{Clock, Sleep, SystemClock, VirtualClock};
 pub use rate_limiter::{RateLimiter, Throttling};
 pub use retry::Backoff;
-pub(crate) use retry::transient;
+pub(crate) use retry::{retries_request, transient};
 pub use writer::{
     BulkStats, BulkWriter, BulkWriterOptions, PendingWrite, WriteFailure, WriteOutcome,
 };

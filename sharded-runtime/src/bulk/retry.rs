@@ -64,8 +64,9 @@ pub(crate) fn retries_write(code: Code) -> bool {
     )
 }
 
-/// Whether a whole BatchWrite request that failed with `code` is worth another attempt. A
-/// dropped connection surfaces as UNAVAILABLE, UNKNOWN or INTERNAL (a broken HTTP/2 stream);
+/// Whether a whole request that failed with `code` (a BatchWrite, a Listen stream) is worth
+/// another attempt. A dropped connection surfaces as UNAVAILABLE, UNKNOWN or INTERNAL (a
+/// broken HTTP/2 stream);
 /// a deadline may have passed after the writes applied, which another attempt of the same
 /// writes repeats harmlessly or fails by precondition.
 pub(crate) fn retries_request(code: Code) -> bool {

@@ -610,7 +610,7 @@ impl Batcher {
                             .write_results
                             .get(i)
                             .and_then(|result| result.update_time)
-                            .map(system_time);
+                            .map(crate::stored::system_time);
                         self.succeed(op, update_time);
                     } else if retries_write(code) {
                         self.retry(op, code, message);
@@ -711,14 +711,6 @@ async fn send(db: FirestoreDb, ops: Vec<Op>, timeout: Duration) -> Sent {
         .await
         .map(tonic::Response::into_inner);
     (ops, response)
-}
-
-fn system_time(timestamp: firestore::gcloud_sdk::prost_types::Timestamp) -> SystemTime {
-    let since_epoch = Duration::new(
-        timestamp.seconds.max(0) as u64,
-        timestamp.nanos.max(0) as u32,
-    );
-    SystemTime::UNIX_EPOCH + since_epoch
 }
 
 #[cfg(test)]

@@ -106,11 +106,7 @@ impl ChunkAggregate {
                 .and_then(|value| value.value_type.clone())
         };
         let missing = |name: &str| Error::InvalidQuery(format!("Firestore returned no {name}"));
-        let count = match field("count") {
-            Some(ValueType::IntegerValue(count)) => u64::try_from(count).ok(),
-            _ => None,
-        }
-        .ok_or_else(|| missing("count"))?;
+        let count = super::count_of(rows)?;
         let sum = match field("sum") {
             Some(ValueType::IntegerValue(i)) => Number::Integer(i),
             Some(ValueType::DoubleValue(d)) => Number::Double(d),

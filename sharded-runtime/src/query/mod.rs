@@ -501,25 +501,15 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
         span: &tracing::Span,
     ) -> Result<(Vec<Document>, QueryStats)> {
         let (prepared, snapshot) = self.begin(db, span).await?;
-        let merged = self.merged_documents(snapshot.db(), &prepared, span).await;
-        snapshot.release().await?;
-        merged
-    }
-
-    /// Every chunk query's documents, merged into the query's order and limit.
-    async fn merged_documents(
-        &self,
-        db: &FirestoreDb,
-        prepared: &Prepared,
-        span: &tracing::Span,
-    ) -> Result<(Vec<Document>, QueryStats)> {
-        let mut results =
+        let results =
             futures::future::try_join_all(prepared.chunks.iter().enumerate().map(|(i, chunk)| {
-                self.select(db, prepared, chunk)
+                self.select(snapshot.db(), &prepared, chunk)
                     .query()
                     .instrument(chunk_span(i, chunk))
             }))
-            .await?;
+            .await;
+        snapshot.release().await?;
+        let mut results = results?;
         let stats = QueryStats {
             queries: results.len(),
             documents_read: results.iter().map(Vec::len).sum(),

@@ -15,7 +15,7 @@ use firestore::gcloud_sdk::google::firestore::v1::{
     Document, ListenRequest, ListenResponse, StructuredQuery, Target, listen_request, target,
 };
 use firestore::gcloud_sdk::prost_types::Timestamp;
-use firestore::gcloud_sdk::tonic::{self, Code};
+use firestore::gcloud_sdk::tonic;
 use futures::stream::{BoxStream, StreamExt};
 use tokio::sync::mpsc;
 
@@ -91,20 +91,6 @@ impl Default for ListenOptions {
             max_retry: Duration::from_secs(10),
         }
     }
-}
-
-/// Codes after which the stream is opened again, from the resume tokens it holds.
-fn reconnects_after(code: Code) -> bool {
-    matches!(
-        code,
-        Code::Unavailable
-            | Code::Unknown
-            | Code::Internal
-            | Code::DeadlineExceeded
-            | Code::Cancelled
-            | Code::ResourceExhausted
-            | Code::Aborted
-    )
 }
 
 /// A live query: its connection, its targets' state, and the last snapshot.
@@ -202,7 +188,7 @@ impl<T: Sharded + Clone> Listener<T> {
     /// transient or connections keep failing.
     async fn failed(&mut self, status: tonic::Status) -> Result<()> {
         self.failures += 1;
-        if !reconnects_after(status.code()) || self.failures > self.options.reconnects {
+        if !crate::bulk::retries_request(status.code()) || self.failures > self.options.reconnects {
             return Err(Error::Listen {
                 code: status.code(),
                 message: status.message().to_owned(),
@@ -294,16 +280,11 @@ impl<T: Sharded + Clone> Listener<T> {
         let snapshot = QuerySnapshot {
             documents: shown.iter().map(|shown| shown.value.clone()).collect(),
             changes,
-            read_time: to_system_time(&read_time),
+            read_time: crate::stored::system_time(read_time),
         };
         self.shown = Some(shown);
         Ok((!unchanged).then_some(snapshot))
     }
-}
-
-fn to_system_time(time: &Timestamp) -> SystemTime {
-    let since_epoch = Duration::new(time.seconds.max(0) as u64, time.nanos.max(0) as u32);
-    SystemTime::UNIX_EPOCH + since_epoch
 }
 
 fn add_target(db: &FirestoreDb, target: &ChunkTarget) -> ListenRequest {
