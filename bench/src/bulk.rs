@@ -12,7 +12,7 @@ use sharded_runtime::emulator::Emulator;
 use sharded_runtime::firestore::FirestoreDb;
 use sharded_runtime::{Sharded, ShardedCollection};
 
-use crate::{Plain, Sharded3, instruments};
+use crate::{Plain, Sharded3, instruments, median};
 
 type Failure = Box<dyn std::error::Error>;
 
@@ -260,11 +260,6 @@ fn ramp(report: &mut String) -> Result<(), Failure> {
          {rows}"
     )?;
     Ok(())
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
 }
 
 fn mib(bytes: u64) -> f64 {

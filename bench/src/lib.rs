@@ -65,6 +65,21 @@ impl From<&Plain> for HandShardedFlat {
     }
 }
 
+/// The middle of `values`, the upper one of an even count: every median in BENCHMARKS.md
+/// that is not a percentile of timings. Sorts `values` in place, so their first and last are
+/// then the spread the report gives beside it.
+pub fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+/// The nearest-rank `percent`ile of `samples` (sorted in place).
+pub fn percentile(samples: &mut [std::time::Duration], percent: usize) -> std::time::Duration {
+    samples.sort();
+    let rank = (samples.len() * percent).div_ceil(100).saturating_sub(1);
+    samples[rank.min(samples.len() - 1)]
+}
+
 /// The collection the unsharded baseline is stored in.
 pub const PLAIN_COLLECTION: &str = "bench_plain";
 

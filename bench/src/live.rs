@@ -16,7 +16,7 @@ use sharded_runtime::firestore::{
 use sharded_runtime::{Sharded, SnapshotStream};
 use tokio::sync::mpsc;
 
-use crate::{PLAIN_COLLECTION, Sharded3, Sharded64, instruments};
+use crate::{PLAIN_COLLECTION, Sharded3, Sharded64, instruments, median, percentile};
 
 type Failure = Box<dyn std::error::Error>;
 
@@ -42,24 +42,6 @@ impl Latencies {
         self.end_to_end.push(end_to_end);
         self.after_ack.push(after_ack);
     }
-}
-
-fn median(values: &[Duration]) -> Duration {
-    let mut sorted = values.to_vec();
-    sorted.sort();
-    sorted[sorted.len() / 2]
-}
-
-fn percentile(values: &[Duration], p: f64) -> Duration {
-    let mut sorted = values.to_vec();
-    sorted.sort();
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
-}
-
-fn median_f64(values: &[f64]) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    sorted[sorted.len() / 2]
 }
 
 /// When a listener reported each document name it showed: for a sharded snapshot, every
@@ -204,15 +186,15 @@ pub async fn section() -> Result<String, Failure> {
     }
 
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    let ratio = |ours: &Latencies, to: &Latencies| {
-        ms(median(&ours.end_to_end)) / ms(median(&to.end_to_end))
-    };
+    let median_ms =
+        |l: &Latencies| median(&mut l.end_to_end.iter().map(|d| ms(*d)).collect::<Vec<_>>());
+    let ratio = |ours: &Latencies, to: &Latencies| median_ms(ours) / median_ms(to);
     let row = |name: &str, targets: usize, l: &Latencies, vs_baseline: String, vs_raw: String| {
         format!(
             "| {name} | {targets} | {:.2} ms | {:.2} ms | {:+.2} ms | {vs_baseline} | {vs_raw} |",
-            ms(median(&l.end_to_end)),
-            ms(percentile(&l.end_to_end, 0.9)),
-            median_f64(&l.after_ack),
+            median_ms(l),
+            ms(percentile(&mut l.end_to_end.clone(), 90)),
+            median(&mut l.after_ack.clone()),
         )
     };
     let mut report = String::new();

@@ -11,7 +11,9 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use rand::SeedableRng;
-use sharded_bench::{PLAIN_COLLECTION, Sharded3, Sharded30, Sharded64, instruments};
+use sharded_bench::{
+    PLAIN_COLLECTION, Sharded3, Sharded30, Sharded64, instruments, median, percentile,
+};
 use sharded_runtime::emulator::Emulator;
 use sharded_runtime::firestore::{
     FirestoreConsistencySelector, FirestoreDb, FirestoreQueryDirection, FirestoreTransactionMode,
@@ -246,11 +248,11 @@ fn interleaved_serialization() -> (f64, f64, f64) {
         vs_by_hand.push(s / h);
         guard.push(s / u);
     }
-    let median = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    (median(vs_plain), median(vs_by_hand), median(guard))
+    (
+        median(&mut vs_plain),
+        median(&mut vs_by_hand),
+        median(&mut guard),
+    )
 }
 
 fn ns(nanos: f64) -> String {
@@ -422,10 +424,6 @@ async fn emulator(report: &mut String) -> Result<(), Failure> {
             ratios.push(sharded / baseline);
         }
     }
-    let median = |values: &mut Vec<f64>| {
-        values.sort_by(f64::total_cmp);
-        values[values.len() / 2]
-    };
     let (ours, theirs, ratio) = (median(&mut ours), median(&mut theirs), median(&mut ratios));
     writeln!(
         report,
@@ -502,12 +500,6 @@ async fn write_rate<T>(
         batch.write().await?;
     }
     Ok(data.len() as f64 / started.elapsed().as_secs_f64())
-}
-
-fn percentile(samples: &mut [Duration], percent: usize) -> Duration {
-    samples.sort();
-    let rank = (samples.len() * percent).div_ceil(100).saturating_sub(1);
-    samples[rank.min(samples.len() - 1)]
 }
 
 fn millis(duration: Duration) -> f64 {
