@@ -48,7 +48,7 @@ async fn throughput(emulator: &Emulator, report: &mut String) -> Result<(), Fail
     let bulk_rate = |options: BulkWriterOptions| {
         let (db, documents) = (&db, &documents);
         async move {
-            let writer = BulkWriter::new(db, options);
+            let writer = BulkWriter::new(db, options)?;
             let started = Instant::now();
             for (id, document) in documents {
                 drop(writer.upsert(id, document).await?);
@@ -122,7 +122,7 @@ async fn unsharded_collection(db: &FirestoreDb, count: usize) -> Result<(), Fail
     let writer = BulkWriter::new(
         db,
         BulkWriterOptions::default().with_throttling(Throttling::Off),
-    );
+    )?;
     for (id, plain) in instruments(count, &mut rng) {
         drop(
             writer

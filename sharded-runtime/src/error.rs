@@ -42,10 +42,26 @@ pub enum Error {
     InvalidUpdate(String),
     /// Bulk writes that failed and whose [`PendingWrite`](crate::bulk::PendingWrite) no one
     /// awaited: each with its document and last status.
-    #[error("{} bulk write(s) failed; the first: {}", failures.len(), failures[0])]
+    #[error("{} bulk write(s) failed{}", failures.len(), first_failure(failures))]
     BulkWrite {
         /// Every unclaimed failure.
         failures: Vec<crate::bulk::WriteFailure>,
+    },
+    /// Options a bulk writer (or a job's) cannot run with; nothing was started.
+    #[error("invalid option `{option}`: expected {expected}")]
+    InvalidOptions {
+        /// The option, as its field is named.
+        option: &'static str,
+        /// What it must be.
+        expected: &'static str,
+    },
+    /// A document to write has a field Firestore refuses; nothing was sent.
+    #[error("invalid field name `{field}`: {reason}")]
+    InvalidFieldName {
+        /// The field's name.
+        field: String,
+        /// Which rule it breaks.
+        reason: &'static str,
     },
     /// The bulk writer's task ended (it panicked, or its runtime shut down) with writes
     /// queued; what they became is unknown.
@@ -67,3 +83,37 @@ pub enum Error {
 
 /// `Result` with sharded's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+fn first_failure(failures: &[crate::bulk::WriteFailure]) -> String {
+    failures
+        .first()
+        .map(|failure| format!("; the first: {failure}"))
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bulk_error_prints_with_or_without_failures() {
+        assert_eq!(
+            Error::BulkWrite { failures: vec![] }.to_string(),
+            "0 bulk write(s) failed"
+        );
+        let failure = crate::bulk::WriteFailure {
+            document: "d".into(),
+            code: firestore::gcloud_sdk::tonic::Code::Aborted,
+            message: "m".into(),
+            attempts: 2,
+            maybe_applied: false,
+        };
+        assert_eq!(
+            Error::BulkWrite {
+                failures: vec![failure]
+            }
+            .to_string(),
+            "1 bulk write(s) failed; the first: write of `d` failed after 2 attempt(s): Aborted: m"
+        );
+    }
+}

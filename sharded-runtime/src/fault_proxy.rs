@@ -20,6 +20,9 @@ pub struct Faults {
     /// The chance, for each chunk of bytes forwarded either way, that the connection is
     /// dropped instead (both directions closed at once, mid-request or mid-response).
     pub drop_chance: f64,
+    /// The chance, for each chunk of bytes coming back from the server, that the connection
+    /// is dropped instead: the server has done what was asked, and the answer is lost.
+    pub lost_answer_chance: f64,
     /// The chance that a chunk is held back before it is forwarded.
     pub delay_chance: f64,
     /// The longest a chunk is held back.
@@ -31,13 +34,14 @@ impl Faults {
     pub const NONE: Faults = Faults {
         seed: 0,
         drop_chance: 0.0,
+        lost_answer_chance: 0.0,
         delay_chance: 0.0,
         max_delay: Duration::ZERO,
     };
 }
 
-/// A proxy on a loopback port of its own, forwarding to `upstream` with [`Faults`]. It stops
-/// when dropped.
+/// A proxy on a loopback port of its own, forwarding to `upstream` with [`Faults`]. Dropping
+/// it stops it and closes every connection through it.
 #[derive(Debug)]
 pub struct FaultProxy {
     address: SocketAddr,
@@ -64,14 +68,17 @@ impl FaultProxy {
         let task = tokio::spawn({
             let counters = counters.clone();
             async move {
+                // Owned by this task: aborting it aborts every connection's task too.
+                let mut connections = tokio::task::JoinSet::new();
                 while let Ok((client, _)) = listener.accept().await {
+                    while connections.try_join_next().is_some() {}
                     let n = counters.connections.fetch_add(1, Ordering::Relaxed);
                     let rng = StdRng::seed_from_u64(
                         faults
                             .seed
                             .wrapping_add(n.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
                     );
-                    tokio::spawn(forward(
+                    connections.spawn(forward(
                         client,
                         upstream.clone(),
                         faults,
@@ -147,7 +154,12 @@ async fn forward(
             Ok(n) => n,
         };
         let faulty = !counters.paused.load(Ordering::Relaxed);
-        if faulty && rng.random_bool(faults.drop_chance.clamp(0.0, 1.0)) {
+        let drop_chance = if to_server {
+            faults.drop_chance
+        } else {
+            1.0 - (1.0 - faults.drop_chance) * (1.0 - faults.lost_answer_chance)
+        };
+        if faulty && rng.random_bool(drop_chance.clamp(0.0, 1.0)) {
             counters.dropped.fetch_add(1, Ordering::Relaxed);
             return;
         }

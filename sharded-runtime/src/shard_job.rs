@@ -200,7 +200,7 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
                 .map_err(|error| Error::InvalidCursor(format!("checkpoint: {error}")))?;
         }
         let started = Instant::now();
-        let writer = BulkWriter::new(self.db, self.writer.clone());
+        let writer = BulkWriter::new(self.db, self.writer.clone())?;
         let mut report = Progress {
             total: match &self.resume {
                 None => Some(self.count().await?),

@@ -31,7 +31,7 @@ pub fn unthrottled() -> sharded_runtime::bulk::BulkWriterOptions {
 }
 
 /// A proxy in front of `test`'s emulator that drops 1 % of the chunks it forwards (closing
-/// the connection) and delays 5 % by up to 10 ms, from `seed`; and a client of `test`'s
+/// the connection), 1 % more of the answers, and delays 5 % by up to 10 ms, from `seed`; and a client of `test`'s
 /// project through it.
 pub async fn faulty_client(
     test: &crate::TestDb,
@@ -41,6 +41,7 @@ pub async fn faulty_client(
     let faults = Faults {
         seed,
         drop_chance: 0.01,
+        lost_answer_chance: 0.01,
         delay_chance: 0.05,
         max_delay: Duration::from_millis(10),
     };

@@ -56,7 +56,8 @@ async fn backfill_gives_every_document_a_shard_and_changes_nothing_else() {
     let seed = BulkWriter::new(
         db,
         BulkWriterOptions::default().with_throttling(Throttling::Off),
-    );
+    )
+    .unwrap();
     let mut ids = Vec::new();
     for n in 0..DOCUMENTS {
         let id = format!("{:016x}", rand::random::<u64>());
@@ -188,7 +189,8 @@ async fn a_change_after_the_scan_wins_and_the_document_is_sharded_anyway() {
     let seed = BulkWriter::new(
         db,
         BulkWriterOptions::default().with_throttling(Throttling::Off),
-    );
+    )
+    .unwrap();
     let ids: Vec<String> = (0..40)
         .map(|n| format!("{:016x}", rand::random::<u64>() ^ n))
         .collect();
@@ -279,7 +281,7 @@ async fn backfill_handles_quoted_shard_fields_many_shards_and_odd_ids() {
         ShardCensus::default()
     );
 
-    let seed = BulkWriter::new(db, unthrottled());
+    let seed = BulkWriter::new(db, unthrottled()).unwrap();
     let ids: Vec<String> = (0..120).map(|n| format!("doc {n:03} é✓")).collect();
     for (n, id) in ids.iter().enumerate() {
         let at = sharded_examples::at(&format!("2026-11-22T19:00:{:02}Z", n % 7));

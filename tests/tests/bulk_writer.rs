@@ -50,7 +50,8 @@ async fn every_write_lands_with_a_shard_and_its_outcome() {
             linger: Duration::from_secs(600),
             ..BulkWriterOptions::default().with_throttling(Throttling::Off)
         },
-    );
+    )
+    .unwrap();
     let mut pending = Vec::new();
     for n in 0..1_000 {
         pending.push(writer.upsert(&random_id(), &instrument(n)).await.unwrap());
@@ -68,7 +69,7 @@ async fn every_write_lands_with_a_shard_and_its_outcome() {
     assert_eq!(used, BTreeSet::from(["x", "y", "z"]));
 
     // Deletes, of documents that exist and of one that does not.
-    let writer = BulkWriter::new(&test.db, BulkWriterOptions::unthrottled());
+    let writer = BulkWriter::new(&test.db, BulkWriterOptions::unthrottled()).unwrap();
     let ids: Vec<String> = all_documents(&test.db, Instrument::COLLECTION)
         .await
         .iter()
@@ -94,7 +95,8 @@ async fn a_failure_reaches_its_handle_or_else_flush() {
     let writer = BulkWriter::new(
         &test.db,
         BulkWriterOptions::default().with_throttling(Throttling::Off),
-    );
+    )
+    .unwrap();
     writer
         .create("taken", &instrument(1))
         .await
@@ -145,7 +147,8 @@ async fn writes_to_one_document_go_in_separate_requests() {
     let writer = BulkWriter::new(
         &test.db,
         BulkWriterOptions::default().with_throttling(Throttling::Off),
-    );
+    )
+    .unwrap();
     let mut pending = Vec::new();
     for n in 0..3 {
         pending.push(writer.upsert("same", &instrument(n)).await.unwrap());
@@ -163,7 +166,7 @@ async fn writes_to_one_document_go_in_separate_requests() {
 async fn sequential_ids_are_noticed_and_generated_ids_are_not() {
     let test = test_db("bulk-ids").await;
     let options = || BulkWriterOptions::default().with_throttling(Throttling::Off);
-    let writer = BulkWriter::new(&test.db, options());
+    let writer = BulkWriter::new(&test.db, options()).unwrap();
     for n in 0..40 {
         drop(
             writer
@@ -174,7 +177,7 @@ async fn sequential_ids_are_noticed_and_generated_ids_are_not() {
     }
     assert!(writer.close().await.unwrap().sequential_ids);
 
-    let writer = BulkWriter::new(&test.db, options());
+    let writer = BulkWriter::new(&test.db, options()).unwrap();
     let mut ids = BTreeSet::new();
     for n in 0..200 {
         let (id, pending) = writer.insert(&instrument(n)).await.unwrap();
@@ -196,6 +199,7 @@ async fn every_write_lands_through_dropped_connections() {
         Faults {
             seed: 7,
             drop_chance: 0.02,
+            lost_answer_chance: 0.0,
             delay_chance: 0.05,
             max_delay: Duration::from_millis(20),
         },
@@ -208,7 +212,8 @@ async fn every_write_lands_through_dropped_connections() {
         BulkWriterOptions::default()
             .with_throttling(Throttling::Off)
             .with_backoff(fast_retries()),
-    );
+    )
+    .unwrap();
     let mut ids = BTreeSet::new();
     for n in 0..3_000 {
         let id = random_id();
@@ -297,7 +302,8 @@ async fn the_writer_follows_the_ramp_in_virtual_time() {
                 maximum: 1_000.0,
             })
             .with_clock(clock.clone()),
-    );
+    )
+    .unwrap();
     for n in 0..640 {
         drop(writer.upsert(&random_id(), &instrument(n)).await.unwrap());
     }

@@ -120,3 +120,23 @@ async fn a_stopped_emulator_leaves_no_log_behind() {
             .any(|log| log.to_string_lossy().ends_with(&format!("-{port}.log")))
     );
 }
+
+/// Dropping a fault proxy closes the connections through it, not only its listener.
+#[tokio::test]
+async fn a_dropped_fault_proxy_closes_its_connections() {
+    use sharded_runtime::fault_proxy::{FaultProxy, Faults};
+    use tokio::io::AsyncReadExt;
+    let upstream = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let proxy = FaultProxy::start(&upstream.local_addr().unwrap().to_string(), Faults::NONE)
+        .await
+        .unwrap();
+    let mut client = tokio::net::TcpStream::connect(proxy.host()).await.unwrap();
+    let (_server_side, _) = upstream.accept().await.unwrap();
+    drop(proxy);
+    let mut buffer = [0u8; 8];
+    let read = tokio::time::timeout(Duration::from_secs(30), client.read(&mut buffer)).await;
+    assert!(
+        matches!(read, Ok(Ok(0)) | Ok(Err(_))),
+        "the connection outlived the proxy: {read:?}"
+    );
+}

@@ -48,6 +48,7 @@ async fn connections_that_keep_failing_end_the_stream_with_a_typed_error() {
     let faults = Faults {
         seed: 1,
         drop_chance: 1.0,
+        lost_answer_chance: 0.0,
         ..Faults::NONE
     };
     let proxy = FaultProxy::start(test.emulator.host(), faults)

@@ -110,7 +110,7 @@ async fn rebalance_moves_every_document_out_of_retired_values_and_none_drops_out
     let db = &test.db;
 
     // 10,000 documents written over ["a", "b", "c"].
-    let seed = BulkWriter::new(db, unthrottled());
+    let seed = BulkWriter::new(db, unthrottled()).unwrap();
     let mut ids = Vec::new();
     for n in 0..10_000 {
         let id = format!("{:016x}", rand::random::<u64>());
@@ -205,7 +205,7 @@ async fn rebalance_moves_every_document_out_of_retired_values_and_none_drops_out
 async fn growing_keeps_the_old_values_so_nothing_moves() {
     let test = test_db("growing").await;
     let db = &test.db;
-    let seed = BulkWriter::new(db, unthrottled());
+    let seed = BulkWriter::new(db, unthrottled()).unwrap();
     for n in 0..600 {
         drop(
             seed.upsert(&format!("{:016x}", rand::random::<u64>()), &three(n))

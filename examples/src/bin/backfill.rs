@@ -28,7 +28,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
     let legacy = BulkWriter::new(
         &db,
         BulkWriterOptions::default().with_throttling(Throttling::Off),
-    );
+    )?;
     let mut rng = rand::rng();
     for i in 0..EXISTING {
         let instrument = Instrument {

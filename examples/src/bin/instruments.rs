@@ -44,7 +44,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
     // value); `insert` draws random ids, since sequential ids (`gen-0001`, …) would hotspot
     // the document-name index however well the fields are sharded.
     let mut rng = rand::rng();
-    let writer = BulkWriter::new(&db, BulkWriterOptions::for_type::<Instrument>());
+    let writer = BulkWriter::new(&db, BulkWriterOptions::for_type::<Instrument>())?;
     let mut shards: BTreeMap<String, usize> = BTreeMap::new();
     for i in 0..GENERATED {
         let instrument = Instrument {

@@ -37,6 +37,42 @@ impl Throttling {
         }
     }
 
+    /// Whether a writer can follow this throttling:
+    /// [`Error::InvalidOptions`](crate::Error::InvalidOptions) naming the first setting out of
+    /// range.
+    pub fn validate(&self) -> crate::Result<()> {
+        use super::options::{MAX_DURATION, check};
+        let Throttling::Ramp {
+            initial,
+            growth,
+            interval,
+            maximum,
+        } = *self
+        else {
+            return Ok(());
+        };
+        check(
+            initial.is_finite() && initial > 0.0,
+            "throttling.initial",
+            "a finite number of operations per second above 0",
+        )?;
+        check(
+            maximum.is_finite() && maximum >= initial,
+            "throttling.maximum",
+            "a finite number of operations per second, at least throttling.initial",
+        )?;
+        check(
+            growth.is_finite() && growth >= 1.0,
+            "throttling.growth",
+            "a finite factor of at least 1",
+        )?;
+        check(
+            !interval.is_zero() && interval <= MAX_DURATION,
+            "throttling.interval",
+            "more than zero and at most a day (MAX_DURATION)",
+        )
+    }
+
     /// This throttling with its ceiling set to `maximum` operations per second.
     pub fn with_maximum(self, maximum: f64) -> Throttling {
         match self {
@@ -82,7 +118,7 @@ impl Throttling {
             } => {
                 let target = rate.min(maximum);
                 (0..10_000u32)
-                    .map(|steps| interval * steps)
+                    .map(|steps| interval.saturating_mul(steps))
                     .find(|&at| self.rate_at(at).is_some_and(|now| now >= target))
                     .unwrap_or(Duration::MAX)
             }
@@ -95,6 +131,15 @@ fn window(elapsed: Duration, interval: Duration) -> u64 {
         return 0;
     }
     (elapsed.as_nanos() / interval.as_nanos()) as u64
+}
+
+/// The longest a limiter asks to wait at once: after it, it is asked again.
+const MAX_WAIT: Duration = super::options::MAX_DURATION;
+
+/// When the `k`-th window of the ramp starts; saturating, so that no setting can overflow.
+fn window_start(start: Duration, interval: Duration, k: u64) -> Duration {
+    let k = u32::try_from(k).unwrap_or(u32::MAX);
+    start.saturating_add(interval.saturating_mul(k))
 }
 
 /// A token bucket whose rate follows a [`Throttling`] ramp.
@@ -156,7 +201,7 @@ impl RateLimiter {
         if current != bucket.window {
             bucket.window = current;
             bucket.tokens = 0.0;
-            bucket.updated = self.start + interval * current as u32;
+            bucket.updated = window_start(self.start, interval, current);
         }
         let accrued = now.saturating_sub(bucket.updated).as_secs_f64() * rate;
         bucket.tokens = (bucket.tokens + accrued).min(rate.max(self.largest_request));
@@ -166,9 +211,9 @@ impl RateLimiter {
             bucket.tokens -= n;
             return Ok(());
         }
-        let refill = Duration::from_secs_f64((n - bucket.tokens) / rate);
-        let next_window = (self.start + interval * (current as u32 + 1)).saturating_sub(now);
+        let refill = Duration::try_from_secs_f64((n - bucket.tokens) / rate).unwrap_or(MAX_WAIT);
+        let next_window = window_start(self.start, interval, current + 1).saturating_sub(now);
         // A microsecond more, so that rounding never leaves the bucket a hair short.
-        Err(refill.min(next_window) + Duration::from_micros(1))
+        Err(refill.min(next_window).min(MAX_WAIT) + Duration::from_micros(1))
     }
 }

@@ -39,20 +39,48 @@ impl Backoff {
         if code == Code::ResourceExhausted {
             return self.maximum;
         }
-        let exponent = attempts.saturating_sub(1).min(64) as i32;
-        self.initial
-            .mul_f64(self.factor.powi(exponent))
+        let exponent = attempts.saturating_sub(1).min(1_000) as i32;
+        let secs = self.initial.as_secs_f64() * self.factor.powi(exponent);
+        Duration::try_from_secs_f64(secs)
+            .unwrap_or(self.maximum)
             .min(self.maximum)
     }
 
     /// [`base_delay`](Self::base_delay) with jitter.
     pub fn delay(&self, attempts: u32, code: Code) -> Duration {
         let base = self.base_delay(attempts, code);
-        if self.jitter <= 0.0 {
+        if !(self.jitter > 0.0 && self.jitter < 1.0) {
             return base;
         }
         let shift = rand::rng().random_range(-self.jitter..=self.jitter);
-        base.mul_f64(1.0 + shift)
+        Duration::try_from_secs_f64(base.as_secs_f64() * (1.0 + shift)).unwrap_or(base)
+    }
+
+    /// Whether these settings can run: [`Error::InvalidOptions`](crate::Error::InvalidOptions)
+    /// naming the first one out of range.
+    pub fn validate(&self) -> crate::Result<()> {
+        use super::options::{MAX_DURATION, check};
+        check(
+            self.maximum <= MAX_DURATION,
+            "backoff.maximum",
+            "at most a day (MAX_DURATION)",
+        )?;
+        check(
+            self.initial <= self.maximum,
+            "backoff.initial",
+            "at most backoff.maximum",
+        )?;
+        check(
+            self.factor.is_finite() && self.factor >= 1.0,
+            "backoff.factor",
+            "a finite number of at least 1",
+        )?;
+        check(
+            (0.0..1.0).contains(&self.jitter),
+            "backoff.jitter",
+            "at least 0 and less than 1",
+        )?;
+        check(self.max_attempts >= 1, "backoff.max_attempts", "at least 1")
     }
 }
 

@@ -1,0 +1,585 @@
+//! The bulk writer's task: one write per document at a time, batches out on the ramp's
+//! tokens, per-operation retries, and every outcome back to whoever wrote.
+
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use firestore::FirestoreDb;
+use firestore::gcloud_sdk::google::firestore::v1::{
+    BatchWriteRequest, BatchWriteResponse, Document, GetDocumentRequest, Write,
+};
+use firestore::gcloud_sdk::tonic::{self, Code, Status};
+use futures::StreamExt;
+use futures::future::BoxFuture;
+use futures::stream::FuturesUnordered;
+use tokio::sync::{mpsc, oneshot};
+use tracing::Instrument;
+
+use super::clock::Clock;
+use super::options::BulkWriterOptions;
+use super::outcome::{Reply, Shared, Unclaimed, WriteFailure, WriteOutcome};
+use super::rate_limiter::{RateLimiter, Throttling};
+use super::retry::{Backoff, retries_request, retries_write};
+
+#[derive(Debug)]
+pub(super) enum Message {
+    Write(Box<Op>),
+    /// Answered, once every write received before it has an outcome, with the number of
+    /// writes received before it.
+    Flush(oneshot::Sender<u64>),
+}
+
+#[derive(Debug)]
+pub(super) struct Op {
+    document: String,
+    write: Write,
+    /// The write's encoded size, which bounds a request's.
+    bytes: usize,
+    /// Its number among the writes queued, which its handle knows it by.
+    seq: u64,
+    /// Its number among the writes the task received, which flushes count by.
+    received: u64,
+    attempts: u32,
+    /// When it was queued, for a new write; when its wait ends, for a retry.
+    not_before: Duration,
+    /// An attempt's answer was lost, so the write may have been applied.
+    maybe_applied: bool,
+    /// Goes in a request of its own: its last request was refused as a whole.
+    alone: bool,
+    reply: Option<Reply>,
+}
+
+impl Op {
+    pub(super) fn new(document: String, write: Write, seq: u64, reply: Reply) -> Op {
+        Op {
+            document,
+            bytes: firestore::gcloud_sdk::prost::Message::encoded_len(&write),
+            write,
+            seq,
+            received: 0,
+            attempts: 0,
+            not_before: Duration::ZERO,
+            maybe_applied: false,
+            alone: false,
+            reply: Some(reply),
+        }
+    }
+}
+
+/// What a request in flight came back with.
+enum Answer {
+    Batch(Result<BatchWriteResponse, Status>),
+    /// The document read back to settle a write whose answer was lost, and the status the
+    /// write would otherwise fail with.
+    ReadBack {
+        stored: Result<Option<Document>, Status>,
+        code: Code,
+        message: String,
+    },
+}
+
+/// The task that owns the queues and the requests in flight.
+pub(super) struct Batcher {
+    db: FirestoreDb,
+    options: BulkWriterOptions,
+    limiter: Option<RateLimiter>,
+    shared: Arc<Shared>,
+    messages: mpsc::Receiver<Message>,
+    /// Writes ready to go, in the order they became ready; at most one per document.
+    ready: VecDeque<Op>,
+    /// Retries whose wait is over.
+    retries: VecDeque<Op>,
+    /// Retries still waiting.
+    waiting: Vec<Op>,
+    /// Per document with a write held above or in flight, the later writes to it, in the
+    /// order queued: each goes once the one before it has an outcome.
+    behind: HashMap<String, VecDeque<Op>>,
+    behind_count: usize,
+    /// The writes of each request in flight, by request number.
+    sent: HashMap<u64, Vec<Op>>,
+    in_flight: FuturesUnordered<BoxFuture<'static, (u64, Answer)>>,
+    in_flight_ops: usize,
+    next_request: u64,
+    /// Writes received so far.
+    received: u64,
+    /// The received numbers of the writes without an outcome.
+    outstanding: BTreeSet<u64>,
+    flushes: Vec<(u64, oneshot::Sender<u64>)>,
+    open: bool,
+    /// The sleep until the next deadline (the ramp, a backoff, a linger), and that deadline.
+    timer: Option<(Duration, super::clock::Sleep)>,
+}
+
+impl Batcher {
+    pub(super) fn new(
+        db: FirestoreDb,
+        options: BulkWriterOptions,
+        shared: Arc<Shared>,
+        messages: mpsc::Receiver<Message>,
+    ) -> Self {
+        let limiter = match options.throttling {
+            Throttling::Off => None,
+            throttling => Some(RateLimiter::new(
+                throttling,
+                options.clock.now(),
+                options.batch_size.max(options.retry_batch_size),
+            )),
+        };
+        Batcher {
+            db,
+            options,
+            limiter,
+            shared,
+            messages,
+            ready: VecDeque::new(),
+            retries: VecDeque::new(),
+            waiting: Vec::new(),
+            behind: HashMap::new(),
+            behind_count: 0,
+            sent: HashMap::new(),
+            in_flight: FuturesUnordered::new(),
+            in_flight_ops: 0,
+            next_request: 0,
+            received: 0,
+            outstanding: BTreeSet::new(),
+            flushes: Vec::new(),
+            open: true,
+            timer: None,
+        }
+    }
+
+    pub(super) async fn run(mut self) {
+        loop {
+            let now = self.options.clock.now();
+            self.wake_retries(now);
+            let wake = self.dispatch(now);
+            self.answer_flushes();
+            if !self.open && self.outstanding.is_empty() {
+                break;
+            }
+            let held = self.ready.len()
+                + self.retries.len()
+                + self.waiting.len()
+                + self.behind_count
+                + self.in_flight_ops;
+            let accepting = self.open && held < self.options.max_pending + self.options.batch_size;
+            // One timer per deadline, kept across turns of the loop: a new write does not
+            // re-arm the linger of the batch it joins.
+            let mut timer = self.timer.take().filter(|(at, _)| Some(*at) == wake);
+            if let (None, Some(at)) = (&timer, wake) {
+                timer = Some((at, self.options.clock.sleep(at.saturating_sub(now))));
+            }
+            let fired = async {
+                match &mut timer {
+                    Some((_, sleep)) => sleep.as_mut().await,
+                    None => std::future::pending().await,
+                }
+            };
+            let timed_out = tokio::select! {
+                biased;
+                Some((request, answer)) = self.in_flight.next(), if !self.in_flight.is_empty() => {
+                    self.answer(request, answer);
+                    false
+                }
+                message = self.messages.recv(), if accepting => {
+                    match message {
+                        Some(Message::Write(op)) => self.receive(*op),
+                        Some(Message::Flush(done)) => self.flushes.push((self.received, done)),
+                        None => self.open = false,
+                    }
+                    false
+                }
+                () = fired, if wake.is_some() => true,
+            };
+            if !timed_out {
+                self.timer = timer;
+            }
+        }
+    }
+
+    /// A new write: ready, or behind the write to its document that is held already.
+    fn receive(&mut self, mut op: Op) {
+        op.received = self.received;
+        self.received += 1;
+        op.not_before = self.options.clock.now();
+        self.outstanding.insert(op.received);
+        match self.behind.get_mut(&op.document) {
+            Some(queue) => {
+                queue.push_back(op);
+                self.behind_count += 1;
+            }
+            None => {
+                self.behind.insert(op.document.clone(), VecDeque::new());
+                self.ready.push_back(op);
+            }
+        }
+    }
+
+    /// Answers each flush whose writes all have an outcome.
+    fn answer_flushes(&mut self) {
+        let oldest = self.outstanding.first().copied().unwrap_or(u64::MAX);
+        let (done, waiting): (Vec<_>, Vec<_>) = std::mem::take(&mut self.flushes)
+            .into_iter()
+            .partition(|(mark, _)| *mark <= oldest);
+        self.flushes = waiting;
+        for (mark, flush) in done {
+            let _ = flush.send(mark);
+        }
+    }
+
+    fn wake_retries(&mut self, now: Duration) {
+        let mut i = 0;
+        while i < self.waiting.len() {
+            if self.waiting[i].not_before <= now {
+                let op = self.waiting.swap_remove(i);
+                self.retries.push_back(op);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// Sends what may go now; returns when to look again, if waiting on the ramp, a backoff
+    /// or a linger.
+    fn dispatch(&mut self, now: Duration) -> Option<Duration> {
+        let draining = !self.open || !self.flushes.is_empty();
+        let mut wake = self.waiting.iter().map(|op| op.not_before).min();
+        let earliest = |wake: Option<Duration>, at: Duration| Some(wake.map_or(at, |w| w.min(at)));
+        while self.in_flight_ops < self.options.max_pending {
+            let retrying = !self.retries.is_empty();
+            let (queue, size) = if retrying {
+                (&mut self.retries, self.options.retry_batch_size)
+            } else {
+                (&mut self.ready, self.options.batch_size)
+            };
+            if queue.is_empty() {
+                break;
+            }
+            // New writes wait for a full batch, unless a flush asks for everything or the
+            // oldest has waited its linger; retries go as soon as their wait is over.
+            let send_by = queue[0].not_before.saturating_add(self.options.linger);
+            if !retrying && queue.len() < size && !draining && now < send_by {
+                wake = earliest(wake, send_by);
+                break;
+            }
+            let count = request_prefix(queue, size);
+            if let Some(limiter) = &self.limiter
+                && let Err(wait) = limiter.try_acquire(count, now)
+            {
+                wake = earliest(wake, now.saturating_add(wait));
+                break;
+            }
+            let mut batch: Vec<Op> = queue.drain(..count).collect();
+            for op in &mut batch {
+                op.attempts += 1;
+            }
+            let writes = batch.iter().map(|op| op.write.clone()).collect();
+            self.shared.stats().requests += 1;
+            let request = self.track(batch);
+            let db = self.db.clone();
+            let timeout = self.options.request_timeout;
+            self.in_flight.push(Box::pin(async move {
+                (request, Answer::Batch(send(db, writes, timeout).await))
+            }));
+        }
+        wake
+    }
+
+    /// Holds `ops` as in flight; returns their request's number.
+    fn track(&mut self, ops: Vec<Op>) -> u64 {
+        let request = self.next_request;
+        self.next_request += 1;
+        self.in_flight_ops += ops.len();
+        self.sent.insert(request, ops);
+        request
+    }
+
+    fn answer(&mut self, request: u64, answer: Answer) {
+        let ops = self.sent.remove(&request).unwrap_or_default();
+        self.in_flight_ops -= ops.len();
+        match answer {
+            Answer::Batch(Ok(response)) => {
+                for (i, op) in ops.into_iter().enumerate() {
+                    let (code, message) = response.status.get(i).map_or(
+                        (Code::Unknown, "no status for this write".to_owned()),
+                        |status| (Code::from(status.code), status.message.clone()),
+                    );
+                    if code == Code::Ok {
+                        let update_time = response
+                            .write_results
+                            .get(i)
+                            .and_then(|result| result.update_time)
+                            .map(crate::stored::system_time);
+                        self.succeed(op, update_time);
+                    } else if retries_write(code) {
+                        self.retry(op, code, message);
+                    } else {
+                        self.give_up(op, code, message);
+                    }
+                }
+            }
+            // A request refused as a whole applied nothing: its writes go again one by one,
+            // so that only the one at fault fails.
+            Answer::Batch(Err(status))
+                if status.code() == Code::InvalidArgument && ops.len() > 1 =>
+            {
+                for mut op in ops.into_iter().rev() {
+                    op.attempts -= 1;
+                    op.alone = true;
+                    self.retries.push_front(op);
+                }
+            }
+            Answer::Batch(Err(status)) => {
+                let (code, message) = (status.code(), status.message().to_owned());
+                let retry = retries_request(code);
+                for mut op in ops {
+                    // The request may have been applied before its answer was lost.
+                    op.maybe_applied |= code != Code::InvalidArgument;
+                    if retry {
+                        self.retry(op, code, message.clone());
+                    } else {
+                        self.give_up(op, code, message.clone());
+                    }
+                }
+            }
+            Answer::ReadBack {
+                stored,
+                code,
+                message,
+            } => {
+                for op in ops {
+                    match &stored {
+                        Ok(stored) if super::landed::shows(&op.write, stored.as_ref()) => {
+                            let update_time = stored
+                                .as_ref()
+                                .and_then(|document| document.update_time)
+                                .map(crate::stored::system_time);
+                            self.succeed(op, update_time);
+                        }
+                        _ => self.fail(op, code, message.clone()),
+                    }
+                }
+            }
+        }
+    }
+
+    fn retry(&mut self, mut op: Op, code: Code, message: String) {
+        if op.attempts >= self.options.backoff.max_attempts {
+            return self.give_up(op, code, message);
+        }
+        self.shared.stats().retried += 1;
+        let delay = self.options.backoff.delay(op.attempts, code);
+        op.not_before = self.options.clock.now().saturating_add(delay);
+        tracing::debug!(document = %op.document, ?code, attempts = op.attempts, "sharded: bulk write retried");
+        self.waiting.push(op);
+    }
+
+    /// Fails `op`, unless an earlier attempt's answer was lost: then the document is read
+    /// back first, and a document that shows the write makes it a success.
+    fn give_up(&mut self, op: Op, code: Code, message: String) {
+        if !op.maybe_applied {
+            return self.fail(op, code, message);
+        }
+        self.shared.stats().read_back += 1;
+        let name = op.document.clone();
+        let request = self.track(vec![op]);
+        let db = self.db.clone();
+        let clock = self.options.clock.clone();
+        let backoff = self.options.backoff;
+        let timeout = self.options.request_timeout;
+        self.in_flight.push(Box::pin(async move {
+            let stored = read_back(db, name, clock, backoff, timeout).await;
+            let answer = Answer::ReadBack {
+                stored,
+                code,
+                message,
+            };
+            (request, answer)
+        }));
+    }
+
+    fn succeed(&mut self, mut op: Op, update_time: Option<SystemTime>) {
+        self.shared.stats().written += 1;
+        if let Some(reply) = op.reply.take() {
+            let _ = reply.send(Ok(WriteOutcome {
+                update_time,
+                attempts: op.attempts,
+            }));
+        }
+        self.settled(op);
+    }
+
+    fn fail(&mut self, mut op: Op, code: Code, message: String) {
+        self.shared.stats().failed += 1;
+        let failure = WriteFailure {
+            document: op.document.clone(),
+            code,
+            message,
+            attempts: op.attempts,
+            maybe_applied: op.maybe_applied,
+        };
+        // Recorded before it is sent, so that a handle that yields it finds it to claim.
+        self.shared.unclaimed().insert(
+            op.seq,
+            Unclaimed {
+                received: op.received,
+                failure: failure.clone(),
+            },
+        );
+        if let Some(reply) = op.reply.take() {
+            let _ = reply.send(Err(failure));
+        }
+        self.settled(op);
+    }
+
+    /// `op` has its outcome: the next write to its document may go.
+    fn settled(&mut self, op: Op) {
+        self.outstanding.remove(&op.received);
+        let next = self
+            .behind
+            .get_mut(&op.document)
+            .and_then(VecDeque::pop_front);
+        match next {
+            Some(next) => {
+                self.behind_count -= 1;
+                self.ready.push_back(next);
+            }
+            None => {
+                self.behind.remove(&op.document);
+            }
+        }
+    }
+
+    /// Every op the task holds, wherever it is.
+    fn held(&mut self) -> impl Iterator<Item = (Op, bool)> + '_ {
+        let in_flight = self
+            .sent
+            .drain()
+            .flat_map(|(_, ops)| ops)
+            .map(|op| (op, true));
+        let queued = self
+            .ready
+            .drain(..)
+            .chain(self.retries.drain(..))
+            .chain(self.waiting.drain(..))
+            .chain(self.behind.drain().flat_map(|(_, ops)| ops))
+            .map(|op| (op, false));
+        in_flight.chain(queued)
+    }
+}
+
+/// Dropped (the writer was dropped, or its runtime shut down): every write without an
+/// outcome gets one, and nothing more is sent.
+impl Drop for Batcher {
+    fn drop(&mut self) {
+        for (mut op, in_flight) in self.held().collect::<Vec<_>>() {
+            if let Some(reply) = op.reply.take() {
+                let _ = reply.send(Err(WriteFailure {
+                    document: std::mem::take(&mut op.document),
+                    code: Code::Cancelled,
+                    message: "the bulk writer was dropped before this write had an outcome".into(),
+                    attempts: op.attempts,
+                    maybe_applied: op.maybe_applied || in_flight,
+                }));
+            }
+        }
+    }
+}
+
+/// The largest BatchWrite request this writer sends, in encoded bytes: under Firestore's 10 MiB
+/// limit on a request, with room for its envelope.
+const MAX_REQUEST_BYTES: usize = 9 * 1024 * 1024;
+
+/// How many ops from the front of `queue` go in the next request: at most `size`, at most
+/// [`MAX_REQUEST_BYTES`] together (a larger write goes alone, to fail on its own), and an op
+/// whose last request was refused as a whole alone. The queues hold one op per document, as
+/// a BatchWrite request must.
+fn request_prefix(queue: &VecDeque<Op>, size: usize) -> usize {
+    if queue.front().is_some_and(|op| op.alone) {
+        return 1;
+    }
+    let mut bytes = 0;
+    let count = queue
+        .iter()
+        .take(size)
+        .take_while(|op| {
+            bytes += op.bytes;
+            bytes <= MAX_REQUEST_BYTES && !op.alone
+        })
+        .count();
+    count.max(1)
+}
+
+async fn send(
+    db: FirestoreDb,
+    writes: Vec<Write>,
+    timeout: Duration,
+) -> Result<BatchWriteResponse, Status> {
+    let span = tracing::debug_span!("sharded_bulk_request", writes = writes.len());
+    let mut request = tonic::Request::new(BatchWriteRequest {
+        database: db.get_database_path().clone(),
+        writes,
+        ..BatchWriteRequest::default()
+    });
+    request.set_timeout(timeout);
+    db.client()
+        .get()
+        .batch_write(request)
+        .instrument(span)
+        .await
+        .map(tonic::Response::into_inner)
+}
+
+/// The document `name` as it is now (`None` if missing), read with the writer's retries.
+async fn read_back(
+    db: FirestoreDb,
+    name: String,
+    clock: Arc<dyn Clock>,
+    backoff: Backoff,
+    timeout: Duration,
+) -> Result<Option<Document>, Status> {
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        let mut request = tonic::Request::new(GetDocumentRequest {
+            name: name.clone(),
+            ..GetDocumentRequest::default()
+        });
+        request.set_timeout(timeout);
+        match db.client().get().get_document(request).await {
+            Ok(document) => return Ok(Some(document.into_inner())),
+            Err(status) if status.code() == Code::NotFound => return Ok(None),
+            Err(status) if attempts < backoff.max_attempts && retries_request(status.code()) => {
+                clock.sleep(backoff.delay(attempts, status.code())).await;
+            }
+            Err(status) => return Err(status),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn op(document: &str, bytes: usize, alone: bool) -> Op {
+        Op {
+            bytes,
+            alone,
+            ..Op::new(document.into(), Write::default(), 0, oneshot::channel().0)
+        }
+    }
+
+    #[test]
+    fn a_request_holds_what_fits_and_a_refused_write_alone() {
+        let queue = VecDeque::from([op("a", 10, false), op("b", 10, false), op("c", 10, true)]);
+        assert_eq!(request_prefix(&queue, 20), 2, "up to the write to go alone");
+        assert_eq!(request_prefix(&queue, 1), 1);
+        let alone = VecDeque::from([op("a", 10, true), op("b", 10, false)]);
+        assert_eq!(request_prefix(&alone, 20), 1);
+        let big = VecDeque::from([op("a", 5 << 20, false), op("b", 5 << 20, false)]);
+        assert_eq!(request_prefix(&big, 20), 1, "9 MiB at most");
+        let huge = VecDeque::from([op("a", 20 << 20, false)]);
+        assert_eq!(request_prefix(&huge, 20), 1, "alone, to fail on its own");
+    }
+}

@@ -1,0 +1,146 @@
+//! How a bulk writer batches, throttles and retries, checked where the options enter.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::clock::{Clock, SystemClock};
+use super::rate_limiter::Throttling;
+use super::retry::Backoff;
+use crate::{Error, Result, Sharded};
+
+/// The most writes one BatchWrite request carries.
+pub const MAX_BATCH_SIZE: usize = 500;
+
+/// The longest `linger`, `request_timeout`, backoff wait or ramp interval a writer accepts:
+/// a day. Longer ones are mistakes, and would overflow the writer's deadlines.
+pub const MAX_DURATION: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// How a [`BulkWriter`](super::BulkWriter) batches, throttles and retries. [`Default`] is
+/// Google's bulk writers' settings; [`for_type`](Self::for_type) caps the ramp at the rate a
+/// sharded type was sized for. [`BulkWriter::new`](super::BulkWriter::new) checks them
+/// ([`validate`](Self::validate)) and refuses options it cannot run with.
+#[derive(Debug, Clone)]
+pub struct BulkWriterOptions {
+    /// The ramp operations are issued at; [`Throttling::ramp`] by default.
+    pub throttling: Throttling,
+    /// Writes per BatchWrite request, 1 to [`MAX_BATCH_SIZE`]. Google's writers: 20.
+    pub batch_size: usize,
+    /// Writes per request of retried writes, 1 to [`MAX_BATCH_SIZE`]. Google's writers: 10.
+    pub retry_batch_size: usize,
+    /// Operations sent and not yet answered, at most (at least 1); further writes wait in a
+    /// buffer of one batch, and then the caller's `write` waits. Google's writers: 500.
+    pub max_pending: usize,
+    /// Retries of each operation.
+    pub backoff: Backoff,
+    /// How long a write waits for its batch to fill before the batch goes out part-full
+    /// (so that awaiting a single write's outcome needs no flush); at most [`MAX_DURATION`].
+    pub linger: Duration,
+    /// How long one BatchWrite request may take before it counts as failed (and is retried);
+    /// more than zero and at most [`MAX_DURATION`].
+    pub request_timeout: Duration,
+    /// The clock the ramp and the backoff read.
+    pub clock: Arc<dyn Clock>,
+}
+
+impl Default for BulkWriterOptions {
+    fn default() -> Self {
+        BulkWriterOptions {
+            throttling: Throttling::ramp(),
+            batch_size: 20,
+            retry_batch_size: 10,
+            max_pending: 500,
+            backoff: Backoff::default(),
+            linger: Duration::from_millis(10),
+            request_timeout: Duration::from_secs(60),
+            clock: Arc::new(SystemClock::new()),
+        }
+    }
+}
+
+impl BulkWriterOptions {
+    /// Google's settings with the ramp capped at 500 writes/s per shard value of `T`: the rate
+    /// its shards were sized for, which the ramp reaches after
+    /// [`Throttling::time_to_reach`] (15 minutes for 3 values, 45 for 30).
+    pub fn for_type<T: Sharded>() -> Self {
+        let ceiling = crate::reshard::WRITES_PER_SHARD * T::SHARD_VALUES.len() as f64;
+        BulkWriterOptions {
+            throttling: Throttling::ramp().with_maximum(ceiling),
+            ..BulkWriterOptions::default()
+        }
+    }
+
+    /// For the highest throughput, where nothing needs ramping (a collection nobody reads
+    /// yet, the emulator): throttling off and requests of up to 500 writes, the old
+    /// per-commit limit; retries as by default.
+    pub fn unthrottled() -> Self {
+        BulkWriterOptions {
+            throttling: Throttling::Off,
+            batch_size: MAX_BATCH_SIZE,
+            ..BulkWriterOptions::default()
+        }
+    }
+
+    /// These options with `throttling`.
+    pub fn with_throttling(self, throttling: Throttling) -> Self {
+        BulkWriterOptions { throttling, ..self }
+    }
+
+    /// These options with `backoff`.
+    pub fn with_backoff(self, backoff: Backoff) -> Self {
+        BulkWriterOptions { backoff, ..self }
+    }
+
+    /// These options reading `clock`.
+    pub fn with_clock(self, clock: impl Clock) -> Self {
+        BulkWriterOptions {
+            clock: Arc::new(clock),
+            ..self
+        }
+    }
+
+    /// These options with `batch_size` writes per request.
+    pub fn with_batch_size(self, batch_size: usize) -> Self {
+        BulkWriterOptions { batch_size, ..self }
+    }
+
+    /// Whether a writer can run with these options: [`Error::InvalidOptions`] naming the
+    /// first option out of range.
+    pub fn validate(&self) -> Result<()> {
+        let sizes = 1..=MAX_BATCH_SIZE;
+        check(
+            sizes.contains(&self.batch_size),
+            "batch_size",
+            "from 1 to 500",
+        )?;
+        check(
+            sizes.contains(&self.retry_batch_size),
+            "retry_batch_size",
+            "from 1 to 500",
+        )?;
+        check(self.max_pending >= 1, "max_pending", "at least 1")?;
+        check(
+            self.linger <= MAX_DURATION,
+            "linger",
+            "at most a day (MAX_DURATION)",
+        )?;
+        check(
+            !self.request_timeout.is_zero() && self.request_timeout <= MAX_DURATION,
+            "request_timeout",
+            "more than zero and at most a day (MAX_DURATION)",
+        )?;
+        self.throttling.validate()?;
+        self.backoff.validate()
+    }
+}
+
+/// `Ok` if `valid`, else the typed error naming `option` and its range.
+pub(crate) fn check(valid: bool, option: &'static str, range: &'static str) -> Result<()> {
+    if valid {
+        Ok(())
+    } else {
+        Err(Error::InvalidOptions {
+            option,
+            expected: range,
+        })
+    }
+}
