@@ -282,7 +282,8 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
         fixes: Vec<Fix>,
         report: &mut Progress,
     ) -> Result<()> {
-        writer.flush().await?;
+        // Every handle is awaited here, so each failure is claimed from it (a flush would
+        // report the conflicts this loop resolves).
         let mut queue = fixes;
         let mut failures = Vec::new();
         while !queue.is_empty() {
@@ -319,9 +320,6 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
                         conflicts: fix.conflicts + 1,
                     }),
                 }
-            }
-            if !retry.is_empty() {
-                writer.flush().await?;
             }
             queue = retry;
         }

@@ -325,3 +325,50 @@ async fn forty_shards_in_two_chunks() {
 async fn sixty_one_shards_in_three_chunks() {
     equal_the_unsharded_queries::<SixtyOne>("sets-61", 3).await;
 }
+
+/// Integer sums whose chunk sums overflow an `i64` part way but whose total fits: Firestore
+/// returns the exact integer, and so does the sharded sum, whatever chunk holds which value
+/// and in whatever order the chunks come back. One value per chunk, each chunk's sum exact.
+#[tokio::test]
+async fn integer_sums_stay_exact_when_chunk_sums_overflow_part_way() {
+    let test = test_db("sets-overflow").await;
+    let shard_of_chunk = |chunk: usize| SixtyOne::SHARD_VALUES[chunk * 30];
+    let cases: [[i64; 3]; 4] = [
+        [i64::MAX, i64::MAX, -i64::MAX],
+        [i64::MAX, -i64::MAX, i64::MAX],
+        [-i64::MAX, i64::MAX, i64::MAX],
+        [i64::MIN, -1, 1],
+    ];
+    for (n, quantities) in cases.iter().enumerate() {
+        let db = test
+            .emulator
+            .db(&format!("sets-overflow-{n}"))
+            .await
+            .unwrap();
+        let writer = db.create_simple_batch_writer().await.unwrap();
+        let mut batch = writer.new_batch();
+        for (chunk, qty) in quantities.iter().enumerate() {
+            let trade = SixtyOne::new("XNAS", "buy", "a", *qty, 1.0, chunk as i64);
+            let mut stored = serde_json::to_value(&trade).unwrap();
+            stored[SixtyOne::SHARD_FIELD] = shard_of_chunk(chunk).into();
+            let id = format!("t{chunk}");
+            batch
+                .update_object(SixtyOne::COLLECTION, &id, &stored, None, None, Vec::new())
+                .unwrap();
+            batch
+                .update_object("plain", &id, &trade, None, None, Vec::new())
+                .unwrap();
+        }
+        batch.write().await.unwrap();
+        let (theirs, _) = Unsharded::default()
+            .sum_and_avg::<SixtyOne>(&db, "plain", "qty")
+            .await;
+        let ours = SixtyOne::all().sum(&db, SixtyOne::qty()).await.unwrap();
+        assert_same_sum(ours, &theirs, &format!("{quantities:?}"));
+        let exact: i128 = quantities.iter().map(|q| i128::from(*q)).sum();
+        match i64::try_from(exact) {
+            Ok(exact) => assert_eq!(ours, Number::Integer(exact), "{quantities:?}"),
+            Err(_) => assert!(matches!(ours, Number::Double(_)), "{quantities:?}"),
+        }
+    }
+}

@@ -77,15 +77,24 @@ impl Number {
         }
     }
 
-    /// Adds two partial sums the way Firestore adds values: integers stay exact until they
-    /// overflow, then the sum is a double.
-    pub(crate) fn add(self, other: Number) -> Number {
-        match (self, other) {
-            (Number::Integer(a), Number::Integer(b)) => match a.checked_add(b) {
-                Some(sum) => Number::Integer(sum),
-                None => Number::Double(a as f64 + b as f64),
-            },
-            (a, b) => Number::Double(a.as_f64() + b.as_f64()),
+    /// The total of partial sums as Firestore totals values: integers add exactly whatever
+    /// their order, and the total is an integer when it fits in an `i64` (a partial sum past
+    /// `i64::MAX` that later ones bring back does not make it a double); with a double among
+    /// them, or a total that does not fit, it is a double.
+    pub(crate) fn total(sums: impl IntoIterator<Item = Number>) -> Number {
+        let mut integers: i128 = 0;
+        let mut doubles: Option<f64> = None;
+        for sum in sums {
+            match sum {
+                // At most 2^64 partial sums of at most 2^63 each: an i128 cannot overflow.
+                Number::Integer(i) => integers += i128::from(i),
+                Number::Double(d) => *doubles.get_or_insert(0.0) += d,
+            }
+        }
+        match (doubles, i64::try_from(integers)) {
+            (None, Ok(exact)) => Number::Integer(exact),
+            (None, Err(_)) => Number::Double(integers as f64),
+            (Some(doubles), _) => Number::Double(integers as f64 + doubles),
         }
     }
 }
@@ -129,9 +138,7 @@ pub(crate) fn combine(chunks: &[ChunkAggregate]) -> (Number, Option<f64>) {
     if let [only] = chunks {
         return (only.sum, only.avg);
     }
-    let sum = chunks
-        .iter()
-        .fold(Number::Integer(0), |total, chunk| total.add(chunk.sum));
+    let sum = Number::total(chunks.iter().map(|chunk| chunk.sum));
     let count: u64 = chunks.iter().map(|chunk| chunk.count).sum();
     let avg = (count > 0).then(|| sum.as_f64() / count as f64);
     (sum, avg)
@@ -167,5 +174,24 @@ mod tests {
         assert_eq!(sum, Number::Double(i64::MAX as f64 + 1.0));
         let (sum, _) = combine(&[chunk(1, Number::Integer(1)), chunk(1, Number::Double(0.5))]);
         assert_eq!(sum, Number::Double(1.5));
+    }
+
+    #[test]
+    fn integer_sums_are_exact_whatever_the_order_of_the_chunks() {
+        let max = Number::Integer(i64::MAX);
+        let min = Number::Integer(-i64::MAX);
+        for order in [[max, max, min], [max, min, max], [min, max, max]] {
+            let chunks: Vec<_> = order.iter().map(|sum| chunk(1, *sum)).collect();
+            assert_eq!(combine(&chunks).0, max, "{order:?}");
+        }
+        let (sum, _) = combine(&[
+            chunk(1, Number::Integer(i64::MIN)),
+            chunk(1, Number::Integer(-1)),
+        ]);
+        assert_eq!(sum, Number::Double(i64::MIN as f64 - 1.0));
+        assert_eq!(
+            Number::total([Number::Integer(-4), Number::Integer(-2)]),
+            Number::Integer(-6)
+        );
     }
 }
