@@ -76,6 +76,14 @@ pub enum Error {
         /// The server's message.
         message: String,
     },
+    /// A rebalance of a type whose `previous(since = ...)` is still to come: until then writes
+    /// may not use its new shard values (readers of the type before the change do not read
+    /// them), so there is nothing to move documents to. Nothing was sent.
+    #[error("the resharding starts at {since:?}; run the job after that")]
+    ReshardingNotStarted {
+        /// The declared `since`.
+        since: std::time::SystemTime,
+    },
     /// A query Firestore would reject; nothing was sent.
     #[error("invalid query: {0}")]
     InvalidQuery(String),

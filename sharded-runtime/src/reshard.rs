@@ -16,10 +16,15 @@
 //! then 1/2, their full share. From 3 to 30: 1/3, 1/2, 3/4, then 9/10 after 15 minutes.
 //!
 //! The schedule starts at `previous(since = "...")`, an RFC 3339 time declared on the type,
-//! so that every process follows the same one. Without it, it starts when this process first
-//! draws a shard for the type, and restarts with every process: slower, never faster.
+//! so that every process follows the same one. Before that time, writes draw only previous
+//! values, as the type before the change did: a process still running the old type (a
+//! rolling deploy) reads every document written meanwhile. Without `since`, the schedule
+//! starts when this process first draws a shard for the type (each type its own), and
+//! restarts with every process: slower, never faster.
 
-use std::sync::OnceLock;
+use std::any::TypeId;
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use rand::Rng;
@@ -64,12 +69,16 @@ fn share(new: usize, kept: usize, previous: usize, elapsed: Duration) -> f64 {
     (rate / (WRITES_PER_SHARD * previous as f64)).min(full)
 }
 
-/// A shard value for a write of `T`, `elapsed` after the resharding started (ignored when `T`
-/// declares no previous set).
-pub fn draw_at<T: Sharded>(elapsed: Duration) -> &'static str {
+/// A shard value for a write of `T`, `elapsed` after the resharding started, or before it
+/// started (`None`: only previous values, which readers of the type before the change know).
+/// Ignored when `T` declares no previous set.
+pub fn draw_at<T: Sharded>(elapsed: Option<Duration>) -> &'static str {
     if T::PREVIOUS_SHARD_VALUES.is_empty() || T::NEW_SHARD_VALUES.is_empty() {
         return draw_shard(T::KEPT_SHARD_VALUES);
     }
+    let Some(elapsed) = elapsed else {
+        return draw_shard(T::PREVIOUS_SHARD_VALUES);
+    };
     let from_new = T::KEPT_SHARD_VALUES.is_empty()
         || rand::rng().random_bool(new_values_share::<T>(elapsed).clamp(0.0, 1.0));
     draw_shard(if from_new {
@@ -87,16 +96,42 @@ pub(crate) fn draw<T: Sharded>() -> &'static str {
     draw_at::<T>(elapsed::<T>())
 }
 
-/// How long `T`'s resharding has been going: since its declared `since`, else since this
-/// process first drew a shard while resharding.
-pub fn elapsed<T: Sharded>() -> Duration {
-    static FIRST_DRAW: OnceLock<Instant> = OnceLock::new();
+/// How long `T`'s resharding has been going now; `None` before its declared `since`.
+pub fn elapsed<T: Sharded>() -> Option<Duration> {
     match T::RESHARD_SINCE {
-        Some(since) => SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH + Duration::from_secs(since))
-            .unwrap_or(Duration::ZERO),
-        None => FIRST_DRAW.get_or_init(Instant::now).elapsed(),
+        Some(_) => elapsed_at::<T>(SystemTime::now()),
+        None => Some(first_draw::<T>().elapsed()),
     }
+}
+
+/// How long `T`'s resharding has been going at `now`, by its declared `since`: `None` before
+/// it. Without `since`, since this process first drew a shard for `T`.
+pub fn elapsed_at<T: Sharded>(now: SystemTime) -> Option<Duration> {
+    match T::RESHARD_SINCE {
+        Some(since) => now
+            .duration_since(SystemTime::UNIX_EPOCH + Duration::from_secs(since))
+            .ok(),
+        None => Some(first_draw::<T>().elapsed()),
+    }
+}
+
+/// When this process first drew a shard for `T`: each type's schedule its own.
+fn first_draw<T: Sharded>() -> Instant {
+    static FIRST_DRAWS: OnceLock<Mutex<HashMap<TypeId, Instant>>> = OnceLock::new();
+    *FIRST_DRAWS
+        .get_or_init(Mutex::default)
+        .lock()
+        .expect("first draws lock")
+        .entry(TypeId::of::<T>())
+        .or_insert_with(Instant::now)
+}
+
+/// Whether `T` is moving onto new shard values whose schedule has not started: before its
+/// `since`, nothing may be written to them, so a rebalance would have nothing to move to.
+pub(crate) fn not_started<T: Sharded>() -> Option<SystemTime> {
+    let since = T::RESHARD_SINCE?;
+    (!T::NEW_SHARD_VALUES.is_empty() && elapsed::<T>().is_none())
+        .then(|| SystemTime::UNIX_EPOCH + Duration::from_secs(since))
 }
 
 #[cfg(test)]

@@ -191,13 +191,18 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
     ///
     /// On an error (a write given up on, a scan that kept failing) it stops and returns it;
     /// the last progress reported holds the checkpoint to resume from. A checkpoint whose id
-    /// no document could have is [`Error::InvalidCursor`], with nothing sent.
+    /// no document could have is [`Error::InvalidCursor`], and a type whose resharding onto
+    /// new values starts at a `since` still to come is [`Error::ReshardingNotStarted`]; both
+    /// with nothing sent. Dropping the future stops the job and its writer at once.
     pub async fn run(self, mut progress: impl FnMut(&Progress)) -> Result<Progress> {
         if let Some(checkpoint) = &self.resume
             && !crate::query::order::is_legacy_numeric_id(&checkpoint.last_id)
         {
             crate::check_document_id(&checkpoint.last_id)
                 .map_err(|error| Error::InvalidCursor(format!("checkpoint: {error}")))?;
+        }
+        if let Some(since) = crate::reshard::not_started::<T>() {
+            return Err(Error::ReshardingNotStarted { since });
         }
         let started = Instant::now();
         let writer = BulkWriter::new(self.db, self.writer.clone())?;

@@ -89,3 +89,19 @@ pub mod growing {
         Thirty
     );
 }
+
+/// A collection to grow from 3 to 6 shards at a time still to come: until then writes draw
+/// only the 3 values readers of the old type know.
+pub mod scheduled {
+    use super::*;
+
+    readings!(
+        #[sharded(
+            shards = 6,
+            previous(shards = 3, since = "2099-01-01T00:00:00Z"),
+            order_by = "at",
+            collection = "scheduled"
+        )]
+        Later
+    );
+}

@@ -272,7 +272,7 @@ fn new_values_take_writes_by_the_ramp() {
         let draws = 60_000;
         let mut new = 0;
         for _ in 0..draws {
-            let shard = draw_at::<Six>(MINUTE * minutes);
+            let shard = draw_at::<Six>(Some(MINUTE * minutes));
             assert!(Six::SHARD_VALUES.contains(&shard));
             new += usize::from(Six::NEW_SHARD_VALUES.contains(&shard));
         }
@@ -283,6 +283,116 @@ fn new_values_take_writes_by_the_ramp() {
         );
     }
     for _ in 0..1_000 {
-        assert!(["c", "d"].contains(&draw_at::<During>(Duration::ZERO)));
+        assert!(["c", "d"].contains(&draw_at::<During>(Some(Duration::ZERO))));
     }
+}
+
+/// Before the declared `since`, writes draw only previous values (what a process still on
+/// the old type reads), on every write path; a rebalance then has nothing to move to and is
+/// refused with nothing sent. From `since` on, new values take their share.
+#[tokio::test]
+async fn before_since_writes_draw_only_values_old_readers_know() {
+    use sharded_runtime::reshard::elapsed_at;
+    use sharded_tests::models::scheduled::Later;
+    use std::time::UNIX_EPOCH;
+    const MINUTE: Duration = Duration::from_secs(60);
+    let since = UNIX_EPOCH + Duration::from_secs(4_070_908_800); // 2099-01-01T00:00:00Z
+    let before = since - Duration::from_secs(1);
+    assert_eq!(elapsed_at::<Later>(before), None);
+    assert_eq!(elapsed_at::<Later>(since + MINUTE * 7), Some(MINUTE * 7));
+    for _ in 0..1_000 {
+        let shard = draw_at::<Later>(elapsed_at::<Later>(before));
+        assert!(Later::PREVIOUS_SHARD_VALUES.contains(&shard), "{shard}");
+    }
+    let after: usize = (0..3_000)
+        .map(|_| draw_at::<Later>(elapsed_at::<Later>(since)))
+        .filter(|shard| Later::NEW_SHARD_VALUES.contains(shard))
+        .count();
+    assert!(
+        (800..1_200).contains(&after),
+        "{after} of 3,000 on new values at `since`"
+    );
+
+    // Today is before 2099: every write path draws previous values.
+    let test = test_db("reshard-scheduled").await;
+    let collection = Later::collection(&test.db);
+    let writer = BulkWriter::new(&test.db, unthrottled()).unwrap();
+    for n in 0..60u32 {
+        let reading = Later {
+            venue: VENUES[n as usize % 3].into(),
+            at: sharded_examples::at("2026-11-23T08:00:00Z"),
+            seq: i64::from(n),
+        };
+        if n % 2 == 0 {
+            collection.upsert(&format!("c{n}"), &reading).await.unwrap();
+        } else {
+            drop(writer.upsert(&format!("b{n}"), &reading).await.unwrap());
+        }
+    }
+    writer.close().await.unwrap();
+    let shards: Vec<String> = sharded_tests::all_documents(&test.db, Later::COLLECTION)
+        .await
+        .iter()
+        .map(|document| {
+            sharded_tests::string_field(document, "shard")
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(shards.len(), 60);
+    for shard in &shards {
+        assert!(
+            Later::PREVIOUS_SHARD_VALUES.contains(&shard.as_str()),
+            "{shard}"
+        );
+    }
+    let refused = collection.rebalance().run(|_| {}).await;
+    assert!(
+        matches!(refused, Err(sharded_runtime::Error::ReshardingNotStarted { since: at }) if at == since),
+        "{refused:?}"
+    );
+}
+
+mod first_draws {
+    use serde::{Deserialize, Serialize};
+    use sharded_runtime::Sharded;
+
+    #[derive(Serialize, Deserialize, Sharded)]
+    #[sharded(
+        shards = 6,
+        previous(shards = 3),
+        order_by = "at",
+        collection = "first"
+    )]
+    pub struct First {
+        pub at: i64,
+    }
+
+    #[derive(Serialize, Deserialize, Sharded)]
+    #[sharded(
+        shards = 6,
+        previous(shards = 3),
+        order_by = "at",
+        collection = "second"
+    )]
+    pub struct Second {
+        pub at: i64,
+    }
+}
+
+/// Without `since`, each type's schedule starts when this process first draws for it: a
+/// second type resharding later starts at its own beginning, not with the first's clock.
+#[test]
+fn each_type_keeps_its_own_schedule() {
+    use first_draws::{First, Second};
+    use sharded_runtime::reshard::elapsed;
+    let first = elapsed::<First>().unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    let second = elapsed::<Second>().unwrap();
+    let first_now = elapsed::<First>().unwrap();
+    assert!(first_now >= first + Duration::from_millis(50));
+    assert!(
+        second < first_now,
+        "the second type's schedule started with the first's: {second:?} vs {first_now:?}"
+    );
 }
