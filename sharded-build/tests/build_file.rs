@@ -149,6 +149,44 @@ fn field_sets_and_aggregates_get_their_indexes_and_leave_with_their_attributes()
     assert_eq!(all_index_paths(dir.path()), paths(&[&["shard", "at"]]));
 }
 
+/// An aggregated field that an index holds already (the order field, an indexed field) is
+/// not added to it again: every index names each field once, and no index is written twice.
+#[test]
+fn an_aggregate_on_the_order_field_or_an_indexed_field_names_each_field_once() {
+    let source = r#"
+        #[derive(Serialize, Deserialize, Sharded)]
+        #[sharded(shards = 3, order_by = "at")]
+        pub struct Score {
+            #[sharded(index, aggregate)]
+            points: i64,
+            #[sharded(aggregate)]
+            at: i64,
+        }
+    "#;
+    let dir = crate_with(source);
+    indexes(dir.path()).run().unwrap();
+    let paths = all_index_paths(dir.path());
+    for index in &paths {
+        let mut fields = index.clone();
+        fields.sort();
+        fields.dedup();
+        assert_eq!(fields.len(), index.len(), "a field twice in {index:?}");
+    }
+    let mut distinct = paths.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), paths.len(), "an index twice in {paths:?}");
+    let expected: Vec<Vec<String>> = [
+        &["shard", "at"][..],
+        &["shard", "points", "at"],
+        &["shard", "at", "points"],
+    ]
+    .iter()
+    .map(|fields| fields.iter().map(|f| f.to_string()).collect())
+    .collect();
+    assert_eq!(paths, expected);
+}
+
 #[test]
 fn check_mode_fails_on_a_stale_file_with_a_diff_and_writes_nothing() {
     let dir = crate_with(WITH_TWO_INDEXES);

@@ -116,7 +116,13 @@ pub fn plan(spec: &CollectionSpec<'_>) -> IndexPlan {
         fields: std::iter::once(shard())
             .chain(fields.iter().map(|field| ascending(field)))
             .chain(std::iter::once(order()))
-            .chain(aggregated.map(ascending))
+            // A field the index holds already (the order field, an equality field of the
+            // query) serves the aggregation where it stands: a field appears once per index.
+            .chain(
+                aggregated
+                    .filter(|field| *field != spec.order_field && !fields.contains(field))
+                    .map(ascending),
+            )
             .collect(),
     };
     let shapes: Vec<Vec<&str>> = spec
@@ -134,10 +140,15 @@ pub fn plan(spec: &CollectionSpec<'_>) -> IndexPlan {
                 .map(move |aggregated| equality(fields, Some(aggregated)))
         })
         .collect::<Vec<_>>();
-    let indexes = std::iter::once(whole_collection)
+    let mut indexes: Vec<CompositeIndex> = Vec::new();
+    for index in std::iter::once(whole_collection)
         .chain(queries)
         .chain(aggregations)
-        .collect();
+    {
+        if !indexes.contains(&index) {
+            indexes.push(index);
+        }
+    }
     let disabled = |field_path: &str| FieldOverride {
         collection_group: spec.collection.to_owned(),
         field_path: field_path.to_owned(),
@@ -409,5 +420,28 @@ mod tests {
         let last = plan(&spec).indexes.last().unwrap().fields.clone();
         assert_eq!(last[4].order, Direction::Ascending);
         assert_eq!(last[3].order, Direction::Descending);
+    }
+
+    #[test]
+    fn an_aggregated_field_already_in_an_index_is_not_added_again() {
+        let spec = CollectionSpec {
+            indexed_fields: &["qty"],
+            aggregate_fields: &["qty", "timestamp"],
+            ..RECIPE
+        };
+        let paths: Vec<Vec<String>> = plan(&spec)
+            .indexes
+            .iter()
+            .map(|index| index.fields.iter().map(|f| f.field_path.clone()).collect())
+            .collect();
+        let expected: Vec<Vec<&str>> = vec![
+            vec!["shard", "timestamp"],
+            vec!["shard", "qty", "timestamp"],
+            vec!["shard", "timestamp", "qty"],
+        ];
+        assert_eq!(
+            paths, expected,
+            "each index once, each field once per index"
+        );
     }
 }
