@@ -96,41 +96,31 @@ pub fn shown<T: Clone>(documents: &[Stored<T>]) -> Vec<(String, T)> {
         .collect()
 }
 
-/// `previous` with `snapshot.changes` applied as documented: removals by old index, then
-/// insertions by ascending new index, each document taken from the snapshot.
-pub fn apply_changes<T: Clone>(
+/// `previous` with `snapshot.changes` applied as documented, one after the other as the
+/// SDKs' `docChanges()`: each change removes at its old index (checking that the document
+/// there is the one it names, as it was) and inserts its document at its new index.
+pub fn apply_changes<T: Clone + PartialEq + std::fmt::Debug>(
     previous: &[Stored<T>],
     snapshot: &QuerySnapshot<T>,
 ) -> Vec<Stored<T>> {
-    let leaving: HashSet<usize> = snapshot
-        .changes
-        .iter()
-        .filter(|change| change.kind != ChangeKind::Added)
-        .map(|change| {
-            change
-                .old_index
-                .expect("removed and modified have an old index")
-        })
-        .collect();
-    let mut list: Vec<Stored<T>> = previous
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| !leaving.contains(i))
-        .map(|(_, stored)| stored.clone())
-        .collect();
-    let mut entering: Vec<usize> = snapshot
-        .changes
-        .iter()
-        .filter(|change| change.kind != ChangeKind::Removed)
-        .map(|change| {
-            change
-                .new_index
-                .expect("added and modified have a new index")
-        })
-        .collect();
-    entering.sort_unstable();
-    for index in entering {
-        list.insert(index, snapshot.documents[index].clone());
+    let mut list = previous.to_vec();
+    for change in &snapshot.changes {
+        if let Some(old) = change.old_index {
+            let gone = list.remove(old);
+            assert_eq!(
+                gone.id, change.document.id,
+                "a change removes another document"
+            );
+            if change.kind == ChangeKind::Removed {
+                assert_eq!(
+                    gone, change.document,
+                    "a removal carries the document as it was"
+                );
+            }
+        }
+        if let Some(new) = change.new_index {
+            list.insert(new, change.document.clone());
+        }
     }
     list
 }
@@ -159,13 +149,15 @@ pub fn check_snapshots<T: Reading>(snapshots: &[QuerySnapshot<T>], limit: Option
             assert!(snapshot.documents.len() <= limit);
         }
         for change in &snapshot.changes {
-            let id = match change.kind {
-                ChangeKind::Removed => &previous[change.old_index.unwrap()].id,
-                _ => &snapshot.documents[change.new_index.unwrap()].id,
-            };
             assert_eq!(
-                id, &change.id,
-                "snapshot {n}: a change names another document"
+                change.old_index.is_none(),
+                change.kind == ChangeKind::Added,
+                "snapshot {n}: {change:?}"
+            );
+            assert_eq!(
+                change.new_index.is_none(),
+                change.kind == ChangeKind::Removed,
+                "snapshot {n}: {change:?}"
             );
         }
         if n == 0 {
@@ -175,8 +167,8 @@ pub fn check_snapshots<T: Reading>(snapshots: &[QuerySnapshot<T>], limit: Option
             assert!(snapshot.read_time >= snapshots[n - 1].read_time);
         }
         assert_eq!(
-            shown(&apply_changes(&previous, snapshot)),
-            shown(&snapshot.documents),
+            apply_changes(&previous, snapshot),
+            snapshot.documents,
             "the changes of snapshot {n} do not turn the previous one into it"
         );
         previous = snapshot.documents.clone();

@@ -172,11 +172,8 @@ fn print_snapshot(snapshot: &QuerySnapshot<Instrument>) {
                 ChangeKind::Modified => "~",
                 ChangeKind::Removed => "-",
             };
-            // An added or modified document is in this snapshot; a removed one only has its id.
-            let name = change.new_index.map_or(change.id.as_str(), |i| {
-                snapshot.documents[i].document.symbol.as_str()
-            });
-            format!("{sign}{name}")
+            // A removal carries the document as it was.
+            format!("{sign}{}", change.document.document.symbol)
         })
         .collect();
     let symbols: Vec<&str> = snapshot

@@ -33,25 +33,39 @@ pub struct QuerySnapshot<T> {
     /// The matching documents in query order: the first `limit` of them when limited.
     pub documents: Vec<Stored<T>>,
     /// What changed since the previous snapshot of the stream (for the first, every document
-    /// is `Added`). To turn the previous `documents` into these: remove every `Removed` and
-    /// `Modified` document at its `old_index` (a position in the previous snapshot), then
-    /// insert every `Added` and `Modified` one at its `new_index` (a position in this one), in
-    /// ascending `new_index` order. They are listed in that order.
-    pub changes: Vec<DocumentChange>,
+    /// is `Added`), as the Firebase SDKs' `docChanges()`: applied one after the other, in
+    /// this order, they turn the previous `documents` into these. Removals come first (in
+    /// the old order), then additions, then modifications (in the new order).
+    ///
+    /// ```
+    /// # use sharded_runtime::{DocumentChange, Stored};
+    /// fn apply<T: Clone>(list: &mut Vec<Stored<T>>, changes: &[DocumentChange<T>]) {
+    ///     for change in changes {
+    ///         if let Some(old) = change.old_index {
+    ///             list.remove(old);
+    ///         }
+    ///         if let Some(new) = change.new_index {
+    ///             list.insert(new, change.document.clone());
+    ///         }
+    ///     }
+    /// }
+    /// ```
+    pub changes: Vec<DocumentChange<T>>,
     /// The moment every chunk's results were read at.
     pub read_time: SystemTime,
 }
 
-/// One document's change between two snapshots.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DocumentChange {
+/// One document's change between two snapshots, in sequence with the others.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DocumentChange<T> {
     /// Added, modified or removed.
     pub kind: ChangeKind,
-    /// The document id.
-    pub id: String,
-    /// Its position in the previous snapshot; `None` when added.
+    /// The document: as it is now, or as it was when removed.
+    pub document: Stored<T>,
+    /// Its position once every earlier change of the list is applied, before this one;
+    /// `None` when added.
     pub old_index: Option<usize>,
-    /// Its position in this snapshot; `None` when removed.
+    /// Its position once this change is applied too; `None` when removed.
     pub new_index: Option<usize>,
 }
 
@@ -275,11 +289,20 @@ impl<T: Sharded + Clone> Listener<T> {
         let documents = self.targets.merged(self.order, self.limit);
         let first = self.shown.is_none();
         let previous = self.shown.take().unwrap_or_default();
-        let (changes, shown) = changes::diff(previous, &documents, Stored::from_document)?;
+        let (changes, shown) =
+            changes::diff(previous, &documents, self.order, Stored::from_document)?;
         let unchanged = changes.is_empty() && !first;
         let snapshot = QuerySnapshot {
             documents: shown.iter().map(|shown| shown.value.clone()).collect(),
-            changes,
+            changes: changes
+                .into_iter()
+                .map(|change| DocumentChange {
+                    kind: change.kind,
+                    document: change.value,
+                    old_index: change.old_index,
+                    new_index: change.new_index,
+                })
+                .collect(),
             read_time: crate::stored::system_time(read_time),
         };
         self.shown = Some(shown);

@@ -1,5 +1,11 @@
 //! The Listen protocol's state of every chunk target of one stream: the documents each holds,
 //! whether it is current, and its resume token.
+//!
+//! As the Firebase SDKs keep it: each target's documents and resume token are committed
+//! together at a consistent point (a snapshot), and what arrives after is pending until the
+//! next one. When the stream breaks, the pending part is dropped and the target resumes from
+//! the token committed with its documents, so the server's changes since that token apply to
+//! exactly the documents they follow.
 
 use std::collections::HashMap;
 
@@ -17,9 +23,82 @@ pub(super) struct ChunkTarget {
     /// The id on the stream; a target reset after an existence-filter mismatch gets a new one.
     pub(super) id: i32,
     pub(super) query: StructuredQuery,
-    documents: HashMap<String, Document>,
-    current: bool,
+    /// The documents as of the last consistent snapshot.
+    committed: HashMap<String, Document>,
+    /// The token taken at that snapshot: where a new stream resumes this target.
     pub(super) resume_token: Vec<u8>,
+    /// Changes since then, by name: the document now, or `None` once removed.
+    pending: HashMap<String, Option<Document>>,
+    /// A RESET since then: the committed documents no longer count.
+    reset: bool,
+    /// The newest token received since then.
+    pending_token: Vec<u8>,
+    current: bool,
+}
+
+impl ChunkTarget {
+    fn new(id: i32, query: StructuredQuery) -> ChunkTarget {
+        ChunkTarget {
+            id,
+            query,
+            committed: HashMap::new(),
+            resume_token: Vec::new(),
+            pending: HashMap::new(),
+            reset: false,
+            pending_token: Vec::new(),
+            current: false,
+        }
+    }
+
+    /// The documents the target holds now: the committed ones with the pending changes.
+    fn documents(&self) -> impl Iterator<Item = &Document> {
+        let committed = self
+            .committed
+            .values()
+            .filter(|document| !self.reset && !self.pending.contains_key(&document.name));
+        committed.chain(self.pending.values().flatten())
+    }
+
+    fn len(&self) -> usize {
+        self.documents().count()
+    }
+
+    fn put(&mut self, document: Document) {
+        self.pending.insert(document.name.clone(), Some(document));
+    }
+
+    fn remove(&mut self, name: &str) {
+        self.pending.insert(name.to_owned(), None);
+    }
+
+    fn clear(&mut self) {
+        self.pending.clear();
+        self.reset = true;
+    }
+
+    /// A consistent point: what is pending becomes what is committed, with its token.
+    fn commit(&mut self) {
+        if std::mem::take(&mut self.reset) {
+            self.committed.clear();
+        }
+        for (name, document) in self.pending.drain() {
+            match document {
+                Some(document) => self.committed.insert(name, document),
+                None => self.committed.remove(&name),
+            };
+        }
+        if !self.pending_token.is_empty() {
+            self.resume_token = self.pending_token.clone();
+        }
+    }
+
+    /// Back to the last consistent point.
+    fn roll_back(&mut self) {
+        self.pending.clear();
+        self.reset = false;
+        self.pending_token = self.resume_token.clone();
+        self.current = false;
+    }
 }
 
 /// What a response asks of the listener.
@@ -27,7 +106,8 @@ pub(super) struct ChunkTarget {
 pub(super) enum Step {
     /// Nothing to do yet.
     Nothing,
-    /// Every target is current at this read time: a snapshot may be built.
+    /// Every target is current at this read time: a snapshot may be built (what the targets
+    /// hold is committed).
     Consistent(Timestamp),
     /// The server's count of a target's documents differs from ours (it could not tell us of
     /// some removals): listen to it afresh, under its new id.
@@ -44,13 +124,7 @@ impl ChunkTargets {
         let targets: Vec<ChunkTarget> = queries
             .into_iter()
             .zip(1..)
-            .map(|(query, id)| ChunkTarget {
-                id,
-                query,
-                documents: HashMap::new(),
-                current: false,
-                resume_token: Vec::new(),
-            })
+            .map(|(query, id)| ChunkTarget::new(id, query))
             .collect();
         ChunkTargets {
             next_id: targets.len() as i32 + 1,
@@ -66,14 +140,12 @@ impl ChunkTargets {
         self.targets.iter().find(|target| target.id == id)
     }
 
-    /// The stream is gone: no target is current. A target without a resume token will get its
-    /// whole result again, so what it holds is dropped.
+    /// The stream is gone: every target goes back to the last consistent snapshot, to
+    /// resume from the token taken there (a target that never had one gets its whole result
+    /// again), and none is current.
     pub(super) fn disconnected(&mut self) {
         for target in &mut self.targets {
-            target.current = false;
-            if target.resume_token.is_empty() {
-                target.documents.clear();
-            }
+            target.roll_back();
         }
     }
 
@@ -103,25 +175,23 @@ impl ChunkTargets {
                 };
                 for id in change.removed_target_ids {
                     if let Some(target) = self.find_mut(id) {
-                        target.documents.remove(&document.name);
+                        target.remove(&document.name);
                     }
                 }
                 for id in change.target_ids {
                     if let Some(target) = self.find_mut(id) {
-                        target
-                            .documents
-                            .insert(document.name.clone(), document.clone());
+                        target.put(document.clone());
                     }
                 }
             }
             listen_response::ResponseType::DocumentDelete(delete) => {
                 for target in self.named(&delete.removed_target_ids) {
-                    target.documents.remove(&delete.document);
+                    target.remove(&delete.document);
                 }
             }
             listen_response::ResponseType::DocumentRemove(remove) => {
                 for target in self.named(&remove.removed_target_ids) {
-                    target.documents.remove(&remove.document);
+                    target.remove(&remove.document);
                 }
             }
             listen_response::ResponseType::Filter(filter) => {
@@ -129,13 +199,11 @@ impl ChunkTargets {
                 let Some(target) = self.find_mut(filter.target_id) else {
                     return Ok(Step::Nothing);
                 };
-                if target.documents.len() == filter.count as usize {
+                if target.len() == filter.count as usize {
                     return Ok(Step::Nothing);
                 }
-                target.id = new_id;
-                target.documents.clear();
-                target.current = false;
-                target.resume_token.clear();
+                // Nothing it holds can be trusted, nor any token it was given.
+                *target = ChunkTarget::new(new_id, std::mem::take(&mut target.query));
                 self.next_id += 1;
                 return Ok(Step::Reset {
                     old_id: filter.target_id,
@@ -163,21 +231,26 @@ impl ChunkTargets {
             match kind {
                 TargetChangeType::Add => target.current = false,
                 TargetChangeType::Reset => {
-                    target.documents.clear();
+                    target.clear();
                     target.current = false;
                 }
                 TargetChangeType::Current => target.current = true,
                 TargetChangeType::NoChange | TargetChangeType::Remove => {}
             }
             if !change.resume_token.is_empty() {
-                target.resume_token = change.resume_token.clone();
+                target.pending_token = change.resume_token.clone();
             }
         }
         let consistent = kind == TargetChangeType::NoChange
             && change.target_ids.is_empty()
             && self.targets.iter().all(|target| target.current);
         Ok(match change.read_time {
-            Some(read_time) if consistent => Step::Consistent(read_time),
+            Some(read_time) if consistent => {
+                for target in &mut self.targets {
+                    target.commit();
+                }
+                Step::Consistent(read_time)
+            }
             _ => Step::Nothing,
         })
     }
@@ -190,11 +263,7 @@ impl ChunkTargets {
         limit: Option<usize>,
     ) -> Vec<&Document> {
         let mut merged: HashMap<&str, &Document> = HashMap::new();
-        for document in self
-            .targets
-            .iter()
-            .flat_map(|target| target.documents.values())
-        {
+        for document in self.targets.iter().flat_map(ChunkTarget::documents) {
             let newer = merged
                 .get(document.name.as_str())
                 .is_none_or(|kept| later(&document.update_time, &kept.update_time));
@@ -370,5 +439,162 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    fn token(
+        kind: TargetChangeType,
+        ids: &[i32],
+        token: u8,
+        read_time: Option<i64>,
+    ) -> ListenResponse {
+        response(ResponseType::TargetChange(TargetChange {
+            target_change_type: kind as i32,
+            target_ids: ids.to_vec(),
+            read_time: read_time.map(|seconds| Timestamp { seconds, nanos: 0 }),
+            resume_token: vec![token],
+            ..Default::default()
+        }))
+    }
+
+    fn consistent(targets: &mut ChunkTargets, token_byte: u8, at: i64) {
+        targets
+            .receive(token(TargetChangeType::Current, &[], token_byte, None))
+            .unwrap();
+        let step = targets
+            .receive(token(TargetChangeType::NoChange, &[], token_byte, Some(at)))
+            .unwrap();
+        assert!(matches!(step, Step::Consistent(_)), "{step:?}");
+    }
+
+    fn removal(name: &str, removed: &[i32]) -> ListenResponse {
+        response(ResponseType::DocumentRemove(
+            firestore::gcloud_sdk::google::firestore::v1::DocumentRemove {
+                document: name.into(),
+                removed_target_ids: removed.to_vec(),
+                ..Default::default()
+            },
+        ))
+    }
+
+    /// The case: a limited query shows {Y, Z}; X enters and pushes Z out, with a
+    /// later token, and the stream drops before the next consistent point; X is deleted
+    /// meanwhile. The server, asked to resume from the committed token, owes nothing (Z is
+    /// still in, X never was): the state rolled back to {Y, Z} is right. Resuming from the
+    /// later token would have kept {Y, X}, and X's deletion would leave {Y}, Z lost.
+    #[test]
+    fn a_broken_stream_resumes_from_the_last_consistent_snapshot() {
+        let mut targets = ChunkTargets::new(vec![StructuredQuery::default()]);
+        targets.receive(put("y", 1, &[1], &[])).unwrap();
+        targets.receive(put("z", 1, &[1], &[])).unwrap();
+        consistent(&mut targets, 1, 1);
+        assert_eq!(targets.find(1).unwrap().resume_token, [1]);
+
+        targets.receive(put("x", 2, &[1], &[])).unwrap();
+        targets.receive(removal("z", &[1])).unwrap();
+        targets
+            .receive(token(TargetChangeType::NoChange, &[1], 2, Some(2)))
+            .unwrap();
+        assert_eq!(
+            names(&targets),
+            ["x", "y"],
+            "pending changes show until the drop"
+        );
+        targets.disconnected();
+        assert_eq!(names(&targets), ["y", "z"]);
+        assert_eq!(
+            targets.find(1).unwrap().resume_token,
+            [1],
+            "the committed token"
+        );
+
+        // The resumed stream: only what changed after token 1 that matters, i.e. nothing.
+        targets
+            .receive(token(TargetChangeType::Add, &[1], 1, None))
+            .unwrap();
+        consistent(&mut targets, 3, 3);
+        assert_eq!(names(&targets), ["y", "z"]);
+        assert_eq!(targets.find(1).unwrap().resume_token, [3]);
+    }
+
+    /// A RESET empties a target and its resend comes with a new token; a drop before the
+    /// resend is complete goes back to the documents and token of the last snapshot, never to
+    /// a partial resend under the new token (how documents went missing while resharding).
+    #[test]
+    fn a_drop_during_a_reset_keeps_the_last_snapshot() {
+        let mut targets = ChunkTargets::new(vec![StructuredQuery::default(); 2]);
+        for (name, target) in [("a", 1), ("b", 1), ("c", 1), ("d", 2)] {
+            targets.receive(put(name, 1, &[target], &[])).unwrap();
+        }
+        consistent(&mut targets, 1, 1);
+        targets
+            .receive(token(TargetChangeType::Reset, &[1], 9, None))
+            .unwrap();
+        targets.receive(put("a", 1, &[1], &[])).unwrap();
+        assert_eq!(names(&targets), ["a", "d"]);
+        targets.disconnected();
+        assert_eq!(names(&targets), ["a", "b", "c", "d"]);
+        assert!(targets.iter().all(|target| target.resume_token == [1]));
+        assert!(
+            !targets.iter().any(|target| target.current),
+            "no snapshot until every target is current again"
+        );
+
+        // The complete resend after a RESET replaces what the target held at the next point.
+        targets
+            .receive(token(TargetChangeType::Reset, &[1], 9, None))
+            .unwrap();
+        targets.receive(put("a", 1, &[1], &[])).unwrap();
+        targets.receive(put("e", 2, &[1], &[])).unwrap();
+        consistent(&mut targets, 4, 4);
+        assert_eq!(names(&targets), ["a", "d", "e"]);
+        targets.disconnected();
+        assert_eq!(
+            names(&targets),
+            ["a", "d", "e"],
+            "committed at the last snapshot"
+        );
+    }
+
+    /// Deletes, removals naming targets, and an existence filter counted against what the
+    /// target holds now, pending changes included.
+    #[test]
+    fn removals_and_filters_apply_to_the_pending_state() {
+        let mut targets = ChunkTargets::new(vec![StructuredQuery::default(); 2]);
+        targets.receive(put("a", 1, &[1], &[])).unwrap();
+        targets.receive(put("b", 1, &[1], &[])).unwrap();
+        targets.receive(put("c", 1, &[2], &[])).unwrap();
+        consistent(&mut targets, 1, 1);
+        targets
+            .receive(response(ResponseType::DocumentDelete(DocumentDelete {
+                document: "a".into(),
+                removed_target_ids: vec![1],
+                ..Default::default()
+            })))
+            .unwrap();
+        targets.receive(removal("c", &[2])).unwrap();
+        let filter = |target_id, count| {
+            response(ResponseType::Filter(ExistenceFilter {
+                target_id,
+                count,
+                ..Default::default()
+            }))
+        };
+        assert_eq!(targets.receive(filter(1, 1)).unwrap(), Step::Nothing);
+        assert_eq!(targets.receive(filter(2, 0)).unwrap(), Step::Nothing);
+        assert_eq!(names(&targets), ["b"]);
+        targets.disconnected();
+        assert_eq!(names(&targets), ["a", "b", "c"]);
+        // Counted against the rolled-back state now: 2 in target 1 is right, 1 is not.
+        assert_eq!(targets.receive(filter(1, 2)).unwrap(), Step::Nothing);
+        assert_eq!(
+            targets.receive(filter(1, 1)).unwrap(),
+            Step::Reset {
+                old_id: 1,
+                new_id: 3
+            }
+        );
+        let reset = targets.find(3).unwrap();
+        assert!(reset.resume_token.is_empty(), "listened to afresh");
+        assert_eq!(names(&targets), ["c"]);
     }
 }
