@@ -2,10 +2,10 @@
 
 use std::borrow::Cow;
 
-use firestore::{
-    FirestoreConsistencySelector, FirestoreDb, FirestoreTransaction, FirestoreTransactionMode,
-    FirestoreTransactionOptions,
+use firestore::gcloud_sdk::google::firestore::v1::{
+    BeginTransactionRequest, RollbackRequest, TransactionOptions, transaction_options,
 };
+use firestore::{FirestoreConsistencySelector, FirestoreDb};
 
 use crate::Result;
 
@@ -14,8 +14,14 @@ use crate::Result;
 /// chunk) is seen once, as it was at that moment. One chunk is one query, already consistent,
 /// and costs no transaction; so does a client that already reads at one point in time (a
 /// transaction or a read time of the caller's), whose snapshot every chunk shares already.
+///
+/// Production Firestore's read-only transactions take no locks; the emulator's do, so a
+/// snapshot is released as soon as its reads are done: by [`release`](Self::release), or,
+/// when it is dropped first (a stream dropped before its end), by a rollback sent from a
+/// task of its own.
 pub(crate) struct Snapshot<'db> {
-    transaction: Option<FirestoreTransaction<'db>>,
+    transaction: Option<Vec<u8>>,
+    base: &'db FirestoreDb,
     db: Cow<'db, FirestoreDb>,
 }
 
@@ -24,19 +30,34 @@ impl<'db> Snapshot<'db> {
         if chunks <= 1 || db.get_session_params().consistency_selector.is_some() {
             return Ok(Snapshot {
                 transaction: None,
+                base: db,
                 db: Cow::Borrowed(db),
             });
         }
+        let request = BeginTransactionRequest {
+            database: db.get_database_path().clone(),
+            options: Some(TransactionOptions {
+                mode: Some(transaction_options::Mode::ReadOnly(
+                    transaction_options::ReadOnly::default(),
+                )),
+            }),
+            ..BeginTransactionRequest::default()
+        };
         let transaction = db
-            .begin_transaction_with_options(
-                FirestoreTransactionOptions::new().with_mode(FirestoreTransactionMode::ReadOnly),
-            )
-            .await?;
+            .client()
+            .get()
+            .begin_transaction(request)
+            .await
+            .map_err(firestore::errors::FirestoreError::from)?
+            .into_inner()
+            .transaction;
+        tracing::debug!(transaction = %hex(&transaction), "sharded: read-only snapshot begun");
         let pinned = db.clone_with_consistency_selector(FirestoreConsistencySelector::Transaction(
-            transaction.transaction_id().clone(),
+            transaction.clone(),
         ));
         Ok(Snapshot {
             transaction: Some(transaction),
+            base: db,
             db: Cow::Owned(pinned),
         })
     }
@@ -46,11 +67,50 @@ impl<'db> Snapshot<'db> {
         &self.db
     }
 
-    /// Ends the read-only transaction (it holds no locks; this frees it on the server).
-    pub(crate) async fn release(self) -> Result<()> {
-        if let Some(transaction) = self.transaction {
-            transaction.rollback().await?;
+    /// Ends the read-only transaction, freeing it on the server.
+    pub(crate) async fn release(mut self) -> Result<()> {
+        match self.transaction.take() {
+            Some(transaction) => Ok(rollback(self.base.clone(), transaction).await?),
+            None => Ok(()),
         }
-        Ok(())
     }
+}
+
+impl Drop for Snapshot<'_> {
+    fn drop(&mut self) {
+        let Some(transaction) = self.transaction.take() else {
+            return;
+        };
+        // One request, bounded by the client's timeout; without a runtime there is nothing to
+        // send it from, and the server's own expiry frees the transaction.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let db = self.base.clone();
+            runtime.spawn(async move {
+                if let Err(err) = rollback(db, transaction).await {
+                    tracing::debug!(%err, "sharded: releasing a dropped snapshot failed");
+                }
+            });
+        }
+    }
+}
+
+async fn rollback(
+    db: FirestoreDb,
+    transaction: Vec<u8>,
+) -> std::result::Result<(), firestore::errors::FirestoreError> {
+    let id = hex(&transaction);
+    db.client()
+        .get()
+        .rollback(RollbackRequest {
+            database: db.get_database_path().clone(),
+            transaction,
+            ..RollbackRequest::default()
+        })
+        .await?;
+    tracing::debug!(transaction = %id, "sharded: read-only snapshot released");
+    Ok(())
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
