@@ -56,7 +56,7 @@ async fn connections_that_keep_failing_end_the_stream_with_a_typed_error() {
         .unwrap();
     let db = sharded_tests::same_project_via(&test.db, &proxy.host()).await;
     let options = ListenOptions {
-        reconnects: 3,
+        reconnects: Some(3),
         first_retry: Duration::from_millis(10),
         max_retry: Duration::from_millis(50),
     };
@@ -64,12 +64,80 @@ async fn connections_that_keep_failing_end_the_stream_with_a_typed_error() {
     let first = tokio::time::timeout(Duration::from_secs(60), stream.next())
         .await
         .expect("the stream ends within a minute");
+    // The cause beneath the status ("connection error: ... broken pipe"), not only its code.
     assert!(
-        matches!(first, Some(Err(Error::Listen { .. }))),
+        matches!(&first, Some(Err(Error::Listen { message, .. })) if message.contains("connection")),
         "{first:?}"
     );
     assert!(stream.next().await.is_none(), "an error ends the stream");
     assert!(proxy.dropped() > 0);
+}
+
+/// By default a listener keeps reconnecting through transient failures, however many, as
+/// the Firebase SDKs do: once the network is back, the snapshots come.
+#[tokio::test]
+async fn by_default_a_listener_outlasts_any_run_of_transient_failures() {
+    use sharded_runtime::fault_proxy::{FaultProxy, Faults};
+    let test = test_db("listen-outlasts").await;
+    let faults = Faults {
+        seed: 2,
+        drop_chance: 1.0,
+        ..Faults::NONE
+    };
+    let proxy = FaultProxy::start(test.emulator.host(), faults)
+        .await
+        .unwrap();
+    let db = sharded_tests::same_project_via(&test.db, &proxy.host()).await;
+    let options = ListenOptions {
+        first_retry: Duration::from_millis(5),
+        max_retry: Duration::from_millis(20),
+        ..ListenOptions::default()
+    };
+    assert_eq!(options.reconnects, None);
+    let mut stream = Three::all().listen_with(&db, options).unwrap();
+    let watched = tokio::spawn(async move { stream.next().await.map(|first| (first, stream)) });
+    // More failures in a row than the old fixed cap of 10.
+    while proxy.connections() < 25 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(!watched.is_finished(), "the stream gave up");
+    proxy.set_faults(false);
+    let (first, _stream) = tokio::time::timeout(Duration::from_secs(60), watched)
+        .await
+        .expect("a snapshot within a minute of the network's return")
+        .unwrap()
+        .expect("the stream goes on");
+    assert!(first.unwrap().documents.is_empty());
+}
+
+/// Options out of range are refused before anything is sent.
+#[tokio::test]
+async fn listen_options_out_of_range_are_refused() {
+    let test = test_db("listen-options").await;
+    let options = ListenOptions {
+        first_retry: Duration::from_secs(20),
+        max_retry: Duration::from_secs(10),
+        ..ListenOptions::default()
+    };
+    assert!(matches!(
+        Three::all().listen_with(&test.db, options),
+        Err(Error::InvalidOptions {
+            option: "first_retry",
+            ..
+        })
+    ));
+    let options = ListenOptions {
+        max_retry: Duration::MAX,
+        first_retry: Duration::ZERO,
+        ..ListenOptions::default()
+    };
+    assert!(matches!(
+        Three::all().listen_with(&test.db, options),
+        Err(Error::InvalidOptions {
+            option: "max_retry",
+            ..
+        })
+    ));
 }
 
 #[tokio::test]

@@ -466,6 +466,7 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
     where
         T: Clone,
     {
+        options.validate()?;
         let prepared = self.prepare(db)?;
         let queries = prepared
             .chunks

@@ -87,8 +87,10 @@ pub type SnapshotStream<T> = BoxStream<'static, Result<QuerySnapshot<T>>>;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ListenOptions {
     /// Consecutive connections that may fail (with no response in between) before the stream
-    /// ends with [`Error::Listen`].
-    pub reconnects: u32,
+    /// ends with [`Error::Listen`]; `None` (the default) keeps trying as long as the failures
+    /// are transient, as the Firebase SDKs do. A failure that is not transient (a permission,
+    /// a missing index) ends the stream at once either way.
+    pub reconnects: Option<u32>,
     /// The wait before the first reconnection; each further one waits 1.5 times longer.
     pub first_retry: Duration,
     /// The longest wait between connections.
@@ -96,14 +98,39 @@ pub struct ListenOptions {
 }
 
 impl Default for ListenOptions {
-    /// 10 reconnections, waiting 250 ms, then 1.5 times longer each time, at most 10 s: about
-    /// 28 s of failures before the stream gives up.
+    /// Reconnecting as long as failures are transient, waiting 250 ms, then 1.5 times longer
+    /// each time, at most 10 s.
     fn default() -> Self {
         ListenOptions {
-            reconnects: 10,
+            reconnects: None,
             first_retry: Duration::from_millis(250),
             max_retry: Duration::from_secs(10),
         }
+    }
+}
+
+impl ListenOptions {
+    /// Whether a listener can run with these options:
+    /// [`Error::InvalidOptions`] naming the first out of range.
+    pub fn validate(&self) -> Result<()> {
+        let day = crate::bulk::MAX_DURATION;
+        let check = |valid: bool, option, expected| {
+            if valid {
+                Ok(())
+            } else {
+                Err(Error::InvalidOptions { option, expected })
+            }
+        };
+        check(
+            self.max_retry <= day,
+            "max_retry",
+            "at most a day (MAX_DURATION)",
+        )?;
+        check(
+            self.first_retry <= self.max_retry,
+            "first_retry",
+            "at most max_retry",
+        )
     }
 }
 
@@ -201,18 +228,23 @@ impl<T: Sharded + Clone> Listener<T> {
     /// Waits before the next connection, or ends the stream with `status` when it is not
     /// transient or connections keep failing.
     async fn failed(&mut self, status: tonic::Status) -> Result<()> {
-        self.failures += 1;
-        if !crate::bulk::retries_request(status.code()) || self.failures > self.options.reconnects {
+        self.failures = self.failures.saturating_add(1);
+        let exhausted = self
+            .options
+            .reconnects
+            .is_some_and(|reconnects| self.failures > reconnects);
+        if !crate::bulk::retries_request(status.code()) || exhausted {
             return Err(Error::Listen {
                 code: status.code(),
-                message: status.message().to_owned(),
+                message: cause(&status),
             });
         }
-        let delay = self
-            .options
-            .first_retry
-            .mul_f64(1.5f64.powi(self.failures as i32 - 1))
-            .min(self.options.max_retry);
+        let exponent = (self.failures - 1).min(64) as i32;
+        let delay = Duration::try_from_secs_f64(
+            self.options.first_retry.as_secs_f64() * 1.5f64.powi(exponent),
+        )
+        .unwrap_or(self.options.max_retry)
+        .min(self.options.max_retry);
         tracing::debug!(?status, ?delay, "sharded listener reconnects");
         tokio::time::sleep(delay).await;
         Ok(())
@@ -308,6 +340,22 @@ impl<T: Sharded + Clone> Listener<T> {
         self.shown = Some(shown);
         Ok((!unchanged).then_some(snapshot))
     }
+}
+
+/// A status's message with the errors beneath it (a transport error's own cause: a refused
+/// or reset connection), which the status alone does not say.
+fn cause(status: &tonic::Status) -> String {
+    let mut message = status.message().to_owned();
+    let mut source = std::error::Error::source(status);
+    while let Some(error) = source {
+        let text = error.to_string();
+        if !message.ends_with(&text) {
+            message.push_str(": ");
+            message.push_str(&text);
+        }
+        source = error.source();
+    }
+    message
 }
 
 fn add_target(db: &FirestoreDb, target: &ChunkTarget) -> ListenRequest {
