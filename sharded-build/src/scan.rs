@@ -60,13 +60,31 @@ pub fn rust_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 /// the structs deriving `StoredNames`, which nested index paths go through.
 #[derive(Default)]
 pub struct Sources {
-    sharded: Vec<(PathBuf, syn::DeriveInput)>,
-    /// By struct name: (Rust field name, stored name, the field type's last path segment).
-    stored_names: HashMap<String, Vec<(String, String, Option<String>)>>,
-    /// Module files declared and still to read: (file, the directory its submodules are in).
-    pending: Vec<(PathBuf, PathBuf)>,
+    /// Each sharded struct, with its file and module.
+    sharded: Vec<(PathBuf, Module, syn::DeriveInput)>,
+    /// By the struct's full path (its module, then its name): (Rust field name, stored name,
+    /// the field's type as written where it is declared).
+    stored_names: HashMap<Module, StoredFields>,
+    /// Per module, what its `use` items bring in: name → path as written.
+    uses: HashMap<Module, HashMap<String, Vec<String>>>,
+    /// Module files declared and still to read: (file, the directory its submodules are in,
+    /// its module path).
+    pending: Vec<(PathBuf, PathBuf, Module)>,
     /// What the scan could not see.
     pub warnings: Vec<String>,
+}
+
+/// A module path from the crate root (`["model", "place"]`), or a struct's full path.
+type Module = Vec<String>;
+
+/// A `StoredNames` struct's fields: (Rust name, stored name, type as written).
+type StoredFields = Vec<(String, String, Option<TypeRef>)>;
+
+/// A type as a field names it: the path written, and the module it is written in.
+#[derive(Debug, Clone)]
+struct TypeRef {
+    module: Module,
+    path: Vec<String>,
 }
 
 /// Why the sources could not be read.
@@ -111,10 +129,10 @@ impl Sources {
             .rev()
             .map(|root| {
                 let dir = root.parent().unwrap_or(src).to_path_buf();
-                (root, dir)
+                (root, dir, Module::new())
             })
             .collect();
-        while let Some((file, dir)) = sources.pending.pop() {
+        while let Some((file, dir, module)) = sources.pending.pop() {
             if !seen.insert(file.clone()) {
                 continue;
             }
@@ -122,7 +140,7 @@ impl Sources {
                 std::fs::read_to_string(&file).map_err(|e| ReadError::Io(file.clone(), e))?;
             let parsed = syn::parse_file(&text).map_err(|e| ReadError::Parse(file.clone(), e))?;
             let before = sources.pending.len();
-            sources.collect(&file, &dir, &parsed.items);
+            sources.collect(&file, &dir, &module, &parsed.items);
             // Declared modules are read in declaration order, before the rest of the stack.
             sources.pending[before..].reverse();
         }
@@ -134,7 +152,7 @@ impl Sources {
     pub fn add(&mut self, file: &Path, source: &str) -> Result<(), syn::Error> {
         let parsed = syn::parse_file(source)?;
         let dir = file.parent().unwrap_or(Path::new("")).to_path_buf();
-        self.collect(file, &dir, &parsed.items);
+        self.collect(file, &dir, &[], &parsed.items);
         self.pending.clear();
         Ok(())
     }
@@ -145,14 +163,19 @@ impl Sources {
     pub fn sharded_types(&self) -> Result<Vec<ShardedType>, String> {
         self.sharded
             .iter()
-            .filter_map(|(file, input)| self.read(file, input).transpose())
+            .filter_map(|(file, module, input)| self.read(file, module, input).transpose())
             .collect()
     }
 
-    /// Collects `items` of `file`, whose submodules are in `dir`.
-    fn collect(&mut self, file: &Path, dir: &Path, items: &[syn::Item]) {
+    /// Collects `items` of `file`, the module `module`, whose submodules are in `dir`.
+    fn collect(&mut self, file: &Path, dir: &Path, module: &[String], items: &[syn::Item]) {
         for item in items {
             match item {
+                syn::Item::Use(item) => {
+                    let mut found = Vec::new();
+                    use_tree(&item.tree, &mut Vec::new(), &mut found);
+                    self.uses.entry(module.to_vec()).or_default().extend(found);
+                }
                 syn::Item::Struct(item) if test_only(&item.attrs) => {}
                 syn::Item::Struct(item) => {
                     if derives_behind_cfg_attr(&item.attrs) {
@@ -168,7 +191,7 @@ impl Sources {
                         let cx = Ctxt::new();
                         let names = sharded_internals::ast::stored_names(&cx, &input);
                         if cx.check().is_ok() {
-                            let types = field_types(&input);
+                            let types = field_types(&input, module);
                             let names = names
                                 .into_iter()
                                 .filter_map(|(rust, stored)| {
@@ -176,29 +199,36 @@ impl Sources {
                                     Some((rust, stored?, ty))
                                 })
                                 .collect();
-                            self.stored_names.insert(item.ident.to_string(), names);
+                            let mut path = module.to_vec();
+                            path.push(item.ident.unraw().to_string());
+                            self.stored_names.insert(path, names);
                         }
                     }
                     if derives(&item.attrs, "Sharded") {
-                        self.sharded.push((file.to_path_buf(), input));
+                        self.sharded
+                            .push((file.to_path_buf(), module.to_vec(), input));
                     }
                 }
-                syn::Item::Mod(module) if !test_only(&module.attrs) => {
-                    let name = module.ident.unraw().to_string();
-                    match (&module.content, path_attr(&module.attrs)) {
-                        (Some((_, items)), _) => self.collect(file, &dir.join(&name), items),
+                syn::Item::Mod(item) if !test_only(&item.attrs) => {
+                    let name = item.ident.unraw().to_string();
+                    let mut inner = module.to_vec();
+                    inner.push(name.clone());
+                    match (&item.content, path_attr(&item.attrs)) {
+                        (Some((_, items)), _) => {
+                            self.collect(file, &dir.join(&name), &inner, items)
+                        }
                         // `#[path]` is relative to the declaring file's directory, and the file
                         // it names keeps its submodules beside it.
                         (None, Some(path)) => {
                             let target = file.parent().unwrap_or(dir).join(path);
                             let children = target.parent().unwrap_or(dir).to_path_buf();
-                            self.pending.push((target, children));
+                            self.pending.push((target, children, inner));
                         }
                         (None, None) => {
                             let flat = dir.join(format!("{name}.rs"));
                             let nested = dir.join(&name).join("mod.rs");
                             match [flat, nested].into_iter().find(|f| f.is_file()) {
-                                Some(found) => self.pending.push((found, dir.join(&name))),
+                                Some(found) => self.pending.push((found, dir.join(&name), inner)),
                                 None => self.warnings.push(format!(
                                     "{}: no file for `mod {name};` (the compiler will say more)",
                                     file.display()
@@ -218,7 +248,12 @@ impl Sources {
         }
     }
 
-    fn read(&self, file: &Path, input: &syn::DeriveInput) -> Result<Option<ShardedType>, String> {
+    fn read(
+        &self,
+        file: &Path,
+        module: &[String],
+        input: &syn::DeriveInput,
+    ) -> Result<Option<ShardedType>, String> {
         let cx = Ctxt::new();
         let container = sharded_internals::parse(&cx, input);
         let model = sharded_internals::validate(&cx, &container);
@@ -229,7 +264,7 @@ impl Sources {
         let indexed_fields = model
             .indexes
             .iter()
-            .map(|index| self.stored_path(&model.ident.to_string(), &container, index))
+            .map(|index| self.stored_path(&model.ident.to_string(), module, &container, index))
             .collect::<Result<_, _>>()?;
         Ok(Some(ShardedType {
             name: model.ident.to_string(),
@@ -258,10 +293,12 @@ impl Sources {
     }
 
     /// The stored path of `index`: as the derive computes it from `StoredNames`, here from the
-    /// sources of the structs the path goes through.
+    /// sources of the structs the path goes through, each found by its path from the module
+    /// that names it.
     fn stored_path(
         &self,
         type_name: &str,
+        module: &[String],
         container: &sharded_internals::ast::Container,
         index: &IndexedField,
     ) -> Result<String, String> {
@@ -274,19 +311,28 @@ impl Sources {
             .find(|field| field.ident == index.field)
             .expect("an indexed field is a field of its struct");
         let mut segments = vec![index.stored_field.clone()];
-        let mut through = last_segment(field.ty);
+        let mut through = type_path(field.ty).map(|path| TypeRef {
+            module: module.to_vec(),
+            path,
+        });
         for segment in &index.nested {
             let rust = syn::ext::IdentExt::unraw(segment).to_string();
-            let names = through
-                .as_ref()
-                .and_then(|name| self.stored_names.get(name))
-                .ok_or_else(|| {
-                    format!(
-                        "`{type_name}`: the nested index path through `{}` needs the stored names of `{}`, a struct deriving `StoredNames` in these sources (a type from another crate cannot be read here)",
-                        index.field,
-                        through.as_deref().unwrap_or("its type")
-                    )
-                })?;
+            let shown = |through: &Option<TypeRef>| {
+                through
+                    .as_ref()
+                    .map_or("its type".to_owned(), |ty| ty.path.join("::"))
+            };
+            let names = match &through {
+                Some(ty) => self.struct_of(ty)?,
+                None => None,
+            }
+            .ok_or_else(|| {
+                format!(
+                    "`{type_name}`: the nested index path through `{}` needs the stored names of `{}`, a struct deriving `StoredNames` in these sources (a type from another crate cannot be read here)",
+                    index.field,
+                    shown(&through)
+                )
+            })?;
             let (_, stored, next) =
                 names
                     .iter()
@@ -294,7 +340,7 @@ impl Sources {
                     .ok_or_else(|| {
                         format!(
                             "`{type_name}`: `{rust}` is not a stored field of `{}`",
-                            through.as_deref().unwrap_or_default()
+                            shown(&through)
                         )
                     })?;
             segments.push(stored.clone());
@@ -303,6 +349,98 @@ impl Sources {
         Ok(sharded_internals::model::field_path(
             segments.iter().map(String::as_str),
         ))
+    }
+
+    /// The stored names of the struct `ty` names, as Rust resolves the path from its module:
+    /// `crate::`, `self::`, `super::`, what the module's `use` items bring in, its own items
+    /// and submodules, the crate root. A bare name nothing resolves is taken when one struct
+    /// of these sources has it, and is an error when several do (rather than a guess).
+    fn struct_of(&self, ty: &TypeRef) -> Result<Option<&StoredFields>, String> {
+        for candidate in self.absolute(&ty.module, &ty.path, 0) {
+            if let Some(names) = self.stored_names.get(&candidate) {
+                return Ok(Some(names));
+            }
+        }
+        let [name] = ty.path.as_slice() else {
+            return Ok(None);
+        };
+        let same_name: Vec<&Module> = self
+            .stored_names
+            .keys()
+            .filter(|path| path.last() == Some(name))
+            .collect();
+        match same_name.as_slice() {
+            [] => Ok(None),
+            [only] => Ok(self.stored_names.get(*only)),
+            several => {
+                let mut paths: Vec<String> = several.iter().map(|p| p.join("::")).collect();
+                paths.sort();
+                Err(format!(
+                    "`{name}` (in `crate::{}`) could be any of {}: name it by its path, or `use` it",
+                    ty.module.join("::"),
+                    paths.join(", ")
+                ))
+            }
+        }
+    }
+
+    /// The full paths `path`, written in `module`, may stand for, most likely first.
+    fn absolute(&self, module: &[String], path: &[String], depth: usize) -> Vec<Module> {
+        let Some((first, rest)) = path.split_first() else {
+            return Vec::new();
+        };
+        let joined =
+            |base: &[String], rest: &[String]| base.iter().chain(rest).cloned().collect::<Module>();
+        match first.as_str() {
+            "crate" => vec![rest.to_vec()],
+            "self" => vec![joined(module, rest)],
+            "super" => match module.split_last() {
+                Some((_, parent)) => self.absolute(parent, &joined(&["self".into()], rest), depth),
+                None => Vec::new(),
+            },
+            _ => {
+                let imported = self
+                    .uses
+                    .get(module)
+                    .and_then(|uses| uses.get(first))
+                    .filter(|_| depth < 16);
+                let mut candidates = match imported {
+                    Some(target) => self.absolute(module, &joined(target, rest), depth + 1),
+                    None => Vec::new(),
+                };
+                candidates.push(joined(module, path));
+                candidates.push(path.to_vec());
+                candidates
+            }
+        }
+    }
+}
+
+/// What a `use` tree brings in: (the name it binds, the path it binds it to).
+fn use_tree(tree: &syn::UseTree, prefix: &mut Vec<String>, out: &mut Vec<(String, Vec<String>)>) {
+    match tree {
+        syn::UseTree::Path(path) => {
+            prefix.push(path.ident.unraw().to_string());
+            use_tree(&path.tree, prefix, out);
+            prefix.pop();
+        }
+        syn::UseTree::Name(name) => {
+            let ident = name.ident.unraw().to_string();
+            let mut full = prefix.clone();
+            full.push(ident.clone());
+            out.push((ident, full));
+        }
+        syn::UseTree::Rename(rename) => {
+            let mut full = prefix.clone();
+            full.push(rename.ident.unraw().to_string());
+            out.push((rename.rename.unraw().to_string(), full));
+        }
+        syn::UseTree::Group(group) => {
+            for tree in &group.items {
+                use_tree(tree, prefix, out);
+            }
+        }
+        syn::UseTree::Glob(_) => {}
     }
 }
 
@@ -314,8 +452,8 @@ pub fn sharded_types(file: &Path, source: &str) -> Result<Vec<ShardedType>, Stri
     sources.sharded_types()
 }
 
-/// Each named field's type, by its last path segment (`Price` for `crate::model::Price`).
-fn field_types(input: &syn::DeriveInput) -> HashMap<String, Option<String>> {
+/// Each named field's type as written in `module`.
+fn field_types(input: &syn::DeriveInput, module: &[String]) -> HashMap<String, Option<TypeRef>> {
     let syn::Data::Struct(data) = &input.data else {
         return HashMap::new();
     };
@@ -323,19 +461,27 @@ fn field_types(input: &syn::DeriveInput) -> HashMap<String, Option<String>> {
         .iter()
         .filter_map(|field| {
             let ident = field.ident.as_ref()?;
-            Some((
-                syn::ext::IdentExt::unraw(ident).to_string(),
-                last_segment(&field.ty),
-            ))
+            let ty = type_path(&field.ty).map(|path| TypeRef {
+                module: module.to_vec(),
+                path,
+            });
+            Some((syn::ext::IdentExt::unraw(ident).to_string(), ty))
         })
         .collect()
 }
 
-fn last_segment(ty: &syn::Type) -> Option<String> {
+/// The path a type is named by (`["crate", "model", "Price"]`), generics left out.
+fn type_path(ty: &syn::Type) -> Option<Vec<String>> {
     match ty {
-        syn::Type::Path(path) => path.path.segments.last().map(|s| s.ident.to_string()),
-        syn::Type::Group(group) => last_segment(&group.elem),
-        syn::Type::Paren(paren) => last_segment(&paren.elem),
+        syn::Type::Path(path) if path.qself.is_none() => Some(
+            path.path
+                .segments
+                .iter()
+                .map(|segment| segment.ident.unraw().to_string())
+                .collect(),
+        ),
+        syn::Type::Group(group) => type_path(&group.elem),
+        syn::Type::Paren(paren) => type_path(&paren.elem),
         _ => None,
     }
 }
@@ -455,7 +601,7 @@ mod tests {
             struct Visit { #[sharded(index(region_code: String))] place: other::Place, at: i64 }
         "#;
         let error = sharded_types(Path::new("src/lib.rs"), source).unwrap_err();
-        assert!(error.contains("`Place`"), "{error}");
+        assert!(error.contains("`other::Place`"), "{error}");
         assert!(error.contains("StoredNames"), "{error}");
     }
 
@@ -496,5 +642,71 @@ mod tests {
         let found = sharded_types(Path::new("src/lib.rs"), source).unwrap();
         assert_eq!(found[0].field_sets, [["venue", "`trade side`"]]);
         assert_eq!(found[0].aggregate_fields, ["unitPrice"]);
+    }
+
+    const TWO_PLACES: &str = r#"
+        mod a {
+            #[derive(StoredNames)]
+            pub struct Place { #[serde(rename = "regionA")] region: String }
+
+            pub mod inner {
+                #[derive(Sharded)]
+                #[sharded(shards = 2, order_by = "at", collection = "up")]
+                struct Up { #[sharded(index(region: String))] place: super::Place, at: i64 }
+            }
+        }
+        mod b {
+            #[derive(StoredNames)]
+            pub struct Place { #[serde(rename = "regionB")] region: String }
+
+            #[derive(Sharded)]
+            #[sharded(shards = 2, order_by = "at", collection = "here")]
+            struct Here { #[sharded(index(region: String))] place: Place, at: i64 }
+        }
+        mod c {
+            use crate::b::Place as Spot;
+
+            #[derive(Sharded)]
+            #[sharded(shards = 2, order_by = "at", collection = "imported")]
+            struct Imported { #[sharded(index(region: String))] place: Spot, at: i64 }
+        }
+        #[derive(Sharded)]
+        #[sharded(shards = 2, order_by = "at", collection = "by_path")]
+        struct ByPath { #[sharded(index(region: String))] place: a::Place, at: i64 }
+    "#;
+
+    /// Two structs of one name in different modules: each nested path goes through the one
+    /// its field names (by path, `super::`, `use ... as`, or its own module), never the last
+    /// one read.
+    #[test]
+    fn nested_paths_resolve_structs_of_one_name_by_module() {
+        let found = sharded_types(Path::new("src/lib.rs"), TWO_PLACES).unwrap();
+        let paths: Vec<(&str, &str)> = found
+            .iter()
+            .map(|t| (t.name.as_str(), t.indexed_fields[0].as_str()))
+            .collect();
+        assert_eq!(
+            paths,
+            [
+                ("Up", "place.regionA"),
+                ("Here", "place.regionB"),
+                ("Imported", "place.regionB"),
+                ("ByPath", "place.regionA"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_bare_name_that_could_be_several_structs_is_an_error() {
+        let source = format!(
+            "{TWO_PLACES}\n{}",
+            r#"
+            #[derive(Sharded)]
+            #[sharded(shards = 2, order_by = "at", collection = "which")]
+            struct Which { #[sharded(index(region: String))] place: Place, at: i64 }
+            "#
+        );
+        let error = sharded_types(Path::new("src/lib.rs"), &source).unwrap_err();
+        assert!(error.contains("a::Place, b::Place"), "{error}");
     }
 }
