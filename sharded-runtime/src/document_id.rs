@@ -7,8 +7,13 @@ pub const MAX_DOCUMENT_ID_BYTES: usize = 1500;
 
 /// Checks `id` against Firestore's rules for a document id in this collection: not empty, at
 /// most 1,500 bytes, no `/` (which would name a document in a subcollection that no sharded
-/// query reads), not `.` or `..`, and not of the reserved form `__…__`.
+/// query reads), not `.` or `..`, and not of the reserved form `__…__`, except the legacy
+/// numeric ids `__id<N>__` of documents imported from Datastore, which Firestore reads and
+/// writes by that name.
 pub fn check_document_id(id: &str) -> Result<()> {
+    if crate::query::order::is_legacy_numeric_id(id) {
+        return Ok(());
+    }
     let reason = if id.is_empty() {
         "a document id cannot be empty"
     } else if id.len() > MAX_DOCUMENT_ID_BYTES {
@@ -56,6 +61,8 @@ mod tests {
             "__a",
             ".a",
             "...",
+            "__id5__",
+            "__id-7__",
             &"x".repeat(1500),
         ] {
             assert!(check_document_id(ok).is_ok(), "{ok}");
@@ -68,7 +75,9 @@ mod tests {
             "..",
             "__x__",
             "____",
-            "__id5__",
+            "__id__",
+            "__idx__",
+            "__id5x__",
             &"x".repeat(1501),
         ] {
             assert!(

@@ -195,9 +195,7 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
     /// new values starts at a `since` still to come is [`Error::ReshardingNotStarted`]; both
     /// with nothing sent. Dropping the future stops the job and its writer at once.
     pub async fn run(self, mut progress: impl FnMut(&Progress)) -> Result<Progress> {
-        if let Some(checkpoint) = &self.resume
-            && !crate::query::order::is_legacy_numeric_id(&checkpoint.last_id)
-        {
+        if let Some(checkpoint) = &self.resume {
             crate::check_document_id(&checkpoint.last_id)
                 .map_err(|error| Error::InvalidCursor(format!("checkpoint: {error}")))?;
         }

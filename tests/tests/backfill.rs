@@ -355,3 +355,53 @@ async fn backfill_handles_quoted_shard_fields_many_shards_and_odd_ids() {
         .unwrap();
     assert!(Quoted::SHARD_VALUES.contains(&stored.shard.as_str()));
 }
+
+/// A shard write whose answer is lost after it landed is retried, fails its update-time
+/// precondition on its own earlier write, and is read back: it counts as updated, not as a
+/// conflict. Through lost answers and no other writer, every document is updated once.
+#[tokio::test]
+async fn writes_that_landed_count_as_updated_through_lost_answers() {
+    use sharded_runtime::fault_proxy::{FaultProxy, Faults};
+    let test = test_db("backfill-lost").await;
+    let seed = BulkWriter::new(&test.db, unthrottled()).unwrap();
+    for n in 0..600 {
+        drop(
+            seed.set(
+                Instrument::COLLECTION,
+                &format!("{:016x}", rand::random::<u64>()),
+                &instrument(n),
+            )
+            .await
+            .unwrap(),
+        );
+    }
+    seed.close().await.unwrap();
+    let proxy = FaultProxy::start(
+        test.emulator.host(),
+        Faults {
+            seed: 11,
+            lost_answer_chance: 0.15,
+            ..Faults::NONE
+        },
+    )
+    .await
+    .unwrap();
+    let db = sharded_tests::same_project_via(&test.db, &proxy.host()).await;
+    let progress = Instrument::collection(&db)
+        .backfill()
+        .page_size(50)
+        .writer(unthrottled().with_batch_size(10))
+        .run(|_| {})
+        .await
+        .unwrap();
+    assert!(proxy.dropped() > 0, "no answer was lost");
+    assert_eq!(progress.scanned, 600, "{progress:?}");
+    assert_eq!(progress.updated, 600, "{progress:?}");
+    assert_eq!(
+        (progress.conflicts, progress.unchanged),
+        (0, 0),
+        "{progress:?}"
+    );
+    let census = Instrument::collection(&test.db).verify().await.unwrap();
+    assert_eq!(census.current, 600);
+}

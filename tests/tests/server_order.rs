@@ -3,6 +3,7 @@
 //! with raw values into an unsharded collection, asks the server for them ordered by
 //! (value, `__name__`), and compares that order with the merge's comparator.
 
+use sharded_runtime::Sharded as _;
 use std::cmp::Ordering;
 
 use sharded_runtime::__private::{compare_references, compare_values};
@@ -246,7 +247,8 @@ async fn names_order_as_the_server_orders_them() {
 }
 
 /// Ids of the form `__id<N>__` are legacy numeric ids (from Datastore); the emulator accepts
-/// them, every other `__…__` id is reserved. sharded's own writes refuse all of them.
+/// them, every other `__…__` id is reserved. sharded's own check agrees, id by id, so a
+/// document imported with a numeric id can be updated through sharded.
 #[tokio::test]
 async fn only_numeric_reserved_ids_are_accepted() {
     let test = test_db("server-ids").await;
@@ -272,7 +274,20 @@ async fn only_numeric_reserved_ids_are_accepted() {
             .execute()
             .await;
         assert_eq!(result.is_ok(), accepted, "{id}: {result:?}");
+        assert_eq!(
+            sharded_runtime::check_document_id(id).is_ok(),
+            accepted,
+            "{id}: sharded's check disagrees with the server"
+        );
     }
+    let tick = sharded_tests::models::Tick {
+        venue: "XNAS".into(),
+        at: sharded_examples::at("2026-11-23T08:00:00Z"),
+        seq: 1,
+    };
+    let ticks = sharded_tests::models::Tick::collection(db);
+    ticks.upsert("__id42__", &tick).await.unwrap();
+    assert_eq!(ticks.get("__id42__").await.unwrap(), Some(tick));
 }
 
 /// The ids of the `long` collection after `cursor`, ordered by (v, `__name__`) in `direction`.

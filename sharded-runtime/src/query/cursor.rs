@@ -11,7 +11,7 @@ use firestore::gcloud_sdk::prost_types::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use crate::document_id::check_document_id;
-use crate::query::order::{field_value, is_legacy_numeric_id};
+use crate::query::order::field_value;
 use crate::stored::document_id;
 use crate::{Error, Result, Sharded, Stored};
 use firestore::FirestoreValue;
@@ -177,12 +177,8 @@ impl<T: Sharded, const QUERY: u64> Cursor<T, QUERY> {
     }
 }
 
-/// A document id a cursor may point at: ids the server returns include legacy numeric ids,
-/// which writes may not use.
+/// A document id a cursor may point at.
 fn check_cursor_id(id: &str) -> Result<()> {
-    if is_legacy_numeric_id(id) {
-        return Ok(());
-    }
     check_document_id(id).map_err(|error| Error::InvalidCursor(error.to_string()))
 }
 
