@@ -392,6 +392,15 @@ mod tests {
         assert_eq!(plan.indexes[1].fields[3].order, Direction::Descending);
     }
 
+    /// Each planned index as its field paths.
+    fn index_paths(spec: &CollectionSpec) -> Vec<Vec<String>> {
+        plan(spec)
+            .indexes
+            .iter()
+            .map(|index| index.fields.iter().map(|f| f.field_path.clone()).collect())
+            .collect()
+    }
+
     #[test]
     fn each_query_gets_one_index_per_aggregated_field_ending_with_it() {
         let spec = CollectionSpec {
@@ -400,11 +409,7 @@ mod tests {
             aggregate_fields: &["qty", "price"],
             ..RECIPE
         };
-        let paths: Vec<Vec<String>> = plan(&spec)
-            .indexes
-            .iter()
-            .map(|index| index.fields.iter().map(|f| f.field_path.clone()).collect())
-            .collect();
+        let paths = index_paths(&spec);
         let expected: Vec<Vec<&str>> = vec![
             vec!["shard", "timestamp"],
             vec!["shard", "exchange", "timestamp"],
@@ -429,11 +434,7 @@ mod tests {
             aggregate_fields: &["qty", "timestamp"],
             ..RECIPE
         };
-        let paths: Vec<Vec<String>> = plan(&spec)
-            .indexes
-            .iter()
-            .map(|index| index.fields.iter().map(|f| f.field_path.clone()).collect())
-            .collect();
+        let paths = index_paths(&spec);
         let expected: Vec<Vec<&str>> = vec![
             vec!["shard", "timestamp"],
             vec!["shard", "qty", "timestamp"],

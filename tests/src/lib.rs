@@ -8,6 +8,7 @@ use sharded_runtime::firestore::FirestoreDb;
 
 pub mod equivalence;
 pub mod live;
+pub mod logs;
 pub mod migration;
 pub mod models;
 

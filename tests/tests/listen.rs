@@ -40,21 +40,31 @@ async fn sixty_four_shards_three_targets_on_one_stream() {
     every_shape::<SixtyFour>("listen-64", 2).await;
 }
 
-#[tokio::test]
-async fn connections_that_keep_failing_end_the_stream_with_a_typed_error() {
+/// A client through a proxy that drops the connection at its first chunk of bytes either
+/// way: no Listen stream can open until its faults are turned off.
+async fn through_a_dead_network(
+    test: &sharded_tests::TestDb,
+) -> (
+    sharded_runtime::fault_proxy::FaultProxy,
+    sharded_runtime::firestore::FirestoreDb,
+) {
     use sharded_runtime::fault_proxy::{FaultProxy, Faults};
-    let test = test_db("listen-down").await;
-    // Every chunk of bytes either way drops the connection: no Listen stream can open.
     let faults = Faults {
         seed: 1,
         drop_chance: 1.0,
-        lost_answer_chance: 0.0,
         ..Faults::NONE
     };
     let proxy = FaultProxy::start(test.emulator.host(), faults)
         .await
         .unwrap();
     let db = sharded_tests::same_project_via(&test.db, &proxy.host()).await;
+    (proxy, db)
+}
+
+#[tokio::test]
+async fn connections_that_keep_failing_end_the_stream_with_a_typed_error() {
+    let test = test_db("listen-down").await;
+    let (proxy, db) = through_a_dead_network(&test).await;
     let options = ListenOptions {
         reconnects: Some(3),
         first_retry: Duration::from_millis(10),
@@ -77,17 +87,8 @@ async fn connections_that_keep_failing_end_the_stream_with_a_typed_error() {
 /// the Firebase SDKs do: once the network is back, the snapshots come.
 #[tokio::test]
 async fn by_default_a_listener_outlasts_any_run_of_transient_failures() {
-    use sharded_runtime::fault_proxy::{FaultProxy, Faults};
     let test = test_db("listen-outlasts").await;
-    let faults = Faults {
-        seed: 2,
-        drop_chance: 1.0,
-        ..Faults::NONE
-    };
-    let proxy = FaultProxy::start(test.emulator.host(), faults)
-        .await
-        .unwrap();
-    let db = sharded_tests::same_project_via(&test.db, &proxy.host()).await;
+    let (proxy, db) = through_a_dead_network(&test).await;
     let options = ListenOptions {
         first_retry: Duration::from_millis(5),
         max_retry: Duration::from_millis(20),

@@ -4,37 +4,15 @@
 //! binary because it captures `tracing` output, whose per-callsite caching other tests'
 //! threads would disturb.
 
-use std::sync::{Arc, Mutex};
-
 use sharded_tests::live::{Reading, SixtyFour, listen_while_writing};
+use sharded_tests::logs::Captured;
 use sharded_tests::migration::faulty_client;
 use sharded_tests::test_db;
 
 /// The listener's own log lines, captured on this thread (the test runs on one).
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Captured {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[tokio::test(flavor = "current_thread")]
 async fn resumes_from_tokens_through_dropped_connections() {
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_max_level(tracing::Level::DEBUG)
-        .with_ansi(false)
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let captured = Captured::events();
     let test = test_db("listen-faults").await;
     let (proxy, listener_db) = faulty_client(&test, 7).await;
     let query = SixtyFour::all().limit(10);
@@ -43,7 +21,7 @@ async fn resumes_from_tokens_through_dropped_connections() {
         proxy.dropped() > 0,
         "the proxy never dropped the Listen stream"
     );
-    let log = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let log = captured.text();
     let connections: Vec<&str> = log
         .lines()
         .filter(|line| line.contains("sharded listener"))

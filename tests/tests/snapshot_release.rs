@@ -1,8 +1,6 @@
 //! A fan-out over more than 30 shard values reads in one read-only transaction; a stream
 //! dropped before its end still releases it on the server.
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -10,42 +8,24 @@ use sharded_runtime::Sharded;
 use sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::{
     GetDocumentRequest, get_document_request::ConsistencySelector,
 };
+use sharded_tests::logs::Captured;
 use sharded_tests::models::Tick;
 use sharded_tests::test_db;
 
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Captured {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
-    }
-
-    /// The transactions of the lines saying `what`.
-    fn transactions(&self, what: &str) -> Vec<String> {
-        self.text()
-            .lines()
-            .filter(|line| line.contains(what))
-            .filter_map(|line| line.split("transaction=").nth(1))
-            .map(|rest| {
-                rest.split_whitespace()
-                    .next()
-                    .unwrap_or_default()
-                    .to_owned()
-            })
-            .collect()
-    }
+/// The transactions of the log lines saying `what`.
+fn transactions(captured: &Captured, what: &str) -> Vec<String> {
+    captured
+        .text()
+        .lines()
+        .filter(|line| line.contains(what))
+        .filter_map(|line| line.split("transaction=").nth(1))
+        .map(|rest| {
+            rest.split_whitespace()
+                .next()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect()
 }
 
 fn unhex(text: &str) -> Vec<u8> {
@@ -67,14 +47,7 @@ async fn a_stream_dropped_early_releases_its_snapshot() {
         };
         collection.upsert(&format!("t{seq}"), &tick).await.unwrap();
     }
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_max_level(tracing::Level::DEBUG)
-        .with_ansi(false)
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let captured = Captured::events();
 
     let read_in = |transaction: Vec<u8>| {
         let db = test.db.clone();
@@ -91,14 +64,14 @@ async fn a_stream_dropped_early_releases_its_snapshot() {
     };
     let mut stream = Tick::query().venue("XNAS").stream(&test.db).await.unwrap();
     assert!(stream.next().await.unwrap().is_ok());
-    let begun = captured.transactions("snapshot begun");
+    let begun = transactions(&captured, "snapshot begun");
     assert_eq!(begun.len(), 1, "40 shard values read in one transaction");
     let open = read_in(unhex(&begun[0])).await;
     assert!(open.is_ok(), "while the stream lives: {open:?}");
     drop(stream);
     let mut released = Vec::new();
     for _ in 0..200 {
-        released = captured.transactions("snapshot released");
+        released = transactions(&captured, "snapshot released");
         if !released.is_empty() {
             break;
         }

@@ -1,27 +1,10 @@
 //! Every sharded query is a `tracing` span, with one span per chunk query inside.
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
-
 use sharded_runtime::Sharded;
 use sharded_runtime::firestore::FirestoreTimestamp;
+use sharded_tests::logs::Captured;
 use sharded_tests::models::Tick;
 use sharded_tests::test_db;
-use tracing_subscriber::fmt::format::FmtSpan;
-
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 #[tokio::test]
 async fn sharded_queries_and_their_chunks_are_spans() {
@@ -41,19 +24,11 @@ async fn sharded_queries_and_their_chunks_are_spans() {
             .unwrap();
     }
 
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_max_level(tracing::Level::DEBUG)
-        .with_span_events(FmtSpan::CLOSE)
-        .with_ansi(false)
-        .finish();
-    let _default = tracing::subscriber::set_default(subscriber);
+    let captured = Captured::events_and_span_closes();
     Tick::query().venue("XNAS").fetch(db).await.unwrap();
     Tick::query().venue("XNAS").count(db).await.unwrap();
 
-    let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let text = captured.text();
     // The lines where one of sharded's own spans closes (the firestore crate's spans, nested
     // inside them, close on lines of their own).
     let closed: Vec<&str> = text

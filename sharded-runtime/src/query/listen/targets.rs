@@ -324,6 +324,14 @@ mod tests {
         }))
     }
 
+    fn filter(target_id: i32, count: i32) -> ListenResponse {
+        response(ResponseType::Filter(ExistenceFilter {
+            target_id,
+            count,
+            ..Default::default()
+        }))
+    }
+
     fn names(targets: &ChunkTargets) -> Vec<String> {
         targets
             .merged(|a, b| a.name.cmp(&b.name), None)
@@ -393,13 +401,6 @@ mod tests {
         targets.receive(put("a", 1, &[1], &[])).unwrap();
         targets.receive(put("b", 1, &[1], &[])).unwrap();
         targets.receive(put("c", 1, &[2], &[])).unwrap();
-        let filter = |target_id, count| {
-            response(ResponseType::Filter(ExistenceFilter {
-                target_id,
-                count,
-                ..Default::default()
-            }))
-        };
         assert_eq!(targets.receive(filter(1, 2)).unwrap(), Step::Nothing);
         assert_eq!(
             targets.receive(filter(1, 1)).unwrap(),
@@ -572,13 +573,6 @@ mod tests {
             })))
             .unwrap();
         targets.receive(removal("c", &[2])).unwrap();
-        let filter = |target_id, count| {
-            response(ResponseType::Filter(ExistenceFilter {
-                target_id,
-                count,
-                ..Default::default()
-            }))
-        };
         assert_eq!(targets.receive(filter(1, 1)).unwrap(), Step::Nothing);
         assert_eq!(targets.receive(filter(2, 0)).unwrap(), Step::Nothing);
         assert_eq!(names(&targets), ["b"]);
