@@ -113,3 +113,68 @@ async fn which_bad_writes_fail_their_whole_request() {
         Ok(vec![Code::Ok, Code::Ok])
     );
 }
+
+/// A document read in a transaction, and a BatchWrite to it from outside, measured: a
+/// read-only transaction (what sharded's fan-out reads in) locks nothing, even for a query;
+/// a read-write one holds the document, and the write waits about 2 s, then fails with
+/// ABORTED ("Transaction lock timeout"), which the bulk writer retries.
+#[tokio::test]
+async fn only_read_write_transactions_hold_what_they_read() {
+    use sharded_runtime::Sharded;
+    use sharded_runtime::bulk::{Backoff, BulkWriter, BulkWriterOptions, Throttling};
+    use sharded_runtime::firestore::{
+        FirestoreConsistencySelector, FirestoreTransactionMode, FirestoreTransactionOptions,
+    };
+    use sharded_tests::models::Tick;
+    let test = test_db("server-locks").await;
+    let tick = |seq| Tick {
+        venue: "v".into(),
+        at: sharded_examples::at("2026-11-23T08:00:00Z"),
+        seq,
+    };
+    Tick::collection(&test.db)
+        .upsert("t", &tick(0))
+        .await
+        .unwrap();
+    for (mode, locks) in [
+        (FirestoreTransactionMode::ReadOnly, false),
+        (FirestoreTransactionMode::ReadWrite, true),
+    ] {
+        let options = FirestoreTransactionOptions::new().with_mode(mode.clone());
+        let transaction = test
+            .db
+            .begin_transaction_with_options(options)
+            .await
+            .unwrap();
+        let pinned =
+            test.db
+                .clone_with_consistency_selector(FirestoreConsistencySelector::Transaction(
+                    transaction.transaction_id().clone(),
+                ));
+        assert_eq!(
+            Tick::query().venue("v").fetch(&pinned).await.unwrap().len(),
+            1
+        );
+        let once = Backoff {
+            max_attempts: 1,
+            ..Backoff::default()
+        };
+        let writer = BulkWriter::new(
+            &test.db,
+            BulkWriterOptions::default()
+                .with_throttling(Throttling::Off)
+                .with_backoff(once),
+        )
+        .unwrap();
+        let outcome = writer.upsert("t", &tick(1)).await.unwrap().await;
+        match outcome {
+            Ok(_) => assert!(!locks, "{mode:?}: the write went through"),
+            Err(failure) => {
+                assert!(locks, "{mode:?}: {failure}");
+                assert_eq!(failure.code, Code::Aborted, "{failure}");
+            }
+        }
+        drop(writer);
+        transaction.rollback().await.unwrap();
+    }
+}
