@@ -15,10 +15,11 @@ use crate::Result;
 /// and costs no transaction; so does a client that already reads at one point in time (a
 /// transaction or a read time of the caller's), whose snapshot every chunk shares already.
 ///
-/// Production Firestore's read-only transactions take no locks; the emulator's do, so a
-/// snapshot is released as soon as its reads are done: by [`release`](Self::release), or,
-/// when it is dropped first (a stream dropped before its end), by a rollback sent from a
-/// task of its own.
+/// A read-only transaction takes no locks (on the emulator too, measured in
+/// `tests/tests/server_batch_write.rs`: only a read-write one holds what it read), but it
+/// lives on the server until it ends. So a snapshot is released as soon as its reads are
+/// done: by [`release`](Self::release), or, when it is dropped first (a stream dropped
+/// before its end), by a rollback sent from a task of its own.
 pub(crate) struct Snapshot<'db> {
     transaction: Option<Vec<u8>>,
     base: &'db FirestoreDb,
