@@ -71,6 +71,22 @@ impl Managed {
         }
     }
 
+    /// What the manifest's `shardSets` recorded of a collection no type in this build shards.
+    fn recorded(collection: &str, shard_values: &[String]) -> Managed {
+        Managed {
+            collection: collection.to_owned(),
+            shard_field: String::new(),
+            order_field: String::new(),
+            direction: sharded_indexes::Direction::Descending,
+            indexed_fields: Vec::new(),
+            field_sets: Vec::new(),
+            aggregate_fields: Vec::new(),
+            shard_values: shard_values.to_vec(),
+            previous_shard_values: Vec::new(),
+            types: Vec::new(),
+        }
+    }
+
     /// The entries this collection needs, by the plan `Sharded::indexes()` uses too.
     pub(crate) fn plan(&self) -> IndexPlan {
         let indexed: Vec<&str> = self.indexed_fields.iter().map(String::as_str).collect();
@@ -181,7 +197,33 @@ pub fn merge(
     }
     let previous = crates.remove(crate_name).unwrap_or_default();
     let current = managed_collections(types)?;
-    check_shard_sets(&previous, &current, types)?;
+    // Each collection's last recorded set, kept when its type goes: a build without the type
+    // must not let the next one shrink the set unchecked.
+    let mut shard_sets: BTreeMap<String, Vec<String>> = manifest
+        .get("shardSets")
+        .cloned()
+        .and_then(|sets| serde_json::from_value(sets).ok())
+        .unwrap_or_default();
+    // Collections another crate shards are checked against it, below.
+    let managed_anywhere = |collection: &String| {
+        previous
+            .iter()
+            .chain(crates.values().flatten())
+            .any(|m| &m.collection == collection)
+    };
+    let recorded: Vec<Managed> = shard_sets
+        .iter()
+        .filter(|(collection, _)| !managed_anywhere(collection))
+        .map(|(collection, values)| Managed::recorded(collection, values))
+        .collect();
+    check_shard_sets(
+        &previous.iter().cloned().chain(recorded).collect::<Vec<_>>(),
+        &current,
+        types,
+    )?;
+    for m in &current {
+        shard_sets.insert(m.collection.clone(), m.shard_values.clone());
+    }
     check_other_crates(crate_name, &current, &crates)?;
     if !current.is_empty() {
         crates.insert(crate_name.to_owned(), current.clone());
@@ -310,7 +352,7 @@ pub fn merge(
 
     document.insert("indexes".into(), Value::Array(result_indexes));
     document.insert("fieldOverrides".into(), Value::Array(result_overrides));
-    if crates.is_empty() && keep.is_empty() && removed.is_empty() {
+    if crates.is_empty() && keep.is_empty() && removed.is_empty() && shard_sets.is_empty() {
         document.shift_remove(MANIFEST_KEY);
     } else {
         let crates: Map<String, Value> = crates
@@ -330,6 +372,9 @@ pub fn merge(
             if !list.is_empty() {
                 manifest[key] = Value::Array(list);
             }
+        }
+        if !shard_sets.is_empty() {
+            manifest["shardSets"] = json!(shard_sets);
         }
         document.insert(MANIFEST_KEY.into(), manifest);
     }
@@ -501,7 +546,8 @@ fn check_shard_sets(
              To change or shrink the set, declare the old one as `previous(...)`, e.g. `#[sharded(shards = 2, previous(shards = 3))]`: \
              queries then read both sets while writes draw from the new one. Build once so that it is recorded, run \
              `rebalance()` to move every document out of the retired values, run `verify()` until it reports 0 of them, and only then \
-             remove `previous(...)`",
+             remove `previous(...)`. (The set is recorded under `{MANIFEST_KEY}.shardSets`, and stays recorded while no type shards the \
+             collection; delete its entry there only if no document is stored with those values any more.)",
             now.collection,
             describe_values(&now.shard_values),
             describe_values(&before.shard_values),
@@ -806,7 +852,14 @@ mod tests {
             .document;
         assert_eq!(fewer["indexes"], recipe_indexes(&["exchange"]));
         let none = merge(Some(fewer), &[], "crate").unwrap().document;
-        assert_eq!(none, json!({ "indexes": [], "fieldOverrides": [] }));
+        assert_eq!(none["indexes"], json!([]));
+        assert_eq!(none["fieldOverrides"], json!([]));
+        // What stays is the record of the collection's shard set, and nothing else.
+        assert_eq!(
+            none[MANIFEST_KEY]["shardSets"],
+            json!({ "instruments": ["x", "y", "z"] })
+        );
+        assert_eq!(none[MANIFEST_KEY]["crates"], json!({}));
     }
 
     #[test]
@@ -1021,13 +1074,27 @@ mod tests {
         assert!(err.contains(r#"["5"]"#), "{err}");
         // Dropping `previous` before a build recorded it is refused.
         assert!(merge(Some(six.clone()), &[numbered(3)], "crate").is_err());
-        // Removing the type is not a loss; removing the recorded set accepts the new one.
-        assert!(merge(Some(six.clone()), &[], "crate").is_ok());
+        // Removing the type is not a loss, but the set stays recorded: bringing the type back
+        // with fewer values, one build later, is refused all the same.
+        let without = merge(Some(six.clone()), &[], "crate").unwrap().document;
+        assert_eq!(
+            without[MANIFEST_KEY]["shardSets"]["instruments"],
+            json!(["0", "1", "2", "3", "4", "5"])
+        );
+        let err = merge(Some(without.clone()), &[numbered(3)], "crate").unwrap_err();
+        assert!(err.contains(r#"["3", "4", "5"]"#), "{err}");
+        assert!(err.contains("shardSets"), "{err}");
+        assert!(merge(Some(without), &[numbered(6)], "crate").is_ok());
+        // Deleting the recorded set (the collection was emptied) accepts the new one.
         let mut accepted = six;
         accepted[MANIFEST_KEY]["crates"]["crate"]["collections"][0]
             .as_object_mut()
             .unwrap()
             .remove("shardValues");
+        accepted[MANIFEST_KEY]
+            .as_object_mut()
+            .unwrap()
+            .remove("shardSets");
         assert!(merge(Some(accepted), &[numbered(3)], "crate").is_ok());
     }
 }
