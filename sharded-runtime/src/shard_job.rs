@@ -49,7 +49,8 @@ pub struct Progress {
     /// Documents that had a current shard value already (also when a concurrent write gave
     /// them one first).
     pub unchanged: u64,
-    /// Writes that lost to a concurrent change and were read and tried again.
+    /// Writes that lost to a concurrent change, or to a transaction holding the document
+    /// past the writer's retries, and were read and tried again.
     pub conflicts: u64,
     /// Documents deleted between the scan and the write.
     pub deleted: u64,
@@ -299,7 +300,13 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
                     }
                     Err(failure) => failure,
                 };
-                let conflict = matches!(failure.code, Code::FailedPrecondition | Code::NotFound);
+                // A concurrent change (a failed precondition, a deletion), or a transaction
+                // holding the document past the writer's retries (ABORTED: a lock timeout):
+                // read it again and go on, slower, rather than fail the job.
+                let conflict = matches!(
+                    failure.code,
+                    Code::FailedPrecondition | Code::NotFound | Code::Aborted
+                );
                 if !conflict {
                     failures.push(failure);
                     continue;

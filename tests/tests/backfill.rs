@@ -405,3 +405,91 @@ async fn writes_that_landed_count_as_updated_through_lost_answers() {
     let census = Instrument::collection(&test.db).verify().await.unwrap();
     assert_eq!(census.current, 600);
 }
+
+/// A read-write transaction holds what it reads (measured in `server_batch_write.rs`): a
+/// write to it waits, then fails ABORTED. When that outlasts the writer's retries, the job
+/// reads the document again and writes it once the lock is gone, slower, instead of failing.
+/// The lock is taken from the progress callback after page 1, on documents of page 2, which
+/// the job has scanned already and writes next.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn contention_slows_the_job_down_instead_of_failing_it() {
+    use sharded_runtime::bulk::Backoff;
+    use sharded_runtime::firestore::{
+        FirestoreConsistencySelector, FirestoreTransactionMode, FirestoreTransactionOptions,
+    };
+    let test = test_db("backfill-contention").await;
+    let seed = BulkWriter::new(&test.db, unthrottled()).unwrap();
+    let ids: Vec<String> = (0..30).map(|n| format!("d{n:02}")).collect();
+    for (n, id) in ids.iter().enumerate() {
+        drop(
+            seed.set(Instrument::COLLECTION, id, &instrument(n as u32))
+                .await
+                .unwrap(),
+        );
+    }
+    seed.close().await.unwrap();
+
+    let (lock, locked) = (
+        tokio::sync::oneshot::channel::<()>(),
+        std::sync::mpsc::channel::<()>(),
+    );
+    let (take_lock, lock_requested) = lock;
+    let (lock_taken, wait_for_lock) = locked;
+    let db = test.db.clone();
+    let held: Vec<String> = ids[10..13].to_vec();
+    let holder = tokio::spawn(async move {
+        lock_requested.await.unwrap();
+        let options =
+            FirestoreTransactionOptions::new().with_mode(FirestoreTransactionMode::ReadWrite);
+        let transaction = db.begin_transaction_with_options(options).await.unwrap();
+        let holding = db.clone_with_consistency_selector(
+            FirestoreConsistencySelector::Transaction(transaction.transaction_id().clone()),
+        );
+        for id in &held {
+            let read: Option<Instrument> = holding
+                .fluent()
+                .select()
+                .by_id_in(Instrument::COLLECTION)
+                .obj()
+                .one(id)
+                .await
+                .unwrap();
+            assert!(read.is_some());
+        }
+        lock_taken.send(()).unwrap();
+        // Longer than the writer's two attempts, each of which waits out a lock timeout.
+        tokio::time::sleep(Duration::from_secs(12)).await;
+        transaction.rollback().await.unwrap();
+    });
+    let impatient = unthrottled().with_backoff(Backoff {
+        max_attempts: 2,
+        ..sharded_tests::migration::fast_retries()
+    });
+    let mut take_lock = Some(take_lock);
+    let progress = Instrument::collection(&test.db)
+        .backfill()
+        .page_size(10)
+        .writer(impatient)
+        .run(move |_| {
+            // After page 1: page 2 is scanned, its writes not yet queued.
+            if let Some(take_lock) = take_lock.take() {
+                take_lock.send(()).unwrap();
+                wait_for_lock
+                    .recv_timeout(Duration::from_secs(60))
+                    .expect("the lock is taken");
+            }
+        })
+        .await
+        .expect("contention slowed the job, and did not fail it");
+    holder.await.unwrap();
+    assert_eq!(progress.updated, 30, "{progress:?}");
+    assert!(progress.conflicts >= 3, "{progress:?}");
+    assert_eq!(
+        Instrument::collection(&test.db)
+            .verify()
+            .await
+            .unwrap()
+            .current,
+        30
+    );
+}
