@@ -132,16 +132,33 @@ impl ChunkAggregate {
 
 /// The aggregate of the whole query from its chunks'. One chunk is one query: its values
 /// are Firestore's own. Across chunks the sum adds as Firestore adds, and the average is the
-/// total sum over the total count (every document stores a number in a `Numeric` field, so
-/// the count of documents is the count of values `avg` averages), not an average of averages.
+/// total sum over the total count of numbers, not an average of averages.
+///
+/// Firestore's `avg` skips a document whose field holds no number (a null, a string: legacy
+/// data), while the chunk's `count` counts it. Each chunk's count of numbers is what its own
+/// sum and average fix, sum / avg, which for integers is exact; where a chunk averages
+/// exactly zero they fix nothing, and its count stands in (right whenever that chunk holds
+/// numbers only, as every document sharded writes does).
 pub(crate) fn combine(chunks: &[ChunkAggregate]) -> (Number, Option<f64>) {
     if let [only] = chunks {
         return (only.sum, only.avg);
     }
     let sum = Number::total(chunks.iter().map(|chunk| chunk.sum));
-    let count: u64 = chunks.iter().map(|chunk| chunk.count).sum();
-    let avg = (count > 0).then(|| sum.as_f64() / count as f64);
+    let numbers: f64 = chunks.iter().map(numbers_in).sum();
+    let avg = (numbers > 0.0).then(|| sum.as_f64() / numbers);
     (sum, avg)
+}
+
+/// How many of a chunk's documents hold a number in the field: what its `avg` divided by.
+fn numbers_in(chunk: &ChunkAggregate) -> f64 {
+    let count = chunk.count as f64;
+    match chunk.avg {
+        None => 0.0,
+        Some(avg) if avg != 0.0 && avg.is_finite() => (chunk.sum.as_f64() / avg)
+            .round()
+            .clamp(1.0, count.max(1.0)),
+        Some(_) => count,
+    }
 }
 
 #[cfg(test)]
@@ -174,6 +191,30 @@ mod tests {
         assert_eq!(sum, Number::Double(i64::MAX as f64 + 1.0));
         let (sum, _) = combine(&[chunk(1, Number::Integer(1)), chunk(1, Number::Double(0.5))]);
         assert_eq!(sum, Number::Double(1.5));
+    }
+
+    #[test]
+    fn averages_skip_the_documents_without_a_number() {
+        // Chunk 1: 10, 20 and a null (count 3, avg 15); chunk 2: 30 and two strings.
+        let with_legacy = |count, sum: i64, numbers: u64| ChunkAggregate {
+            count,
+            sum: Number::Integer(sum),
+            avg: Some(sum as f64 / numbers as f64),
+        };
+        let (sum, avg) = combine(&[with_legacy(3, 30, 2), with_legacy(3, 30, 1)]);
+        assert_eq!(sum, Number::Integer(60));
+        assert_eq!(
+            avg,
+            Some(20.0),
+            "60 over the 3 numbers, not the 6 documents"
+        );
+        // No number at all in a chunk: it adds nothing.
+        let nothing = ChunkAggregate {
+            count: 4,
+            sum: Number::Integer(0),
+            avg: None,
+        };
+        assert_eq!(combine(&[with_legacy(3, 30, 2), nothing]).1, Some(15.0));
     }
 
     #[test]
