@@ -1,0 +1,191 @@
+//! Live queries while a rebalance moves every document out of retired shard values, through
+//! a proxy that drops connections and loses answers: the documents a query matches do not
+//! change, so every snapshot holds the full top 40, and the last equals `fetch()`. The
+//! failure this guards against (a resumed target taking a partial resend for its whole
+//! result: 35 of 40) needs a drop in the middle of a resend that the resumed stream does not
+//! repeat; the protocol tests in `listen/targets.rs` script it exactly, and this test did not
+//! provoke it on the emulator even before the fix: it checks the whole path end to end.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde::{Deserialize, Serialize};
+use sharded_runtime::fault_proxy::{FaultProxy, Faults};
+use sharded_runtime::{QuerySnapshot, Sharded, ShardedQuery, WholeCollection, query_id};
+use sharded_tests::live::{Reading, check_snapshots, shown};
+use sharded_tests::migration::unthrottled;
+use sharded_tests::{same_project_via, test_db};
+
+/// The type before: six shard values.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
+#[sharded(
+    shards = 6,
+    order_by = "at",
+    direction = "desc",
+    collection = "moving_live"
+)]
+struct Six {
+    #[sharded(index)]
+    venue: String,
+    at: i64,
+    seq: i64,
+}
+
+/// The type while the set shrinks to three: queries read all six.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
+#[sharded(
+    shards = 3,
+    previous(shards = 6),
+    order_by = "at",
+    direction = "desc",
+    collection = "moving_live"
+)]
+struct Shrinking {
+    #[sharded(index)]
+    venue: String,
+    at: i64,
+    seq: i64,
+}
+
+impl Reading for Shrinking {
+    fn new(venue: &str, at: i64, seq: i64) -> Self {
+        Shrinking {
+            venue: venue.into(),
+            at,
+            seq,
+        }
+    }
+    fn at(&self) -> i64 {
+        self.at
+    }
+    fn all() -> WholeCollection<Self> {
+        Shrinking::query().all()
+    }
+    fn venue(venue: &str) -> ShardedQuery<Self, { query_id("venue") }> {
+        Shrinking::query().venue(venue)
+    }
+}
+
+type Collected = Arc<Mutex<Vec<QuerySnapshot<Shrinking>>>>;
+
+fn collect<const Q: u64>(
+    query: &ShardedQuery<Shrinking, Q>,
+    db: &sharded_runtime::firestore::FirestoreDb,
+) -> (Collected, tokio::task::JoinHandle<()>) {
+    let snapshots: Collected = Arc::default();
+    let mut stream = query.listen(db).unwrap();
+    let collected = snapshots.clone();
+    let task = tokio::spawn(async move {
+        while let Some(snapshot) = stream.next().await {
+            collected
+                .lock()
+                .unwrap()
+                .push(snapshot.expect("no listen error"));
+        }
+    });
+    (snapshots, task)
+}
+
+async fn settle<const Q: u64>(
+    snapshots: &Collected,
+    query: &ShardedQuery<Shrinking, Q>,
+    db: &sharded_runtime::firestore::FirestoreDb,
+) {
+    let expected = shown(&query.fetch_stored(db).await.unwrap());
+    for _ in 0..600 {
+        let last = snapshots
+            .lock()
+            .unwrap()
+            .last()
+            .map(|s| shown(&s.documents));
+        if last.as_ref() == Some(&expected) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the last snapshot never equalled fetch()");
+}
+
+#[tokio::test]
+async fn live_queries_keep_every_document_while_a_rebalance_moves_them() {
+    for seed in [1u64, 2, 3] {
+        let test = test_db("listen-reshard").await;
+        let old = Six::collection(&test.db);
+        let writer = sharded_runtime::bulk::BulkWriter::new(&test.db, unthrottled()).unwrap();
+        for n in 0..1_000i64 {
+            let six = Six {
+                venue: ["XNAS", "XLON"][(n % 2) as usize].into(),
+                at: n % 200,
+                seq: n,
+            };
+            drop(writer.upsert(&format!("r{n:03}"), &six).await.unwrap());
+        }
+        writer.close().await.unwrap();
+        assert_eq!(old.verify().await.unwrap().current, 1_000);
+
+        // Drops often enough that some land in the middle of a target's resend.
+        let proxy = FaultProxy::start(
+            test.emulator.host(),
+            Faults {
+                seed,
+                drop_chance: 0.05,
+                lost_answer_chance: 0.02,
+                delay_chance: 0.05,
+                max_delay: Duration::from_millis(10),
+            },
+        )
+        .await
+        .unwrap();
+        let listener_db = same_project_via(&test.db, &proxy.host()).await;
+        let feed = Shrinking::query().all().limit(40);
+        let venue = Shrinking::query().venue("XNAS").limit(40);
+        let (feed_snapshots, feed_task) = collect(&feed, &listener_db);
+        let (venue_snapshots, venue_task) = collect(&venue, &listener_db);
+        for _ in 0..600 {
+            if !feed_snapshots.lock().unwrap().is_empty()
+                && !venue_snapshots.lock().unwrap().is_empty()
+            {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let progress = Shrinking::collection(&test.db)
+            .rebalance()
+            .page_size(50)
+            .writer(unthrottled())
+            .run(|_| {})
+            .await
+            .unwrap();
+        assert!(progress.updated > 100, "{progress:?}");
+        settle(&feed_snapshots, &feed, &test.db).await;
+        settle(&venue_snapshots, &venue, &test.db).await;
+        feed_task.abort();
+        venue_task.abort();
+        assert!(
+            proxy.dropped() > 0,
+            "seed {seed}: the proxy dropped nothing"
+        );
+        for (name, snapshots) in [("feed", &feed_snapshots), ("venue", &venue_snapshots)] {
+            let snapshots = snapshots.lock().unwrap();
+            let short: Vec<usize> = snapshots
+                .iter()
+                .map(|s| s.documents.len())
+                .filter(|&len| len != 40)
+                .collect();
+            assert!(
+                short.is_empty(),
+                "seed {seed} {name}: snapshots of {short:?} documents, not 40"
+            );
+            check_snapshots(&snapshots, Some(40));
+        }
+        assert_eq!(
+            Shrinking::collection(&test.db)
+                .verify()
+                .await
+                .unwrap()
+                .retired,
+            0
+        );
+    }
+}
