@@ -84,6 +84,18 @@ pub enum Error {
         /// The declared `since`.
         since: std::time::SystemTime,
     },
+    /// A rebalance kept finding documents with retired shard values after its scan: a
+    /// process still running the type before the change keeps writing them. Deploy the new
+    /// type everywhere, then run the job again.
+    #[error(
+        "`{collection}`: documents with retired shard values keep being written ({swept} fixed after the scan); is a process still running the type before the change?"
+    )]
+    RetiredValuesStillWritten {
+        /// The collection.
+        collection: &'static str,
+        /// Documents fixed after the scan before the job gave up.
+        swept: u64,
+    },
     /// A query Firestore would reject; nothing was sent.
     #[error("invalid query: {0}")]
     InvalidQuery(String),

@@ -54,6 +54,9 @@ pub struct Progress {
     pub conflicts: u64,
     /// Documents deleted between the scan and the write.
     pub deleted: u64,
+    /// Documents the scan had passed that still held a retired value (written meanwhile by
+    /// a process still running the type before the change), found and fixed after it.
+    pub swept: u64,
     /// The collection's size when the job started (a count query), for the ETA; `None` if
     /// the job was resumed, since the count covers documents before the checkpoint too.
     pub total: Option<u64>,
@@ -117,6 +120,10 @@ impl ShardCensus {
 ///   as Firestore's best practices ask, each with the update time the scan saw as a
 ///   precondition: a document changed since it was read is never overwritten. It is read
 ///   again, and written only if it still needs a shard.
+/// - **Behind the scan:** a rebalance then looks for documents that still hold a retired
+///   value (a process still running the type before the change wrote them behind the scan)
+///   and fixes them too, until none is left ([`Progress::swept`]); if they keep coming it
+///   fails with [`Error::RetiredValuesStillWritten`].
 /// - **Resuming:** after each page, every document up to it is done; its [`Checkpoint`]
 ///   comes with the progress. A run started from it goes on from there, and a run over a
 ///   collection that is done changes nothing.
@@ -141,6 +148,10 @@ impl<T> std::fmt::Debug for ShardJob<'_, T> {
             .finish_non_exhaustive()
     }
 }
+
+/// Pages of documents with retired values a job fixes after its scan before it gives up:
+/// past that, a process still running the type before the change keeps writing them.
+const MAX_SWEEPS: usize = 100;
 
 /// One document's shard write, in flight.
 struct Fix {
@@ -252,10 +263,78 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
             }
             page = next?;
         }
+        self.sweep(&writer, &mut report).await?;
         writer.close().await?;
         report.elapsed = started.elapsed();
         progress(&report);
         Ok(report)
+    }
+
+    /// After the scan: the documents that still hold a retired value, which a process still
+    /// running the type before the change wrote behind the scan, found with
+    /// `shard in [retired] ORDER BY order field` (the query the whole-collection index
+    /// serves, so it reads only them) and fixed, a page at a time, until none is left.
+    async fn sweep(&self, writer: &BulkWriter, report: &mut Progress) -> Result<()> {
+        let retired: Vec<&'static str> = T::PREVIOUS_SHARD_VALUES
+            .iter()
+            .copied()
+            .filter(|value| !T::SHARD_VALUES.contains(value))
+            .collect();
+        if retired.is_empty() {
+            return Ok(());
+        }
+        for _ in 0..MAX_SWEEPS {
+            let mut found = Vec::new();
+            for chunk in retired.chunks(crate::MAX_DISJUNCTIONS) {
+                found.extend(self.retired_page(chunk).await?);
+            }
+            if found.is_empty() {
+                return Ok(());
+            }
+            report.swept += found.len() as u64;
+            let mut fixes = Vec::with_capacity(found.len());
+            for document in &found {
+                fixes.push(Fix {
+                    id: document_id(&document.name).to_owned(),
+                    pending: writer.queue(shard_write::<T>(document)).await?,
+                    conflicts: 0,
+                });
+            }
+            self.finish(writer, fixes, report).await?;
+        }
+        Err(Error::RetiredValuesStillWritten {
+            collection: T::COLLECTION,
+            swept: report.swept,
+        })
+    }
+
+    /// Up to a page of documents holding one of `values`, with only the shard field.
+    async fn retired_page(&self, values: &[&'static str]) -> Result<Vec<Document>> {
+        let filter = firestore::FirestoreQueryFilter::Compare(Some(
+            firestore::FirestoreQueryFilterCompare::In(
+                T::SHARD_FIELD_PATH.to_owned(),
+                <FirestoreValue as From<Vec<&str>>>::from(values.to_vec()),
+            ),
+        ));
+        let direction = match T::ORDER_DIRECTION {
+            sharded_indexes::Direction::Ascending => firestore::FirestoreQueryDirection::Ascending,
+            sharded_indexes::Direction::Descending => {
+                firestore::FirestoreQueryDirection::Descending
+            }
+        };
+        self.with_retries(|| {
+            let (filter, direction) = (filter.clone(), direction.clone());
+            self.db
+                .fluent()
+                .select()
+                .fields([T::SHARD_FIELD_PATH])
+                .from(T::COLLECTION)
+                .filter(move |_| Some(filter.clone()))
+                .order(move |o| o.fields([o.field(T::ORDER_FIELD).direction(direction.clone())]))
+                .limit(self.page_size)
+                .query()
+        })
+        .await
     }
 
     /// Counts the documents by how their shard value stands: the check after a backfill or a

@@ -396,3 +396,64 @@ fn each_type_keeps_its_own_schedule() {
         "the second type's schedule started with the first's: {second:?} vs {first_now:?}"
     );
 }
+
+/// A process still on the type before the change writes retired values behind the scan (a
+/// rolling deploy): the job finds them after its scan, by `shard in [retired]`, and fixes
+/// them, so it does not report success with documents left behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rebalance_sweeps_up_what_old_writers_left_behind_its_scan() {
+    #[derive(serde::Serialize)]
+    struct OldWrite {
+        #[serde(flatten)]
+        reading: Before,
+        shard: &'static str,
+    }
+    let test = test_db("rebalance-sweep").await;
+    let seed = BulkWriter::new(&test.db, unthrottled()).unwrap();
+    for n in 0..200 {
+        drop(seed.upsert(&format!("m{n:03}"), &before(n)).await.unwrap());
+    }
+    seed.close().await.unwrap();
+
+    let (go, write_behind) = tokio::sync::oneshot::channel::<()>();
+    let (written, wait_for_writes) = std::sync::mpsc::channel::<()>();
+    let db = test.db.clone();
+    let old_process = tokio::spawn(async move {
+        write_behind.await.unwrap();
+        // Ids sorting before every scanned one: behind the scan, with a retired value.
+        let old = BulkWriter::new(&db, unthrottled()).unwrap();
+        for n in 0..40 {
+            let write = OldWrite {
+                reading: before(1_000 + n),
+                shard: ["a", "b"][n as usize % 2],
+            };
+            drop(
+                old.set(During::COLLECTION, &format!("a{n:03}"), &write)
+                    .await
+                    .unwrap(),
+            );
+        }
+        old.close().await.unwrap();
+        written.send(()).unwrap();
+    });
+    let mut go = Some(go);
+    let progress = During::collection(&test.db)
+        .rebalance()
+        .page_size(50)
+        .writer(unthrottled())
+        .run(move |_| {
+            if let Some(go) = go.take() {
+                go.send(()).unwrap();
+                wait_for_writes
+                    .recv_timeout(Duration::from_secs(60))
+                    .expect("the old process wrote");
+            }
+        })
+        .await
+        .unwrap();
+    old_process.await.unwrap();
+    assert_eq!(progress.swept, 40, "{progress:?}");
+    let census = During::collection(&test.db).verify().await.unwrap();
+    assert_eq!((census.retired, census.missing), (0, 0), "{census:?}");
+    assert_eq!(census.scanned, 240);
+}
