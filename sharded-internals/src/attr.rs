@@ -127,6 +127,13 @@ impl ContainerAttrs {
                     COLLECTION => set(cx, &mut out.collection, &meta, |v| string(cx, &meta, v))?,
                     SHARD_FIELD => set(cx, &mut out.shard_field, &meta, |v| string(cx, &meta, v))?,
                     INDEX => field_set(cx, &mut out.field_sets, &meta)?,
+                    AGGREGATE => {
+                        cx.error_spanned_by(
+                            &meta.path,
+                            "`aggregate` goes on a field, not on the struct: write `#[sharded(aggregate)]` on each field to sum and average",
+                        );
+                        skip_value(&meta)?
+                    }
                     _ => unknown_key(cx, &meta, CONTAINER_KEYS, "on a struct")?,
                 }
                 Ok(())
@@ -148,7 +155,28 @@ impl FieldAttrs {
                     let spec = if meta.input.peek(syn::token::Paren) {
                         let content;
                         syn::parenthesized!(content in meta.input);
-                        let list = Punctuated::<NestedIndex, Token![,]>::parse_terminated(&content)?;
+                        let tokens: proc_macro2::TokenStream = content.parse()?;
+                        let parser = Punctuated::<NestedIndex, Token![,]>::parse_terminated;
+                        let list = match syn::parse::Parser::parse2(parser, tokens.clone()) {
+                            Ok(list) => list,
+                            // `index(a, b)`: a field set, written on a field.
+                            Err(err) => {
+                                let parser = Punctuated::<syn::Ident, Token![,]>::parse_terminated;
+                                let Ok(names) = syn::parse::Parser::parse2(parser, tokens) else {
+                                    return Err(err);
+                                };
+                                let names: Vec<String> =
+                                    names.iter().map(|name| syn::ext::IdentExt::unraw(name).to_string()).collect();
+                                cx.error_spanned_by(
+                                    &meta.path,
+                                    format!(
+                                        "a field set goes on the struct: write `#[sharded(index({}))]` above the struct; on a field, `index` takes no list, or `index(field: Type)` for a field inside this one",
+                                        names.join(", ")
+                                    ),
+                                );
+                                return Ok(());
+                            }
+                        };
                         if list.is_empty() {
                             cx.error_spanned_by(
                                 &meta.path,
@@ -443,8 +471,10 @@ fn skip_value(meta: &ParseNestedMeta) -> syn::Result<()> {
     if meta.input.peek(Token![=]) {
         meta.value()?.parse::<Expr>()?;
     } else if meta.input.peek(syn::token::Paren) {
-        let _content;
-        syn::parenthesized!(_content in meta.input);
+        let content;
+        syn::parenthesized!(content in meta.input);
+        // Consumed whole: tokens left inside would be a second error, "expected `)`".
+        content.parse::<proc_macro2::TokenStream>()?;
     }
     Ok(())
 }
