@@ -41,24 +41,33 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
     let direction = direction(sharded_internals::Direction::Descending);
     // Query methods for whatever index attributes parsed, so calls to them type-check.
     let entry = queries_ident(ident);
-    let methods = container.fields.iter().flat_map(|field| {
-        let span = field.ident.span();
-        let methods: Vec<syn::Ident> = match field.attrs.index.as_ref().map(|index| &index.value) {
-            Some(IndexSpec::Field) => vec![query_method(field.ident, &[], span)],
-            Some(IndexSpec::Nested(nested)) => nested
-                .iter()
-                .map(|n| query_method(field.ident, &n.path, span))
-                .collect(),
-            None => Vec::new(),
-        };
-        methods.into_iter().map(move |method| {
+    // Each name once, and never `all`, the whole collection's: a clash is reported already.
+    let mut emitted: std::collections::HashSet<String> = ["all".to_owned()].into();
+    let methods: Vec<syn::Ident> = container
+        .fields
+        .iter()
+        .flat_map(|field| {
+            let span = field.ident.span();
+            let methods: Vec<syn::Ident> =
+                match field.attrs.index.as_ref().map(|index| &index.value) {
+                    Some(IndexSpec::Field) => vec![query_method(field.ident, &[], span)],
+                    Some(IndexSpec::Nested(nested)) => nested
+                        .iter()
+                        .map(|n| query_method(field.ident, &n.path, span))
+                        .collect(),
+                    None => Vec::new(),
+                };
+            methods
+        })
+        .filter(|method| emitted.insert(syn::ext::IdentExt::unraw(method).to_string()))
+        .collect();
+    let methods = methods.into_iter().map(|method| {
             let name = syn::ext::IdentExt::unraw(&method).to_string();
             quote! {
                 pub fn #method<V>(self, _value: V) -> ::sharded_runtime::ShardedQuery<#ident, { ::sharded_runtime::query_id(#name) }> {
                     ::core::unreachable!()
                 }
             }
-        })
     });
     // And for every `index(a, b)` on the struct that parsed, once per name (a name taken is
     // reported already).

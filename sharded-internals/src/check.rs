@@ -410,6 +410,9 @@ fn option_inner(ty: &syn::Type) -> Option<&syn::Type> {
     None
 }
 
+/// The whole collection's query method, `T::query().all()`, which no other query may take.
+const WHOLE_COLLECTION_METHOD: &str = "all";
+
 fn indexed_fields<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Vec<IndexedField<'a>> {
     let mut indexes = Vec::new();
     let mut by_method: HashSet<String> = HashSet::new();
@@ -488,6 +491,15 @@ fn indexed_fields<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Vec<IndexedField<'a
                 cx.error_spanned_by(&culprit, format!("`{path}` is indexed twice"));
                 continue;
             }
+            if method_name == WHOLE_COLLECTION_METHOD {
+                cx.error_spanned_by(
+                    &culprit,
+                    format!(
+                        "`{method_name}` would be this field's query method, and `T::query().all()` is the whole collection's; rename the field (e.g. `#[serde(rename = \"all\")] all_of: ...`)"
+                    ),
+                );
+                continue;
+            }
             if !by_method.insert(method_name.clone()) {
                 cx.error_spanned_by(
                     &culprit,
@@ -520,7 +532,7 @@ fn field_sets<'a>(
         .iter()
         .map(|index| index.method.unraw().to_string())
         .collect();
-    methods.insert("all".to_owned());
+    methods.insert(WHOLE_COLLECTION_METHOD.to_owned());
     let mut seen: Vec<std::collections::BTreeSet<String>> = Vec::new();
     let mut sets = Vec::new();
     for set in &cont.attrs.field_sets {
