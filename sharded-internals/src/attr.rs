@@ -349,7 +349,28 @@ fn field_set(
     }
     let content;
     syn::parenthesized!(content in meta.input);
-    let fields = Punctuated::<syn::Ident, Token![,]>::parse_terminated(&content)?;
+    let tokens: proc_macro2::TokenStream = content.parse()?;
+    let parser = Punctuated::<syn::Ident, Token![,]>::parse_terminated;
+    let fields = match syn::parse::Parser::parse2(parser, tokens.clone()) {
+        Ok(fields) => fields,
+        Err(err) => {
+            // Reported here, with the value consumed, so the keys after it are still read.
+            let nested = syn::parse::Parser::parse2(
+                Punctuated::<Expr, Token![,]>::parse_terminated,
+                tokens.clone(),
+            )
+            .is_ok_and(|list| list.iter().any(|e| matches!(e, Expr::Field(_))));
+            if nested {
+                cx.error_spanned_by(
+                    &tokens,
+                    "a field set names top-level fields; to query a field inside another, put `#[sharded(index(inner: Type))]` on the outer field",
+                );
+            } else {
+                cx.syn_error(err);
+            }
+            return Ok(());
+        }
+    };
     let mut tokens = meta.path.to_token_stream();
     tokens.extend(quote::quote!((#fields)));
     sets.push(Keyed {
