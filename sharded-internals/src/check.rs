@@ -306,8 +306,7 @@ fn order_field<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Option<OrderField<'a>>
     let name = order_by.value.value();
     let Some(field) = cont.field(&name) else {
         if !cont.fields.is_empty() {
-            let names: Vec<String> = cont.fields.iter().map(|f| f.ident.to_string()).collect();
-            let hint = did_you_mean(&name, names.iter().map(String::as_str));
+            let hint = field_hint(cont, &name);
             cx.error_spanned_by(
                 &order_by.value,
                 format!("`order_by`: no field `{name}` in `{}`{hint}", cont.ident),
@@ -408,6 +407,23 @@ fn option_inner(ty: &syn::Type) -> Option<&syn::Type> {
         return Some(inner);
     }
     None
+}
+
+/// Why `name` names no field of `cont`, when it can tell: it is the name a field is stored
+/// under (attributes name Rust fields), or it is close to a field's name.
+fn field_hint(cont: &Container, name: &str) -> String {
+    if let Some(field) = cont
+        .fields
+        .iter()
+        .find(|field| field.is_stored_by_name() && field.stored_name == name)
+    {
+        let rust = field.ident.unraw();
+        return format!(
+            "; `{name}` is the name `{rust}` is stored under, and attributes name the Rust field: `{rust}`"
+        );
+    }
+    let names: Vec<String> = cont.fields.iter().map(|f| f.ident.to_string()).collect();
+    did_you_mean(name, names.iter().map(String::as_str))
 }
 
 /// The whole collection's query method, `T::query().all()`, which no other query may take.
@@ -557,15 +573,7 @@ fn field_sets<'a>(
                     format!(
                         "`{name}` is not a field of `{}`{}",
                         cont.ident,
-                        did_you_mean(
-                            &name,
-                            cont.fields
-                                .iter()
-                                .map(|f| f.ident.to_string())
-                                .collect::<Vec<_>>()
-                                .iter()
-                                .map(String::as_str)
-                        ),
+                        field_hint(cont, &name),
                     ),
                 );
                 continue;
