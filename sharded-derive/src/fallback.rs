@@ -25,8 +25,9 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
         .order_by
         .as_ref()
         .and_then(|order_by| container.field(&order_by.value.value()))
-        // A serde adapter on the order field is reported already; its type is beside the point.
-        .filter(|field| field.serde.custom.is_none())
+        // A serde adapter or a flatten on the order field is reported already; its type is
+        // beside the point.
+        .filter(|field| field.serde.custom.is_none() && field.serde.flatten.is_none())
         .map_or_else(
             || {
                 quote!(
