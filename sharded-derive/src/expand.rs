@@ -137,11 +137,12 @@ fn queries(model: &Model) -> TokenStream {
             .join(".");
         let doc =
             format!("Documents whose `{rust_path}` equals `value`, by `{order}` {direction}.",);
+        let param = value_param(value_ty);
         quote! {
             #[doc = #doc]
             #vis fn #method(
                 self,
-                value: impl ::core::convert::Into<#value_ty>,
+                value: #param,
             ) -> ::sharded_runtime::ShardedQuery<#ident, { ::sharded_runtime::query_id(#name) }> {
                 let value: #value_ty = ::core::convert::Into::into(value);
                 ::sharded_runtime::ShardedQuery::__new(&value)
@@ -152,8 +153,8 @@ fn queries(model: &Model) -> TokenStream {
         let method = &set.method;
         let name = method.to_string();
         let params: Vec<&syn::Ident> = set.fields.iter().map(|field| field.ident).collect();
-        let types = set.fields.iter().map(|field| &field.value_ty);
-        let types2 = types.clone();
+        let types = set.fields.iter().map(|field| value_param(&field.value_ty));
+        let types2 = set.fields.iter().map(|field| &field.value_ty);
         let rust_names: Vec<String> = set
             .fields
             .iter()
@@ -167,7 +168,7 @@ fn queries(model: &Model) -> TokenStream {
             #[doc = #doc]
             #vis fn #method(
                 self,
-                #(#params: impl ::core::convert::Into<#types>),*
+                #(#params: #types),*
             ) -> ::sharded_runtime::ShardedQuery<#ident, { ::sharded_runtime::query_id(#name) }> {
                 #(let #params: #types2 = ::core::convert::Into::into(#params);)*
                 ::sharded_runtime::ShardedQuery::__whole_collection() #(.__and(&#params))*
@@ -416,5 +417,23 @@ pub(crate) fn wrap(items: TokenStream) -> TokenStream {
         const _: () = {
             #items
         };
+    }
+}
+
+/// The type a query method takes a field's value as: the field's own type when it is a
+/// number or a `bool`, so that a literal (`venue_code(7)` on a `u32`) takes the field's type
+/// rather than falling back to `i32`; anything convertible into it otherwise (`&str` for a
+/// `String`).
+fn value_param(value_ty: &syn::Type) -> TokenStream {
+    const EXACT: [&str; 15] = [
+        "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize",
+        "f32", "f64", "bool",
+    ];
+    let exact = matches!(value_ty, syn::Type::Path(path)
+        if path.qself.is_none() && path.path.get_ident().is_some_and(|ident| EXACT.contains(&ident.to_string().as_str())));
+    if exact {
+        quote!(#value_ty)
+    } else {
+        quote!(impl ::core::convert::Into<#value_ty>)
     }
 }

@@ -25,7 +25,7 @@ pub use collection::ShardedCollection;
 pub use document_id::check_document_id;
 pub use error::{Error, Result};
 pub use fields::Field;
-pub use order_key::OrderKey;
+pub use order_key::{OrderBound, OrderKey};
 pub use query::{
     ChangeKind, Cursor, DocumentChange, ListenOptions, MAX_DISJUNCTIONS, MAX_FILTER_VALUE_BYTES,
     MAX_LIMIT, Number, Numeric, NumericField, Page, QueryShape, QuerySnapshot, QueryStats,

@@ -76,3 +76,67 @@ order_keys!(
 pub struct NoOrderField;
 
 impl OrderKey for NoOrderField {}
+
+/// What a bound of [`ShardedQuery::range`](crate::ShardedQuery::range) may be given as, for
+/// an order field of type `V`: a `V`, or a type that converts into it with nothing to choose.
+/// The conversions are `&str` and `&String` into `String`, `f32` into `f64`, a narrower
+/// integer into a wider signed one, and `jiff::Timestamp` into `FirestoreTimestamp`.
+///
+/// None converts into an unsigned type, so that an integer literal takes the field's own type
+/// (`range(10..20)` on a `u32` field); give an unsigned bound in that type.
+#[diagnostic::on_unimplemented(
+    message = "a range bound of type `{Self}` cannot be compared with the order field's `{V}`",
+    label = "not a `{V}`",
+    note = "give the bounds as `{V}`: a range of the order field's own type"
+)]
+pub trait OrderBound<V> {
+    /// The bound as the order field's type.
+    fn into_order_value(self) -> V;
+}
+
+impl<V> OrderBound<V> for V {
+    fn into_order_value(self) -> V {
+        self
+    }
+}
+
+impl OrderBound<String> for &str {
+    fn into_order_value(self) -> String {
+        self.to_owned()
+    }
+}
+
+impl OrderBound<String> for &String {
+    fn into_order_value(self) -> String {
+        self.clone()
+    }
+}
+
+impl OrderBound<f64> for f32 {
+    fn into_order_value(self) -> f64 {
+        f64::from(self)
+    }
+}
+
+impl OrderBound<firestore::FirestoreTimestamp> for firestore::jiff::Timestamp {
+    fn into_order_value(self) -> firestore::FirestoreTimestamp {
+        self.into()
+    }
+}
+
+/// Widenings into a signed integer type, which no literal needs to choose among.
+macro_rules! widen {
+    ($($to:ty: $($from:ty),*;)*) => {$($(
+        impl OrderBound<$to> for $from {
+            fn into_order_value(self) -> $to {
+                <$to>::from(self)
+            }
+        }
+    )*)*};
+}
+
+widen! {
+    i16: i8, u8;
+    i32: i8, i16, u8, u16;
+    i64: i8, i16, i32, u8, u16, u32;
+}

@@ -71,3 +71,44 @@ async fn cursors_from_a_known_item_resume_exactly_after_it() {
     assert_eq!(stats.queries, 2);
     assert_eq!(stats.documents_read, 12);
 }
+
+/// Integer literals take the field's own type: `code(7)` on a `u32` field and `range(10..20)`
+/// on a `u32` order field compile (with `impl Into<u32>`, a literal fell back to `i32`, which
+/// does not convert), and select what they say.
+#[tokio::test]
+async fn literals_take_the_fields_own_types() {
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, Sharded)]
+    #[sharded(shards = 3, order_by = "rank", direction = "asc", collection = "codes")]
+    #[sharded(index(code, level))]
+    struct Coded {
+        #[sharded(index)]
+        code: u32,
+        level: u8,
+        rank: u32,
+    }
+    let test = test_db("query-literals").await;
+    let db = &test.db;
+    for n in 0..30u32 {
+        let coded = Coded {
+            code: n % 3 + 6,
+            level: (n % 2) as u8,
+            rank: n,
+        };
+        Coded::collection(db)
+            .upsert(&format!("c{n:02}"), &coded)
+            .await
+            .unwrap();
+    }
+    let ranks = |documents: Vec<Coded>| documents.iter().map(|c| c.rank).collect::<Vec<_>>();
+    let sevens = Coded::query()
+        .code(7)
+        .range(10..20)
+        .fetch(db)
+        .await
+        .unwrap();
+    assert_eq!(ranks(sevens), [10, 13, 16, 19]);
+    let pair = Coded::query().code_and_level(7, 1).fetch(db).await.unwrap();
+    assert_eq!(ranks(pair), [1, 7, 13, 19, 25]);
+    let inclusive = Coded::query().all().range(28..=29).fetch(db).await.unwrap();
+    assert_eq!(ranks(inclusive), [28, 29]);
+}

@@ -192,14 +192,16 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
     }
 
     /// Only documents whose order field lies in `range`, e.g. `since..until` or `since..`.
-    /// Served by the same index: a range on the field the index ends with. Bounds may be of
-    /// any type that converts into the order field's (`"a".."b"` for a `String` field).
+    /// Served by the same index: a range on the field the index ends with. Bounds are of the
+    /// order field's type, or one that converts into it ([`OrderBound`](crate::OrderBound):
+    /// `"a".."b"` for a `String` field); an integer literal takes the field's type
+    /// (`10..20` on a `u32` field).
     pub fn range<B, R>(mut self, range: R) -> Self
     where
-        B: Clone + Into<T::OrderValue>,
+        B: Clone + crate::OrderBound<T::OrderValue>,
         R: RangeBounds<B>,
     {
-        let convert = |bound: Bound<&B>| bound.cloned().map(Into::into);
+        let convert = |bound: Bound<&B>| bound.cloned().map(crate::OrderBound::into_order_value);
         self.lower = to_bound(convert(range.start_bound()).as_ref());
         self.upper = to_bound(convert(range.end_bound()).as_ref());
         self
