@@ -102,6 +102,8 @@ pub struct SerdeField {
     pub rename: Option<String>,
     /// `skip`, `skip_serializing` or `skip_serializing_if`: the field may be absent when stored.
     pub skipped: Option<syn::Path>,
+    /// The predicate of `skip_serializing_if`, as written (`"Option::is_none"`).
+    pub skip_if: Option<String>,
     pub flatten: Option<syn::Path>,
     /// `with`, `serialize_with`, `deserialize_with` or `getter`: a serde adapter decides how
     /// the value is stored or read.
@@ -289,10 +291,13 @@ impl SerdeField {
                     if let Some(name) = serialize_name(&meta)? {
                         out.rename = Some(name);
                     }
-                } else if meta.path.is_ident(SKIP)
-                    || meta.path.is_ident(SKIP_SERIALIZING)
-                    || meta.path.is_ident(SKIP_SERIALIZING_IF)
-                {
+                } else if meta.path.is_ident(SKIP_SERIALIZING_IF) {
+                    out.skipped = Some(meta.path.clone());
+                    if meta.input.peek(Token![=]) {
+                        let predicate: syn::LitStr = meta.value()?.parse()?;
+                        out.skip_if = Some(predicate.value());
+                    }
+                } else if meta.path.is_ident(SKIP) || meta.path.is_ident(SKIP_SERIALIZING) {
                     out.skipped = Some(meta.path.clone());
                     skip_value(&meta)?;
                 } else if meta.path.is_ident(FLATTEN) {

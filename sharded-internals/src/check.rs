@@ -451,21 +451,8 @@ fn indexed_fields<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Vec<IndexedField<'a
             );
             continue;
         }
-        if let Some(path) = field
-            .serde
-            .skipped
-            .as_ref()
-            .or(field.serde.flatten.as_ref())
-        {
-            let what = if field.serde.flatten.is_some() {
-                "flattened"
-            } else {
-                "skipped when serialized"
-            };
-            cx.error_spanned_by(
-                &index.key,
-                format!("`{}` is {what} (`{}`), so it is not stored under its own name and cannot be queried", field.ident, quote::ToTokens::to_token_stream(path)),
-            );
+        if let Some((why, hint)) = not_stored(field, Use::Queried) {
+            cx.error_spanned_by(&index.key, format!("{why}, so it cannot be queried{hint}"));
             continue;
         }
         if !check_plain_serde(
@@ -658,23 +645,68 @@ fn check_stored_by_name(
     culprit: &dyn quote::ToTokens,
     what: &str,
 ) -> bool {
-    let Some(path) = field
-        .serde
-        .skipped
-        .as_ref()
-        .or(field.serde.flatten.as_ref())
-    else {
-        return true;
+    let usage = if what == "summed" {
+        Use::Summed
+    } else {
+        Use::Queried
     };
-    cx.error_spanned_by(
-        culprit,
+    match not_stored(field, usage) {
+        Some((why, hint)) => {
+            cx.error_spanned_by(culprit, format!("{why}, so it cannot be {what}{hint}"));
+            false
+        }
+        None => true,
+    }
+}
+
+/// What a field is used for, which decides whether a field serde may leave out will do.
+#[derive(Clone, Copy, PartialEq)]
+enum Use {
+    /// Compared for equality: an `Option` left out when `None` is exact, since a query only
+    /// ever asks for a value, which the document stores under the field's name.
+    Queried,
+    /// Summed and averaged: every document must hold a number.
+    Summed,
+}
+
+/// Why `field`'s stored value cannot serve `usage`, if it cannot, and what would: it is
+/// flattened, never stored, or left out of some documents that hold a value.
+fn not_stored(field: &Field, usage: Use) -> Option<(String, &'static str)> {
+    let name = field.ident.unraw();
+    if let Some(path) = &field.serde.flatten {
+        let path = quote::ToTokens::to_token_stream(path);
+        return Some((
+            format!("`{name}` is flattened (`{path}`), so it is not stored under its own name"),
+            "",
+        ));
+    }
+    let skipped = field.serde.skipped.as_ref()?;
+    let Some(predicate) = &field.serde.skip_if else {
+        let path = quote::ToTokens::to_token_stream(skipped);
+        return Some((format!("`{name}` is never stored (`{path}`)"), ""));
+    };
+    let only_none = [
+        "Option::is_none",
+        "core::option::Option::is_none",
+        "std::option::Option::is_none",
+    ]
+    .iter()
+    .any(|none| predicate.trim_start_matches("::") == *none);
+    if usage == Use::Queried && only_none && option_inner(field.ty).is_some() {
+        return None;
+    }
+    let hint = match usage {
+        Use::Queried => {
+            ": those documents would drop out; an `Option` left out only when `None` (`skip_serializing_if = \"Option::is_none\"`) can be queried"
+        }
+        Use::Summed => ": every document must hold a number to be summed and averaged",
+    };
+    Some((
         format!(
-            "`{}` is not stored under its own name (`{}`), so it cannot be {what}",
-            field.ident.unraw(),
-            quote::ToTokens::to_token_stream(path)
+            "`{name}` is left out of a document whenever `{predicate}` holds (`skip_serializing_if`)"
         ),
-    );
-    false
+        hint,
+    ))
 }
 
 /// `#[sharded(aggregate)]` fields: stored under their own name as their plain type. Whether

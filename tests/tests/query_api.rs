@@ -112,3 +112,66 @@ async fn literals_take_the_fields_own_types() {
     let inclusive = Coded::query().all().range(28..=29).fetch(db).await.unwrap();
     assert_eq!(ranks(inclusive), [28, 29]);
 }
+
+/// An `Option` left out of the document when `None` (`skip_serializing_if =
+/// "Option::is_none"`) is stored under its own name whenever it holds a value, which is all
+/// an equality query asks for: its query and a field set with it equal the unsharded ones.
+#[tokio::test]
+async fn an_option_left_out_when_none_is_queried_exactly() {
+    use sharded_tests::equivalence::Unsharded;
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, Sharded)]
+    #[sharded(shards = 40, order_by = "at", collection = "regions")]
+    #[sharded(index(region, kind))]
+    struct Site {
+        #[sharded(index)]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        region: Option<String>,
+        kind: String,
+        at: i64,
+    }
+    let test = test_db("query-option-skip").await;
+    let db = &test.db;
+    for n in 0..60i64 {
+        let site = Site {
+            region: [None, Some("eu".to_owned()), Some("us".to_owned())][n as usize % 3].clone(),
+            kind: ["a", "b"][n as usize % 2].into(),
+            at: n % 7,
+        };
+        Site::collection(db)
+            .upsert(&format!("s{n:02}"), &site)
+            .await
+            .unwrap();
+    }
+    let ids = |sites: Vec<sharded_runtime::Stored<Site>>| {
+        sites.into_iter().map(|s| s.id).collect::<Vec<_>>()
+    };
+    for region in ["eu", "us"] {
+        let expected = Unsharded::default()
+            .equal("region", region)
+            .ids::<Site>(db, Site::COLLECTION)
+            .await
+            .unwrap();
+        assert_eq!(expected.len(), 20);
+        let ours = Site::query().region(region).fetch_stored(db).await.unwrap();
+        assert_eq!(ids(ours), expected, "{region}");
+        let expected = Unsharded::default()
+            .equal("region", region)
+            .equal("kind", "a")
+            .ids::<Site>(db, Site::COLLECTION)
+            .await
+            .unwrap();
+        let ours = Site::query()
+            .region_and_kind(region, "a")
+            .fetch_stored(db)
+            .await
+            .unwrap();
+        assert_eq!(ids(ours), expected, "{region} a");
+    }
+    // The documents without a region store no field at all.
+    let none = sharded_tests::all_documents(db, Site::COLLECTION)
+        .await
+        .into_iter()
+        .filter(|document| !document.fields.contains_key("region"))
+        .count();
+    assert_eq!(none, 20);
+}
