@@ -59,7 +59,16 @@ fn expand(model: &Model) -> TokenStream {
         .collect();
     let shapes = query_shapes(model, &paths);
     let aggregate_paths = model.aggregates.iter().map(|field| &field.path);
-    wrap(quote! {
+    let aliases = query_aliases(
+        ident,
+        model.vis,
+        model
+            .indexes
+            .iter()
+            .map(|index| syn::ext::IdentExt::unraw(&index.method).to_string())
+            .chain(model.field_sets.iter().map(|set| set.method.to_string())),
+    );
+    let wrapped = wrap(quote! {
         #nested_checks
         #path_consts
         #queries
@@ -89,7 +98,11 @@ fn expand(model: &Model) -> TokenStream {
             const REQUIRED_SEGMENTS: &'static [&'static [&'static str]] = &[#(#required_segments),*];
             #order_value
         }
-    })
+    });
+    quote! {
+        #aliases
+        #wrapped
+    }
 }
 
 /// While resharding, the previous set and the values queries read and writes draw.
@@ -407,6 +420,38 @@ pub(crate) fn direction(direction: Direction) -> TokenStream {
         Direction::Ascending => quote!(::sharded_runtime::__private::Direction::Ascending),
         Direction::Descending => quote!(::sharded_runtime::__private::Direction::Descending),
     }
+}
+
+/// A name for every query's types, beside the struct (outside the anonymous const, so that
+/// users can name them): `{T}{Method}Query`, `{T}{Method}Cursor` and `{T}{Method}Page` for
+/// `all` and each query method, so that a query, a cursor or a page can be stored in a
+/// struct without spelling `ShardedQuery<T, { query_id("method") }>`.
+pub(crate) fn query_aliases(
+    ident: &syn::Ident,
+    vis: &syn::Visibility,
+    methods: impl Iterator<Item = String>,
+) -> TokenStream {
+    let aliases = std::iter::once("all".to_owned())
+        .chain(methods)
+        .map(|method| {
+            let pascal = sharded_internals::case::RenameRule::Pascal.apply_to_field(&method);
+            let query = quote::format_ident!("{ident}{pascal}Query");
+            let cursor = quote::format_ident!("{ident}{pascal}Cursor");
+            let page = quote::format_ident!("{ident}{pascal}Page");
+            let id = quote!({ ::sharded_runtime::query_id(#method) });
+            let query_doc = format!("The query `{ident}::query().{method}(..)`.");
+            let cursor_doc = format!("A cursor of `{ident}::query().{method}(..)`.");
+            let page_doc = format!("A page of `{ident}::query().{method}(..)`.");
+            quote! {
+                #[doc = #query_doc]
+                #vis type #query = ::sharded_runtime::ShardedQuery<#ident, #id>;
+                #[doc = #cursor_doc]
+                #vis type #cursor = ::sharded_runtime::Cursor<#ident, #id>;
+                #[doc = #page_doc]
+                #vis type #page = ::sharded_runtime::Page<#ident, #id>;
+            }
+        });
+    quote!(#(#aliases)*)
 }
 
 /// Generated items live in an anonymous const, as serde's do.

@@ -62,6 +62,10 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
         })
         .filter(|method| emitted.insert(syn::ext::IdentExt::unraw(method).to_string()))
         .collect();
+    let mut alias_names: Vec<String> = methods
+        .iter()
+        .map(|method| syn::ext::IdentExt::unraw(method).to_string())
+        .collect();
     let methods = methods.into_iter().map(|method| {
             let name = syn::ext::IdentExt::unraw(&method).to_string();
             quote! {
@@ -95,6 +99,7 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
         })
         .filter(|(name, _)| taken.insert(name.clone()))
         .collect();
+    alias_names.extend(set_names.iter().map(|(name, _)| name.clone()));
     let set_methods = set_names.into_iter().map(|(name, len)| {
         let method = syn::Ident::new(&name, proc_macro2::Span::call_site());
         let params = (0..len).map(|i| quote::format_ident!("_v{}", i));
@@ -164,7 +169,9 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
         ["", ""],
         std::iter::once(all).chain(methods).collect(),
     );
-    wrap(quote! {
+    let aliases =
+        crate::expand::query_aliases(ident, &container.input.vis, alias_names.into_iter());
+    let wrapped = wrap(quote! {
         #fields
         #queries
         #aggregates
@@ -183,5 +190,9 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
             const REQUIRED_SEGMENTS: &'static [&'static [&'static str]] = &[];
             #order_ty
         }
-    })
+    });
+    quote! {
+        #aliases
+        #wrapped
+    }
 }

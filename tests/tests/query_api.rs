@@ -175,3 +175,52 @@ async fn an_option_left_out_when_none_is_queried_exactly() {
         .count();
     assert_eq!(none, 20);
 }
+
+/// Every query's types have names (`TickVenueQuery`, `TickVenueCursor`, `TickVenuePage`,
+/// `TickAllQuery`...), so a query and where it got to can be kept in a struct and taken up
+/// again, page by page, to the end.
+#[tokio::test]
+async fn queries_and_cursors_can_be_kept_by_name() {
+    use sharded_tests::models::{TickAllQuery, TickVenueCursor, TickVenuePage, TickVenueQuery};
+    struct Feed {
+        query: TickVenueQuery,
+        next: Option<TickVenueCursor>,
+    }
+    let test = test_db("query-names").await;
+    let db = &test.db;
+    for seq in 0..12 {
+        Tick::collection(db)
+            .upsert(&format!("t{seq:02}"), &tick(seq))
+            .await
+            .unwrap();
+    }
+    let everything: TickAllQuery = Tick::query().all();
+    let expected: Vec<String> = Tick::query()
+        .venue("XNAS")
+        .fetch_stored(db)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
+    assert_eq!(expected.len(), 12);
+    assert_eq!(everything.count(db).await.unwrap(), 12);
+    let mut feed = Feed {
+        query: Tick::query().venue("XNAS"),
+        next: None,
+    };
+    let mut seen = Vec::new();
+    loop {
+        let query = match feed.next.take() {
+            Some(cursor) => feed.query.clone().after(cursor),
+            None => feed.query.clone(),
+        };
+        let page: TickVenuePage = query.page(db, 5).await.unwrap();
+        seen.extend(page.items.into_iter().map(|s| s.id));
+        match page.next {
+            Some(next) => feed.next = Some(next),
+            None => break,
+        }
+    }
+    assert_eq!(seen, expected);
+}
