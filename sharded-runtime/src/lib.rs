@@ -10,6 +10,7 @@ mod guard;
 mod order_key;
 mod query;
 pub mod reshard;
+mod retry;
 mod shard;
 mod shard_job;
 mod sharded;

@@ -482,27 +482,7 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
     where
         F: std::future::Future<Output = firestore::FirestoreResult<R>>,
     {
-        retry_reads(&self.scan_backoff, read).await
-    }
-}
-
-/// `read`, tried again while it fails in a way another attempt may fix (a dropped
-/// connection, an overloaded or unavailable server), up to the backoff's attempts.
-pub(crate) async fn retry_reads<R, F>(backoff: &Backoff, read: impl Fn() -> F) -> Result<R>
-where
-    F: std::future::Future<Output = firestore::FirestoreResult<R>>,
-{
-    let mut attempts = 0;
-    loop {
-        attempts += 1;
-        match read().await {
-            Ok(value) => return Ok(value),
-            Err(err) if attempts < backoff.max_attempts && crate::bulk::transient(&err) => {
-                tracing::debug!(%err, attempts, "sharded: a read failed; trying again");
-                tokio::time::sleep(backoff.delay(attempts, Code::Unavailable)).await;
-            }
-            Err(err) => return Err(err.into()),
-        }
+        crate::retry::retry_reads(&self.scan_backoff, read).await
     }
 }
 

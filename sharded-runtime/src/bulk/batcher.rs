@@ -20,7 +20,7 @@ use super::clock::Clock;
 use super::options::BulkWriterOptions;
 use super::outcome::{Reply, Shared, Unclaimed, WriteFailure, WriteOutcome};
 use super::rate_limiter::{RateLimiter, Throttling};
-use super::retry::{Backoff, retries_request, retries_write};
+use crate::retry::{Backoff, retries_request, retries_write};
 
 #[derive(Debug)]
 pub(super) enum Message {

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::clock::{Clock, SystemClock};
 use super::rate_limiter::Throttling;
-use super::retry::Backoff;
+use crate::retry::Backoff;
 use crate::{Error, Result, Sharded};
 
 /// The most writes one BatchWrite request carries.

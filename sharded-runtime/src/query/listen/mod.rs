@@ -113,14 +113,8 @@ impl ListenOptions {
     /// Whether a listener can run with these options:
     /// [`Error::InvalidOptions`] naming the first out of range.
     pub fn validate(&self) -> Result<()> {
+        use crate::bulk::check;
         let day = crate::bulk::MAX_DURATION;
-        let check = |valid: bool, option, expected| {
-            if valid {
-                Ok(())
-            } else {
-                Err(Error::InvalidOptions { option, expected })
-            }
-        };
         check(
             self.max_retry <= day,
             "max_retry",
@@ -131,6 +125,18 @@ impl ListenOptions {
             "first_retry",
             "at most max_retry",
         )
+    }
+
+    /// The waits between connections as the shared retry policy: 1.5 times longer each time,
+    /// no jitter.
+    fn backoff(&self) -> crate::retry::Backoff {
+        crate::retry::Backoff {
+            initial: self.first_retry,
+            factor: 1.5,
+            maximum: self.max_retry,
+            jitter: 0.0,
+            max_attempts: u32::MAX,
+        }
     }
 }
 
@@ -233,18 +239,16 @@ impl<T: Sharded + Clone> Listener<T> {
             .options
             .reconnects
             .is_some_and(|reconnects| self.failures > reconnects);
-        if !crate::bulk::retries_request(status.code()) || exhausted {
+        if !crate::retry::retries_request(status.code()) || exhausted {
             return Err(Error::Listen {
                 code: status.code(),
                 message: cause(&status),
             });
         }
-        let exponent = (self.failures - 1).min(64) as i32;
-        let delay = Duration::try_from_secs_f64(
-            self.options.first_retry.as_secs_f64() * 1.5f64.powi(exponent),
-        )
-        .unwrap_or(self.options.max_retry)
-        .min(self.options.max_retry);
+        let delay = self
+            .options
+            .backoff()
+            .base_delay(self.failures, status.code());
         tracing::debug!(?status, ?delay, "sharded listener reconnects");
         tokio::time::sleep(delay).await;
         Ok(())

@@ -1,5 +1,6 @@
-//! Which failures a bulk write retries, and how long it waits first: Google's bulk writers'
-//! rules.
+//! The one retry policy: which failures are worth another attempt, and how long to wait
+//! first (Google's bulk writers' rules), for the bulk writer, the shard job's reads and the
+//! listener's reconnections.
 
 use std::time::Duration;
 
@@ -59,7 +60,7 @@ impl Backoff {
     /// Whether these settings can run: [`Error::InvalidOptions`](crate::Error::InvalidOptions)
     /// naming the first one out of range.
     pub fn validate(&self) -> crate::Result<()> {
-        use super::options::{MAX_DURATION, check};
+        use crate::bulk::{MAX_DURATION, check};
         check(
             self.maximum <= MAX_DURATION,
             "backoff.maximum",
@@ -123,6 +124,26 @@ pub(crate) fn transient(err: &firestore::errors::FirestoreError) -> bool {
         }
         FirestoreError::NetworkError(_) => true,
         _ => false,
+    }
+}
+
+/// `read`, tried again while it fails in a way another attempt may fix (a dropped
+/// connection, an overloaded or unavailable server), up to the backoff's attempts.
+pub(crate) async fn retry_reads<R, F>(backoff: &Backoff, read: impl Fn() -> F) -> crate::Result<R>
+where
+    F: std::future::Future<Output = firestore::FirestoreResult<R>>,
+{
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        match read().await {
+            Ok(value) => return Ok(value),
+            Err(err) if attempts < backoff.max_attempts && transient(&err) => {
+                tracing::debug!(%err, attempts, "sharded: a read failed; trying again");
+                tokio::time::sleep(backoff.delay(attempts, Code::Unavailable)).await;
+            }
+            Err(err) => return Err(err.into()),
+        }
     }
 }
 
