@@ -337,22 +337,15 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
     }
 
     async fn count_in(&self, db: &FirestoreDb, span: &tracing::Span) -> Result<u64> {
-        let (prepared, snapshot) = self.begin(db, span).await?;
-        let counts =
-            futures::future::try_join_all(prepared.chunks.iter().enumerate().map(|(i, chunk)| {
-                async {
-                    let rows = self
-                        .select(snapshot.db(), &prepared, chunk)
-                        .aggregate(|a| a.fields([a.field("count").count()]))
-                        .query()
-                        .await?;
-                    count_of(&rows)
-                }
-                .instrument(chunk_span(i, chunk))
-            }))
-            .await;
-        snapshot.release().await?;
-        let total: u64 = counts?.into_iter().sum();
+        let counts = self
+            .in_every_chunk(db, span, |db, prepared, chunk| {
+                let count = self
+                    .select(db, prepared, chunk)
+                    .aggregate(|a| a.fields([a.field("count").count()]));
+                Box::pin(async move { count_of(&count.query().await?) })
+            })
+            .await?;
+        let total: u64 = counts.into_iter().sum();
         Ok(self
             .limit
             .map_or(total, |limit| total.min(u64::from(limit))))
@@ -404,14 +397,11 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
         }
         let span = query_span::<T, QUERY>("aggregate");
         async {
-            let (prepared, snapshot) = self.begin(db, &span).await?;
-            let order = prepared.orders[0].clone();
-            let chunks = futures::future::try_join_all(prepared.chunks.iter().enumerate().map(
-                |(i, chunk)| {
-                    let filter = self.filter(&prepared, chunk);
-                    let order = order.clone();
-                    let db = snapshot.db();
-                    async move {
+            let chunks = self
+                .in_every_chunk(db, &span, |db, prepared, chunk| {
+                    let filter = self.filter(prepared, chunk);
+                    let order = prepared.orders[0].clone();
+                    Box::pin(async move {
                         let rows = db
                             .fluent()
                             .select()
@@ -430,13 +420,10 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
                             .query()
                             .await?;
                         aggregate::ChunkAggregate::from_rows(&rows)
-                    }
-                    .instrument(chunk_span(i, chunk))
-                },
-            ))
-            .await;
-            snapshot.release().await?;
-            Ok(aggregate::combine(&chunks?))
+                    })
+                })
+                .await?;
+            Ok(aggregate::combine(&chunks))
         }
         .instrument(span.clone())
         .await
@@ -503,16 +490,12 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
         db: &FirestoreDb,
         span: &tracing::Span,
     ) -> Result<(Vec<Document>, QueryStats)> {
-        let (prepared, snapshot) = self.begin(db, span).await?;
-        let results =
-            futures::future::try_join_all(prepared.chunks.iter().enumerate().map(|(i, chunk)| {
-                self.select(snapshot.db(), &prepared, chunk)
-                    .query()
-                    .instrument(chunk_span(i, chunk))
-            }))
-            .await;
-        snapshot.release().await?;
-        let mut results = results?;
+        let mut results = self
+            .in_every_chunk(db, span, |db, prepared, chunk| {
+                let select = self.select(db, prepared, chunk);
+                Box::pin(async move { Ok(select.query().await?) })
+            })
+            .await?;
         let stats = QueryStats {
             queries: results.len(),
             documents_read: results.iter().map(Vec::len).sum(),
@@ -527,6 +510,29 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
             query_order::<T>,
         );
         Ok((merged, stats))
+    }
+
+    /// `per_chunk` on every chunk at once, all reading one snapshot, released before the
+    /// results return; each in a span of its own. A failure in any chunk fails the whole: no
+    /// partial result.
+    async fn in_every_chunk<R>(
+        &self,
+        db: &FirestoreDb,
+        span: &tracing::Span,
+        per_chunk: impl for<'a> Fn(
+            &'a FirestoreDb,
+            &'a Prepared,
+            &'a [&'static str],
+        ) -> futures::future::BoxFuture<'a, Result<R>>,
+    ) -> Result<Vec<R>> {
+        let (prepared, snapshot) = self.begin(db, span).await?;
+        let results =
+            futures::future::try_join_all(prepared.chunks.iter().enumerate().map(|(i, chunk)| {
+                per_chunk(snapshot.db(), &prepared, chunk).instrument(chunk_span(i, chunk))
+            }))
+            .await;
+        snapshot.release().await?;
+        results
     }
 
     fn select<'db>(
