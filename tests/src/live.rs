@@ -8,16 +8,18 @@ use std::time::Duration;
 use futures::StreamExt;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use serde::{Deserialize, Serialize};
 use sharded_runtime::firestore::FirestoreDb;
 use sharded_runtime::{
     ChangeKind, Direction, QuerySnapshot, Sharded, ShardedQuery, Stored, WholeCollection, query_id,
 };
 
-macro_rules! readings {
-    ($name:ident, $shards:literal, $direction:literal, $collection:literal) => {
-        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
-        #[sharded(shards = $shards, order_by = "at", direction = $direction, collection = $collection)]
+/// A readings type (`venue`, `at`, `seq`) with its `Reading` impl: declared with the given
+/// `#[sharded(...)]` attributes, or with a shard count, a direction and a collection.
+#[macro_export]
+macro_rules! live_readings {
+    ($(#[$attr:meta])* $name:ident) => {
+        #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, sharded_runtime::Sharded)]
+        $(#[$attr])*
         pub struct $name {
             #[sharded(index)]
             pub venue: String,
@@ -25,7 +27,7 @@ macro_rules! readings {
             pub seq: i64,
         }
 
-        impl Reading for $name {
+        impl $crate::live::Reading for $name {
             fn new(venue: &str, at: i64, seq: i64) -> Self {
                 $name {
                     venue: venue.to_owned(),
@@ -36,13 +38,21 @@ macro_rules! readings {
             fn at(&self) -> i64 {
                 self.at
             }
-            fn all() -> WholeCollection<Self> {
+            fn all() -> sharded_runtime::WholeCollection<Self> {
                 $name::query().all()
             }
-            fn venue(venue: &str) -> ShardedQuery<Self, { query_id("venue") }> {
+            fn venue(
+                venue: &str,
+            ) -> sharded_runtime::ShardedQuery<Self, { sharded_runtime::query_id("venue") }> {
                 $name::query().venue(venue)
             }
         }
+    };
+    ($name:ident, $shards:literal, $direction:literal, $collection:literal) => {
+        $crate::live_readings!(
+            #[sharded(shards = $shards, order_by = "at", direction = $direction, collection = $collection)]
+            $name
+        );
     };
 }
 
@@ -53,8 +63,8 @@ pub trait Reading: Sharded<OrderValue = i64> + Clone + PartialEq + std::fmt::Deb
     fn venue(venue: &str) -> ShardedQuery<Self, { query_id("venue") }>;
 }
 
-readings!(Three, 3, "desc", "live3");
-readings!(SixtyFour, 64, "asc", "live64");
+crate::live_readings!(Three, 3, "desc", "live3");
+crate::live_readings!(SixtyFour, 64, "asc", "live64");
 
 pub const VENUES: [&str; 2] = ["XNAS", "XLON"];
 

@@ -38,6 +38,20 @@ fn instrument(n: u32) -> Instrument {
     }
 }
 
+/// Writes `instrument(n)` under the `n`-th of `ids` without a shard, as a collection written
+/// before sharded holds it.
+async fn write_unsharded(db: &sharded_runtime::firestore::FirestoreDb, ids: &[String]) {
+    let seed = BulkWriter::new(db, unthrottled()).unwrap();
+    for (n, id) in ids.iter().enumerate() {
+        drop(
+            seed.set(Instrument::COLLECTION, id, &instrument(n as u32))
+                .await
+                .unwrap(),
+        );
+    }
+    seed.close().await.unwrap();
+}
+
 /// A document an older writer stored with a shard value the set does not have.
 #[derive(Serialize)]
 struct WithStrayShard<'a> {
@@ -186,22 +200,10 @@ async fn backfill_gives_every_document_a_shard_and_changes_nothing_else() {
 async fn a_change_after_the_scan_wins_and_the_document_is_sharded_anyway() {
     let test = test_db("backfill-conflicts").await;
     let db = &test.db;
-    let seed = BulkWriter::new(
-        db,
-        BulkWriterOptions::default().with_throttling(Throttling::Off),
-    )
-    .unwrap();
     let ids: Vec<String> = (0..40)
         .map(|n| format!("{:016x}", rand::random::<u64>() ^ n))
         .collect();
-    for (n, id) in ids.iter().enumerate() {
-        drop(
-            seed.set(Instrument::COLLECTION, id, &instrument(n as u32))
-                .await
-                .unwrap(),
-        );
-    }
-    seed.close().await.unwrap();
+    write_unsharded(db, &ids).await;
 
     let slow = BulkWriterOptions::default()
         .with_throttling(Throttling::Ramp {
@@ -363,19 +365,10 @@ async fn backfill_handles_quoted_shard_fields_many_shards_and_odd_ids() {
 async fn writes_that_landed_count_as_updated_through_lost_answers() {
     use sharded_runtime::fault_proxy::{FaultProxy, Faults};
     let test = test_db("backfill-lost").await;
-    let seed = BulkWriter::new(&test.db, unthrottled()).unwrap();
-    for n in 0..600 {
-        drop(
-            seed.set(
-                Instrument::COLLECTION,
-                &format!("{:016x}", rand::random::<u64>()),
-                &instrument(n),
-            )
-            .await
-            .unwrap(),
-        );
-    }
-    seed.close().await.unwrap();
+    let ids: Vec<String> = (0..600)
+        .map(|_| format!("{:016x}", rand::random::<u64>()))
+        .collect();
+    write_unsharded(&test.db, &ids).await;
     let proxy = FaultProxy::start(
         test.emulator.host(),
         Faults {
@@ -418,16 +411,8 @@ async fn contention_slows_the_job_down_instead_of_failing_it() {
         FirestoreConsistencySelector, FirestoreTransactionMode, FirestoreTransactionOptions,
     };
     let test = test_db("backfill-contention").await;
-    let seed = BulkWriter::new(&test.db, unthrottled()).unwrap();
     let ids: Vec<String> = (0..30).map(|n| format!("d{n:02}")).collect();
-    for (n, id) in ids.iter().enumerate() {
-        drop(
-            seed.set(Instrument::COLLECTION, id, &instrument(n as u32))
-                .await
-                .unwrap(),
-        );
-    }
-    seed.close().await.unwrap();
+    write_unsharded(&test.db, &ids).await;
 
     let (lock, locked) = (
         tokio::sync::oneshot::channel::<()>(),

@@ -12,8 +12,8 @@ use std::time::Duration;
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use sharded_runtime::fault_proxy::{FaultProxy, Faults};
-use sharded_runtime::{QuerySnapshot, Sharded, ShardedQuery, WholeCollection, query_id};
-use sharded_tests::live::{Reading, check_snapshots, shown};
+use sharded_runtime::{QuerySnapshot, Sharded, ShardedQuery};
+use sharded_tests::live::{check_snapshots, shown};
 use sharded_tests::migration::unthrottled;
 use sharded_tests::{same_project_via, test_db};
 
@@ -32,40 +32,17 @@ struct Six {
     seq: i64,
 }
 
-/// The type while the set shrinks to three: queries read all six.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
-#[sharded(
-    shards = 3,
-    previous(shards = 6),
-    order_by = "at",
-    direction = "desc",
-    collection = "moving_live"
-)]
-struct Shrinking {
-    #[sharded(index)]
-    venue: String,
-    at: i64,
-    seq: i64,
-}
-
-impl Reading for Shrinking {
-    fn new(venue: &str, at: i64, seq: i64) -> Self {
-        Shrinking {
-            venue: venue.into(),
-            at,
-            seq,
-        }
-    }
-    fn at(&self) -> i64 {
-        self.at
-    }
-    fn all() -> WholeCollection<Self> {
-        Shrinking::query().all()
-    }
-    fn venue(venue: &str) -> ShardedQuery<Self, { query_id("venue") }> {
-        Shrinking::query().venue(venue)
-    }
-}
+// The type while the set shrinks to three: queries read all six.
+sharded_tests::live_readings!(
+    #[sharded(
+        shards = 3,
+        previous(shards = 6),
+        order_by = "at",
+        direction = "desc",
+        collection = "moving_live"
+    )]
+    Shrinking
+);
 
 type Collected = Arc<Mutex<Vec<QuerySnapshot<Shrinking>>>>;
 
