@@ -2,7 +2,8 @@
 //! against its baseline in the same run and writes BENCHMARKS.md at the repository root.
 //!
 //! Pass `--skip-build-cost` to leave out the (slow) clean-build measurements, and
-//! `--bulk-only` (`--live-only`) to print the bulk writer and backfill (live query) section
+//! `--build-cost-only`, `--bulk-only` (`--live-only`) to print the build-cost, bulk writer and
+//! backfill (live query) section
 //! alone.
 
 use std::fmt::Write as _;
@@ -48,6 +49,16 @@ async fn main() -> Result<(), Failure> {
     if std::env::args().any(|arg| arg == "--live-only") {
         // The live-query section alone, printed; writes nothing.
         print!("{}", sharded_bench::live::section().await?);
+        return Ok(());
+    }
+    if std::env::args().any(|arg| arg == "--build-cost-only") {
+        // The build-cost section alone, printed; writes nothing.
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("..")
+            .canonicalize()?;
+        let mut report = String::new();
+        build_cost(&root, &mut report)?;
+        print!("{report}");
         return Ok(());
     }
     if std::env::args().any(|arg| arg == "--bulk-only") {
