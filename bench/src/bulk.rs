@@ -5,10 +5,10 @@ use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 use rand::SeedableRng;
+use sharded_emulator::emulator::Emulator;
 use sharded_runtime::bulk::{
     BulkWriter, BulkWriterOptions, Clock, RateLimiter, Throttling, VirtualClock,
 };
-use sharded_runtime::emulator::Emulator;
 use sharded_runtime::firestore::FirestoreDb;
 use sharded_runtime::{Sharded, ShardedCollection};
 

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use rand::SeedableRng;
-use sharded_runtime::emulator::Emulator;
+use sharded_emulator::emulator::Emulator;
 use sharded_runtime::firestore::{
     FirestoreDb, FirestoreListenEvent, FirestoreListenerTarget, FirestoreMemListenStateStorage,
     FirestoreTimestamp,

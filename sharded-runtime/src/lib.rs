@@ -17,11 +17,6 @@ mod sharded;
 mod stored;
 mod stored_names;
 
-#[cfg(feature = "emulator")]
-pub mod emulator;
-#[cfg(feature = "emulator")]
-pub mod fault_proxy;
-
 pub use collection::ShardedCollection;
 pub use document_id::check_document_id;
 pub use error::{Error, Result};

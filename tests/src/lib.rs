@@ -3,7 +3,7 @@
 
 use std::sync::OnceLock;
 
-use sharded_runtime::emulator::Emulator;
+use sharded_emulator::emulator::Emulator;
 use sharded_runtime::firestore::FirestoreDb;
 
 pub mod equivalence;
@@ -101,7 +101,7 @@ pub async fn same_project_via(db: &FirestoreDb, host: &str) -> FirestoreDb {
         .nth(1)
         .expect("projects/<id>/databases/<db>")
         .to_owned();
-    sharded_runtime::emulator::connect(host, &project)
+    sharded_emulator::emulator::connect(host, &project)
         .await
         .expect("connect through the proxy")
 }

@@ -36,8 +36,8 @@ pub fn unthrottled() -> sharded_runtime::bulk::BulkWriterOptions {
 pub async fn faulty_client(
     test: &crate::TestDb,
     seed: u64,
-) -> (sharded_runtime::fault_proxy::FaultProxy, FirestoreDb) {
-    use sharded_runtime::fault_proxy::{FaultProxy, Faults};
+) -> (sharded_emulator::fault_proxy::FaultProxy, FirestoreDb) {
+    use sharded_emulator::fault_proxy::{FaultProxy, Faults};
     let faults = Faults {
         seed,
         drop_chance: 0.01,

@@ -363,7 +363,7 @@ async fn backfill_handles_quoted_shard_fields_many_shards_and_odd_ids() {
 /// conflict. Through lost answers and no other writer, every document is updated once.
 #[tokio::test]
 async fn writes_that_landed_count_as_updated_through_lost_answers() {
-    use sharded_runtime::fault_proxy::{FaultProxy, Faults};
+    use sharded_emulator::fault_proxy::{FaultProxy, Faults};
     let test = test_db("backfill-lost").await;
     let ids: Vec<String> = (0..600)
         .map(|_| format!("{:016x}", rand::random::<u64>()))

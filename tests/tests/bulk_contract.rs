@@ -12,10 +12,10 @@ use std::time::Duration;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
+use sharded_emulator::fault_proxy::{FaultProxy, Faults};
 use sharded_runtime::bulk::{
     Backoff, BulkWriter, BulkWriterOptions, PendingWrite, Throttling, WriteFailure,
 };
-use sharded_runtime::fault_proxy::{FaultProxy, Faults};
 use sharded_runtime::firestore::FirestoreDb;
 use sharded_runtime::firestore::gcloud_sdk::tonic::Code;
 use sharded_runtime::{Error, Sharded};

@@ -4,8 +4,8 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use sharded_emulator::fault_proxy::{FaultProxy, Faults};
 use sharded_runtime::bulk::{BulkWriter, BulkWriterOptions, Clock, Throttling, VirtualClock};
-use sharded_runtime::fault_proxy::{FaultProxy, Faults};
 use sharded_runtime::firestore::FirestoreDb;
 use sharded_runtime::firestore::gcloud_sdk::tonic::Code;
 use sharded_runtime::{Error, Sharded};

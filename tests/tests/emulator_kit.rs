@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use sharded_runtime::emulator::{EMULATOR_HOST_ENV, Emulator, EmulatorError};
+use sharded_emulator::emulator::{EMULATOR_HOST_ENV, Emulator, EmulatorError};
 
 const CHILD_ENV: &str = "SHARDED_KIT_CHILD";
 
@@ -124,7 +124,7 @@ async fn a_stopped_emulator_leaves_no_log_behind() {
 /// Dropping a fault proxy closes the connections through it, not only its listener.
 #[tokio::test]
 async fn a_dropped_fault_proxy_closes_its_connections() {
-    use sharded_runtime::fault_proxy::{FaultProxy, Faults};
+    use sharded_emulator::fault_proxy::{FaultProxy, Faults};
     use tokio::io::AsyncReadExt;
     let upstream = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let proxy = FaultProxy::start(&upstream.local_addr().unwrap().to_string(), Faults::NONE)

@@ -45,10 +45,10 @@ async fn sixty_four_shards_three_targets_on_one_stream() {
 async fn through_a_dead_network(
     test: &sharded_tests::TestDb,
 ) -> (
-    sharded_runtime::fault_proxy::FaultProxy,
+    sharded_emulator::fault_proxy::FaultProxy,
     sharded_runtime::firestore::FirestoreDb,
 ) {
-    use sharded_runtime::fault_proxy::{FaultProxy, Faults};
+    use sharded_emulator::fault_proxy::{FaultProxy, Faults};
     let faults = Faults {
         seed: 1,
         drop_chance: 1.0,

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
-use sharded_runtime::fault_proxy::{FaultProxy, Faults};
+use sharded_emulator::fault_proxy::{FaultProxy, Faults};
 use sharded_runtime::{QuerySnapshot, Sharded, ShardedQuery};
 use sharded_tests::live::{check_snapshots, shown};
 use sharded_tests::migration::unthrottled;

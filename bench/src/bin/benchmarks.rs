@@ -15,7 +15,7 @@ use rand::SeedableRng;
 use sharded_bench::{
     PLAIN_COLLECTION, Sharded3, Sharded30, Sharded64, instruments, median, percentile,
 };
-use sharded_runtime::emulator::Emulator;
+use sharded_emulator::emulator::Emulator;
 use sharded_runtime::firestore::{
     FirestoreConsistencySelector, FirestoreDb, FirestoreQueryDirection, FirestoreTransactionMode,
     FirestoreTransactionOptions,

@@ -10,10 +10,10 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use rand::Rng;
+use sharded_emulator::emulator::Emulator;
 use sharded_examples::{Instrument, Price, at};
 use sharded_runtime::Sharded;
 use sharded_runtime::bulk::{BulkWriter, BulkWriterOptions, Throttling};
-use sharded_runtime::emulator::Emulator;
 
 const EXISTING: u64 = 20_000;
 

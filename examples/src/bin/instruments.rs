@@ -13,9 +13,9 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use rand::Rng;
+use sharded_emulator::emulator::Emulator;
 use sharded_examples::{Instrument, Price, at, recipe_instruments};
 use sharded_runtime::bulk::{BulkWriter, BulkWriterOptions};
-use sharded_runtime::emulator::Emulator;
 use sharded_runtime::firestore::{FirestoreDb, FirestoreTimestamp};
 use sharded_runtime::{ChangeKind, QuerySnapshot, Sharded, Stored};
 
