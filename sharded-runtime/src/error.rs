@@ -71,8 +71,8 @@ pub enum Error {
     /// permission), or connections kept failing. It ends the snapshot stream.
     #[error("listen: {code:?}: {message}")]
     Listen {
-        /// The gRPC status code.
-        code: firestore::gcloud_sdk::tonic::Code,
+        /// The status code.
+        code: crate::StatusCode,
         /// The server's message.
         message: String,
     },
@@ -123,7 +123,7 @@ mod tests {
         );
         let failure = crate::bulk::WriteFailure {
             document: "d".into(),
-            code: firestore::gcloud_sdk::tonic::Code::Aborted,
+            code: crate::StatusCode::Aborted,
             message: "m".into(),
             attempts: 2,
             maybe_applied: false,

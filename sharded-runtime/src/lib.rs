@@ -14,6 +14,7 @@ mod retry;
 mod shard;
 mod shard_job;
 mod sharded;
+mod status;
 mod stored;
 mod stored_names;
 
@@ -32,6 +33,7 @@ pub use sharded::Sharded;
 pub use sharded_derive::Sharded;
 pub use sharded_derive::StoredNames;
 pub use sharded_indexes::{CollectionSpec, CompositeIndex, Direction, FieldOverride, IndexPlan};
+pub use status::StatusCode;
 pub use stored::Stored;
 pub use stored_names::StoredNames;
 

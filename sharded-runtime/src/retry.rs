@@ -5,6 +5,8 @@
 use std::time::Duration;
 
 use firestore::gcloud_sdk::tonic::Code;
+
+use crate::StatusCode;
 use rand::Rng;
 
 /// Backoff between attempts of one operation.
@@ -36,8 +38,8 @@ impl Default for Backoff {
 
 impl Backoff {
     /// The wait after an operation's `attempts`-th failed attempt with `code`, before jitter.
-    pub fn base_delay(&self, attempts: u32, code: Code) -> Duration {
-        if code == Code::ResourceExhausted {
+    pub fn base_delay(&self, attempts: u32, code: StatusCode) -> Duration {
+        if code == StatusCode::ResourceExhausted {
             return self.maximum;
         }
         let exponent = attempts.saturating_sub(1).min(1_000) as i32;
@@ -48,7 +50,7 @@ impl Backoff {
     }
 
     /// [`base_delay`](Self::base_delay) with jitter.
-    pub fn delay(&self, attempts: u32, code: Code) -> Duration {
+    pub fn delay(&self, attempts: u32, code: StatusCode) -> Duration {
         let base = self.base_delay(attempts, code);
         if !(self.jitter > 0.0 && self.jitter < 1.0) {
             return base;
@@ -140,7 +142,7 @@ where
             Ok(value) => return Ok(value),
             Err(err) if attempts < backoff.max_attempts && transient(&err) => {
                 tracing::debug!(%err, attempts, "sharded: a read failed; trying again");
-                tokio::time::sleep(backoff.delay(attempts, Code::Unavailable)).await;
+                tokio::time::sleep(backoff.delay(attempts, StatusCode::Unavailable)).await;
             }
             Err(err) => return Err(err.into()),
         }
@@ -156,16 +158,21 @@ mod tests {
         let backoff = Backoff::default();
         let secs = |attempts| {
             backoff
-                .base_delay(attempts, Code::Unavailable)
+                .base_delay(attempts, StatusCode::Unavailable)
                 .as_secs_f64()
         };
         assert_eq!(secs(1), 1.0);
         assert_eq!(secs(2), 1.5);
         assert_eq!(secs(3), 2.25);
         assert_eq!(secs(30), 60.0);
-        assert_eq!(backoff.base_delay(1, Code::ResourceExhausted).as_secs(), 60);
+        assert_eq!(
+            backoff
+                .base_delay(1, StatusCode::ResourceExhausted)
+                .as_secs(),
+            60
+        );
         for _ in 0..1000 {
-            let delay = backoff.delay(2, Code::Aborted).as_secs_f64();
+            let delay = backoff.delay(2, StatusCode::Aborted).as_secs_f64();
             assert!((1.05..=1.95).contains(&delay), "{delay}");
         }
     }

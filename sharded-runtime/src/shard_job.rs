@@ -8,13 +8,12 @@ use firestore::gcloud_sdk::google::firestore::v1::{
     Document, DocumentMask, Precondition, Value, Write, precondition, value::ValueType,
     write::Operation,
 };
-use firestore::gcloud_sdk::tonic::Code;
 use firestore::{FirestoreDb, FirestoreQueryCursor, FirestoreValue};
 use serde::{Deserialize, Serialize};
 
 use crate::bulk::{Backoff, BulkWriter, BulkWriterOptions, PendingWrite, WriteFailure};
 use crate::stored::{document_id, document_name, shard_value};
-use crate::{Error, Result, Sharded};
+use crate::{Error, Result, Sharded, StatusCode};
 
 /// How far a [`ShardJob`] got: every document whose id sorts at or before
 /// [`last_id`](Self::last_id) has a current shard value (or was deleted). Persist it (it is
@@ -384,7 +383,7 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
                 // read it again and go on, slower, rather than fail the job.
                 let conflict = matches!(
                     failure.code,
-                    Code::FailedPrecondition | Code::NotFound | Code::Aborted
+                    StatusCode::FailedPrecondition | StatusCode::NotFound | StatusCode::Aborted
                 );
                 if !conflict {
                     failures.push(failure);

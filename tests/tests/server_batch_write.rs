@@ -171,7 +171,11 @@ async fn only_read_write_transactions_hold_what_they_read() {
             Ok(_) => assert!(!locks, "{mode:?}: the write went through"),
             Err(failure) => {
                 assert!(locks, "{mode:?}: {failure}");
-                assert_eq!(failure.code, Code::Aborted, "{failure}");
+                assert_eq!(
+                    failure.code,
+                    sharded_runtime::StatusCode::Aborted,
+                    "{failure}"
+                );
             }
         }
         drop(writer);

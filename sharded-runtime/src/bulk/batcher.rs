@@ -369,7 +369,7 @@ impl Batcher {
             return self.give_up(op, code, message);
         }
         self.shared.stats().retried += 1;
-        let delay = self.options.backoff.delay(op.attempts, code);
+        let delay = self.options.backoff.delay(op.attempts, code.into());
         op.not_before = self.options.clock.now().saturating_add(delay);
         tracing::debug!(document = %op.document, ?code, attempts = op.attempts, "sharded: bulk write retried");
         self.waiting.push(op);
@@ -414,7 +414,7 @@ impl Batcher {
         self.shared.stats().failed += 1;
         let failure = WriteFailure {
             document: op.document.clone(),
-            code,
+            code: code.into(),
             message,
             attempts: op.attempts,
             maybe_applied: op.maybe_applied,
@@ -477,7 +477,7 @@ impl Drop for Batcher {
             if let Some(reply) = op.reply.take() {
                 let _ = reply.send(Err(WriteFailure {
                     document: std::mem::take(&mut op.document),
-                    code: Code::Cancelled,
+                    code: crate::StatusCode::Cancelled,
                     message: "the bulk writer was dropped before this write had an outcome".into(),
                     attempts: op.attempts,
                     maybe_applied: op.maybe_applied || in_flight,
@@ -551,7 +551,9 @@ async fn read_back(
             Ok(document) => return Ok(Some(document.into_inner())),
             Err(status) if status.code() == Code::NotFound => return Ok(None),
             Err(status) if attempts < backoff.max_attempts && retries_request(status.code()) => {
-                clock.sleep(backoff.delay(attempts, status.code())).await;
+                clock
+                    .sleep(backoff.delay(attempts, status.code().into()))
+                    .await;
             }
             Err(status) => return Err(status),
         }

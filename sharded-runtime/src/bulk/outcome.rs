@@ -8,14 +8,14 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::SystemTime;
 
-use firestore::gcloud_sdk::tonic::Code;
+use crate::StatusCode;
 use tokio::sync::oneshot;
 
 use super::sequential_ids::SequentialIds;
 
 /// A write the bulk writer gave up on: a status Firestore will not change on retry, the last
 /// of [`Backoff::max_attempts`](super::Backoff::max_attempts), or the writer dropped before
-/// the write had an outcome ([`Code::Cancelled`]).
+/// the write had an outcome ([`StatusCode::Cancelled`]).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("write of `{document}` failed after {attempts} attempt(s): {code:?}: {message}{}",
     if *maybe_applied { " (an earlier attempt's answer was lost: it may have been applied)" } else { "" })]
@@ -23,7 +23,7 @@ pub struct WriteFailure {
     /// The document's full name.
     pub document: String,
     /// The last status.
-    pub code: Code,
+    pub code: StatusCode,
     /// The last status's message.
     pub message: String,
     /// Attempts made.
@@ -133,7 +133,7 @@ impl Future for PendingWrite {
         let outcome = outcome.unwrap_or_else(|_| {
             Err(WriteFailure {
                 document: self.document.clone(),
-                code: Code::Internal,
+                code: StatusCode::Internal,
                 message: "the bulk writer's task ended before this write had an outcome".into(),
                 attempts: 0,
                 maybe_applied: true,

@@ -44,7 +44,7 @@ use crate::{Error, Result, Sharded};
 ///   the request's writes are sent again one by one, and only the invalid one fails.
 /// - **Drop:** dropping the writer without [`close`](Self::close) stops it at once: nothing
 ///   more is sent, and every write without an outcome yet resolves to a failure with
-///   [`Code::Cancelled`](firestore::gcloud_sdk::tonic::Code::Cancelled) (`maybe_applied`
+///   [`StatusCode::Cancelled`](crate::StatusCode::Cancelled) (`maybe_applied`
 ///   when a request carrying it was in flight). No task outlives the writer.
 ///
 /// # Pacing

@@ -241,14 +241,14 @@ impl<T: Sharded + Clone> Listener<T> {
             .is_some_and(|reconnects| self.failures > reconnects);
         if !crate::retry::retries_request(status.code()) || exhausted {
             return Err(Error::Listen {
-                code: status.code(),
+                code: status.code().into(),
                 message: cause(&status),
             });
         }
         let delay = self
             .options
             .backoff()
-            .base_delay(self.failures, status.code());
+            .base_delay(self.failures, status.code().into());
         tracing::debug!(?status, ?delay, "sharded listener reconnects");
         tokio::time::sleep(delay).await;
         Ok(())

@@ -220,7 +220,7 @@ impl ChunkTargets {
         if kind == TargetChangeType::Remove {
             return match change.cause {
                 Some(cause) => Err(Error::Listen {
-                    code: Code::from_i32(cause.code),
+                    code: Code::from_i32(cause.code).into(),
                     message: cause.message,
                 }),
                 // Our own removal of a reset target.
@@ -436,7 +436,7 @@ mod tests {
         assert!(matches!(
             targets.receive(removed),
             Err(Error::Listen {
-                code: Code::FailedPrecondition,
+                code: crate::StatusCode::FailedPrecondition,
                 ..
             })
         ));
