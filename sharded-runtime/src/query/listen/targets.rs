@@ -92,10 +92,14 @@ impl ChunkTarget {
         }
     }
 
-    /// Back to the last consistent point.
+    /// Back to the last consistent point. Without a token to resume from, the server sends
+    /// the whole result again, so what was committed goes too.
     fn roll_back(&mut self) {
         self.pending.clear();
         self.reset = false;
+        if self.resume_token.is_empty() {
+            self.committed.clear();
+        }
         self.pending_token = self.resume_token.clone();
         self.current = false;
     }
@@ -590,5 +594,37 @@ mod tests {
         let reset = targets.find(3).unwrap();
         assert!(reset.resume_token.is_empty(), "listened to afresh");
         assert_eq!(names(&targets), ["c"]);
+    }
+
+    /// A target committed without a token is listened to afresh after a drop: the server
+    /// sends its whole result, so nothing committed may linger (a document that left
+    /// meanwhile would otherwise stay).
+    #[test]
+    fn a_target_without_a_token_starts_over_after_a_drop() {
+        let mut targets = ChunkTargets::new(vec![StructuredQuery::default()]);
+        targets.receive(put("a", 1, &[1], &[])).unwrap();
+        targets.receive(put("b", 1, &[1], &[])).unwrap();
+        let tokenless = |kind: TargetChangeType, ids: &[i32], at: Option<i64>| {
+            response(ResponseType::TargetChange(TargetChange {
+                target_change_type: kind as i32,
+                target_ids: ids.to_vec(),
+                read_time: at.map(|seconds| Timestamp { seconds, nanos: 0 }),
+                ..Default::default()
+            }))
+        };
+        targets
+            .receive(tokenless(TargetChangeType::Current, &[1], None))
+            .unwrap();
+        let step = targets
+            .receive(tokenless(TargetChangeType::NoChange, &[], Some(1)))
+            .unwrap();
+        assert!(matches!(step, Step::Consistent(_)));
+        assert!(targets.find(1).unwrap().resume_token.is_empty());
+        targets.disconnected();
+        assert!(names(&targets).is_empty(), "the whole result comes again");
+        // The fresh result: `b` only.
+        targets.receive(put("b", 2, &[1], &[])).unwrap();
+        consistent(&mut targets, 3, 2);
+        assert_eq!(names(&targets), ["b"]);
     }
 }
