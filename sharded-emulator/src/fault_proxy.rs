@@ -54,6 +54,11 @@ struct Counters {
     connections: AtomicU64,
     dropped: AtomicU64,
     delayed: AtomicU64,
+    /// Bytes forwarded from the server to the client.
+    from_server: AtomicU64,
+    /// While true, nothing from the server is forwarded (held until it is false again): a
+    /// connection that stays open but says nothing.
+    stalled: AtomicBool,
     /// While false, the proxy forwards faithfully (to read the result of a test cleanly).
     paused: AtomicBool,
 }
@@ -115,6 +120,17 @@ impl FaultProxy {
         self.counters.delayed.load(Ordering::Relaxed)
     }
 
+    /// Bytes forwarded from the server to clients so far: what a client was sent.
+    pub fn bytes_from_server(&self) -> u64 {
+        self.counters.from_server.load(Ordering::Relaxed)
+    }
+
+    /// Holds (`true`) or releases (`false`) everything the server sends, on every connection:
+    /// while held, connections stay open and silent, as behind a network that drops packets.
+    pub fn set_stalled(&self, stalled: bool) {
+        self.counters.stalled.store(stalled, Ordering::Relaxed);
+    }
+
     /// Stops (`false`) or resumes (`true`) injecting faults; connections stay up.
     pub fn set_faults(&self, on: bool) {
         self.counters.paused.store(!on, Ordering::Relaxed);
@@ -173,6 +189,10 @@ async fn forward(
         let written = if to_server {
             server_write.write_all(&up[..n]).await
         } else {
+            while counters.stalled.load(Ordering::Relaxed) {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            counters.from_server.fetch_add(n as u64, Ordering::Relaxed);
             client_write.write_all(&down[..n]).await
         };
         if written.is_err() {

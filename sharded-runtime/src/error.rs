@@ -96,6 +96,10 @@ pub enum Error {
         /// Documents fixed after the scan before the job gave up.
         swept: u64,
     },
+    /// A [`ListenCheckpoint`](crate::ListenCheckpoint) that is not one, or is another query's.
+    #[error("invalid listen checkpoint: {0}")]
+    InvalidCheckpoint(String),
+
     /// A query Firestore would reject; nothing was sent.
     #[error("invalid query: {0}")]
     InvalidQuery(String),

@@ -24,9 +24,10 @@ pub use error::{Error, Result};
 pub use fields::Field;
 pub use order_key::{OrderBound, OrderKey};
 pub use query::{
-    ChangeKind, Cursor, DocumentChange, ListenOptions, MAX_DISJUNCTIONS, MAX_FILTER_VALUE_BYTES,
-    MAX_LIMIT, Number, Numeric, NumericField, Page, QueryShape, QuerySnapshot, QueryStats,
-    ShardedQuery, SnapshotStream, WHOLE_COLLECTION, WholeCollection, query_id,
+    ChangeKind, Cursor, DocumentChange, ListenCheckpoint, ListenOptions, MAX_DISJUNCTIONS,
+    MAX_FILTER_VALUE_BYTES, MAX_LIMIT, Number, Numeric, NumericField, Page, QueryShape,
+    QuerySnapshot, QueryStats, ShardedQuery, SnapshotStream, WHOLE_COLLECTION, WholeCollection,
+    query_id,
 };
 pub use shard_job::{Checkpoint, Progress, ShardCensus, ShardJob};
 pub use sharded::Sharded;

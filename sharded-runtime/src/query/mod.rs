@@ -25,7 +25,9 @@ use tracing::Instrument as _;
 
 pub use aggregate::{Number, Numeric, NumericField};
 pub use cursor::Cursor;
-pub use listen::{ChangeKind, DocumentChange, ListenOptions, QuerySnapshot, SnapshotStream};
+pub use listen::{
+    ChangeKind, DocumentChange, ListenCheckpoint, ListenOptions, QuerySnapshot, SnapshotStream,
+};
 pub use merge::{merge_sorted, merge_streams};
 pub use order::{compare_documents, compare_references, compare_values, usable_in_cursor};
 pub use shape::{QueryShape, distinct_ids, query_id};
@@ -455,6 +457,37 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
     where
         T: Clone,
     {
+        self.listener(db, options, None)
+    }
+
+    /// [`listen_with`](Self::listen_with), starting where `checkpoint` (taken from a snapshot
+    /// of this same query, in this process or an earlier one) left off: each target resumes
+    /// from the checkpoint's resume token, so the server sends only the documents changed
+    /// since, not the whole result. The first snapshot holds every document, and its changes
+    /// are those since the checkpoint's snapshot. A checkpoint of another query or database is
+    /// [`Error::InvalidCheckpoint`]. The server may decline an old token; it then sends the
+    /// whole result again (with a reset), which costs reads but is exact all the same.
+    pub fn listen_from(
+        &self,
+        db: &FirestoreDb,
+        checkpoint: ListenCheckpoint,
+        options: ListenOptions,
+    ) -> Result<listen::SnapshotStream<T>>
+    where
+        T: Clone,
+    {
+        self.listener(db, options, Some(checkpoint))
+    }
+
+    fn listener(
+        &self,
+        db: &FirestoreDb,
+        options: ListenOptions,
+        checkpoint: Option<ListenCheckpoint>,
+    ) -> Result<listen::SnapshotStream<T>>
+    where
+        T: Clone,
+    {
         options.validate()?;
         let prepared = self.prepare(db)?;
         let queries = prepared
@@ -475,7 +508,11 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
             })
             .collect::<Result<Vec<_>>>()?;
         let limit = self.limit.map(|limit| limit as usize);
-        Ok(listen::Listener::<T>::new(db, queries, limit, query_order::<T>, options).into_stream())
+        let order = query_order::<T>;
+        Ok(
+            listen::Listener::<T>::new(db, queries, limit, order, options, checkpoint)?
+                .into_stream(),
+        )
     }
 
     async fn fetch_documents(&self, db: &FirestoreDb) -> Result<(Vec<Document>, QueryStats)> {

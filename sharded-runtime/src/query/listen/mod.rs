@@ -22,7 +22,10 @@ use tokio::sync::mpsc;
 use crate::{Error, Result, Sharded, Stored};
 
 mod changes;
+mod checkpoint;
 mod targets;
+
+pub use checkpoint::ListenCheckpoint;
 
 use changes::Shown;
 use targets::{ChunkTarget, ChunkTargets, Step};
@@ -33,7 +36,8 @@ pub struct QuerySnapshot<T> {
     /// The matching documents in query order: the first `limit` of them when limited.
     pub documents: Vec<Stored<T>>,
     /// What changed since the previous snapshot of the stream (for the first, every document
-    /// is `Added`), as the Firebase SDKs' `docChanges()`: applied one after the other, in
+    /// is `Added`; for the first of a listener resumed from a checkpoint, what changed since
+    /// the checkpoint's snapshot), as the Firebase SDKs' `docChanges()`: applied one after the other, in
     /// this order, they turn the previous `documents` into these. Removals come first (in
     /// the old order), then additions, then modifications (in the new order).
     ///
@@ -53,6 +57,10 @@ pub struct QuerySnapshot<T> {
     pub changes: Vec<DocumentChange<T>>,
     /// The moment every chunk's results were read at.
     pub read_time: SystemTime,
+    /// Where a new listener can start from this snapshot
+    /// ([`ShardedQuery::listen_from`](crate::ShardedQuery::listen_from)); `None` unless
+    /// [`ListenOptions::checkpoints`] is on.
+    pub checkpoint: Option<ListenCheckpoint>,
 }
 
 /// One document's change between two snapshots, in sequence with the others.
@@ -95,6 +103,9 @@ pub struct ListenOptions {
     pub first_retry: Duration,
     /// The longest wait between connections.
     pub max_retry: Duration,
+    /// Whether each snapshot carries a [`ListenCheckpoint`] (every target's documents and
+    /// resume token, encoded: as costly as the snapshot itself). Off by default.
+    pub checkpoints: bool,
 }
 
 impl Default for ListenOptions {
@@ -105,6 +116,7 @@ impl Default for ListenOptions {
             reconnects: None,
             first_retry: Duration::from_millis(250),
             max_retry: Duration::from_secs(10),
+            checkpoints: false,
         }
     }
 }
@@ -146,7 +158,12 @@ pub(crate) struct Listener<T> {
     targets: ChunkTargets,
     limit: Option<usize>,
     order: fn(&Document, &Document) -> std::cmp::Ordering,
-    shown: Option<Vec<Shown<Stored<T>>>>,
+    /// What the last snapshot showed (for a resumed listener, what its checkpoint did).
+    shown: Vec<Shown<Stored<T>>>,
+    /// No snapshot emitted yet: the next is emitted even if nothing changed.
+    first: bool,
+    /// The query's identity in checkpoints.
+    fingerprint: u64,
     requests: Option<mpsc::UnboundedSender<ListenRequest>>,
     responses: Option<tonic::Streaming<ListenResponse>>,
     options: ListenOptions,
@@ -161,19 +178,36 @@ impl<T: Sharded + Clone> Listener<T> {
         limit: Option<usize>,
         order: fn(&Document, &Document) -> std::cmp::Ordering,
         options: ListenOptions,
-    ) -> Listener<T> {
-        Listener {
+        resume: Option<ListenCheckpoint>,
+    ) -> Result<Listener<T>> {
+        let fingerprint = checkpoint::fingerprint(db.get_database_path(), &queries);
+        let mut targets = ChunkTargets::new(queries);
+        let mut shown = Vec::new();
+        if let Some(resume) = resume {
+            let count = targets.iter().count();
+            if resume.query != fingerprint || resume.targets.len() != count {
+                return Err(Error::InvalidCheckpoint(
+                    "taken from another query or database".to_owned(),
+                ));
+            }
+            targets.restore(resume.targets);
+            let documents = targets.merged(order, limit);
+            (_, shown) = changes::diff(Vec::new(), &documents, order, Stored::from_document)?;
+        }
+        Ok(Listener {
             db: db.clone(),
-            targets: ChunkTargets::new(queries),
+            targets,
             limit,
             order,
-            shown: None,
+            shown,
+            first: true,
+            fingerprint,
             requests: None,
             responses: None,
             options,
             failures: 0,
             done: false,
-        }
+        })
     }
 
     pub(crate) fn into_stream(self) -> SnapshotStream<T> {
@@ -323,11 +357,15 @@ impl<T: Sharded + Clone> Listener<T> {
     /// The merged results now, if they differ from the last snapshot (or there was none).
     fn snapshot(&mut self, read_time: Timestamp) -> Result<Option<QuerySnapshot<T>>> {
         let documents = self.targets.merged(self.order, self.limit);
-        let first = self.shown.is_none();
-        let previous = self.shown.take().unwrap_or_default();
+        let previous = std::mem::take(&mut self.shown);
         let (changes, shown) =
             changes::diff(previous, &documents, self.order, Stored::from_document)?;
-        let unchanged = changes.is_empty() && !first;
+        let unchanged = changes.is_empty() && !std::mem::take(&mut self.first);
+        let checkpoint = (self.options.checkpoints && !unchanged).then(|| ListenCheckpoint {
+            query: self.fingerprint,
+            read_time,
+            targets: self.targets.checkpoint(),
+        });
         let snapshot = QuerySnapshot {
             documents: shown.iter().map(|shown| shown.value.clone()).collect(),
             changes: changes
@@ -340,8 +378,9 @@ impl<T: Sharded + Clone> Listener<T> {
                 })
                 .collect(),
             read_time: crate::stored::system_time(read_time),
+            checkpoint,
         };
-        self.shown = Some(shown);
+        self.shown = shown;
         Ok((!unchanged).then_some(snapshot))
     }
 }

@@ -16,6 +16,7 @@ use firestore::gcloud_sdk::google::firestore::v1::{
 use firestore::gcloud_sdk::prost_types::Timestamp;
 use firestore::gcloud_sdk::tonic::Code;
 
+use super::checkpoint::TargetCheckpoint;
 use crate::{Error, Result};
 
 /// One chunk's target and what it has received.
@@ -138,6 +139,40 @@ impl ChunkTargets {
 
     pub(super) fn iter(&self) -> impl Iterator<Item = &ChunkTarget> {
         self.targets.iter()
+    }
+
+    /// Every target's committed documents and token: call at a consistent point.
+    pub(super) fn checkpoint(&self) -> Vec<TargetCheckpoint> {
+        self.targets
+            .iter()
+            .map(|target| TargetCheckpoint {
+                id: target.id,
+                resume_token: target.resume_token.clone(),
+                documents: target.committed.values().cloned().collect(),
+            })
+            .collect()
+    }
+
+    /// The targets as a checkpoint left them (one per query, in order), to resume from its
+    /// tokens; a target saved without a token starts over.
+    pub(super) fn restore(&mut self, saved: Vec<TargetCheckpoint>) {
+        for (target, saved) in self.targets.iter_mut().zip(saved) {
+            target.id = saved.id;
+            target.resume_token = saved.resume_token;
+            target.committed = saved
+                .documents
+                .into_iter()
+                .map(|document| (document.name.clone(), document))
+                .collect();
+            target.roll_back();
+        }
+        self.next_id = self
+            .targets
+            .iter()
+            .map(|target| target.id)
+            .max()
+            .unwrap_or(0)
+            .saturating_add(1);
     }
 
     pub(super) fn find(&self, id: i32) -> Option<&ChunkTarget> {
