@@ -69,6 +69,7 @@ async fn connections_that_keep_failing_end_the_stream_with_a_typed_error() {
         reconnects: Some(3),
         first_retry: Duration::from_millis(10),
         max_retry: Duration::from_millis(50),
+        ..ListenOptions::default()
     };
     let mut stream = Three::all().listen_with(&db, options).unwrap();
     let first = tokio::time::timeout(Duration::from_secs(60), stream.next())
@@ -139,6 +140,19 @@ async fn listen_options_out_of_range_are_refused() {
             ..
         })
     ));
+    for idle in [Duration::ZERO, Duration::MAX] {
+        let options = ListenOptions {
+            idle_timeout: Some(idle),
+            ..ListenOptions::default()
+        };
+        assert!(matches!(
+            Three::all().listen_with(&test.db, options),
+            Err(Error::InvalidOptions {
+                option: "idle_timeout",
+                ..
+            })
+        ));
+    }
 }
 
 #[tokio::test]

@@ -28,11 +28,7 @@ fn with_checkpoints() -> ListenOptions {
 async fn first_snapshot(
     stream: &mut sharded_runtime::SnapshotStream<Resumable>,
 ) -> QuerySnapshot<Resumable> {
-    stream
-        .next()
-        .await
-        .expect("a snapshot")
-        .expect("no error")
+    stream.next().await.expect("a snapshot").expect("no error")
 }
 
 /// The listener's own log lines, captured on this thread (the test runs on one).

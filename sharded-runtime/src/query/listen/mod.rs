@@ -103,6 +103,15 @@ pub struct ListenOptions {
     pub first_retry: Duration,
     /// The longest wait between connections.
     pub max_retry: Duration,
+    /// How long the stream may stay silent (no message at all, or no answer to opening it)
+    /// before it is given up and opened again from the committed resume tokens; `None` (the
+    /// default) waits as long as the connection lives. A connection that died without
+    /// closing is noticed by gRPC's HTTP/2 keepalive (the firestore crate's client pings
+    /// every 60 s and gives up 60 s later); until then a stream opened again goes over the
+    /// same connection, so this timeout catches a silent stream on a live connection, and
+    /// on a dead one only retries sooner. A quiet query may be silent for a while (the
+    /// emulator says nothing between changes): each timeout then costs a reconnection.
+    pub idle_timeout: Option<Duration>,
     /// Whether each snapshot carries a [`ListenCheckpoint`] (every target's documents and
     /// resume token, encoded: as costly as the snapshot itself). Off by default.
     pub checkpoints: bool,
@@ -116,6 +125,7 @@ impl Default for ListenOptions {
             reconnects: None,
             first_retry: Duration::from_millis(250),
             max_retry: Duration::from_secs(10),
+            idle_timeout: None,
             checkpoints: false,
         }
     }
@@ -136,6 +146,12 @@ impl ListenOptions {
             self.first_retry <= self.max_retry,
             "first_retry",
             "at most max_retry",
+        )?;
+        check(
+            self.idle_timeout
+                .is_none_or(|idle| !idle.is_zero() && idle <= day),
+            "idle_timeout",
+            "more than zero and at most a day (MAX_DURATION)",
         )
     }
 
@@ -232,7 +248,12 @@ impl<T: Sharded + Clone> Listener<T> {
                 self.connect().await?;
                 continue;
             }
-            let response = self.responses.as_mut().expect("connected").next().await;
+            let next = self.responses.as_mut().expect("connected").next();
+            let Some(response) = within(self.options.idle_timeout, next).await else {
+                self.disconnect();
+                self.failed(self.silence()).await?;
+                continue;
+            };
             match response {
                 Some(Ok(response)) => {
                     self.failures = 0;
@@ -257,6 +278,13 @@ impl<T: Sharded + Clone> Listener<T> {
                 }
             }
         }
+    }
+
+    /// The failure a silent stream counts as.
+    fn silence(&self) -> tonic::Status {
+        let idle = self.options.idle_timeout.unwrap_or_default();
+        tracing::debug!(?idle, "sharded listener: the stream is idle");
+        tonic::Status::deadline_exceeded(format!("no message from the server for {idle:?}"))
     }
 
     fn disconnect(&mut self) {
@@ -305,19 +333,20 @@ impl<T: Sharded + Clone> Listener<T> {
             let _ = sender.send(add_target(&self.db, target));
         }
         let requests = futures::stream::poll_fn(move |cx| receiver.poll_recv(cx));
-        let opened = self
-            .db
-            .client()
-            .get()
-            .listen(tonic::Request::new(requests))
-            .await;
+        let mut client = self.db.client().get();
+        let opened = within(
+            self.options.idle_timeout,
+            client.listen(tonic::Request::new(requests)),
+        )
+        .await;
         match opened {
-            Ok(response) => {
+            None => self.failed(self.silence()).await,
+            Some(Err(status)) => self.failed(status).await,
+            Some(Ok(response)) => {
                 self.requests = Some(sender);
                 self.responses = Some(response.into_inner());
                 Ok(())
             }
-            Err(status) => self.failed(status).await,
         }
     }
 
@@ -360,7 +389,8 @@ impl<T: Sharded + Clone> Listener<T> {
         let previous = std::mem::take(&mut self.shown);
         let (changes, shown) =
             changes::diff(previous, &documents, self.order, Stored::from_document)?;
-        let unchanged = changes.is_empty() && !std::mem::take(&mut self.first);
+        let first = std::mem::take(&mut self.first);
+        let unchanged = changes.is_empty() && !first;
         let checkpoint = (self.options.checkpoints && !unchanged).then(|| ListenCheckpoint {
             query: self.fingerprint,
             read_time,
@@ -382,6 +412,14 @@ impl<T: Sharded + Clone> Listener<T> {
         };
         self.shown = shown;
         Ok((!unchanged).then_some(snapshot))
+    }
+}
+
+/// `future`'s output, or `None` when `timeout` passes first.
+async fn within<F: std::future::Future>(timeout: Option<Duration>, future: F) -> Option<F::Output> {
+    match timeout {
+        Some(timeout) => tokio::time::timeout(timeout, future).await.ok(),
+        None => Some(future.await),
     }
 }
 
