@@ -21,7 +21,10 @@ async fn a_silent_stream_is_opened_again_after_the_idle_timeout() {
     let captured = Captured::events();
     let test = test_db("listen-idle").await;
     let collection = Quiet::collection(&test.db);
-    collection.upsert("a", &Quiet::new("XNAS", 1, 1)).await.unwrap();
+    collection
+        .upsert("a", &Quiet::new("XNAS", 1, 1))
+        .await
+        .unwrap();
     let proxy = FaultProxy::start(test.emulator.host(), Faults::NONE)
         .await
         .unwrap();
@@ -46,7 +49,10 @@ async fn a_silent_stream_is_opened_again_after_the_idle_timeout() {
 
     proxy.set_stalled(true);
     let watched = tokio::spawn(async move { stream.next().await });
-    collection.upsert("b", &Quiet::new("XNAS", 2, 2)).await.unwrap();
+    collection
+        .upsert("b", &Quiet::new("XNAS", 2, 2))
+        .await
+        .unwrap();
     tokio::time::sleep(Duration::from_millis(1500)).await;
     proxy.set_stalled(false);
     let next = tokio::time::timeout(Duration::from_secs(30), watched)

@@ -441,6 +441,15 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
     /// opened again and each target resumes from its resume token; a target the server
     /// removes (a missing index) or connections that keep failing end the stream with
     /// [`Error::Listen`]. The query is checked before anything is sent.
+    ///
+    /// What each snapshot is, as the Firebase SDKs keep it: each target's documents and its
+    /// resume token are committed together at a point the server declares consistent, and a
+    /// broken stream goes back to the last such point before resuming from its token, so a
+    /// snapshot never shows half a resend. A target the server sends afresh (a reset) is
+    /// counted at that point's read time before it is shown (one read per thousand matches)
+    /// and read again if the stream left it short, which the emulator was seen to do.
+    /// [`ListenOptions`] set the reconnections, an idle timeout, and checkpoints to resume
+    /// from after a restart ([`listen_from`](Self::listen_from)).
     pub fn listen(&self, db: &FirestoreDb) -> Result<listen::SnapshotStream<T>>
     where
         T: Clone,

@@ -24,6 +24,7 @@ use crate::{Error, Result, Sharded, Stored};
 mod changes;
 mod checkpoint;
 mod targets;
+mod verify;
 
 pub use checkpoint::ListenCheckpoint;
 
@@ -257,7 +258,7 @@ impl<T: Sharded + Clone> Listener<T> {
             match response {
                 Some(Ok(response)) => {
                     self.failures = 0;
-                    if let Some(snapshot) = self.receive(response)? {
+                    if let Some(snapshot) = self.receive(response).await? {
                         return Ok(snapshot);
                     }
                 }
@@ -352,10 +353,22 @@ impl<T: Sharded + Clone> Listener<T> {
 
     /// Applies one response; a snapshot when it completes a consistent one that differs from
     /// the last.
-    fn receive(&mut self, response: ListenResponse) -> Result<Option<QuerySnapshot<T>>> {
+    async fn receive(&mut self, response: ListenResponse) -> Result<Option<QuerySnapshot<T>>> {
         match self.targets.receive(response)? {
             Step::Nothing => Ok(None),
-            Step::Consistent(read_time) => self.snapshot(read_time),
+            Step::Consistent { read_time, reset } => {
+                let checked = verify::check_resets(&self.db, &mut self.targets, read_time, &reset);
+                if let Err(status) = checked.await {
+                    // Unchecked, they are listened to afresh.
+                    for id in reset {
+                        self.targets.forget(id);
+                    }
+                    self.disconnect();
+                    self.failed(status).await?;
+                    return Ok(None);
+                }
+                self.snapshot(read_time)
+            }
             Step::Reset { old_id, new_id } => {
                 self.relisten(old_id, new_id);
                 Ok(None)

@@ -112,8 +112,12 @@ pub(super) enum Step {
     /// Nothing to do yet.
     Nothing,
     /// Every target is current at this read time: a snapshot may be built (what the targets
-    /// hold is committed).
-    Consistent(Timestamp),
+    /// hold is committed). `reset` names the targets the server sent afresh since the last
+    /// one, which the listener checks against the query at that read time.
+    Consistent {
+        read_time: Timestamp,
+        reset: Vec<i32>,
+    },
     /// The server's count of a target's documents differs from ours (it could not tell us of
     /// some removals): listen to it afresh, under its new id.
     Reset { old_id: i32, new_id: i32 },
@@ -173,6 +177,37 @@ impl ChunkTargets {
             .max()
             .unwrap_or(0)
             .saturating_add(1);
+    }
+
+    /// The committed documents of target `id`: their names and update times, sorted.
+    pub(super) fn committed_versions(&self, id: i32) -> Vec<(String, Option<(i64, i32)>)> {
+        let mut versions: Vec<_> = self
+            .find(id)
+            .into_iter()
+            .flat_map(|target| target.committed.values())
+            .map(version)
+            .collect();
+        versions.sort();
+        versions
+    }
+
+    /// Target `id` holds `documents`, read from its query at the read time of the last
+    /// commit, instead of what the stream said.
+    pub(super) fn correct(&mut self, id: i32, documents: Vec<Document>) {
+        if let Some(target) = self.find_mut(id) {
+            target.committed = documents
+                .into_iter()
+                .map(|document| (document.name.clone(), document))
+                .collect();
+        }
+    }
+
+    /// Target `id` is listened to afresh on the next stream: nothing committed is kept.
+    pub(super) fn forget(&mut self, id: i32) {
+        if let Some(target) = self.find_mut(id) {
+            target.committed.clear();
+            target.resume_token.clear();
+        }
     }
 
     pub(super) fn find(&self, id: i32) -> Option<&ChunkTarget> {
@@ -241,8 +276,10 @@ impl ChunkTargets {
                 if target.len() == filter.count as usize {
                     return Ok(Step::Nothing);
                 }
-                // Nothing it holds can be trusted, nor any token it was given.
+                // Nothing it holds can be trusted, nor any token it was given; what the server
+                // sends afresh is checked like a reset's.
                 *target = ChunkTarget::new(new_id, std::mem::take(&mut target.query));
+                target.reset = true;
                 self.next_id += 1;
                 return Ok(Step::Reset {
                     old_id: filter.target_id,
@@ -285,10 +322,16 @@ impl ChunkTargets {
             && self.targets.iter().all(|target| target.current);
         Ok(match change.read_time {
             Some(read_time) if consistent => {
+                let reset = self
+                    .targets
+                    .iter()
+                    .filter(|target| target.reset)
+                    .map(|target| target.id)
+                    .collect();
                 for target in &mut self.targets {
                     target.commit();
                 }
-                Step::Consistent(read_time)
+                Step::Consistent { read_time, reset }
             }
             _ => Step::Nothing,
         })
@@ -317,6 +360,14 @@ impl ChunkTargets {
         }
         documents
     }
+}
+
+/// What tells two versions of a document apart: its name and update time.
+pub(super) fn version(document: &Document) -> (String, Option<(i64, i32)>) {
+    (
+        document.name.clone(),
+        document.update_time.map(|t| (t.seconds, t.nanos)),
+    )
 }
 
 fn later(a: &Option<Timestamp>, b: &Option<Timestamp>) -> bool {
@@ -403,7 +454,7 @@ mod tests {
             Step::Nothing
         );
         assert!(
-            matches!(targets.receive(global(2)).unwrap(), Step::Consistent(t) if t.seconds == 2)
+            matches!(targets.receive(global(2)).unwrap(), Step::Consistent { read_time, .. } if read_time.seconds == 2)
         );
         assert!(targets.iter().all(|t| t.resume_token == [7]));
     }
@@ -460,6 +511,46 @@ mod tests {
     }
 
     #[test]
+    fn a_consistent_point_names_the_targets_reset_since_the_last() {
+        let global = |t| change(TargetChangeType::NoChange, &[], Some(t));
+        let mut targets = ChunkTargets::new(vec![StructuredQuery::default(); 2]);
+        for id in [1, 2] {
+            targets
+                .receive(change(TargetChangeType::Current, &[id], None))
+                .unwrap();
+        }
+        let step = targets.receive(global(1)).unwrap();
+        assert!(
+            matches!(step, Step::Consistent { ref reset, .. } if reset.is_empty()),
+            "{step:?}"
+        );
+        targets
+            .receive(change(TargetChangeType::Reset, &[2], None))
+            .unwrap();
+        targets.receive(put("a", 2, &[2], &[])).unwrap();
+        targets
+            .receive(change(TargetChangeType::Current, &[2], None))
+            .unwrap();
+        let step = targets.receive(global(2)).unwrap();
+        assert!(
+            matches!(step, Step::Consistent { ref reset, .. } if reset == &[2]),
+            "{step:?}"
+        );
+        assert_eq!(
+            targets.committed_versions(2),
+            [("a".to_owned(), Some((2, 0)))]
+        );
+        let step = targets.receive(global(3)).unwrap();
+        assert!(
+            matches!(step, Step::Consistent { ref reset, .. } if reset.is_empty()),
+            "{step:?}"
+        );
+        // What the query read at that time replaces what the stream said.
+        targets.correct(2, vec![document("a", 2), document("b", 2)]);
+        assert_eq!(names(&targets), ["a", "b"]);
+    }
+
+    #[test]
     fn a_removed_target_with_a_cause_is_a_typed_error() {
         let mut targets = ChunkTargets::new(vec![StructuredQuery::default()]);
         let removed = response(ResponseType::TargetChange(TargetChange {
@@ -503,7 +594,7 @@ mod tests {
         let step = targets
             .receive(token(TargetChangeType::NoChange, &[], token_byte, Some(at)))
             .unwrap();
-        assert!(matches!(step, Step::Consistent(_)), "{step:?}");
+        assert!(matches!(step, Step::Consistent { .. }), "{step:?}");
     }
 
     fn removal(name: &str, removed: &[i32]) -> ListenResponse {
@@ -653,7 +744,7 @@ mod tests {
         let step = targets
             .receive(tokenless(TargetChangeType::NoChange, &[], Some(1)))
             .unwrap();
-        assert!(matches!(step, Step::Consistent(_)));
+        assert!(matches!(step, Step::Consistent { .. }));
         assert!(targets.find(1).unwrap().resume_token.is_empty());
         targets.disconnected();
         assert!(names(&targets).is_empty(), "the whole result comes again");
