@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
-use sharded_indexes::{CollectionSpec, Direction, IndexPlan};
+use sharded_indexes::{CollectionDescriptionBuf, Direction, IndexPlan};
 
 use crate::scan::ShardedType;
 
@@ -25,31 +25,13 @@ pub struct Merged {
     pub warnings: Vec<String>,
 }
 
-/// One managed collection, as recorded in the manifest: what its entries are re-planned from,
-/// so the entries of a collection the sources no longer declare are still recognised.
+/// One managed collection, as recorded in the manifest: its description (what its entries are
+/// re-planned from, so the entries of a collection the sources no longer declare are still
+/// recognised) and the types that shard it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
 pub(crate) struct Managed {
-    #[serde(rename = "collectionGroup")]
-    collection: String,
-    shard_field: String,
-    order_field: String,
-    direction: Direction,
-    indexed_fields: Vec<String>,
-    /// `index(a, b, ...)` sets, each queried for equality together.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    field_sets: Vec<Vec<String>>,
-    /// `#[sharded(aggregate)]` fields, each with an index per query.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    aggregate_fields: Vec<String>,
-    /// Recorded so that a later build can refuse a set that lost values (files written before
-    /// it was recorded have none, and are not checked until the next build records it).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    shard_values: Vec<String>,
-    /// While resharding, the set the collection moves from: values that leave the set must be
-    /// recorded here first.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    previous_shard_values: Vec<String>,
+    #[serde(flatten)]
+    description: CollectionDescriptionBuf,
     /// The Rust types sharding the collection, for messages.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     types: Vec<String>,
@@ -58,15 +40,7 @@ pub(crate) struct Managed {
 impl Managed {
     pub(crate) fn of(t: &ShardedType) -> Managed {
         Managed {
-            collection: t.collection.clone(),
-            shard_field: t.shard_field.clone(),
-            order_field: t.order_field.clone(),
-            direction: t.direction,
-            indexed_fields: t.indexed_fields.clone(),
-            field_sets: t.field_sets.clone(),
-            aggregate_fields: t.aggregate_fields.clone(),
-            shard_values: t.shard_values.clone(),
-            previous_shard_values: t.previous_shard_values.clone(),
+            description: t.description.clone(),
             types: vec![t.name.clone()],
         }
     }
@@ -74,43 +48,30 @@ impl Managed {
     /// What the manifest's `shardSets` recorded of a collection no type in this build shards.
     fn recorded(collection: &str, shard_values: &[String]) -> Managed {
         Managed {
-            collection: collection.to_owned(),
-            shard_field: String::new(),
-            order_field: String::new(),
-            direction: sharded_indexes::Direction::Descending,
-            indexed_fields: Vec::new(),
-            field_sets: Vec::new(),
-            aggregate_fields: Vec::new(),
-            shard_values: shard_values.to_vec(),
-            previous_shard_values: Vec::new(),
+            description: CollectionDescriptionBuf {
+                collection: collection.to_owned(),
+                shard_field: String::new(),
+                order_field: String::new(),
+                direction: Direction::Descending,
+                indexed_fields: Vec::new(),
+                field_sets: Vec::new(),
+                aggregate_fields: Vec::new(),
+                shard_values: shard_values.to_vec(),
+                previous_shard_values: Vec::new(),
+                reshard_since: None,
+            },
             types: Vec::new(),
         }
     }
 
     /// The entries this collection needs, by the plan `Sharded::indexes()` uses too.
     pub(crate) fn plan(&self) -> IndexPlan {
-        let indexed: Vec<&str> = self.indexed_fields.iter().map(String::as_str).collect();
-        let sets: Vec<Vec<&str>> = self
-            .field_sets
-            .iter()
-            .map(|set| set.iter().map(String::as_str).collect())
-            .collect();
-        let sets: Vec<&[&str]> = sets.iter().map(Vec::as_slice).collect();
-        let aggregated: Vec<&str> = self.aggregate_fields.iter().map(String::as_str).collect();
-        sharded_indexes::plan(&CollectionSpec {
-            collection: &self.collection,
-            shard_field: &self.shard_field,
-            order_field: &self.order_field,
-            direction: self.direction,
-            indexed_fields: &indexed,
-            field_sets: &sets,
-            aggregate_fields: &aggregated,
-        })
+        self.description.plan()
     }
 
     fn owns_override(&self, field_override: &Value) -> bool {
-        str_at(field_override, "collectionGroup") == Some(&self.collection)
-            && [&self.shard_field, &self.order_field]
+        str_at(field_override, "collectionGroup") == Some(&self.description.collection)
+            && [&self.description.shard_field, &self.description.order_field]
                 .iter()
                 .any(|field| str_at(field_override, "fieldPath") == Some(field.as_str()))
     }
@@ -209,7 +170,7 @@ pub fn merge(
         previous
             .iter()
             .chain(crates.values().flatten())
-            .any(|m| &m.collection == collection)
+            .any(|m| &m.description.collection == collection)
     };
     let recorded: Vec<Managed> = shard_sets
         .iter()
@@ -222,7 +183,10 @@ pub fn merge(
         types,
     )?;
     for m in &current {
-        shard_sets.insert(m.collection.clone(), m.shard_values.clone());
+        shard_sets.insert(
+            m.description.collection.clone(),
+            m.description.shard_values.clone(),
+        );
     }
     check_other_crates(crate_name, &current, &crates)?;
     if !current.is_empty() {
@@ -278,9 +242,9 @@ pub fn merge(
             warnings.push(format!(
                 "removed the composite index {} from firestore.indexes.json: it contains `{}` but not the shard field `{}`, which keeps `{}` capped at 500 writes/s; it is recorded under `{MANIFEST_KEY}.removed`, and moving it to `{MANIFEST_KEY}.keep` keeps it on purpose",
                 describe(&index),
-                m.order_field,
-                m.shard_field,
-                m.collection
+                m.description.order_field,
+                m.description.shard_field,
+                m.description.collection
             ));
             if !removed.iter().any(|r| index_key(r) == index_key(&index)) {
                 removed.push(index);
@@ -392,16 +356,19 @@ fn check_other_crates(
 ) -> Result<(), String> {
     for ours in current {
         for (other, theirs) in others {
-            let Some(theirs) = theirs.iter().find(|m| m.collection == ours.collection) else {
+            let Some(theirs) = theirs
+                .iter()
+                .find(|m| m.description.collection == ours.description.collection)
+            else {
                 continue;
             };
             let how = |m: &Managed| {
                 (
-                    m.shard_field.clone(),
-                    m.order_field.clone(),
-                    m.direction,
-                    m.shard_values.clone(),
-                    m.previous_shard_values.clone(),
+                    m.description.shard_field.clone(),
+                    m.description.order_field.clone(),
+                    m.description.direction,
+                    m.description.shard_values.clone(),
+                    m.description.previous_shard_values.clone(),
                 )
             };
             if how(ours) != how(theirs) {
@@ -409,9 +376,9 @@ fn check_other_crates(
                     "{} in crate `{crate_name}` and {} in crate `{other}` both use the collection `{}` but shard or order it differently (shard values {} and {}); give them the same `#[sharded(...)]` settings",
                     describe_types(&ours.types),
                     describe_types(&theirs.types),
-                    ours.collection,
-                    describe_values(&ours.shard_values),
-                    describe_values(&theirs.shard_values),
+                    ours.description.collection,
+                    describe_values(&ours.description.shard_values),
+                    describe_values(&theirs.description.shard_values),
                 ));
             }
         }
@@ -434,39 +401,55 @@ fn managed_collections(types: &[ShardedType]) -> Result<Vec<Managed>, String> {
         let entry = Managed::of(t);
         match managed
             .iter_mut()
-            .find(|(m, _)| m.collection == entry.collection)
+            .find(|(m, _)| m.description.collection == entry.description.collection)
         {
             None => managed.push((entry, t)),
             Some((m, first)) => {
-                if (&m.shard_field, &m.order_field, &m.direction)
-                    != (&entry.shard_field, &entry.order_field, &entry.direction)
-                {
+                if (
+                    &m.description.shard_field,
+                    &m.description.order_field,
+                    &m.description.direction,
+                ) != (
+                    &entry.description.shard_field,
+                    &entry.description.order_field,
+                    &entry.description.direction,
+                ) {
                     return Err(format!(
                         "`{}` ({}) and `{}` ({}) both use the collection `{}` but shard or order it differently",
                         first.name,
                         first.file.display(),
                         t.name,
                         t.file.display(),
-                        m.collection
+                        m.description.collection
                     ));
                 }
-                if (&m.shard_values, &m.previous_shard_values)
-                    != (&entry.shard_values, &entry.previous_shard_values)
-                {
+                if (
+                    &m.description.shard_values,
+                    &m.description.previous_shard_values,
+                ) != (
+                    &entry.description.shard_values,
+                    &entry.description.previous_shard_values,
+                ) {
                     return Err(format!(
                         "`{}` ({}) and `{}` ({}) both use the collection `{}` with different shard values ({} and {}): each would miss the documents the other writes to values it does not query; give them the same `shards`, `shard_values` or `writes_per_second` (and `previous(...)`)",
                         first.name,
                         first.file.display(),
                         t.name,
                         t.file.display(),
-                        m.collection,
-                        describe_values(&m.shard_values),
-                        describe_values(&entry.shard_values),
+                        m.description.collection,
+                        describe_values(&m.description.shard_values),
+                        describe_values(&entry.description.shard_values),
                     ));
                 }
-                union_into(&mut m.indexed_fields, entry.indexed_fields);
-                union_into(&mut m.field_sets, entry.field_sets);
-                union_into(&mut m.aggregate_fields, entry.aggregate_fields);
+                union_into(
+                    &mut m.description.indexed_fields,
+                    entry.description.indexed_fields,
+                );
+                union_into(&mut m.description.field_sets, entry.description.field_sets);
+                union_into(
+                    &mut m.description.aggregate_fields,
+                    entry.description.aggregate_fields,
+                );
                 m.types.extend(entry.types);
             }
         }
@@ -519,14 +502,19 @@ fn check_shard_sets(
     types: &[ShardedType],
 ) -> Result<(), String> {
     for now in current {
-        let Some(before) = previous.iter().find(|m| m.collection == now.collection) else {
+        let Some(before) = previous
+            .iter()
+            .find(|m| m.description.collection == now.description.collection)
+        else {
             continue;
         };
         let read_now = |value: &String| {
-            now.shard_values.contains(value) || now.previous_shard_values.contains(value)
+            now.description.shard_values.contains(value)
+                || now.description.previous_shard_values.contains(value)
         };
         // Values the last build wrote to (current there) that this build reads no more.
         let lost: Vec<String> = before
+            .description
             .shard_values
             .iter()
             .filter(|value| !read_now(value))
@@ -537,7 +525,7 @@ fn check_shard_sets(
         }
         let owner = types
             .iter()
-            .find(|t| t.collection == now.collection)
+            .find(|t| t.description.collection == now.description.collection)
             .map(|t| format!("`{}` ({})", t.name, t.file.display()))
             .unwrap_or_default();
         return Err(format!(
@@ -548,9 +536,9 @@ fn check_shard_sets(
              `rebalance()` to move every document out of the retired values, run `verify()` until it reports 0 of them, and only then \
              remove `previous(...)`. (The set is recorded under `{MANIFEST_KEY}.shardSets`, and stays recorded while no type shards the \
              collection; delete its entry there only if no document is stored with those values any more.)",
-            now.collection,
-            describe_values(&now.shard_values),
-            describe_values(&before.shard_values),
+            now.description.collection,
+            describe_values(&now.description.shard_values),
+            describe_values(&before.description.shard_values),
             describe_values(&lost),
         ));
     }
@@ -574,7 +562,7 @@ fn describe_values(values: &[String]) -> String {
 }
 
 fn defeats_sharding(m: &Managed, index: &Value) -> bool {
-    if str_at(index, "collectionGroup") != Some(&m.collection) {
+    if str_at(index, "collectionGroup") != Some(&m.description.collection) {
         return false;
     }
     let paths: Vec<&str> = index
@@ -587,7 +575,8 @@ fn defeats_sharding(m: &Managed, index: &Value) -> bool {
                 .collect()
         })
         .unwrap_or_default();
-    paths.contains(&m.order_field.as_str()) && !paths.contains(&m.shard_field.as_str())
+    paths.contains(&m.description.order_field.as_str())
+        && !paths.contains(&m.description.shard_field.as_str())
 }
 
 pub(crate) fn describe(index: &Value) -> String {
@@ -679,15 +668,18 @@ mod tests {
         ShardedType {
             name: "Instrument".into(),
             file: PathBuf::from("src/lib.rs"),
-            collection: "instruments".into(),
-            shard_field: "shard".into(),
-            order_field: "timestamp".into(),
-            direction: sharded_indexes::Direction::Descending,
-            indexed_fields: indexed.iter().map(|f| f.to_string()).collect(),
-            field_sets: Vec::new(),
-            aggregate_fields: Vec::new(),
-            shard_values: vec!["x".into(), "y".into(), "z".into()],
-            previous_shard_values: Vec::new(),
+            description: CollectionDescriptionBuf {
+                collection: "instruments".into(),
+                shard_field: "shard".into(),
+                order_field: "timestamp".into(),
+                direction: sharded_indexes::Direction::Descending,
+                indexed_fields: indexed.iter().map(|f| f.to_string()).collect(),
+                field_sets: Vec::new(),
+                aggregate_fields: Vec::new(),
+                shard_values: vec!["x".into(), "y".into(), "z".into()],
+                previous_shard_values: Vec::new(),
+                reshard_since: None,
+            },
         }
     }
 
@@ -913,7 +905,7 @@ mod tests {
         other.name = "InstrumentView".into();
         let merged = merge(None, &[instrument(&["exchange"]), other.clone()], "crate").unwrap();
         assert_eq!(merged.document["indexes"].as_array().unwrap().len(), 3);
-        other.order_field = "updatedAt".into();
+        other.description.order_field = "updatedAt".into();
         let err = merge(None, &[instrument(&["exchange"]), other], "crate").unwrap_err();
         assert!(
             err.contains("both use the collection `instruments`"),
@@ -964,7 +956,7 @@ mod tests {
         let a = instrument(&["exchange"]);
         let mut b = instrument(&["venue"]);
         b.name = "Tick".into();
-        b.collection = "ticks".into();
+        b.description.collection = "ticks".into();
         let users = json!({ "indexes": [{ "collectionGroup": "other", "queryScope": "COLLECTION",
             "fields": [{ "fieldPath": "x", "order": "ASCENDING" }, { "fieldPath": "y", "order": "ASCENDING" }] }] });
         let a_then_b = merge(Some(users.clone()), std::slice::from_ref(&a), "a")
@@ -1004,8 +996,8 @@ mod tests {
         // A collection two crates shard differently fails the build, naming both.
         let mut other_a = instrument(&["symbol"]);
         other_a.name = "TickView".into();
-        other_a.collection = "ticks".into();
-        other_a.shard_values.pop();
+        other_a.description.collection = "ticks".into();
+        other_a.description.shard_values.pop();
         let err = merge(Some(a_then_b), &[other_a], "a").unwrap_err();
         assert!(err.contains("`TickView` in crate `a`"), "{err}");
         assert!(err.contains("`Tick` in crate `b`"), "{err}");
@@ -1015,7 +1007,7 @@ mod tests {
     fn types_sharing_a_collection_must_agree_on_shard_values() {
         let mut other = instrument(&["symbol"]);
         other.name = "InstrumentView".into();
-        other.shard_values.pop();
+        other.description.shard_values.pop();
         let err = merge(None, &[instrument(&["exchange"]), other], "crate").unwrap_err();
         assert!(
             err.contains("`Instrument`") && err.contains("`InstrumentView`"),
@@ -1028,7 +1020,7 @@ mod tests {
     fn a_shard_set_may_grow_but_not_lose_values() {
         let numbered = |n: usize| {
             let mut t = instrument(&["exchange"]);
-            t.shard_values = (0..n).map(|i| i.to_string()).collect();
+            t.description.shard_values = (0..n).map(|i| i.to_string()).collect();
             t
         };
         let three = merge(None, &[numbered(3)], "crate").unwrap().document;
@@ -1047,11 +1039,11 @@ mod tests {
         assert!(err.contains("previous(shards = 3)"), "{err}");
         // Changed values, same count.
         let mut renamed = numbered(6);
-        renamed.shard_values[5] = "five".into();
+        renamed.description.shard_values[5] = "five".into();
         assert!(merge(Some(six.clone()), &[renamed], "crate").is_err());
         // The path that drops values: declare the old set as previous, then drop it.
         let mut moving = numbered(3);
-        moving.previous_shard_values = (0..6).map(|i| i.to_string()).collect();
+        moving.description.previous_shard_values = (0..6).map(|i| i.to_string()).collect();
         let recorded = merge(Some(six.clone()), &[moving], "crate")
             .unwrap()
             .document;
@@ -1069,7 +1061,7 @@ mod tests {
         );
         // A previous set that leaves out a recorded value is no path.
         let mut partial = numbered(3);
-        partial.previous_shard_values = (0..5).map(|i| i.to_string()).collect();
+        partial.description.previous_shard_values = (0..5).map(|i| i.to_string()).collect();
         let err = merge(Some(six.clone()), &[partial], "crate").unwrap_err();
         assert!(err.contains(r#"["5"]"#), "{err}");
         // Dropping `previous` before a build recorded it is refused.

@@ -6,35 +6,26 @@ use std::path::{Path, PathBuf};
 use quote::ToTokens as _;
 use syn::ext::IdentExt as _;
 
-use sharded_internals::{Ctxt, Direction, IndexedField};
+use sharded_indexes::CollectionDescriptionBuf;
+use sharded_internals::{Ctxt, IndexedField};
 
-/// What the index plan needs of one `#[derive(Sharded)]` type, owned.
+/// One `#[derive(Sharded)]` type found in the sources: its collection's description, owned,
+/// and where it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShardedType {
     /// The Rust type name, for messages.
     pub name: String,
     /// The file it is declared in.
     pub file: PathBuf,
-    pub collection: String,
-    /// The shard field's path (quoted where needed), as in the index file.
-    pub shard_field: String,
-    pub order_field: String,
-    pub direction: sharded_indexes::Direction,
-    pub indexed_fields: Vec<String>,
-    /// The field paths of each `index(a, b, ...)` set.
-    pub field_sets: Vec<Vec<String>>,
-    /// The field paths of the `#[sharded(aggregate)]` fields.
-    pub aggregate_fields: Vec<String>,
-    /// The values the shard field takes.
-    pub shard_values: Vec<String>,
-    /// While resharding (`previous(...)`), the values of the set the collection moves from.
-    pub previous_shard_values: Vec<String>,
+    /// What the derive describes as `Sharded::DESCRIPTION`, nested paths resolved from the
+    /// sources.
+    pub description: CollectionDescriptionBuf,
 }
 
 impl ShardedType {
     /// Plans this type's indexes with the same function as `Sharded::indexes()`.
     pub fn plan(&self) -> sharded_indexes::IndexPlan {
-        crate::merge::Managed::of(self).plan()
+        self.description.plan()
     }
 }
 
@@ -269,26 +260,7 @@ impl Sources {
         Ok(Some(ShardedType {
             name: model.ident.to_string(),
             file: file.to_path_buf(),
-            collection: model.collection.clone(),
-            shard_field: model.shard_path.clone(),
-            order_field: model.order.path.clone(),
-            direction: match model.order.direction {
-                Direction::Ascending => sharded_indexes::Direction::Ascending,
-                Direction::Descending => sharded_indexes::Direction::Descending,
-            },
-            indexed_fields,
-            field_sets: model
-                .field_sets
-                .iter()
-                .map(|set| set.fields.iter().map(|field| field.path.clone()).collect())
-                .collect(),
-            aggregate_fields: model
-                .aggregates
-                .iter()
-                .map(|field| field.path.clone())
-                .collect(),
-            shard_values: model.shard_values.clone(),
-            previous_shard_values: model.resharding.previous_values.clone(),
+            description: model.description(indexed_fields),
         }))
     }
 
@@ -611,7 +583,7 @@ mod tests {
         let names: Vec<&str> = found.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names, ["Instrument", "Tick"]);
         assert_eq!(
-            found[0].indexed_fields,
+            found[0].description.indexed_fields,
             [
                 "price.CURRENCY",
                 "price.where.`venue-code`",
@@ -619,9 +591,12 @@ mod tests {
                 "instrumentType"
             ]
         );
-        assert_eq!(found[0].collection, "instruments");
-        assert_eq!(found[1].collection, "ticks");
-        assert_eq!(found[1].direction, sharded_indexes::Direction::Ascending);
+        assert_eq!(found[0].description.collection, "instruments");
+        assert_eq!(found[1].description.collection, "ticks");
+        assert_eq!(
+            found[1].description.direction,
+            sharded_indexes::Direction::Ascending
+        );
     }
 
     #[test]
@@ -640,8 +615,8 @@ mod tests {
             }
         "#;
         let found = sharded_types(Path::new("src/lib.rs"), source).unwrap();
-        assert_eq!(found[0].field_sets, [["venue", "`trade side`"]]);
-        assert_eq!(found[0].aggregate_fields, ["unitPrice"]);
+        assert_eq!(found[0].description.field_sets, [["venue", "`trade side`"]]);
+        assert_eq!(found[0].description.aggregate_fields, ["unitPrice"]);
     }
 
     const TWO_PLACES: &str = r#"
@@ -683,7 +658,7 @@ mod tests {
         let found = sharded_types(Path::new("src/lib.rs"), TWO_PLACES).unwrap();
         let paths: Vec<(&str, &str)> = found
             .iter()
-            .map(|t| (t.name.as_str(), t.indexed_fields[0].as_str()))
+            .map(|t| (t.name.as_str(), t.description.indexed_fields[0].as_str()))
             .collect();
         assert_eq!(
             paths,

@@ -342,7 +342,7 @@ fn the_scan_follows_the_module_tree() {
     let mut collections: Vec<&str> = outcome
         .types
         .iter()
-        .map(|t| t.collection.as_str())
+        .map(|t| t.description.collection.as_str())
         .collect();
     collections.sort();
     assert_eq!(collections, ["a", "b", "c", "inline", "tool"]);

@@ -29,6 +29,11 @@ fn expand(model: &Model) -> TokenStream {
     let shard_path = &model.shard_path;
     let shard_values = &model.shard_values;
     let resharding = resharding(model);
+    let previous = &model.resharding.previous_values;
+    let since = match model.resharding.since {
+        Some(seconds) => quote!(::core::option::Option::Some(#seconds)),
+        None => quote!(::core::option::Option::None),
+    };
     let order_field = &model.order.path;
     let order_ty = model.order.ty;
     let direction = direction(model.order.direction);
@@ -83,16 +88,21 @@ fn expand(model: &Model) -> TokenStream {
 
         #[automatically_derived]
         impl ::sharded_runtime::Sharded for #ident {
-            const COLLECTION: &'static str = #collection;
+            const DESCRIPTION: ::sharded_runtime::__private::CollectionDescription<'static> =
+                ::sharded_runtime::__private::CollectionDescription {
+                    collection: #collection,
+                    shard_field: #shard_path,
+                    shard_values: &[#(#shard_values),*],
+                    previous_shard_values: &[#(#previous),*],
+                    reshard_since: #since,
+                    order_field: #order_field,
+                    direction: #direction,
+                    indexed_fields: &[#(#indexed_fields),*],
+                    field_sets: &[#(&[#(#set_paths),*]),*],
+                    aggregate_fields: &[#(#aggregate_paths),*],
+                };
             const SHARD_FIELD: &'static str = #shard_field;
-            const SHARD_FIELD_PATH: &'static str = #shard_path;
-            const SHARD_VALUES: &'static [&'static str] = &[#(#shard_values),*];
             #resharding
-            const ORDER_FIELD: &'static str = #order_field;
-            const ORDER_DIRECTION: ::sharded_runtime::__private::Direction = #direction;
-            const INDEXED_FIELDS: &'static [&'static str] = &[#(#indexed_fields),*];
-            const FIELD_SETS: &'static [&'static [&'static str]] = &[#(&[#(#set_paths),*]),*];
-            const AGGREGATE_FIELDS: &'static [&'static str] = &[#(#aggregate_paths),*];
             const QUERIES: &'static [::sharded_runtime::QueryShape] = __SHARDED_QUERIES;
             const REQUIRED_FIELDS: &'static [&'static str] = &[#(#required_fields),*];
             const REQUIRED_SEGMENTS: &'static [&'static [&'static str]] = &[#(#required_segments),*];
@@ -105,23 +115,16 @@ fn expand(model: &Model) -> TokenStream {
     }
 }
 
-/// While resharding, the previous set and the values queries read and writes draw.
+/// While resharding, the values queries read and writes draw (the description holds the sets).
 fn resharding(model: &Model) -> TokenStream {
     let resharding = &model.resharding;
     if resharding.previous_values.is_empty() {
         return TokenStream::new();
     }
-    let previous = &resharding.previous_values;
     let read = resharding.read_values(&model.shard_values);
     let kept = resharding.kept_values(&model.shard_values);
     let new = resharding.new_values(&model.shard_values);
-    let since = match resharding.since {
-        Some(seconds) => quote!(::core::option::Option::Some(#seconds)),
-        None => quote!(::core::option::Option::None),
-    };
     quote! {
-        const PREVIOUS_SHARD_VALUES: &'static [&'static str] = &[#(#previous),*];
-        const RESHARD_SINCE: ::core::option::Option<u64> = #since;
         const READ_SHARD_VALUES: &'static [&'static str] = &[#(#read),*];
         const NEW_SHARD_VALUES: &'static [&'static str] = &[#(#new),*];
         const KEPT_SHARD_VALUES: &'static [&'static str] = &[#(#kept),*];

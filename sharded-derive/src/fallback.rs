@@ -178,13 +178,20 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
 
         #[automatically_derived]
         impl ::sharded_runtime::Sharded for #ident {
-            const COLLECTION: &'static str = "";
+            const DESCRIPTION: ::sharded_runtime::__private::CollectionDescription<'static> =
+                ::sharded_runtime::__private::CollectionDescription {
+                    collection: "",
+                    shard_field: "",
+                    shard_values: &[],
+                    previous_shard_values: &[],
+                    reshard_since: ::core::option::Option::None,
+                    order_field: "",
+                    direction: #direction,
+                    indexed_fields: &[],
+                    field_sets: &[],
+                    aggregate_fields: &[],
+                };
             const SHARD_FIELD: &'static str = "";
-            const SHARD_FIELD_PATH: &'static str = "";
-            const SHARD_VALUES: &'static [&'static str] = &[];
-            const ORDER_FIELD: &'static str = "";
-            const ORDER_DIRECTION: ::sharded_runtime::__private::Direction = #direction;
-            const INDEXED_FIELDS: &'static [&'static str] = &[];
             const QUERIES: &'static [::sharded_runtime::QueryShape] = &[];
             const REQUIRED_FIELDS: &'static [&'static str] = &[];
             const REQUIRED_SEGMENTS: &'static [&'static [&'static str]] = &[];

@@ -6,31 +6,16 @@
 
 use serde::{Deserialize, Serialize};
 
+mod description;
+
+pub use description::{CollectionDescription, CollectionDescriptionBuf};
+
 /// Sort direction of an order field or an index field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Direction {
     Ascending,
     Descending,
-}
-
-/// What the index plan needs to know about one sharded collection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CollectionSpec<'a> {
-    /// The collection id.
-    pub collection: &'a str,
-    /// The shard field's path: its stored name, backtick-quoted where Firestore needs it.
-    pub shard_field: &'a str,
-    /// The field path queries order by.
-    pub order_field: &'a str,
-    pub direction: Direction,
-    /// Field paths with an equality query, in declaration order.
-    pub indexed_fields: &'a [&'a str],
-    /// Sets of field paths with one equality query on all of them at once
-    /// (`#[sharded(index(a, b))]`), in declaration order.
-    pub field_sets: &'a [&'a [&'a str]],
-    /// Numeric field paths with `sum` and `avg` queries (`#[sharded(aggregate)]`).
-    pub aggregate_fields: &'a [&'a str],
 }
 
 /// A composite index, as `firestore.indexes.json` writes it.
@@ -91,7 +76,7 @@ pub struct IndexPlan {
 /// and averages by scanning index entries, which must hold the field.
 /// And two overrides that disable the single-field indexes of the order field, whose
 /// sequential values are what caps writes at 500/s, and of the shard field (recipe step 4).
-pub fn plan(spec: &CollectionSpec<'_>) -> IndexPlan {
+pub fn plan(spec: &CollectionDescription<'_>) -> IndexPlan {
     let shard = || IndexField {
         field_path: spec.shard_field.to_owned(),
         order: Direction::Descending,
@@ -262,9 +247,12 @@ impl FieldOverride {
 mod tests {
     use super::*;
 
-    const RECIPE: CollectionSpec<'static> = CollectionSpec {
+    const RECIPE: CollectionDescription<'static> = CollectionDescription {
         collection: "instruments",
         shard_field: "shard",
+        shard_values: &["0", "1", "2"],
+        previous_shard_values: &[],
+        reshard_since: None,
         order_field: "timestamp",
         direction: Direction::Descending,
         indexed_fields: &["exchange", "instrumentType", "price.currency"],
@@ -358,7 +346,7 @@ mod tests {
 
     #[test]
     fn ascending_order_fields_end_ascending() {
-        let spec = CollectionSpec {
+        let spec = CollectionDescription {
             direction: Direction::Ascending,
             indexed_fields: &["exchange"],
             ..RECIPE
@@ -371,7 +359,7 @@ mod tests {
 
     #[test]
     fn a_field_set_gets_one_index_with_its_fields_in_declared_order() {
-        let spec = CollectionSpec {
+        let spec = CollectionDescription {
             indexed_fields: &[],
             field_sets: &[&["exchange", "instrumentType"]],
             ..RECIPE
@@ -393,7 +381,7 @@ mod tests {
     }
 
     /// Each planned index as its field paths.
-    fn index_paths(spec: &CollectionSpec) -> Vec<Vec<String>> {
+    fn index_paths(spec: &CollectionDescription) -> Vec<Vec<String>> {
         plan(spec)
             .indexes
             .iter()
@@ -403,7 +391,7 @@ mod tests {
 
     #[test]
     fn each_query_gets_one_index_per_aggregated_field_ending_with_it() {
-        let spec = CollectionSpec {
+        let spec = CollectionDescription {
             indexed_fields: &["exchange"],
             field_sets: &[&["exchange", "instrumentType"]],
             aggregate_fields: &["qty", "price"],
@@ -429,7 +417,7 @@ mod tests {
 
     #[test]
     fn an_aggregated_field_already_in_an_index_is_not_added_again() {
-        let spec = CollectionSpec {
+        let spec = CollectionDescription {
             indexed_fields: &["qty"],
             aggregate_fields: &["qty", "timestamp"],
             ..RECIPE

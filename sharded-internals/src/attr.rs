@@ -21,12 +21,8 @@ pub struct Keyed<T> {
     pub tokens: TokenStream,
 }
 
-/// Which way the order field sorts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Direction {
-    Ascending,
-    Descending,
-}
+/// Which way the order field sorts: the index plan's own type, so nothing maps one to another.
+pub use sharded_indexes::Direction;
 
 /// `#[sharded(...)]` on the struct.
 #[derive(Default)]

@@ -30,6 +30,37 @@ pub struct Model<'a> {
     pub stored_fields: Vec<(&'a syn::Ident, String)>,
 }
 
+impl Model<'_> {
+    /// The collection's description, owned, with the stored paths of the indexed fields in
+    /// declaration order (the derive computes nested ones at compile time, the build from the
+    /// sources).
+    pub fn description(
+        &self,
+        indexed_fields: Vec<String>,
+    ) -> sharded_indexes::CollectionDescriptionBuf {
+        sharded_indexes::CollectionDescriptionBuf {
+            collection: self.collection.clone(),
+            shard_field: self.shard_path.clone(),
+            order_field: self.order.path.clone(),
+            direction: self.order.direction,
+            indexed_fields,
+            field_sets: self
+                .field_sets
+                .iter()
+                .map(|set| set.fields.iter().map(|field| field.path.clone()).collect())
+                .collect(),
+            aggregate_fields: self
+                .aggregates
+                .iter()
+                .map(|field| field.path.clone())
+                .collect(),
+            shard_values: self.shard_values.clone(),
+            previous_shard_values: self.resharding.previous_values.clone(),
+            reshard_since: self.resharding.since,
+        }
+    }
+}
+
 /// `previous(...)`: a live collection moving from one shard set to another.
 #[derive(Clone, Default, Debug, PartialEq, Eq)]
 pub struct Resharding {

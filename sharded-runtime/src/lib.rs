@@ -33,7 +33,10 @@ pub use shard_job::{Checkpoint, Progress, ShardCensus, ShardJob};
 pub use sharded::Sharded;
 pub use sharded_derive::Sharded;
 pub use sharded_derive::StoredNames;
-pub use sharded_indexes::{CollectionSpec, CompositeIndex, Direction, FieldOverride, IndexPlan};
+pub use sharded_indexes::{
+    CollectionDescription, CollectionDescriptionBuf, CompositeIndex, Direction, FieldOverride,
+    IndexPlan,
+};
 pub use status::StatusCode;
 pub use stored::Stored;
 pub use stored_names::StoredNames;
@@ -52,7 +55,7 @@ pub mod __private {
     };
     pub use crate::shard::{WithShard, draw_shard};
     pub use crate::stored_names::{names_of, path_bytes, path_len, stored_name};
-    pub use sharded_indexes::Direction;
+    pub use sharded_indexes::{CollectionDescription, Direction};
 
     /// Serializes `document` for writing, the shard drawn now; the benchmarks measure this.
     pub use crate::collection::{serialize, serialize_unguarded};

@@ -1,0 +1,148 @@
+//! One sharded collection, described once: the derive writes it for each type
+//! (`Sharded::DESCRIPTION`), the index plan reads it, the build manifest records its owned
+//! form, and the runtime's queries and writes consult it.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Direction, IndexPlan};
+
+/// What sharded knows of one collection, borrowed (a `const` of every sharded type).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CollectionDescription<'a> {
+    /// The collection id.
+    pub collection: &'a str,
+    /// The shard field as a field path: its stored name, backtick-quoted where Firestore
+    /// needs it.
+    pub shard_field: &'a str,
+    /// The values the shard field takes; writes draw one at random.
+    pub shard_values: &'a [&'a str],
+    /// While resharding (`previous(...)`), the values of the set the collection moves from:
+    /// queries read them too. Empty otherwise.
+    pub previous_shard_values: &'a [&'a str],
+    /// While resharding, when writes began moving to the new values, in seconds since the
+    /// Unix epoch (`previous(since = "...")`).
+    pub reshard_since: Option<u64>,
+    /// The field path queries order by.
+    pub order_field: &'a str,
+    /// The direction queries order in.
+    pub direction: Direction,
+    /// Field paths with an equality query, in declaration order.
+    pub indexed_fields: &'a [&'a str],
+    /// Sets of field paths with one equality query on all of them at once
+    /// (`#[sharded(index(a, b))]`), in declaration order.
+    pub field_sets: &'a [&'a [&'a str]],
+    /// Numeric field paths with `sum` and `avg` queries (`#[sharded(aggregate)]`).
+    pub aggregate_fields: &'a [&'a str],
+}
+
+impl CollectionDescription<'_> {
+    /// The composite indexes and field overrides the collection needs.
+    pub fn plan(&self) -> IndexPlan {
+        crate::plan(self)
+    }
+}
+
+/// A [`CollectionDescription`] owned: what the build reads from the sources and records in
+/// `firestore.indexes.json`'s manifest, under the same names.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CollectionDescriptionBuf {
+    #[serde(rename = "collectionGroup")]
+    pub collection: String,
+    pub shard_field: String,
+    pub order_field: String,
+    pub direction: Direction,
+    pub indexed_fields: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub field_sets: Vec<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aggregate_fields: Vec<String>,
+    /// Recorded so that a later build can refuse a set that lost values (files written before
+    /// it was recorded have none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shard_values: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub previous_shard_values: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reshard_since: Option<u64>,
+}
+
+impl CollectionDescriptionBuf {
+    /// The description borrowed, for as long as `f` runs.
+    pub fn with<R>(&self, f: impl FnOnce(&CollectionDescription<'_>) -> R) -> R {
+        fn strs(values: &[String]) -> Vec<&str> {
+            values.iter().map(String::as_str).collect()
+        }
+        let sets: Vec<Vec<&str>> = self.field_sets.iter().map(|set| strs(set)).collect();
+        let sets: Vec<&[&str]> = sets.iter().map(Vec::as_slice).collect();
+        f(&CollectionDescription {
+            collection: &self.collection,
+            shard_field: &self.shard_field,
+            shard_values: &strs(&self.shard_values),
+            previous_shard_values: &strs(&self.previous_shard_values),
+            reshard_since: self.reshard_since,
+            order_field: &self.order_field,
+            direction: self.direction,
+            indexed_fields: &strs(&self.indexed_fields),
+            field_sets: &sets,
+            aggregate_fields: &strs(&self.aggregate_fields),
+        })
+    }
+
+    /// The composite indexes and field overrides the collection needs, by the same plan as
+    /// the borrowed description's.
+    pub fn plan(&self) -> IndexPlan {
+        self.with(|description| description.plan())
+    }
+}
+
+impl From<&CollectionDescription<'_>> for CollectionDescriptionBuf {
+    fn from(description: &CollectionDescription<'_>) -> Self {
+        let strings = |values: &[&str]| values.iter().map(|value| value.to_string()).collect();
+        CollectionDescriptionBuf {
+            collection: description.collection.to_owned(),
+            shard_field: description.shard_field.to_owned(),
+            order_field: description.order_field.to_owned(),
+            direction: description.direction,
+            indexed_fields: strings(description.indexed_fields),
+            field_sets: description
+                .field_sets
+                .iter()
+                .map(|set| strings(set))
+                .collect(),
+            aggregate_fields: strings(description.aggregate_fields),
+            shard_values: strings(description.shard_values),
+            previous_shard_values: strings(description.previous_shard_values),
+            reshard_since: description.reshard_since,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn owned_and_borrowed_plan_alike_and_round_trip() {
+        let description = CollectionDescription {
+            collection: "ticks",
+            shard_field: "`shard-id`",
+            shard_values: &["0", "1", "2"],
+            previous_shard_values: &["0", "5"],
+            reshard_since: Some(1_700_000_000),
+            order_field: "at",
+            direction: Direction::Ascending,
+            indexed_fields: &["venue", "price.currency"],
+            field_sets: &[&["venue", "side"]],
+            aggregate_fields: &["qty"],
+        };
+        let owned = CollectionDescriptionBuf::from(&description);
+        assert_eq!(owned.plan(), description.plan());
+        owned.with(|borrowed| assert_eq!(*borrowed, description));
+        let json = serde_json::to_string(&owned).unwrap();
+        assert_eq!(
+            serde_json::from_str::<CollectionDescriptionBuf>(&json).unwrap(),
+            owned
+        );
+    }
+}

@@ -1,0 +1,84 @@
+//! One description of a collection: what the derive compiles into `Sharded::DESCRIPTION` is
+//! what `sharded-build` reads from the same sources (and plans and records), field for field:
+//! renames, a quoted shard field, nested paths through `StoredNames`, field sets, aggregates
+//! and a reshard schedule. The build scans a copy of this very file.
+
+use serde::{Deserialize, Serialize};
+use sharded_runtime::{CollectionDescriptionBuf, Sharded, StoredNames};
+
+#[derive(Serialize, Deserialize, StoredNames)]
+#[serde(rename_all = "camelCase")]
+pub struct Place {
+    region_code: String,
+    #[serde(rename = "postal code")]
+    postal: String,
+}
+
+#[derive(Serialize, Deserialize, Sharded)]
+#[serde(rename_all = "camelCase")]
+#[sharded(
+    shards = 4,
+    previous(shards = 6, since = "2026-01-01T00:00:00Z"),
+    order_by = "visited_at",
+    direction = "asc",
+    collection = "visits",
+    shard_field = "shard-id"
+)]
+#[sharded(index(venue_code, kind))]
+pub struct Visit {
+    #[sharded(index(region_code: String, postal: String))]
+    place: Place,
+    #[sharded(index)]
+    venue_code: String,
+    kind: String,
+    #[sharded(aggregate)]
+    spend: i64,
+    visited_at: i64,
+}
+
+#[derive(Serialize, Deserialize, Sharded)]
+#[sharded(shard_values = ["x", "y"], order_by = "at")]
+pub struct Reading {
+    at: f64,
+}
+
+#[test]
+fn the_derive_and_the_build_describe_a_collection_alike() {
+    let dir = std::env::temp_dir().join(format!("sharded-description-{}", std::process::id()));
+    let src = dir.join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    let this = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/description.rs");
+    std::fs::copy(this, src.join("lib.rs")).unwrap();
+    let outcome = sharded_build::Indexes::from_env()
+        .sources(&src)
+        .output(dir.join("firestore.indexes.json"))
+        .crate_name("description")
+        .check(false)
+        .run()
+        .unwrap();
+    let built = |name: &str| {
+        outcome
+            .types
+            .iter()
+            .find(|t| t.name == name)
+            .unwrap_or_else(|| panic!("the build found no {name}"))
+            .description
+            .clone()
+    };
+    let visit = CollectionDescriptionBuf::from(&Visit::DESCRIPTION);
+    assert_eq!(built("Visit"), visit);
+    assert_eq!(visit.shard_field, "`shard-id`");
+    assert_eq!(
+        visit.indexed_fields,
+        ["place.regionCode", "place.`postal code`", "venueCode"]
+    );
+    assert_eq!(visit.field_sets, [["venueCode", "kind"]]);
+    assert_eq!(visit.reshard_since, Some(1_767_225_600));
+    assert_eq!(
+        built("Reading"),
+        CollectionDescriptionBuf::from(&Reading::DESCRIPTION)
+    );
+    assert_eq!(Reading::DESCRIPTION.collection, "readings");
+    assert_eq!(built("Visit").plan(), Visit::indexes());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
