@@ -16,5 +16,8 @@ pub use clock::{Clock, Sleep, SystemClock, VirtualClock};
 pub(crate) use options::check;
 pub use options::{BulkWriterOptions, MAX_BATCH_SIZE, MAX_DURATION};
 pub use outcome::{BulkStats, PendingWrite, WriteFailure, WriteOutcome};
-pub use rate_limiter::{RateLimiter, Throttling};
+/// The writer's token bucket, reachable for the benchmarks and the ramp's tests only.
+#[doc(hidden)]
+pub use rate_limiter::RateLimiter;
+pub use rate_limiter::Throttling;
 pub use writer::BulkWriter;
