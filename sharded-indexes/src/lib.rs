@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 mod description;
+pub mod field_path;
 
 pub use description::{CollectionDescription, CollectionDescriptionBuf};
 

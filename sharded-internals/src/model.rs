@@ -220,28 +220,10 @@ pub fn query_method(
     }
 }
 
-/// A field path segment as Firestore wants it: bare when it is an identifier, else quoted.
-pub fn quote_segment(segment: &str) -> String {
-    let mut chars = segment.chars();
-    let simple = chars
-        .next()
-        .is_some_and(|first| first.is_ascii_alphabetic() || first == '_')
-        && chars.all(|ch| ch.is_ascii_alphanumeric() || ch == '_');
-    if simple {
-        segment.to_owned()
-    } else {
-        let escaped = segment.replace('\\', "\\\\").replace('`', "\\`");
-        format!("`{escaped}`")
-    }
-}
-
-/// Segments joined into a Firestore field path.
+/// Segments joined into a Firestore field path, quoted where Firestore needs it.
 pub fn field_path<'s>(segments: impl IntoIterator<Item = &'s str>) -> String {
-    segments
-        .into_iter()
-        .map(quote_segment)
-        .collect::<Vec<_>>()
-        .join(".")
+    let segments: Vec<&str> = segments.into_iter().collect();
+    sharded_indexes::field_path::field_path(&segments)
 }
 
 use syn::ext::IdentExt as _;
@@ -271,18 +253,5 @@ mod tests {
         assert_eq!(default_collection("Day"), "days");
         assert_eq!(default_collection("Address"), "addresses");
         assert_eq!(default_collection("Batch"), "batches");
-    }
-
-    #[test]
-    fn segments_are_quoted_only_when_needed() {
-        assert_eq!(field_path(["price", "currency"]), "price.currency");
-        assert_eq!(field_path(["_private1"]), "_private1");
-        assert_eq!(field_path(["x-y"]), "`x-y`");
-        assert_eq!(field_path(["1st"]), "`1st`");
-        assert_eq!(field_path(["a`b"]), "`a\\`b`");
-        assert_eq!(
-            field_path(["instrument type", "code"]),
-            "`instrument type`.code"
-        );
     }
 }

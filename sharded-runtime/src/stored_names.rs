@@ -81,82 +81,13 @@ const fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
     true
 }
 
-/// Whether Firestore takes `segment` bare in a field path: `[A-Za-z_][A-Za-z0-9_]*`.
-const fn is_simple(segment: &[u8]) -> bool {
-    if segment.is_empty() || !(segment[0].is_ascii_alphabetic() || segment[0] == b'_') {
-        return false;
-    }
-    let mut i = 1;
-    while i < segment.len() {
-        if !(segment[i].is_ascii_alphanumeric() || segment[i] == b'_') {
-            return false;
-        }
-        i += 1;
-    }
-    true
-}
-
-/// The length of [`path_bytes`]'s output.
-pub const fn path_len(segments: &[&str]) -> usize {
-    let mut len = 0;
-    let mut i = 0;
-    while i < segments.len() {
-        let segment = segments[i].as_bytes();
-        if i > 0 {
-            len += 1;
-        }
-        if is_simple(segment) {
-            len += segment.len();
-        } else {
-            len += 2;
-            let mut j = 0;
-            while j < segment.len() {
-                len += if segment[j] == b'`' || segment[j] == b'\\' {
-                    2
-                } else {
-                    1
-                };
-                j += 1;
-            }
-        }
-        i += 1;
-    }
-    len
-}
+pub use sharded_indexes::field_path::path_len;
 
 /// `segments` joined into a Firestore field path, each quoted with backticks where Firestore
-/// needs it: the same path as `sharded_internals::model::field_path`, at compile time.
+/// needs it ([`sharded_indexes::field_path`], the front end's quoting), at compile time.
 pub const fn path_bytes<const N: usize>(segments: &[&str]) -> [u8; N] {
     let mut out = [0u8; N];
-    let mut k = 0;
-    let mut i = 0;
-    while i < segments.len() {
-        let segment = segments[i].as_bytes();
-        if i > 0 {
-            out[k] = b'.';
-            k += 1;
-        }
-        let simple = is_simple(segment);
-        if !simple {
-            out[k] = b'`';
-            k += 1;
-        }
-        let mut j = 0;
-        while j < segment.len() {
-            if !simple && (segment[j] == b'`' || segment[j] == b'\\') {
-                out[k] = b'\\';
-                k += 1;
-            }
-            out[k] = segment[j];
-            k += 1;
-            j += 1;
-        }
-        if !simple {
-            out[k] = b'`';
-            k += 1;
-        }
-        i += 1;
-    }
+    sharded_indexes::field_path::write_path(segments, &mut out);
     out
 }
 

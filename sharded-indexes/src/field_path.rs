@@ -1,0 +1,109 @@
+//! Field paths as Firestore spells them: segments joined by `.`, each bare when it is an
+//! identifier (`[A-Za-z_][A-Za-z0-9_]*`) and backtick-quoted otherwise. One implementation, in
+//! `const fn`s: the front end calls it on the paths it knows, the runtime at compile time on
+//! nested paths whose stored names only the compiler sees.
+
+/// Whether Firestore takes `segment` bare in a field path.
+pub const fn is_simple(segment: &[u8]) -> bool {
+    if segment.is_empty() || !(segment[0].is_ascii_alphabetic() || segment[0] == b'_') {
+        return false;
+    }
+    let mut i = 1;
+    while i < segment.len() {
+        if !(segment[i].is_ascii_alphanumeric() || segment[i] == b'_') {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// The length of the field path of `segments`.
+pub const fn path_len(segments: &[&str]) -> usize {
+    let mut len = 0;
+    let mut i = 0;
+    while i < segments.len() {
+        let segment = segments[i].as_bytes();
+        if i > 0 {
+            len += 1;
+        }
+        if is_simple(segment) {
+            len += segment.len();
+        } else {
+            len += 2;
+            let mut j = 0;
+            while j < segment.len() {
+                len += if segment[j] == b'`' || segment[j] == b'\\' {
+                    2
+                } else {
+                    1
+                };
+                j += 1;
+            }
+        }
+        i += 1;
+    }
+    len
+}
+
+/// Writes the field path of `segments` at the start of `out`, which holds at least
+/// [`path_len`] bytes.
+pub const fn write_path(segments: &[&str], out: &mut [u8]) {
+    let mut k = 0;
+    let mut i = 0;
+    while i < segments.len() {
+        let segment = segments[i].as_bytes();
+        if i > 0 {
+            out[k] = b'.';
+            k += 1;
+        }
+        let simple = is_simple(segment);
+        if !simple {
+            out[k] = b'`';
+            k += 1;
+        }
+        let mut j = 0;
+        while j < segment.len() {
+            if !simple && (segment[j] == b'`' || segment[j] == b'\\') {
+                out[k] = b'\\';
+                k += 1;
+            }
+            out[k] = segment[j];
+            k += 1;
+            j += 1;
+        }
+        if !simple {
+            out[k] = b'`';
+            k += 1;
+        }
+        i += 1;
+    }
+}
+
+/// The field path of `segments`.
+pub fn field_path(segments: &[&str]) -> String {
+    let mut out = vec![0; path_len(segments)];
+    write_path(segments, &mut out);
+    String::from_utf8(out).expect("segments are UTF-8, and the quoting adds ASCII only")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segments_are_quoted_only_when_needed() {
+        assert_eq!(field_path(&["price", "currency"]), "price.currency");
+        assert_eq!(field_path(&["_private1"]), "_private1");
+        assert_eq!(field_path(&["x-y"]), "`x-y`");
+        assert_eq!(field_path(&["1st", "a`b"]), "`1st`.`a\\`b`");
+        assert_eq!(field_path(&["place", "région"]), "place.`région`");
+        assert_eq!(field_path(&["a\\b"]), "`a\\\\b`");
+        assert_eq!(
+            field_path(&["instrument type", "code"]),
+            "`instrument type`.code"
+        );
+        const LEN: usize = path_len(&["x-y", "z"]);
+        assert_eq!(LEN, "`x-y`.z".len());
+    }
+}
