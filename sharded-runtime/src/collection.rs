@@ -110,24 +110,7 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
     /// it is [`Error::FieldNotWritten`] instead, with nothing sent.
     pub async fn update_fields(&self, id: &str, document: &T, fields: &[Field<T>]) -> Result<()> {
         check_document_id(id)?;
-        let mut mask: Vec<&'static str> = fields.iter().map(Field::path).collect();
-        mask.sort_unstable();
-        mask.dedup();
-        if mask.is_empty() {
-            return Err(Error::InvalidUpdate(
-                "no fields to update: name at least one with `T::fields()`".into(),
-            ));
-        }
-        let document = firestore_document_from_serializable(self.document_name(id), document)?;
-        // Only the required paths the mask writes: the others stay as stored.
-        check_written::<T>(&document, |path| {
-            mask.iter().any(|field| {
-                path == *field
-                    || path
-                        .strip_prefix(field)
-                        .is_some_and(|rest| rest.starts_with('.'))
-            })
-        })?;
+        let (document, mask) = masked::<T>(&self.document_name(id), document, fields)?;
         self.db
             .fluent()
             .update()
@@ -295,6 +278,33 @@ pub fn serialize_unguarded<T: Sharded>(document: &T, name: &str) -> Result<Docum
         required: None,
     };
     Ok(firestore_document_from_serializable(name, &with_shard)?)
+}
+
+/// `document` named `name` for an update of `fields` only (and the shard), with the field
+/// mask: the write guard checks the required paths the mask writes; the others stay as stored.
+pub(crate) fn masked<T: Sharded>(
+    name: &str,
+    document: &T,
+    fields: &[Field<T>],
+) -> Result<(Document, Vec<&'static str>)> {
+    let mut mask: Vec<&'static str> = fields.iter().map(Field::path).collect();
+    mask.sort_unstable();
+    mask.dedup();
+    if mask.is_empty() {
+        return Err(Error::InvalidUpdate(
+            "no fields to update: name at least one with `T::fields()`".into(),
+        ));
+    }
+    let document = firestore_document_from_serializable(name, document)?;
+    check_written::<T>(&document, |path| {
+        mask.iter().any(|field| {
+            path == *field
+                || path
+                    .strip_prefix(field)
+                    .is_some_and(|rest| rest.starts_with('.'))
+        })
+    })?;
+    Ok((document, mask))
 }
 
 /// The write guard on a serialized document, over the required paths `checked` selects: for

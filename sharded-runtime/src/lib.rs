@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 #![warn(missing_docs, missing_debug_implementations)]
 
+mod atomic;
 pub mod bulk;
 mod collection;
 mod document_id;
@@ -18,6 +19,9 @@ mod status;
 mod stored;
 mod stored_names;
 
+pub use atomic::{
+    AtomicBatch, InTransaction, MAX_COMMIT_WRITES, TransactionError, transaction_error,
+};
 pub use collection::ShardedCollection;
 pub use document_id::check_document_id;
 pub use error::{Error, Result};

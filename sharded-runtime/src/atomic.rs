@@ -1,0 +1,321 @@
+//! Sharded writes that land together or not at all: inside a Firestore transaction
+//! ([`ShardedCollection::in_transaction`]), or as one atomic batch ([`AtomicBatch`]).
+//!
+//! Which API is which:
+//! - [`AtomicBatch`] and a transaction are one `Commit`: every write applies, at one commit
+//!   time, or none does (Firebase's `writeBatch` and `runTransaction`). At most 500 writes.
+//! - [`ShardedCollection::upsert_in`] queues into the firestore crate's batch writers, which
+//!   send `BatchWrite`: each write succeeds or fails on its own, each gets its own update time,
+//!   and a listener can see part of a batch. So does [`BulkWriter`](crate::bulk::BulkWriter).
+//!
+//! Every write here draws its shard and is checked by the write guard as the document is
+//! serialized, as the collection's own writes are; a write that fails the check is an error at
+//! once, and nothing of it is queued.
+
+use firestore::gcloud_sdk::google::firestore::v1::{
+    CommitRequest, DocumentMask, Precondition, Write, precondition, write::Operation,
+};
+use firestore::{
+    FirestoreConsistencySelector, FirestoreDb, FirestoreTransaction, FirestoreTransactionOps,
+};
+
+use crate::document_id::check_document_id;
+use crate::{Error, Field, Result, Sharded, ShardedCollection, Stored};
+
+/// Writes a `Commit` may hold.
+pub const MAX_COMMIT_WRITES: usize = 500;
+
+/// How a queued write treats the document already there.
+#[derive(Clone, Copy)]
+enum Existing {
+    /// Replaced, or created (upsert).
+    Any,
+    /// Must not exist (insert).
+    Absent,
+    /// Must exist (update).
+    Present,
+}
+
+/// One sharded write as the `Commit` RPC takes it.
+fn set<T: Sharded>(db: &FirestoreDb, id: &str, document: &T, existing: Existing) -> Result<Write> {
+    check_document_id(id)?;
+    let name = crate::stored::document_name(db.get_documents_path(), T::COLLECTION, id);
+    let document = crate::collection::serialize(document, &name)?;
+    Ok(write(Operation::Update(document), None, existing))
+}
+
+fn set_fields<T: Sharded>(
+    db: &FirestoreDb,
+    id: &str,
+    document: &T,
+    fields: &[Field<T>],
+) -> Result<Write> {
+    check_document_id(id)?;
+    let name = crate::stored::document_name(db.get_documents_path(), T::COLLECTION, id);
+    let (document, mask) = crate::collection::masked::<T>(&name, document, fields)?;
+    let mask = DocumentMask {
+        field_paths: mask.into_iter().map(str::to_owned).collect(),
+    };
+    Ok(write(
+        Operation::Update(document),
+        Some(mask),
+        Existing::Present,
+    ))
+}
+
+fn delete<T: Sharded>(db: &FirestoreDb, id: &str) -> Result<Write> {
+    check_document_id(id)?;
+    let name = crate::stored::document_name(db.get_documents_path(), T::COLLECTION, id);
+    Ok(write(Operation::Delete(name), None, Existing::Any))
+}
+
+fn write(operation: Operation, update_mask: Option<DocumentMask>, existing: Existing) -> Write {
+    let exists = match existing {
+        Existing::Any => None,
+        Existing::Absent => Some(false),
+        Existing::Present => Some(true),
+    };
+    Write {
+        operation: Some(operation),
+        update_mask,
+        current_document: exists.map(|exists| Precondition {
+            condition_type: Some(precondition::ConditionType::Exists(exists)),
+        }),
+        ..Default::default()
+    }
+}
+
+/// A write already built, queued on a transaction as it is.
+struct Built(Write);
+
+impl TryFrom<Built> for Write {
+    type Error = firestore::errors::FirestoreError;
+
+    fn try_from(built: Built) -> std::result::Result<Write, Self::Error> {
+        Ok(built.0)
+    }
+}
+
+/// A sharded collection's writes and reads inside one transaction: writes are queued on it
+/// and commit with it (atomically, with its other writes); reads see its snapshot, and in a
+/// read-write transaction lock what they read, so the firestore crate's `run_transaction`
+/// retries the whole function when another transaction wrote it meanwhile.
+///
+/// ```no_run
+/// # use serde::{Deserialize, Serialize};
+/// # use futures::FutureExt;
+/// # use sharded_runtime::Sharded;
+/// # use sharded_runtime::firestore::{FirestoreDb, FirestoreTimestamp};
+/// # #[derive(Serialize, Deserialize, Sharded)]
+/// # #[sharded(shards = 3, order_by = "timestamp")]
+/// # struct Message { #[sharded(index)] room: String, text: String, timestamp: FirestoreTimestamp }
+/// # async fn example(db: &FirestoreDb) -> Result<(), Box<dyn std::error::Error>> {
+/// db.run_transaction(|db, transaction| {
+///     async move {
+///         let mut messages = Message::collection(&db).in_transaction(transaction);
+///         // A sharded query at the transaction's snapshot (every chunk reads it).
+///         let newest = Message::query().room("lobby").limit(1).fetch(messages.db()).await
+///             .map_err(sharded_runtime::transaction_error)?;
+///         let text = format!("{} messages before", newest.len());
+///         messages
+///             .upsert("m1", &Message { room: "lobby".into(), text, timestamp: FirestoreTimestamp::now() })
+///             .map_err(sharded_runtime::transaction_error)?;
+///         Ok::<_, sharded_runtime::TransactionError>(())
+///     }
+///     .boxed()
+/// })
+/// .await?;
+/// # Ok(()) }
+/// ```
+pub struct InTransaction<'t, 'db, T> {
+    transaction: &'t mut FirestoreTransaction<'db>,
+    db: FirestoreDb,
+    marker: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<T> std::fmt::Debug for InTransaction<'_, '_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InTransaction")
+            .field("collection", &std::any::type_name::<T>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'db, T: Sharded> ShardedCollection<'db, T> {
+    /// This collection's writes and reads inside `transaction`: see [`InTransaction`].
+    pub fn in_transaction<'t, 'x>(
+        &self,
+        transaction: &'t mut FirestoreTransaction<'x>,
+    ) -> InTransaction<'t, 'x, T> {
+        let db = transaction.db().clone_with_consistency_selector(
+            FirestoreConsistencySelector::Transaction(transaction.transaction_id().clone()),
+        );
+        InTransaction {
+            transaction,
+            db,
+            marker: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<T: Sharded> InTransaction<'_, '_, T> {
+    /// The client whose reads see the transaction's snapshot: pass it to a sharded query's
+    /// `fetch`, `count` or `sum` to read inside the transaction.
+    pub fn db(&self) -> &FirestoreDb {
+        &self.db
+    }
+
+    /// The document `id` as the transaction sees it.
+    pub async fn get(&self, id: &str) -> Result<Option<T>> {
+        Ok(self.get_stored(id).await?.map(|stored| stored.document))
+    }
+
+    /// The document `id` with its id and shard, as the transaction sees it.
+    pub async fn get_stored(&self, id: &str) -> Result<Option<Stored<T>>> {
+        T::collection(&self.db).get_stored(id).await
+    }
+
+    /// Queues a create-or-replace of the document `id`.
+    pub fn upsert(&mut self, id: &str, document: &T) -> Result<()> {
+        self.queue(set(&self.db, id, document, Existing::Any)?)
+    }
+
+    /// Queues the creation of the document `id`: the commit fails if it exists.
+    pub fn insert(&mut self, id: &str, document: &T) -> Result<()> {
+        self.queue(set(&self.db, id, document, Existing::Absent)?)
+    }
+
+    /// Queues a replacement of the document `id`: the commit fails if it does not exist.
+    pub fn update(&mut self, id: &str, document: &T) -> Result<()> {
+        self.queue(set(&self.db, id, document, Existing::Present)?)
+    }
+
+    /// Queues an update of `fields` of the document `id`, which keeps its shard and every
+    /// other field: the commit fails if it does not exist. See
+    /// [`ShardedCollection::update_fields`].
+    pub fn update_fields(&mut self, id: &str, document: &T, fields: &[Field<T>]) -> Result<()> {
+        self.queue(set_fields(&self.db, id, document, fields)?)
+    }
+
+    /// Queues a delete of the document `id` (deleting a missing document succeeds).
+    pub fn delete(&mut self, id: &str) -> Result<()> {
+        self.queue(delete::<T>(&self.db, id)?)
+    }
+
+    fn queue(&mut self, write: Write) -> Result<()> {
+        self.transaction.add(Built(write))?;
+        Ok(())
+    }
+}
+
+/// The error a `run_transaction` function returns: transient ones run the transaction again.
+pub type TransactionError = firestore::errors::BackoffError<Error>;
+
+/// A sharded error as the error of a `run_transaction` function: transient (the transaction
+/// runs again) when the failure is one a retry can cure, permanent otherwise.
+pub fn transaction_error(error: Error) -> TransactionError {
+    let transient = match &error {
+        Error::Firestore(error) => crate::retry::transient(error),
+        _ => false,
+    };
+    match transient {
+        true => firestore::errors::BackoffError::transient(error),
+        false => firestore::errors::BackoffError::permanent(error),
+    }
+}
+
+/// Writes to sharded collections (one type or several) committed together in one `Commit`,
+/// without a transaction: all apply at one commit time, or none does, as Firebase's
+/// `writeBatch`. Each write draws its shard and is checked as it is queued; at most
+/// [`MAX_COMMIT_WRITES`] writes.
+///
+/// A commit whose answer is lost may have been applied: [`commit`](Self::commit) sends it once
+/// and reports the error, as the Firebase SDKs do for a batch.
+#[derive(Debug)]
+pub struct AtomicBatch<'db> {
+    db: &'db FirestoreDb,
+    writes: Vec<Write>,
+}
+
+impl<'db> AtomicBatch<'db> {
+    /// An empty batch for `db`.
+    pub fn new(db: &'db FirestoreDb) -> AtomicBatch<'db> {
+        AtomicBatch {
+            db,
+            writes: Vec::new(),
+        }
+    }
+
+    /// Writes queued so far.
+    pub fn len(&self) -> usize {
+        self.writes.len()
+    }
+
+    /// Whether nothing is queued.
+    pub fn is_empty(&self) -> bool {
+        self.writes.is_empty()
+    }
+
+    /// Queues a create-or-replace of the document `id` of `T`'s collection.
+    pub fn upsert<T: Sharded>(&mut self, id: &str, document: &T) -> Result<&mut Self> {
+        self.queue(set(self.db, id, document, Existing::Any))
+    }
+
+    /// Queues the creation of the document `id`: the commit fails if it exists.
+    pub fn insert<T: Sharded>(&mut self, id: &str, document: &T) -> Result<&mut Self> {
+        self.queue(set(self.db, id, document, Existing::Absent))
+    }
+
+    /// Queues a replacement of the document `id`: the commit fails if it does not exist.
+    pub fn update<T: Sharded>(&mut self, id: &str, document: &T) -> Result<&mut Self> {
+        self.queue(set(self.db, id, document, Existing::Present))
+    }
+
+    /// Queues an update of `fields` of the document `id`, which keeps its shard and every
+    /// other field: the commit fails if it does not exist.
+    pub fn update_fields<T: Sharded>(
+        &mut self,
+        id: &str,
+        document: &T,
+        fields: &[Field<T>],
+    ) -> Result<&mut Self> {
+        self.queue(set_fields(self.db, id, document, fields))
+    }
+
+    /// Queues a delete of the document `id` of `T`'s collection.
+    pub fn delete<T: Sharded>(&mut self, id: &str) -> Result<&mut Self> {
+        self.queue(delete::<T>(self.db, id))
+    }
+
+    fn queue(&mut self, write: Result<Write>) -> Result<&mut Self> {
+        let write = write?;
+        if self.writes.len() >= MAX_COMMIT_WRITES {
+            return Err(Error::InvalidUpdate(format!(
+                "an atomic batch holds at most {MAX_COMMIT_WRITES} writes"
+            )));
+        }
+        self.writes.push(write);
+        Ok(self)
+    }
+
+    /// Commits every queued write at once; the commit time.
+    pub async fn commit(self) -> Result<std::time::SystemTime> {
+        let request = CommitRequest {
+            database: self.db.get_database_path().clone(),
+            writes: self.writes,
+            ..Default::default()
+        };
+        let response = self
+            .db
+            .client()
+            .get()
+            .commit(request)
+            .await
+            .map_err(firestore::errors::FirestoreError::from)?
+            .into_inner();
+        Ok(response
+            .commit_time
+            .map(crate::stored::system_time)
+            .unwrap_or_else(std::time::SystemTime::now))
+    }
+}
