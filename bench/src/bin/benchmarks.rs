@@ -480,6 +480,7 @@ async fn unsharded_page(db: &FirestoreDb) -> Result<QueryStats, Failure> {
     Ok(QueryStats {
         queries: 1,
         documents_read: documents.len(),
+        rounds: 1,
     })
 }
 

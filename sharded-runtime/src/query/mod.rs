@@ -7,6 +7,7 @@ mod listen;
 mod merge;
 pub(crate) mod order;
 mod shape;
+mod shares;
 mod snapshot;
 
 use std::marker::PhantomData;
@@ -89,15 +90,20 @@ pub struct Page<T, const QUERY: u64> {
     pub stats: QueryStats,
 }
 
-/// What a fetch cost. Firestore bills one read per document a query returns, so with more than
-/// 30 shard values, where each chunk query returns up to the limit, `documents_read` can exceed
-/// the documents kept; a page also reads the one document it looks ahead at.
+/// What a fetch cost. Firestore bills one read per document a query returns. With more than
+/// 30 shard values, a limited query asks each chunk for a little more than its share of the
+/// limit and goes back only to chunks that may hold more of it, so `documents_read` is a little
+/// over the documents kept (about ⌈1.3·limit⌉ + chunks on average); a page also reads the one
+/// document it looks ahead at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct QueryStats {
-    /// Queries sent (sent concurrently: one network round trip of latency).
+    /// Queries sent.
     pub queries: usize,
     /// Documents the server returned, before the merge kept `limit` of them.
     pub documents_read: usize,
+    /// Rounds of queries, each sent concurrently (one network round trip of latency each): 1,
+    /// unless a limited query past 30 shard values went back to some chunks (at most 4).
+    pub rounds: usize,
 }
 
 impl<T, const QUERY: u64> Clone for ShardedQuery<T, QUERY> {
@@ -536,16 +542,10 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
         db: &FirestoreDb,
         span: &tracing::Span,
     ) -> Result<(Vec<Document>, QueryStats)> {
-        let mut results = self
-            .in_every_chunk(db, span, |db, prepared, chunk| {
-                let select = self.select(db, prepared, chunk);
-                Box::pin(async move { Ok(select.query().await?) })
-            })
-            .await?;
-        let stats = QueryStats {
-            queries: results.len(),
-            documents_read: results.iter().map(Vec::len).sum(),
-        };
+        let (prepared, snapshot) = self.begin(db, span).await?;
+        let fetched = self.fetch_rounds(snapshot.db(), &prepared).await;
+        snapshot.release().await?;
+        let (mut results, stats) = fetched?;
         span.record("documents_read", stats.documents_read);
         if results.len() == 1 {
             return Ok((results.pop().expect("one result"), stats));
@@ -556,6 +556,103 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
             query_order::<T>,
         );
         Ok((merged, stats))
+    }
+
+    /// Every chunk's documents, as many as the merge of the first `limit` needs
+    /// ([`shares`]): one round of one query per chunk, and for a limited query past 30 shard
+    /// values, up to three more rounds to the chunks that may hold more of them.
+    async fn fetch_rounds(
+        &self,
+        db: &FirestoreDb,
+        prepared: &Prepared,
+    ) -> Result<(Vec<Vec<Document>>, QueryStats)> {
+        let chunks = &prepared.chunks;
+        let query = |i: usize, after: Option<Vec<FirestoreValue>>, limit: Option<u32>| {
+            self.select_page(db, prepared, chunks[i], after, limit)
+                .query()
+                .instrument(chunk_span(i, chunks[i]))
+        };
+        let limit = match self.limit {
+            Some(limit) if chunks.len() > 1 => limit as usize,
+            _ => {
+                let results = futures::future::try_join_all(
+                    (0..chunks.len()).map(|i| query(i, prepared.start_after.clone(), self.limit)),
+                )
+                .await?;
+                let stats = QueryStats {
+                    queries: results.len(),
+                    documents_read: results.iter().map(Vec::len).sum(),
+                    rounds: 1,
+                };
+                return Ok((results, stats));
+            }
+        };
+        let values: Vec<usize> = chunks.iter().map(|chunk| chunk.len()).collect();
+        let asked = shares::first_round(limit, &values);
+        let mut fetched = futures::future::try_join_all(
+            asked
+                .iter()
+                .enumerate()
+                .map(|(i, &ask)| query(i, prepared.start_after.clone(), Some(ask as u32))),
+        )
+        .await?;
+        let mut ran_out: Vec<bool> = fetched
+            .iter()
+            .zip(&asked)
+            .map(|(documents, &ask)| documents.len() < ask)
+            .collect();
+        let mut stats = QueryStats {
+            queries: chunks.len(),
+            documents_read: fetched.iter().map(Vec::len).sum(),
+            rounds: 1,
+        };
+        loop {
+            let next = shares::next_round(
+                limit,
+                stats.rounds,
+                &fetched,
+                &ran_out,
+                &values,
+                query_order::<T>,
+            );
+            if next.is_empty() {
+                return Ok((fetched, stats));
+            }
+            // Just after the chunk's last document; from the start again when that document's
+            // order value is a string Firestore refuses as a cursor (over 1,500 bytes).
+            let requests: Vec<(usize, bool, usize)> = next
+                .iter()
+                .map(|&(i, more)| {
+                    let last = fetched[i]
+                        .last()
+                        .expect("a chunk asked again returned documents");
+                    let resumable = order::field_value(last, T::ORDER_FIELD)
+                        .is_some_and(order::usable_in_cursor);
+                    match resumable {
+                        true => (i, true, more),
+                        false => (i, false, fetched[i].len() + more),
+                    }
+                })
+                .collect();
+            let extra = futures::future::try_join_all(requests.iter().map(|&(i, resume, ask)| {
+                let after = match resume {
+                    true => fetched[i].last().map(cursor_values::<T>).transpose(),
+                    false => Ok(prepared.start_after.clone()),
+                };
+                async move { Ok::<_, Error>(query(i, after?, Some(ask as u32)).await?) }
+            }))
+            .await?;
+            stats.rounds += 1;
+            stats.queries += requests.len();
+            for ((i, resume, ask), documents) in requests.into_iter().zip(extra) {
+                stats.documents_read += documents.len();
+                ran_out[i] = documents.len() < ask;
+                match resume {
+                    true => fetched[i].extend(documents),
+                    false => fetched[i] = documents,
+                }
+            }
+        }
     }
 
     /// `per_chunk` on every chunk at once, all reading one snapshot, released before the
@@ -587,6 +684,24 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
         prepared: &Prepared,
         chunk: &[&str],
     ) -> firestore::select_builder::FirestoreSelectDocBuilder<'db, FirestoreDb> {
+        self.select_page(
+            db,
+            prepared,
+            chunk,
+            prepared.start_after.clone(),
+            self.limit,
+        )
+    }
+
+    /// A chunk's query, starting just after `after` (cursor values), at most `limit`.
+    fn select_page<'db>(
+        &self,
+        db: &'db FirestoreDb,
+        prepared: &Prepared,
+        chunk: &[&str],
+        after: Option<Vec<FirestoreValue>>,
+        limit: Option<u32>,
+    ) -> firestore::select_builder::FirestoreSelectDocBuilder<'db, FirestoreDb> {
         let filter = self.filter(prepared, chunk);
         let orders = prepared.orders.clone();
         let mut select = db
@@ -595,11 +710,11 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
             .from(T::COLLECTION)
             .filter(move |_| Some(filter.clone()))
             .order(move |o| o.fields(orders.clone()));
-        if let Some(limit) = self.limit {
+        if let Some(limit) = limit {
             select = select.limit(limit);
         }
-        if let Some(after) = &prepared.start_after {
-            select = select.start_at(FirestoreQueryCursor::AfterValue(after.clone()));
+        if let Some(after) = after {
+            select = select.start_at(FirestoreQueryCursor::AfterValue(after));
         }
         select
     }
@@ -737,6 +852,24 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
             chunks,
         })
     }
+}
+
+/// The cursor values just after `document`: its order value and its name, as the query orders.
+fn cursor_values<T: Sharded>(document: &Document) -> Result<Vec<FirestoreValue>> {
+    let order_value = order::field_value(document, T::ORDER_FIELD)
+        .cloned()
+        .ok_or_else(|| Error::MissingField {
+            document: document.name.clone(),
+            field: T::ORDER_FIELD.to_owned(),
+        })?;
+    Ok(vec![
+        FirestoreValue { value: order_value },
+        FirestoreValue {
+            value: Value {
+                value_type: Some(ValueType::ReferenceValue(document.name.clone())),
+            },
+        },
+    ])
 }
 
 /// The count a `count` aggregation named "count" returned.
