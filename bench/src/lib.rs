@@ -3,6 +3,7 @@
 
 pub mod bulk;
 pub mod live;
+pub mod reads;
 
 use rand::Rng;
 use serde::{Deserialize, Serialize};
@@ -122,6 +123,10 @@ sharded_instrument! {
     Sharded30: 30 in "bench_n30";
     /// 64 shards: three concurrent chunk queries, merged here.
     Sharded64: 64 in "bench_n64";
+    /// 40 shards: two chunk queries, of 30 and 10 values.
+    Sharded40: 40 in "bench_n40";
+    /// 300 shards: ten chunk queries.
+    Sharded300: 300 in "bench_n300";
 }
 
 /// `count` instruments with random fields; timestamps one second apart, newest last.
