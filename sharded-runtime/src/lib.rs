@@ -9,6 +9,7 @@ mod error;
 mod fields;
 mod guard;
 mod order_key;
+mod partition;
 mod query;
 pub mod reshard;
 mod retry;
@@ -27,6 +28,7 @@ pub use document_id::check_document_id;
 pub use error::{Error, Result};
 pub use fields::Field;
 pub use order_key::{OrderBound, OrderKey};
+pub use partition::{IdRange, MAX_PARTS};
 pub use query::{
     ChangeKind, Cursor, DocumentChange, ListenCheckpoint, ListenOptions, MAX_DISJUNCTIONS,
     MAX_FILTER_VALUE_BYTES, MAX_LIMIT, Number, Numeric, NumericField, Page, QueryShape,

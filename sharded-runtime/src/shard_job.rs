@@ -12,6 +12,7 @@ use firestore::{FirestoreDb, FirestoreQueryCursor, FirestoreValue};
 use serde::{Deserialize, Serialize};
 
 use crate::bulk::{Backoff, BulkWriter, BulkWriterOptions, PendingWrite, WriteFailure};
+use crate::partition::IdRange;
 use crate::stored::{document_id, document_name, shard_value};
 use crate::{Error, Result, Sharded, StatusCode};
 
@@ -133,6 +134,7 @@ pub struct ShardJob<'db, T> {
     page_size: u32,
     writer: BulkWriterOptions,
     resume: Option<Checkpoint>,
+    ids: IdRange,
     max_conflicts: u32,
     scan_backoff: Backoff,
     marker: PhantomData<fn() -> T>,
@@ -166,6 +168,7 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
             page_size: 500,
             writer: BulkWriterOptions::for_type::<T>(),
             resume: None,
+            ids: IdRange::all(),
             max_conflicts: 10,
             scan_backoff: Backoff::default(),
             marker: PhantomData,
@@ -178,6 +181,14 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
             resume: Some(checkpoint),
             ..self
         }
+    }
+
+    /// Covers only the documents whose ids are in `ids` ([`IdRange::part`] splits a collection
+    /// among workers: each runs the job over its part, with its own checkpoint, and together
+    /// they cover every document once). Give each worker's writer its share of the write rate
+    /// ([`BulkWriterOptions::share_of`]).
+    pub fn ids(self, ids: IdRange) -> Self {
+        ShardJob { ids, ..self }
     }
 
     /// Documents per scanned page (500 by default): the job holds about two pages at once.
@@ -209,6 +220,12 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
         if let Some(checkpoint) = &self.resume {
             crate::check_document_id(&checkpoint.last_id)
                 .map_err(|error| Error::InvalidCursor(format!("checkpoint: {error}")))?;
+            if !self.ids.contains(&checkpoint.last_id) {
+                return Err(Error::InvalidCursor(format!(
+                    "checkpoint: `{}` is not in the job's id range {:?}",
+                    checkpoint.last_id, self.ids
+                )));
+            }
         }
         if let Some(since) = crate::reshard::not_started::<T>() {
             return Err(Error::ReshardingNotStarted { since });
@@ -425,6 +442,7 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
                     .fluent()
                     .select()
                     .from(T::COLLECTION)
+                    .filter(|_| self.id_filter())
                     .aggregate(|a| a.fields([a.field("count").count()]))
                     .query()
             })
@@ -451,6 +469,7 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
                 .select()
                 .fields([T::SHARD_FIELD_PATH])
                 .from(T::COLLECTION)
+                .filter(|_| self.id_filter())
                 .order(|o| o.fields([o.field("__name__").asc()]))
                 .limit(self.page_size);
             let select = match &after {
@@ -462,6 +481,41 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
             select.query()
         })
         .await
+    }
+
+    /// The scan's bounds on `__name__`: the job's id range.
+    fn id_filter(&self) -> Option<firestore::FirestoreQueryFilter> {
+        use firestore::{FirestoreQueryFilter, FirestoreQueryFilterCompare};
+        let reference = |id: &str| {
+            FirestoreValue::from(Value {
+                value_type: Some(ValueType::ReferenceValue(document_name(
+                    self.db.get_documents_path(),
+                    T::COLLECTION,
+                    id,
+                ))),
+            })
+        };
+        let bounds: Vec<FirestoreQueryFilter> = [
+            self.ids.start().map(|start| {
+                FirestoreQueryFilterCompare::GreaterThanOrEqual("__name__".into(), reference(start))
+            }),
+            self.ids.end().map(|end| {
+                FirestoreQueryFilterCompare::LessThan("__name__".into(), reference(end))
+            }),
+        ]
+        .into_iter()
+        .flatten()
+        .map(|compare| FirestoreQueryFilter::Compare(Some(compare)))
+        .collect();
+        match bounds.len() {
+            0 => None,
+            _ => Some(FirestoreQueryFilter::Composite(
+                firestore::FirestoreQueryFilterComposite::new(
+                    bounds,
+                    firestore::FirestoreQueryFilterCompositeOperator::And,
+                ),
+            )),
+        }
     }
 
     async fn read_again(&self, id: &str) -> Result<Option<Document>> {

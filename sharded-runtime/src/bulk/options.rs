@@ -80,6 +80,29 @@ impl BulkWriterOptions {
         }
     }
 
+    /// These options for one of `workers` writers sharing the write budget (a job split with
+    /// [`IdRange::part`](crate::IdRange::part) across processes): the ramp starts at, and
+    /// stops at, 1/`workers` of its rates, so that together they ramp as one writer would.
+    /// Zero workers is [`Error::InvalidOptions`](crate::Error::InvalidOptions) when the writer
+    /// is built.
+    pub fn share_of(self, workers: u32) -> Self {
+        let throttling = match self.throttling {
+            Throttling::Off => Throttling::Off,
+            Throttling::Ramp {
+                initial,
+                growth,
+                interval,
+                maximum,
+            } => Throttling::Ramp {
+                initial: initial / f64::from(workers),
+                growth,
+                interval,
+                maximum: maximum / f64::from(workers),
+            },
+        };
+        BulkWriterOptions { throttling, ..self }
+    }
+
     /// These options with `throttling`.
     pub fn with_throttling(self, throttling: Throttling) -> Self {
         BulkWriterOptions { throttling, ..self }

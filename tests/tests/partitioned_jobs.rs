@@ -1,0 +1,230 @@
+//! A backfill split into four parts of the id space, each run by a process of its own (this
+//! test binary, running `partition_worker` alone), one of them killed after its first
+//! checkpoint and started again from it: together they scan every document exactly once, and
+//! every document ends with a current shard. Measured first: the emulator does not implement
+//! `PartitionQuery`, which is why parts split the id space.
+
+use std::process::Stdio;
+
+use serde::{Deserialize, Serialize};
+use sharded_runtime::bulk::{BulkWriterOptions, Throttling};
+use sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::{
+    PartitionQueryRequest, StructuredQuery, partition_query_request, structured_query,
+};
+use sharded_runtime::{Checkpoint, IdRange, Sharded};
+use sharded_tests::migration::unthrottled;
+use sharded_tests::test_db;
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
+#[sharded(shards = 8, order_by = "at", collection = "partitioned")]
+struct Reading {
+    at: i64,
+    n: i64,
+}
+
+const PARTS: u32 = 4;
+const PAGE: u32 = 40;
+
+/// One part's backfill, from the environment the test below sets; prints each checkpoint
+/// with the documents scanned up to it, then the total.
+#[tokio::test]
+#[ignore = "a worker process of a_backfill_in_four_processes_scans_every_document_once"]
+async fn partition_worker() {
+    let var = |name: &str| std::env::var(name).ok();
+    let Some(host) = var("PARTITION_HOST") else {
+        return;
+    };
+    let db = sharded_emulator::emulator::connect(&host, &var("PARTITION_PROJECT").unwrap())
+        .await
+        .unwrap();
+    let index: u32 = var("PARTITION_INDEX").unwrap().parse().unwrap();
+    let mut job = Reading::collection(&db)
+        .backfill()
+        .ids(IdRange::part(index, PARTS).unwrap())
+        .page_size(PAGE)
+        .writer(unthrottled().share_of(PARTS));
+    if let Some(last) = var("PARTITION_CHECKPOINT") {
+        job = job.resume_from(Checkpoint::after(last));
+    }
+    let done = job
+        .run(|progress| {
+            if let Some(checkpoint) = &progress.checkpoint {
+                println!("checkpoint {} {}", checkpoint.last_id(), progress.scanned);
+            }
+        })
+        .await
+        .unwrap();
+    println!("done {}", done.scanned);
+}
+
+/// Runs a worker for part `index`; returns its process and its output lines.
+fn worker(
+    host: &str,
+    project: &str,
+    index: u32,
+    checkpoint: Option<&str>,
+) -> (
+    tokio::process::Child,
+    tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+) {
+    let mut command = tokio::process::Command::new(std::env::current_exe().unwrap());
+    command
+        .args([
+            "partition_worker",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--quiet",
+        ])
+        .env("PARTITION_HOST", host)
+        .env("PARTITION_PROJECT", project)
+        .env("PARTITION_INDEX", index.to_string())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true);
+    if let Some(checkpoint) = checkpoint {
+        command.env("PARTITION_CHECKPOINT", checkpoint);
+    }
+    let mut child = command.spawn().unwrap();
+    let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    (child, lines)
+}
+
+/// The documents a worker scanned: its `done` line's count.
+async fn scanned_to_the_end(
+    mut lines: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+) -> u64 {
+    while let Some(line) = lines.next_line().await.unwrap() {
+        if let Some(count) = line.strip_prefix("done ") {
+            return count.parse().unwrap();
+        }
+    }
+    panic!("a worker ended without finishing");
+}
+
+#[tokio::test]
+async fn a_backfill_in_four_processes_scans_every_document_once() {
+    use rand::{Rng, SeedableRng};
+    let test = test_db("partitioned-backfill").await;
+    let project = test
+        .db
+        .get_database_path()
+        .split('/')
+        .nth(1)
+        .unwrap()
+        .to_owned();
+    let host = test.emulator.host().to_owned();
+    // Documents written before the collection was sharded: generated-style ids, and some
+    // of every other kind.
+    let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+    let alphabet = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    let mut ids: Vec<String> = (0..1_600)
+        .map(|_| {
+            (0..20)
+                .map(|_| alphabet[rng.random_range(0..62)] as char)
+                .collect()
+        })
+        .collect();
+    ids.extend(["_x", "~tilde", "é", "0", "zz", "r001", "__id7__"].map(String::from));
+    let writer = test.db.create_simple_batch_writer().await.unwrap();
+    for chunk in ids.chunks(500) {
+        let mut batch = writer.new_batch();
+        for (n, id) in chunk.iter().enumerate() {
+            let row = serde_json::json!({ "at": n, "n": n });
+            batch
+                .update_object(Reading::COLLECTION, id, &row, None, None, Vec::new())
+                .unwrap();
+        }
+        batch.write().await.unwrap();
+    }
+    assert_eq!(
+        Reading::collection(&test.db)
+            .verify()
+            .await
+            .unwrap()
+            .missing,
+        ids.len() as u64
+    );
+
+    let mut running: Vec<_> = (0..PARTS)
+        .map(|index| worker(&host, &project, index, None))
+        .collect();
+    // Part 1 is killed after its first checkpoint, and started again from it.
+    let (mut killed, mut lines) = running.remove(1);
+    let line = loop {
+        let line = lines.next_line().await.unwrap().expect("a checkpoint line");
+        if line.starts_with("checkpoint ") {
+            break line;
+        }
+    };
+    let mut fields = line.strip_prefix("checkpoint ").unwrap().split(' ');
+    let (last, before) = (fields.next().unwrap().to_owned(), fields.next().unwrap());
+    let before: u64 = before.parse().unwrap();
+    killed.kill().await.unwrap();
+    let (restarted, restarted_lines) = worker(&host, &project, 1, Some(&last));
+    let mut scanned = before + scanned_to_the_end(restarted_lines).await;
+    let mut parts = vec![scanned];
+    for (child, lines) in running {
+        let part = scanned_to_the_end(lines).await;
+        parts.push(part);
+        scanned += part;
+        drop(child);
+    }
+    drop(restarted);
+    assert!(parts.iter().all(|&part| part > 0), "{parts:?}");
+    assert_eq!(scanned, ids.len() as u64, "every document once: {parts:?}");
+    let census = Reading::collection(&test.db).verify().await.unwrap();
+    assert_eq!(
+        (census.current, census.outstanding()),
+        (ids.len() as u64, 0)
+    );
+}
+
+/// Four writers each with a quarter of the ramp start and stop where one writer would.
+#[test]
+fn shares_of_the_ramp_add_up_to_the_ramp() {
+    let whole = BulkWriterOptions::for_type::<Reading>();
+    let share = whole.clone().share_of(PARTS);
+    let (
+        Throttling::Ramp {
+            initial, maximum, ..
+        },
+        Throttling::Ramp {
+            initial: part_initial,
+            maximum: part_maximum,
+            ..
+        },
+    ) = (whole.throttling, share.throttling)
+    else {
+        panic!("ramps");
+    };
+    assert_eq!(part_initial * f64::from(PARTS), initial);
+    assert_eq!(part_maximum * f64::from(PARTS), maximum);
+    assert!(BulkWriterOptions::default().share_of(0).validate().is_err());
+}
+
+/// Measured: the emulator has no `PartitionQuery`.
+#[tokio::test]
+async fn the_emulator_does_not_implement_partition_query() {
+    let test = test_db("partition-query").await;
+    let query = StructuredQuery {
+        from: vec![structured_query::CollectionSelector {
+            collection_id: Reading::COLLECTION.into(),
+            all_descendants: true,
+        }],
+        ..Default::default()
+    };
+    let request = PartitionQueryRequest {
+        parent: test.db.get_documents_path().to_string(),
+        partition_count: 4,
+        query_type: Some(partition_query_request::QueryType::StructuredQuery(query)),
+        ..Default::default()
+    };
+    let answer = test.db.client().get().partition_query(request).await;
+    assert_eq!(
+        answer.unwrap_err().code(),
+        sharded_runtime::firestore::gcloud_sdk::tonic::Code::Unimplemented,
+        "the emulator answers PartitionQuery now: split by it"
+    );
+}
