@@ -29,6 +29,25 @@ pub struct Instrument {
     pub timestamp: FirestoreTimestamp,
 }
 
+/// A chat message, stored under its room: `rooms/{room}/messages/{id}`. Rooms take many
+/// messages a second between them, so the newest across every room (a collection group,
+/// whose index is one key range for all rooms) is what needs the shards.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
+#[serde(rename_all = "camelCase")]
+#[sharded(
+    shards = 3,
+    order_by = "sent_at",
+    parent = "rooms",
+    collection = "messages",
+    collection_group
+)]
+pub struct Message {
+    #[sharded(index)]
+    pub author: String,
+    pub text: String,
+    pub sent_at: FirestoreTimestamp,
+}
+
 /// `2019-01-01T13:45:23.010Z` as a Firestore timestamp.
 pub fn at(rfc3339: &str) -> FirestoreTimestamp {
     FirestoreTimestamp(rfc3339.parse().expect("an RFC 3339 timestamp"))

@@ -59,6 +59,8 @@ impl Managed {
                 shard_values: shard_values.to_vec(),
                 previous_shard_values: Vec::new(),
                 reshard_since: None,
+                parent_collections: Vec::new(),
+                collection_group: false,
             },
             types: Vec::new(),
         }
@@ -679,6 +681,8 @@ mod tests {
                 shard_values: vec!["x".into(), "y".into(), "z".into()],
                 previous_shard_values: Vec::new(),
                 reshard_since: None,
+                parent_collections: Vec::new(),
+                collection_group: false,
             },
         }
     }

@@ -30,6 +30,8 @@ fn expand(model: &Model) -> TokenStream {
     let shard_values = &model.shard_values;
     let resharding = resharding(model);
     let previous = &model.resharding.previous_values;
+    let parent_collections = &model.parent_collections;
+    let collection_group = model.collection_group;
     let since = match model.resharding.since {
         Some(seconds) => quote!(::core::option::Option::Some(#seconds)),
         None => quote!(::core::option::Option::None),
@@ -91,6 +93,8 @@ fn expand(model: &Model) -> TokenStream {
             const DESCRIPTION: ::sharded_runtime::__private::CollectionDescription<'static> =
                 ::sharded_runtime::__private::CollectionDescription {
                     collection: #collection,
+                    parent_collections: &[#(#parent_collections),*],
+                    collection_group: #collection_group,
                     shard_field: #shard_path,
                     shard_values: &[#(#shard_values),*],
                     previous_shard_values: &[#(#previous),*],

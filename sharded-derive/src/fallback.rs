@@ -181,6 +181,8 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
             const DESCRIPTION: ::sharded_runtime::__private::CollectionDescription<'static> =
                 ::sharded_runtime::__private::CollectionDescription {
                     collection: "",
+                    parent_collections: &[],
+                    collection_group: false,
                     shard_field: "",
                     shard_values: &[],
                     previous_shard_values: &[],

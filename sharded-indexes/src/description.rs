@@ -11,6 +11,12 @@ use crate::{Direction, IndexPlan};
 pub struct CollectionDescription<'a> {
     /// The collection id.
     pub collection: &'a str,
+    /// The collection ids of the parent documents' path, outermost first (`rooms` for
+    /// `rooms/{room}/messages`); empty for a top-level collection.
+    pub parent_collections: &'a [&'a str],
+    /// Whether queries across every parent (a collection group) are declared: each index is
+    /// planned in both scopes.
+    pub collection_group: bool,
     /// The shard field as a field path: its stored name, backtick-quoted where Firestore
     /// needs it.
     pub shard_field: &'a str,
@@ -65,6 +71,14 @@ pub struct CollectionDescriptionBuf {
     pub previous_shard_values: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reshard_since: Option<u64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parent_collections: Vec<String>,
+    #[serde(
+        rename = "groupQueries",
+        default,
+        skip_serializing_if = "std::ops::Not::not"
+    )]
+    pub collection_group: bool,
 }
 
 impl CollectionDescriptionBuf {
@@ -77,6 +91,8 @@ impl CollectionDescriptionBuf {
         let sets: Vec<&[&str]> = sets.iter().map(Vec::as_slice).collect();
         f(&CollectionDescription {
             collection: &self.collection,
+            parent_collections: &strs(&self.parent_collections),
+            collection_group: self.collection_group,
             shard_field: &self.shard_field,
             shard_values: &strs(&self.shard_values),
             previous_shard_values: &strs(&self.previous_shard_values),
@@ -114,6 +130,8 @@ impl From<&CollectionDescription<'_>> for CollectionDescriptionBuf {
             shard_values: strings(description.shard_values),
             previous_shard_values: strings(description.previous_shard_values),
             reshard_since: description.reshard_since,
+            parent_collections: strings(description.parent_collections),
+            collection_group: description.collection_group,
         }
     }
 }
@@ -126,6 +144,8 @@ mod tests {
     fn owned_and_borrowed_plan_alike_and_round_trip() {
         let description = CollectionDescription {
             collection: "ticks",
+            parent_collections: &["venues"],
+            collection_group: true,
             shard_field: "`shard-id`",
             shard_values: &["0", "1", "2"],
             previous_shard_values: &["0", "5"],

@@ -75,7 +75,9 @@ pub struct IndexPlan {
 /// `shard in [...] AND a == x AND b == y ...`; and for each of those queries and each
 /// aggregated field, the same index with that field last (ascending), since Firestore sums
 /// and averages by scanning index entries, which must hold the field.
-/// And two overrides that disable the single-field indexes of the order field, whose
+/// With `collection_group`, each of them again in `COLLECTION_GROUP` scope, for the queries
+/// across every parent. And two overrides (for both scopes) that disable the single-field
+/// indexes of the order field, whose
 /// sequential values are what caps writes at 500/s, and of the shard field (recipe step 4).
 pub fn plan(spec: &CollectionDescription<'_>) -> IndexPlan {
     let shard = || IndexField {
@@ -134,6 +136,17 @@ pub fn plan(spec: &CollectionDescription<'_>) -> IndexPlan {
         if !indexes.contains(&index) {
             indexes.push(index);
         }
+    }
+    // Queries across every parent read COLLECTION_GROUP indexes: the same ones, in that scope.
+    if spec.collection_group {
+        let group: Vec<CompositeIndex> = indexes
+            .iter()
+            .map(|index| CompositeIndex {
+                query_scope: QueryScope::CollectionGroup,
+                ..index.clone()
+            })
+            .collect();
+        indexes.extend(group);
     }
     let disabled = |field_path: &str| FieldOverride {
         collection_group: spec.collection.to_owned(),
@@ -250,6 +263,8 @@ mod tests {
 
     const RECIPE: CollectionDescription<'static> = CollectionDescription {
         collection: "instruments",
+        parent_collections: &[],
+        collection_group: false,
         shard_field: "shard",
         shard_values: &["0", "1", "2"],
         previous_shard_values: &[],
@@ -260,6 +275,26 @@ mod tests {
         field_sets: &[],
         aggregate_fields: &[],
     };
+
+    #[test]
+    fn a_collection_group_gets_every_index_in_both_scopes() {
+        let collection = plan(&RECIPE);
+        let group = plan(&CollectionDescription {
+            parent_collections: &["markets"],
+            collection_group: true,
+            ..RECIPE
+        });
+        assert_eq!(group.indexes.len(), 2 * collection.indexes.len());
+        for index in &collection.indexes {
+            assert!(group.indexes.contains(index));
+            let in_group = CompositeIndex {
+                query_scope: QueryScope::CollectionGroup,
+                ..index.clone()
+            };
+            assert!(group.indexes.contains(&in_group));
+        }
+        assert_eq!(group.field_overrides, collection.field_overrides);
+    }
 
     #[test]
     fn recipe_instruments_get_the_recipe_indexes() {

@@ -36,6 +36,10 @@ pub struct ContainerAttrs {
     pub order_by: Option<Keyed<LitStr>>,
     pub direction: Option<Keyed<Direction>>,
     pub collection: Option<Keyed<LitStr>>,
+    /// `parent = "rooms"`: the collection ids of the documents the collection lives under.
+    pub parent: Option<Keyed<LitStr>>,
+    /// `collection_group`: queries across every parent are declared (with their indexes).
+    pub collection_group: Option<syn::Path>,
     pub shard_field: Option<Keyed<LitStr>>,
     /// `index(a, b, ...)`: fields queried for equality together, one entry per attribute.
     pub field_sets: Vec<Keyed<Vec<syn::Ident>>>,
@@ -123,6 +127,8 @@ impl ContainerAttrs {
                     ORDER_BY => set(cx, &mut out.order_by, &meta, |v| string(cx, &meta, v))?,
                     DIRECTION => set(cx, &mut out.direction, &meta, |v| direction(cx, v))?,
                     COLLECTION => set(cx, &mut out.collection, &meta, |v| string(cx, &meta, v))?,
+                    PARENT => set(cx, &mut out.parent, &meta, |v| string(cx, &meta, v))?,
+                    COLLECTION_GROUP => flag(cx, &mut out.collection_group, &meta)?,
                     SHARD_FIELD => set(cx, &mut out.shard_field, &meta, |v| string(cx, &meta, v))?,
                     INDEX => field_set(cx, &mut out.field_sets, &meta)?,
                     AGGREGATE => {
@@ -440,6 +446,33 @@ fn previous(
         value: out,
         tokens,
     });
+    Ok(())
+}
+
+/// A key without a value (`collection_group`).
+fn flag(cx: &Ctxt, slot: &mut Option<syn::Path>, meta: &ParseNestedMeta) -> syn::Result<()> {
+    if !meta.input.is_empty() && !meta.input.peek(syn::Token![,]) {
+        let key = meta
+            .path
+            .get_ident()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        cx.error_spanned_by(
+            &meta.path,
+            format!("`{key}` takes no value: write `{key}` alone"),
+        );
+        return skip_value(meta);
+    }
+    if slot.is_some() {
+        let key = meta
+            .path
+            .get_ident()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        cx.error_spanned_by(&meta.path, format!("duplicate key `{key}`"));
+        return Ok(());
+    }
+    *slot = Some(meta.path.clone());
     Ok(())
 }
 

@@ -19,6 +19,7 @@ pub fn validate<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Option<Model<'a>> {
     let shard_values = shard_values(cx, cont);
     let resharding = previous(cx, cont, shard_values.as_deref());
     let collection = collection(cx, cont);
+    let parent = parent(cx, cont);
     let shard_field = shard_field(cx, cont);
     let order = order_field(cx, cont);
     if let Some(shard_field) = &shard_field {
@@ -34,6 +35,8 @@ pub fn validate<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Option<Model<'a>> {
         ident: cont.ident,
         vis: &cont.input.vis,
         collection: collection?,
+        parent_collections: parent?,
+        collection_group: cont.attrs.collection_group.is_some(),
         shard_path: field_path([shard_field.as_deref()?]),
         shard_field: shard_field?,
         shard_values: shard_values?,
@@ -226,15 +229,14 @@ fn explicit_values(cx: &Ctxt, values: &Keyed<Vec<syn::LitStr>>) -> Option<Vec<St
     ok.then(|| values.value.iter().map(syn::LitStr::value).collect())
 }
 
-fn collection(cx: &Ctxt, cont: &Container) -> Option<String> {
-    let Some(lit) = &cont.attrs.collection else {
-        return Some(default_collection(&cont.ident.to_string()));
-    };
-    let name = lit.value.value();
-    let problem = if name.is_empty() {
+/// What is wrong with `name` as a collection id, if anything.
+fn collection_id_problem(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
         Some("a collection id cannot be empty")
     } else if name.contains('/') {
-        Some("a collection id cannot contain `/`; sub-collections are not supported")
+        Some(
+            "a collection id cannot contain `/`; for a subcollection, name the collection of its parent documents: `parent = \"rooms\"`",
+        )
     } else if name == "." || name == ".." {
         Some("a collection id cannot be `.` or `..`")
     } else if name.starts_with("__") && name.ends_with("__") {
@@ -243,7 +245,36 @@ fn collection(cx: &Ctxt, cont: &Container) -> Option<String> {
         Some("a collection id is at most 1,500 bytes")
     } else {
         None
+    }
+}
+
+/// `parent = "users/sessions"`: the collection ids of the parent documents' path, outermost
+/// first (empty for a top-level collection).
+fn parent(cx: &Ctxt, cont: &Container) -> Option<Vec<String>> {
+    let Some(lit) = &cont.attrs.parent else {
+        return Some(Vec::new());
     };
+    let ids: Vec<String> = lit.value.value().split('/').map(str::to_owned).collect();
+    match ids.iter().find_map(|id| collection_id_problem(id)) {
+        Some(problem) => {
+            cx.error_spanned_by(
+                &lit.value,
+                format!(
+                    "{problem}; `parent` names the collections above this one, separated by `/` (`parent = \"users/sessions\"` for `users/{{uid}}/sessions/{{sid}}/...`)"
+                ),
+            );
+            None
+        }
+        None => Some(ids),
+    }
+}
+
+fn collection(cx: &Ctxt, cont: &Container) -> Option<String> {
+    let Some(lit) = &cont.attrs.collection else {
+        return Some(default_collection(&cont.ident.to_string()));
+    };
+    let name = lit.value.value();
+    let problem = collection_id_problem(&name);
     match problem {
         Some(problem) => {
             cx.error_spanned_by(&lit.value, problem);

@@ -10,6 +10,11 @@ pub struct Model<'a> {
     pub vis: &'a syn::Visibility,
     /// The collection id documents are written to.
     pub collection: String,
+    /// The collection ids of the parent documents' path (`parent = "rooms"`), outermost
+    /// first; empty for a top-level collection.
+    pub parent_collections: Vec<String>,
+    /// Whether queries across every parent are declared (`collection_group`).
+    pub collection_group: bool,
     /// The stored name of the shard field.
     pub shard_field: String,
     /// The shard field as a field path: its name, backtick-quoted where Firestore needs it.
@@ -57,6 +62,8 @@ impl Model<'_> {
             shard_values: self.shard_values.clone(),
             previous_shard_values: self.resharding.previous_values.clone(),
             reshard_since: self.resharding.since,
+            parent_collections: self.parent_collections.clone(),
+            collection_group: self.collection_group,
         }
     }
 }

@@ -14,6 +14,8 @@ pub const DIRECTION: &str = "direction";
 pub const COLLECTION: &str = "collection";
 pub const SHARD_FIELD: &str = "shard_field";
 pub const PREVIOUS: &str = "previous";
+pub const PARENT: &str = "parent";
+pub const COLLECTION_GROUP: &str = "collection_group";
 
 // Keys inside `previous(...)`.
 pub const SINCE: &str = "since";
@@ -31,6 +33,8 @@ pub const CONTAINER_KEYS: &[&str] = &[
     COLLECTION,
     SHARD_FIELD,
     PREVIOUS,
+    PARENT,
+    COLLECTION_GROUP,
     INDEX,
 ];
 

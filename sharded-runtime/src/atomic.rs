@@ -20,6 +20,7 @@ use firestore::{
 };
 
 use crate::document_id::check_document_id;
+use crate::parent::Scope;
 use crate::{Error, Field, Result, Sharded, ShardedCollection, Stored};
 
 /// Writes a `Commit` may hold.
@@ -36,22 +37,29 @@ enum Existing {
     Present,
 }
 
-/// One sharded write as the `Commit` RPC takes it.
-fn set<T: Sharded>(db: &FirestoreDb, id: &str, document: &T, existing: Existing) -> Result<Write> {
+/// One sharded write as the `Commit` RPC takes it, to document `id` in `scope`.
+fn set<T: Sharded>(
+    db: &FirestoreDb,
+    scope: &Scope,
+    id: &str,
+    document: &T,
+    existing: Existing,
+) -> Result<Write> {
     check_document_id(id)?;
-    let name = crate::stored::document_name(db.get_documents_path(), T::COLLECTION, id);
+    let name = scope.document_name::<T>(db, id)?;
     let document = crate::collection::serialize(document, &name)?;
     Ok(write(Operation::Update(document), None, existing))
 }
 
 fn set_fields<T: Sharded>(
     db: &FirestoreDb,
+    scope: &Scope,
     id: &str,
     document: &T,
     fields: &[Field<T>],
 ) -> Result<Write> {
     check_document_id(id)?;
-    let name = crate::stored::document_name(db.get_documents_path(), T::COLLECTION, id);
+    let name = scope.document_name::<T>(db, id)?;
     let (document, mask) = crate::collection::masked::<T>(&name, document, fields)?;
     let mask = DocumentMask {
         field_paths: mask.into_iter().map(str::to_owned).collect(),
@@ -63,9 +71,9 @@ fn set_fields<T: Sharded>(
     ))
 }
 
-fn delete<T: Sharded>(db: &FirestoreDb, id: &str) -> Result<Write> {
+fn delete<T: Sharded>(db: &FirestoreDb, scope: &Scope, id: &str) -> Result<Write> {
     check_document_id(id)?;
-    let name = crate::stored::document_name(db.get_documents_path(), T::COLLECTION, id);
+    let name = scope.document_name::<T>(db, id)?;
     Ok(write(Operation::Delete(name), None, Existing::Any))
 }
 
@@ -130,6 +138,7 @@ impl TryFrom<Built> for Write {
 pub struct InTransaction<'t, 'db, T> {
     transaction: &'t mut FirestoreTransaction<'db>,
     db: FirestoreDb,
+    scope: Scope,
     marker: std::marker::PhantomData<fn() -> T>,
 }
 
@@ -153,6 +162,7 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
         InTransaction {
             transaction,
             db,
+            scope: self.scope().clone(),
             marker: std::marker::PhantomData,
         }
     }
@@ -172,34 +182,36 @@ impl<T: Sharded> InTransaction<'_, '_, T> {
 
     /// The document `id` with its id and shard, as the transaction sees it.
     pub async fn get_stored(&self, id: &str) -> Result<Option<Stored<T>>> {
-        T::collection(&self.db).get_stored(id).await
+        ShardedCollection::scoped(&self.db, self.scope.clone())
+            .get_stored(id)
+            .await
     }
 
     /// Queues a create-or-replace of the document `id`.
     pub fn upsert(&mut self, id: &str, document: &T) -> Result<()> {
-        self.queue(set(&self.db, id, document, Existing::Any)?)
+        self.queue(set(&self.db, &self.scope, id, document, Existing::Any)?)
     }
 
     /// Queues the creation of the document `id`: the commit fails if it exists.
     pub fn insert(&mut self, id: &str, document: &T) -> Result<()> {
-        self.queue(set(&self.db, id, document, Existing::Absent)?)
+        self.queue(set(&self.db, &self.scope, id, document, Existing::Absent)?)
     }
 
     /// Queues a replacement of the document `id`: the commit fails if it does not exist.
     pub fn update(&mut self, id: &str, document: &T) -> Result<()> {
-        self.queue(set(&self.db, id, document, Existing::Present)?)
+        self.queue(set(&self.db, &self.scope, id, document, Existing::Present)?)
     }
 
     /// Queues an update of `fields` of the document `id`, which keeps its shard and every
     /// other field: the commit fails if it does not exist. See
     /// [`ShardedCollection::update_fields`].
     pub fn update_fields(&mut self, id: &str, document: &T, fields: &[Field<T>]) -> Result<()> {
-        self.queue(set_fields(&self.db, id, document, fields)?)
+        self.queue(set_fields(&self.db, &self.scope, id, document, fields)?)
     }
 
     /// Queues a delete of the document `id` (deleting a missing document succeeds).
     pub fn delete(&mut self, id: &str) -> Result<()> {
-        self.queue(delete::<T>(&self.db, id)?)
+        self.queue(delete::<T>(&self.db, &self.scope, id)?)
     }
 
     fn queue(&mut self, write: Write) -> Result<()> {
@@ -228,6 +240,10 @@ pub fn transaction_error(error: Error) -> TransactionError {
 /// without a transaction: all apply at one commit time, or none does, as Firebase's
 /// `writeBatch`. Each write draws its shard and is checked as it is queued; at most
 /// [`MAX_COMMIT_WRITES`] writes.
+///
+/// Top-level collections only: a subcollection type's writes are [`Error::InvalidParent`]
+/// (write them in a transaction, through [`ShardedCollection::in_transaction`] on
+/// [`collection_in`](crate::Sharded::collection_in)).
 ///
 /// A commit whose answer is lost may have been applied: [`commit`](Self::commit) sends it once
 /// and reports the error, as the Firebase SDKs do for a batch.
@@ -258,17 +274,17 @@ impl<'db> AtomicBatch<'db> {
 
     /// Queues a create-or-replace of the document `id` of `T`'s collection.
     pub fn upsert<T: Sharded>(&mut self, id: &str, document: &T) -> Result<&mut Self> {
-        self.queue(set(self.db, id, document, Existing::Any))
+        self.queue(set(self.db, &Scope::Top, id, document, Existing::Any))
     }
 
     /// Queues the creation of the document `id`: the commit fails if it exists.
     pub fn insert<T: Sharded>(&mut self, id: &str, document: &T) -> Result<&mut Self> {
-        self.queue(set(self.db, id, document, Existing::Absent))
+        self.queue(set(self.db, &Scope::Top, id, document, Existing::Absent))
     }
 
     /// Queues a replacement of the document `id`: the commit fails if it does not exist.
     pub fn update<T: Sharded>(&mut self, id: &str, document: &T) -> Result<&mut Self> {
-        self.queue(set(self.db, id, document, Existing::Present))
+        self.queue(set(self.db, &Scope::Top, id, document, Existing::Present))
     }
 
     /// Queues an update of `fields` of the document `id`, which keeps its shard and every
@@ -279,12 +295,12 @@ impl<'db> AtomicBatch<'db> {
         document: &T,
         fields: &[Field<T>],
     ) -> Result<&mut Self> {
-        self.queue(set_fields(self.db, id, document, fields))
+        self.queue(set_fields(self.db, &Scope::Top, id, document, fields))
     }
 
     /// Queues a delete of the document `id` of `T`'s collection.
     pub fn delete<T: Sharded>(&mut self, id: &str) -> Result<&mut Self> {
-        self.queue(delete::<T>(self.db, id))
+        self.queue(delete::<T>(self.db, &Scope::Top, id))
     }
 
     fn queue(&mut self, write: Result<Write>) -> Result<&mut Self> {

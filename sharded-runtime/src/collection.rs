@@ -9,6 +9,7 @@ use firestore::{
 
 use crate::document_id::check_document_id;
 use crate::guard::{MAX_TRACKED, Required, length_mask};
+use crate::parent::{Parent, Scope};
 use crate::query::order::field_value;
 use crate::shard::WithShard;
 use crate::stored::{Stored, document_id};
@@ -26,6 +27,7 @@ use crate::{Error, Field, Result, ShardCensus, ShardJob, Sharded};
 /// [`check_document_id`]: crate::check_document_id
 pub struct ShardedCollection<'db, T> {
     db: &'db FirestoreDb,
+    scope: Scope,
     marker: PhantomData<fn() -> T>,
 }
 
@@ -41,18 +43,48 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
     pub(crate) fn new(db: &'db FirestoreDb) -> Self {
         ShardedCollection {
             db,
+            scope: Scope::Top,
             marker: PhantomData,
         }
     }
 
+    pub(crate) fn under(db: &'db FirestoreDb, parent: &Parent<T>) -> Self {
+        ShardedCollection {
+            db,
+            scope: Scope::under(parent),
+            marker: PhantomData,
+        }
+    }
+
+    pub(crate) fn scoped(db: &'db FirestoreDb, scope: Scope) -> Self {
+        ShardedCollection {
+            db,
+            scope,
+            marker: PhantomData,
+        }
+    }
+
+    pub(crate) fn scope(&self) -> &Scope {
+        &self.scope
+    }
+
+    /// The full path of the parent document (or the database root), checked against the
+    /// type's `parent`.
+    fn parent_path(&self) -> Result<String> {
+        self.scope.check::<T>()?;
+        Ok(self.scope.parent_path(self.db))
+    }
+
     /// Creates a document with an id Firestore generates; returns the id.
     pub async fn insert(&self, document: &T) -> Result<String> {
+        let parent = self.parent_path()?;
         let stored = self
             .db
             .fluent()
             .insert()
             .into(T::COLLECTION)
             .generate_document_id()
+            .parent(parent)
             .document(serialize(document, "")?)
             .execute()
             .await?;
@@ -62,11 +94,13 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
     /// Creates the document `id`; fails if it exists.
     pub async fn insert_with_id(&self, id: &str, document: &T) -> Result<()> {
         check_document_id(id)?;
+        let parent = self.parent_path()?;
         self.db
             .fluent()
             .insert()
             .into(T::COLLECTION)
             .document_id(id)
+            .parent(parent)
             .document(serialize(document, "")?)
             .execute()
             .await?;
@@ -110,7 +144,7 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
     /// it is [`Error::FieldNotWritten`] instead, with nothing sent.
     pub async fn update_fields(&self, id: &str, document: &T, fields: &[Field<T>]) -> Result<()> {
         check_document_id(id)?;
-        let (document, mask) = masked::<T>(&self.document_name(id), document, fields)?;
+        let (document, mask) = masked::<T>(&self.document_name(id)?, document, fields)?;
         self.db
             .fluent()
             .update()
@@ -136,7 +170,7 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
             None => update,
         };
         update
-            .document(serialize(document, &self.document_name(id))?)
+            .document(serialize(document, &self.document_name(id)?)?)
             .execute()
             .await?;
         Ok(())
@@ -152,7 +186,7 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
         document: &T,
     ) -> Result<()> {
         check_document_id(id)?;
-        let document = serialize(document, &self.document_name(id))?;
+        let document = serialize(document, &self.document_name(id)?)?;
         batch.add(Upsert(document))?;
         Ok(())
     }
@@ -160,11 +194,13 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
     /// The document `id`, if it exists.
     pub async fn get(&self, id: &str) -> Result<Option<T>> {
         check_document_id(id)?;
+        let parent = self.parent_path()?;
         Ok(self
             .db
             .fluent()
             .select()
             .by_id_in(T::COLLECTION)
+            .parent(parent)
             .obj()
             .one(id)
             .await?)
@@ -173,11 +209,13 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
     /// The document `id` with its id and shard, if it exists.
     pub async fn get_stored(&self, id: &str) -> Result<Option<Stored<T>>> {
         check_document_id(id)?;
+        let parent = self.parent_path()?;
         let document = self
             .db
             .fluent()
             .select()
             .by_id_in(T::COLLECTION)
+            .parent(parent)
             .one(id)
             .await?;
         document.as_ref().map(Stored::from_document).transpose()
@@ -186,11 +224,13 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
     /// Deletes the document `id`; deleting a missing document succeeds.
     pub async fn delete(&self, id: &str) -> Result<()> {
         check_document_id(id)?;
+        let parent = self.parent_path()?;
         self.db
             .fluent()
             .delete()
             .from(T::COLLECTION)
             .document_id(id)
+            .parent(parent)
             .execute()
             .await?;
         Ok(())
@@ -218,7 +258,7 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
     ///
     /// [`ShardJob`]: crate::ShardJob
     pub fn backfill(&self) -> ShardJob<'db, T> {
-        ShardJob::new(self.db)
+        ShardJob::new(self.db, self.scope.clone())
     }
 
     /// The rebalance after the shard set changed (`previous(...)` on the type): a job that
@@ -226,18 +266,20 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
     /// It is the same job as [`backfill`](Self::backfill), which also fixes documents with
     /// no shard at all; the name says what it is run for.
     pub fn rebalance(&self) -> ShardJob<'db, T> {
-        ShardJob::new(self.db)
+        ShardJob::new(self.db, self.scope.clone())
     }
 
     /// Counts the documents by shard value: current, retired (by a `previous(...)` set) and
     /// missing. After a backfill or a rebalance, [`ShardCensus::outstanding`] should be 0.
     /// Costs one billed read per document (a scan with a projection of the shard field).
     pub async fn verify(&self) -> Result<ShardCensus> {
-        ShardJob::<T>::new(self.db).verify().await
+        ShardJob::<T>::new(self.db, self.scope.clone())
+            .verify()
+            .await
     }
 
-    fn document_name(&self, id: &str) -> String {
-        crate::stored::document_name(self.db.get_documents_path(), T::COLLECTION, id)
+    fn document_name(&self, id: &str) -> Result<String> {
+        self.scope.document_name::<T>(self.db, id)
     }
 }
 

@@ -96,6 +96,11 @@ pub enum Error {
         /// Documents fixed after the scan before the job gave up.
         swept: u64,
     },
+    /// A subcollection's call without its parent, a parent of the wrong shape, or a
+    /// collection-group query the type did not declare; nothing was sent.
+    #[error("parent: {0}")]
+    InvalidParent(String),
+
     /// A [`ListenCheckpoint`](crate::ListenCheckpoint) that is not one, or is another query's.
     #[error("invalid listen checkpoint: {0}")]
     InvalidCheckpoint(String),

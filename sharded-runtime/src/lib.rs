@@ -9,6 +9,7 @@ mod error;
 mod fields;
 mod guard;
 mod order_key;
+mod parent;
 mod partition;
 mod query;
 pub mod reshard;
@@ -28,6 +29,7 @@ pub use document_id::check_document_id;
 pub use error::{Error, Result};
 pub use fields::Field;
 pub use order_key::{OrderBound, OrderKey};
+pub use parent::Parent;
 pub use partition::{IdRange, MAX_PARTS};
 pub use query::{
     ChangeKind, Cursor, DocumentChange, ListenCheckpoint, ListenOptions, MAX_DISJUNCTIONS,
@@ -41,7 +43,7 @@ pub use sharded_derive::Sharded;
 pub use sharded_derive::StoredNames;
 pub use sharded_indexes::{
     CollectionDescription, CollectionDescriptionBuf, CompositeIndex, Direction, FieldOverride,
-    IndexPlan,
+    IndexField, IndexPlan, QueryScope,
 };
 pub use status::StatusCode;
 pub use stored::Stored;

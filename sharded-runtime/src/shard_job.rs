@@ -12,6 +12,7 @@ use firestore::{FirestoreDb, FirestoreQueryCursor, FirestoreValue};
 use serde::{Deserialize, Serialize};
 
 use crate::bulk::{Backoff, BulkWriter, BulkWriterOptions, PendingWrite, WriteFailure};
+use crate::parent::Scope;
 use crate::partition::IdRange;
 use crate::stored::{document_id, document_name, shard_value};
 use crate::{Error, Result, Sharded, StatusCode};
@@ -131,6 +132,7 @@ impl ShardCensus {
 /// Run [`verify`](crate::ShardedCollection::verify) afterwards.
 pub struct ShardJob<'db, T> {
     db: &'db FirestoreDb,
+    scope: Scope,
     page_size: u32,
     writer: BulkWriterOptions,
     resume: Option<Checkpoint>,
@@ -162,9 +164,10 @@ struct Fix {
 }
 
 impl<'db, T: Sharded> ShardJob<'db, T> {
-    pub(crate) fn new(db: &'db FirestoreDb) -> Self {
+    pub(crate) fn new(db: &'db FirestoreDb, scope: Scope) -> Self {
         ShardJob {
             db,
+            scope,
             page_size: 500,
             writer: BulkWriterOptions::for_type::<T>(),
             resume: None,
@@ -217,6 +220,7 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
     /// new values starts at a `since` still to come is [`Error::ReshardingNotStarted`]; both
     /// with nothing sent. Dropping the future stops the job and its writer at once.
     pub async fn run(self, mut progress: impl FnMut(&Progress)) -> Result<Progress> {
+        self.scope.check::<T>()?;
         if let Some(checkpoint) = &self.resume {
             crate::check_document_id(&checkpoint.last_id)
                 .map_err(|error| Error::InvalidCursor(format!("checkpoint: {error}")))?;
@@ -345,6 +349,7 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
                 .select()
                 .fields([T::SHARD_FIELD_PATH])
                 .from(T::COLLECTION)
+                .parent(self.scope.parent_path(self.db))
                 .filter(move |_| Some(filter.clone()))
                 .order(move |o| o.fields([o.field(T::ORDER_FIELD).direction(direction.clone())]))
                 .limit(self.page_size)
@@ -357,6 +362,7 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
     /// rebalance. It scans the whole collection as the job does, so it costs one billed read
     /// per document; nothing is written.
     pub async fn verify(&self) -> Result<ShardCensus> {
+        self.scope.check::<T>()?;
         let mut counts = ShardCensus::default();
         let mut after: Option<String> = None;
         loop {
@@ -442,6 +448,7 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
                     .fluent()
                     .select()
                     .from(T::COLLECTION)
+                    .parent(self.scope.parent_path(self.db))
                     .filter(|_| self.id_filter())
                     .aggregate(|a| a.fields([a.field("count").count()]))
                     .query()
@@ -456,7 +463,7 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
         let after = after.map(|id| {
             FirestoreValue::from(Value {
                 value_type: Some(ValueType::ReferenceValue(document_name(
-                    self.db.get_documents_path(),
+                    &self.scope.parent_path(self.db),
                     T::COLLECTION,
                     id,
                 ))),
@@ -469,6 +476,7 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
                 .select()
                 .fields([T::SHARD_FIELD_PATH])
                 .from(T::COLLECTION)
+                .parent(self.scope.parent_path(self.db))
                 .filter(|_| self.id_filter())
                 .order(|o| o.fields([o.field("__name__").asc()]))
                 .limit(self.page_size);
@@ -489,7 +497,7 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
         let reference = |id: &str| {
             FirestoreValue::from(Value {
                 value_type: Some(ValueType::ReferenceValue(document_name(
-                    self.db.get_documents_path(),
+                    &self.scope.parent_path(self.db),
                     T::COLLECTION,
                     id,
                 ))),
@@ -525,6 +533,7 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
                 .select()
                 .fields([T::SHARD_FIELD_PATH])
                 .by_id_in(T::COLLECTION)
+                .parent(self.scope.parent_path(self.db))
                 .one(id)
         })
         .await

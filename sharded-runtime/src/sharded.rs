@@ -79,11 +79,24 @@ pub trait Sharded: Serialize + DeserializeOwned + Send + Sync + 'static {
         Self::DESCRIPTION.plan()
     }
 
-    /// Writes and reads of this type's collection in `db`.
+    /// Writes and reads of this type's collection in `db`. For a type declared under parent
+    /// documents (`parent = "..."`), every call is [`Error::InvalidParent`](crate::Error::InvalidParent),
+    /// nothing sent: use [`collection_in`](Self::collection_in).
     fn collection(db: &firestore::FirestoreDb) -> ShardedCollection<'_, Self>
     where
         Self: Sized,
     {
         ShardedCollection::new(db)
+    }
+
+    /// Writes and reads of this type's collection under `parent` (`rooms/lobby/messages`).
+    fn collection_in<'db>(
+        db: &'db firestore::FirestoreDb,
+        parent: &crate::Parent<Self>,
+    ) -> ShardedCollection<'db, Self>
+    where
+        Self: Sized,
+    {
+        ShardedCollection::under(db, parent)
     }
 }

@@ -11,6 +11,9 @@ use crate::{Error, Result, Sharded};
 pub struct Stored<T> {
     /// The document id.
     pub id: String,
+    /// The path of the parent document below the database root (`rooms/lobby`) for a
+    /// subcollection's document; `None` for a top-level collection's.
+    pub parent: Option<String>,
     /// The shard value the document was written with.
     pub shard: String,
     /// The user's fields.
@@ -27,6 +30,7 @@ impl<T: Sharded> Stored<T> {
             .to_owned();
         Ok(Stored {
             id: document_id(&document.name).to_owned(),
+            parent: parent_of(&document.name),
             shard,
             document: FirestoreDb::deserialize_doc_to(document)?,
         })
@@ -45,6 +49,16 @@ pub(crate) fn shard_value<T: Sharded>(document: &Document) -> Option<&str> {
         ValueType::StringValue(shard) => Some(shard),
         _ => None,
     }
+}
+
+/// The path below the database root of the parent document of the document `name`, if it
+/// has one (`.../documents/rooms/lobby/messages/m1` → `rooms/lobby`).
+pub(crate) fn parent_of(name: &str) -> Option<String> {
+    let relative = name
+        .split_once("/documents/")
+        .map_or(name, |(_, rest)| rest);
+    let segments: Vec<&str> = relative.split('/').collect();
+    (segments.len() > 2).then(|| segments[..segments.len() - 2].join("/"))
 }
 
 /// The last segment of a document name.

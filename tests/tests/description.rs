@@ -4,7 +4,7 @@
 //! and a reshard schedule. The build scans a copy of this very file.
 
 use serde::{Deserialize, Serialize};
-use sharded_runtime::{CollectionDescriptionBuf, Sharded, StoredNames};
+use sharded_runtime::{CollectionDescriptionBuf, QueryScope, Sharded, StoredNames};
 
 #[derive(Serialize, Deserialize, StoredNames)]
 #[serde(rename_all = "camelCase")]
@@ -40,6 +40,20 @@ pub struct Visit {
 #[sharded(shard_values = ["x", "y"], order_by = "at")]
 pub struct Reading {
     at: f64,
+}
+
+#[derive(Serialize, Deserialize, Sharded)]
+#[sharded(
+    shards = 3,
+    order_by = "at",
+    parent = "users/sessions",
+    collection = "events",
+    collection_group
+)]
+pub struct Event {
+    #[sharded(index)]
+    kind: String,
+    at: i64,
 }
 
 #[test]
@@ -80,5 +94,22 @@ fn the_derive_and_the_build_describe_a_collection_alike() {
     );
     assert_eq!(Reading::DESCRIPTION.collection, "readings");
     assert_eq!(built("Visit").plan(), Visit::indexes());
+    // A subcollection with group queries: every index in both scopes, side by side.
+    let event = built("Event");
+    assert_eq!(event, CollectionDescriptionBuf::from(&Event::DESCRIPTION));
+    assert_eq!(event.parent_collections, ["users", "sessions"]);
+    let plan = event.plan();
+    let scopes = |scope| {
+        plan.indexes
+            .iter()
+            .filter(|index| index.query_scope == scope)
+            .map(|index| index.fields.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(scopes(QueryScope::Collection).len(), 2);
+    assert_eq!(
+        scopes(QueryScope::Collection),
+        scopes(QueryScope::CollectionGroup)
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

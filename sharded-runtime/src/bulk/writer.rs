@@ -136,7 +136,7 @@ impl BulkWriter {
         condition: Option<precondition::ConditionType>,
     ) -> Result<PendingWrite> {
         check_document_id(id)?;
-        let name = self.document_name(T::COLLECTION, id);
+        let name = self.sharded_name::<T>(id)?;
         let document = serialize(document, &name)?;
         self.note_created(id);
         self.queue(Write {
@@ -155,7 +155,7 @@ impl BulkWriter {
     /// guessing 119 random bits.
     pub async fn insert<T: Sharded>(&self, document: &T) -> Result<(String, PendingWrite)> {
         let id = crate::document_id::generate_document_id();
-        let name = self.document_name(T::COLLECTION, &id);
+        let name = self.sharded_name::<T>(&id)?;
         let document = serialize(document, &name)?;
         let pending = self
             .queue(Write {
@@ -172,7 +172,7 @@ impl BulkWriter {
     /// Deletes the sharded document `id`; deleting a missing document succeeds.
     pub async fn delete<T: Sharded>(&self, id: &str) -> Result<PendingWrite> {
         check_document_id(id)?;
-        let name = self.document_name(T::COLLECTION, id);
+        let name = self.sharded_name::<T>(id)?;
         self.queue(Write {
             operation: Some(Operation::Delete(name)),
             ..Write::default()
@@ -256,6 +256,14 @@ impl BulkWriter {
     /// What the writer has done so far.
     pub fn stats(&self) -> BulkStats {
         self.shared.stats().clone()
+    }
+
+    /// The name of `T`'s document `id`: top-level collections only, for now, so a
+    /// subcollection type's write is [`Error::InvalidParent`](crate::Error::InvalidParent)
+    /// before anything is queued.
+    fn sharded_name<T: Sharded>(&self, id: &str) -> Result<String> {
+        crate::parent::Scope::Top.check::<T>()?;
+        Ok(self.document_name(T::COLLECTION, id))
     }
 
     fn document_name(&self, collection: &str, id: &str) -> String {

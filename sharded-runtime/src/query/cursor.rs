@@ -26,6 +26,8 @@ use firestore::FirestoreValue;
 pub struct Cursor<T, const QUERY: u64> {
     pub(crate) order_value: Value,
     pub(crate) id: String,
+    /// The path of the document's parent below the database root, for a subcollection's.
+    pub(crate) parent: Option<String>,
     marker: PhantomData<fn() -> T>,
 }
 
@@ -36,6 +38,9 @@ struct Token {
     q: String,
     v: TokenValue,
     id: String,
+    /// The parent document's path, for a subcollection's document.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    p: Option<String>,
 }
 
 /// The order field's value; order fields are scalars (the derive rejects arrays and maps).
@@ -72,8 +77,43 @@ impl<T: Sharded, const QUERY: u64> Cursor<T, QUERY> {
         Ok(Cursor {
             order_value,
             id: document_id(&document.name).to_owned(),
+            parent: crate::stored::parent_of(&document.name),
             marker: PhantomData,
         })
+    }
+
+    /// [`Error::InvalidCursor`] when the cursor's document is not where `scope` reads: a
+    /// cursor of one parent's query on another's, of a top-level query on a group.
+    pub(crate) fn check_scope(&self, scope: &crate::parent::Scope) -> Result<()> {
+        use crate::parent::Scope;
+        let fits = match (scope, &self.parent) {
+            (Scope::Top, None) | (Scope::Group, Some(_)) => true,
+            (Scope::Under(parent), Some(own)) => parent == own,
+            _ => false,
+        };
+        match fits {
+            true => Ok(()),
+            false => Err(Error::InvalidCursor(format!(
+                "the cursor points at a document {}, which this query does not read",
+                match &self.parent {
+                    Some(parent) => format!("under `{parent}`"),
+                    None => "of the top-level collection".to_owned(),
+                }
+            ))),
+        }
+    }
+
+    /// The full name of the cursor's document.
+    pub(crate) fn document_name(&self, db: &firestore::FirestoreDb) -> String {
+        match &self.parent {
+            Some(parent) => format!(
+                "{}/{parent}/{}/{}",
+                db.get_documents_path(),
+                T::COLLECTION,
+                self.id
+            ),
+            None => crate::stored::document_name(db.get_documents_path(), T::COLLECTION, &self.id),
+        }
     }
 
     /// The cursor just after the document `id` whose order field holds `order_value`: resume
@@ -89,6 +129,7 @@ impl<T: Sharded, const QUERY: u64> Cursor<T, QUERY> {
         Ok(Cursor {
             order_value,
             id: id.to_owned(),
+            parent: None,
             marker: PhantomData,
         })
     }
@@ -106,6 +147,7 @@ impl<T: Sharded, const QUERY: u64> Cursor<T, QUERY> {
         Ok(Cursor {
             order_value,
             id: item.id.clone(),
+            parent: item.parent.clone(),
             marker: PhantomData,
         })
     }
@@ -131,6 +173,7 @@ impl<T: Sharded, const QUERY: u64> Cursor<T, QUERY> {
             q: Self::query_tag(),
             v,
             id: self.id.clone(),
+            p: self.parent.clone(),
         };
         URL_SAFE_NO_PAD.encode(serde_json::to_vec(&token).expect("tokens serialize"))
     }
@@ -151,6 +194,9 @@ impl<T: Sharded, const QUERY: u64> Cursor<T, QUERY> {
             )));
         }
         check_cursor_id(&token.id)?;
+        if let Some(parent) = &token.p {
+            check_parent_path(parent)?;
+        }
         let value_type = match token.v {
             TokenValue::Timestamp(seconds, nanos) => {
                 ValueType::TimestampValue(Timestamp { seconds, nanos })
@@ -172,9 +218,23 @@ impl<T: Sharded, const QUERY: u64> Cursor<T, QUERY> {
                 value_type: Some(value_type),
             },
             id: token.id,
+            parent: token.p,
             marker: PhantomData,
         })
     }
+}
+
+/// A parent path a token may carry: `collection/id` pairs of valid ids.
+fn check_parent_path(path: &str) -> Result<()> {
+    let segments: Vec<&str> = path.split('/').collect();
+    if !segments.len().is_multiple_of(2) {
+        return Err(Error::InvalidCursor(format!(
+            "`{path}` is not a document path"
+        )));
+    }
+    segments
+        .iter()
+        .try_for_each(|segment| check_cursor_id(segment))
 }
 
 /// A document id a cursor may point at.
@@ -187,6 +247,7 @@ impl<T, const QUERY: u64> Clone for Cursor<T, QUERY> {
         Cursor {
             order_value: self.order_value.clone(),
             id: self.id.clone(),
+            parent: self.parent.clone(),
             marker: PhantomData,
         }
     }

@@ -76,6 +76,7 @@ pub struct ShardedQuery<T, const QUERY: u64> {
     upper: Bound<std::result::Result<Value, String>>,
     limit: Option<u32>,
     after: Option<Cursor<T, QUERY>>,
+    scope: crate::parent::Scope,
     marker: PhantomData<fn() -> T>,
 }
 
@@ -114,6 +115,7 @@ impl<T, const QUERY: u64> Clone for ShardedQuery<T, QUERY> {
             upper: self.upper.clone(),
             limit: self.limit,
             after: self.after.clone(),
+            scope: self.scope.clone(),
             marker: PhantomData,
         }
     }
@@ -127,6 +129,7 @@ impl<T, const QUERY: u64> std::fmt::Debug for ShardedQuery<T, QUERY> {
             .field("upper", &self.upper)
             .field("limit", &self.limit)
             .field("after", &self.after)
+            .field("scope", &self.scope)
             .finish()
     }
 }
@@ -195,6 +198,7 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
             upper: Bound::Unbounded,
             limit: None,
             after: None,
+            scope: crate::parent::Scope::Top,
             marker: PhantomData,
         }
     }
@@ -212,6 +216,24 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
         let convert = |bound: Bound<&B>| bound.cloned().map(crate::OrderBound::into_order_value);
         self.lower = to_bound(convert(range.start_bound()).as_ref());
         self.upper = to_bound(convert(range.end_bound()).as_ref());
+        self
+    }
+
+    /// The query over the documents under `parent` only, for a type declared under parent
+    /// documents (`#[sharded(parent = "rooms")]`); such a type's queries need a parent or
+    /// [`in_group`](Self::in_group), else [`Error::InvalidParent`] before anything is sent.
+    pub fn in_parent(mut self, parent: &crate::Parent<T>) -> Self {
+        self.scope = crate::parent::Scope::under(parent);
+        self
+    }
+
+    /// The query over every collection with the type's id, under every parent: a
+    /// collection-group query, for a type that declares `collection_group` (which plans its
+    /// indexes in that scope; [`Error::InvalidParent`] otherwise). Ties in the order field
+    /// go by the documents' full paths, as Firestore orders them, and each result's
+    /// [`Stored::parent`] says where it lives.
+    pub fn in_group(mut self) -> Self {
+        self.scope = crate::parent::Scope::Group;
         self
     }
 
@@ -512,6 +534,9 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
                 let mut params = firestore::FirestoreQueryParams::new(T::COLLECTION.into())
                     .with_filter(self.filter(&prepared, chunk))
                     .with_order_by(prepared.orders.clone());
+                if self.scope == crate::parent::Scope::Group {
+                    params.all_descendants = Some(true);
+                }
                 if let Some(limit) = self.limit {
                     params = params.with_limit(limit);
                 }
@@ -524,10 +549,10 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
             .collect::<Result<Vec<_>>>()?;
         let limit = self.limit.map(|limit| limit as usize);
         let order = query_order::<T>;
-        Ok(
-            listen::Listener::<T>::new(db, queries, limit, order, options, checkpoint)?
-                .into_stream(),
-        )
+        let parent = self.scope.parent_path(db);
+        let listener =
+            listen::Listener::<T>::new(db, parent, queries, limit, order, options, checkpoint)?;
+        Ok(listener.into_stream())
     }
 
     async fn fetch_documents(&self, db: &FirestoreDb) -> Result<(Vec<Document>, QueryStats)> {
@@ -708,8 +733,12 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
             .fluent()
             .select()
             .from(T::COLLECTION)
+            .parent(self.scope.parent_path(db))
             .filter(move |_| Some(filter.clone()))
             .order(move |o| o.fields(orders.clone()));
+        if self.scope == crate::parent::Scope::Group {
+            select = select.all_descendants();
+        }
         if let Some(limit) = limit {
             select = select.limit(limit);
         }
@@ -747,6 +776,7 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
 
     /// Checks the query and turns it into Firestore terms; an error here means nothing was sent.
     fn prepare(&self, db: &FirestoreDb) -> Result<Prepared> {
+        self.scope.check::<T>()?;
         let invalid = |why: String| Error::InvalidQuery(why);
         let Some(shape) = shape::<T>(QUERY).filter(|s| s.fields.len() == self.values.len()) else {
             return Err(invalid(format!(
@@ -831,9 +861,11 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
                 T::ORDER_FIELD
             )));
         }
+        if let Some(cursor) = &self.after {
+            cursor.check_scope(&self.scope)?;
+        }
         let start_after = self.after.as_ref().map(|cursor| {
-            let name =
-                crate::stored::document_name(db.get_documents_path(), T::COLLECTION, &cursor.id);
+            let name = cursor.document_name(db);
             vec![
                 FirestoreValue {
                     value: cursor.order_value.clone(),

@@ -172,6 +172,8 @@ impl ListenOptions {
 /// A live query: its connection, its targets' state, and the last snapshot.
 pub(crate) struct Listener<T> {
     db: FirestoreDb,
+    /// The full path the targets' queries run under: the database root or a parent document.
+    parent: String,
     targets: ChunkTargets,
     limit: Option<usize>,
     order: fn(&Document, &Document) -> std::cmp::Ordering,
@@ -191,13 +193,14 @@ pub(crate) struct Listener<T> {
 impl<T: Sharded + Clone> Listener<T> {
     pub(crate) fn new(
         db: &FirestoreDb,
+        parent: String,
         queries: Vec<StructuredQuery>,
         limit: Option<usize>,
         order: fn(&Document, &Document) -> std::cmp::Ordering,
         options: ListenOptions,
         resume: Option<ListenCheckpoint>,
     ) -> Result<Listener<T>> {
-        let fingerprint = checkpoint::fingerprint(db.get_database_path(), &queries);
+        let fingerprint = checkpoint::fingerprint(&parent, &queries);
         let mut targets = ChunkTargets::new(queries);
         let mut shown = Vec::new();
         if let Some(resume) = resume {
@@ -213,6 +216,7 @@ impl<T: Sharded + Clone> Listener<T> {
         }
         Ok(Listener {
             db: db.clone(),
+            parent,
             targets,
             limit,
             order,
@@ -331,7 +335,7 @@ impl<T: Sharded + Clone> Listener<T> {
             "sharded listener connects"
         );
         for target in self.targets.iter() {
-            let _ = sender.send(add_target(&self.db, target));
+            let _ = sender.send(add_target(&self.db, &self.parent, target));
         }
         let requests = futures::stream::poll_fn(move |cx| receiver.poll_recv(cx));
         let mut client = self.db.client().get();
@@ -357,7 +361,13 @@ impl<T: Sharded + Clone> Listener<T> {
         match self.targets.receive(response)? {
             Step::Nothing => Ok(None),
             Step::Consistent { read_time, reset } => {
-                let checked = verify::check_resets(&self.db, &mut self.targets, read_time, &reset);
+                let checked = verify::check_resets(
+                    &self.db,
+                    &self.parent,
+                    &mut self.targets,
+                    read_time,
+                    &reset,
+                );
                 if let Err(status) = checked.await {
                     // Unchecked, they are listened to afresh.
                     for id in reset {
@@ -393,7 +403,7 @@ impl<T: Sharded + Clone> Listener<T> {
             target_change: Some(listen_request::TargetChange::RemoveTarget(old_id)),
             ..Default::default()
         });
-        let _ = requests.send(add_target(&self.db, target));
+        let _ = requests.send(add_target(&self.db, &self.parent, target));
     }
 
     /// The merged results now, if they differ from the last snapshot (or there was none).
@@ -452,14 +462,14 @@ fn cause(status: &tonic::Status) -> String {
     message
 }
 
-fn add_target(db: &FirestoreDb, target: &ChunkTarget) -> ListenRequest {
+fn add_target(db: &FirestoreDb, parent: &str, target: &ChunkTarget) -> ListenRequest {
     ListenRequest {
         database: db.get_database_path().to_string(),
         labels: HashMap::new(),
         target_change: Some(listen_request::TargetChange::AddTarget(Target {
             target_id: target.id,
             target_type: Some(target::TargetType::Query(target::QueryTarget {
-                parent: db.get_documents_path().to_string(),
+                parent: parent.to_owned(),
                 query_type: Some(target::query_target::QueryType::StructuredQuery(
                     target.query.clone(),
                 )),

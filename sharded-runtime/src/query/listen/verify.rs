@@ -26,6 +26,7 @@ use super::targets::ChunkTargets;
 /// differs from what the stream left it with, its documents, which replace those.
 pub(super) async fn check_resets(
     db: &FirestoreDb,
+    parent: &str,
     targets: &mut ChunkTargets,
     read_time: Timestamp,
     reset: &[i32],
@@ -35,10 +36,10 @@ pub(super) async fn check_resets(
             continue;
         };
         let held = targets.committed_versions(id).len();
-        if count_at(db, &query, read_time).await? == held {
+        if count_at(db, parent, &query, read_time).await? == held {
             continue;
         }
-        let documents = documents_at(db, &query, read_time).await?;
+        let documents = documents_at(db, parent, &query, read_time).await?;
         tracing::debug!(
             target = id,
             held,
@@ -53,11 +54,12 @@ pub(super) async fn check_resets(
 /// How many documents `query` matches at `read_time` (at most its limit).
 async fn count_at(
     db: &FirestoreDb,
+    parent: &str,
     query: &StructuredQuery,
     read_time: Timestamp,
 ) -> Result<usize, Status> {
     let request = RunAggregationQueryRequest {
-        parent: db.get_documents_path().to_string(),
+        parent: parent.to_owned(),
         query_type: Some(
             run_aggregation_query_request::QueryType::StructuredAggregationQuery(
                 StructuredAggregationQuery {
@@ -100,11 +102,12 @@ async fn count_at(
 /// The documents `query` matches at `read_time`.
 async fn documents_at(
     db: &FirestoreDb,
+    parent: &str,
     query: &StructuredQuery,
     read_time: Timestamp,
 ) -> Result<Vec<Document>, Status> {
     let request = RunQueryRequest {
-        parent: db.get_documents_path().to_string(),
+        parent: parent.to_owned(),
         query_type: Some(run_query_request::QueryType::StructuredQuery(query.clone())),
         consistency_selector: Some(run_query_request::ConsistencySelector::ReadTime(read_time)),
         ..Default::default()
@@ -183,13 +186,14 @@ mod tests {
                 })
                 .collect()
         };
+        let root = db.get_documents_path().clone();
         let mut targets = ChunkTargets::new(vec![query]);
         targets.restore(vec![TargetCheckpoint {
             id: 1,
             resume_token: vec![1],
             documents: stored(&["d0", "d1"]),
         }]);
-        check_resets(&db, &mut targets, read_time, &[1])
+        check_resets(&db, &root, &mut targets, read_time, &[1])
             .await
             .unwrap();
         assert_eq!(names(&targets, 1), ["d0", "d1", "d2", "d3"]);
@@ -201,7 +205,7 @@ mod tests {
             resume_token: vec![1],
             documents: stored(&["d0", "d1", "d2", "x"]),
         }]);
-        check_resets(&db, &mut targets, read_time, &[1])
+        check_resets(&db, &root, &mut targets, read_time, &[1])
             .await
             .unwrap();
         assert_eq!(names(&targets, 1), ["d0", "d1", "d2", "x"]);

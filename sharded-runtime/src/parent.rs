@@ -1,0 +1,159 @@
+//! Where a sharded collection lives: at the top of the database, or under parent documents
+//! (`rooms/{room}/messages`, declared with `#[sharded(parent = "rooms")]`), and the queries
+//! across every parent (`collection_group`).
+
+use std::marker::PhantomData;
+
+use firestore::FirestoreDb;
+
+use crate::{Error, Result, Sharded};
+
+/// The parent document a subcollection's documents live under, for one sharded type: the ids
+/// along its path, one per collection of `#[sharded(parent = "...")]`. A `Parent<Message>`
+/// serves `Message` only, so a parent of another type does not compile; ids are checked when
+/// it is made, so a wrong one is an error before anything is sent.
+///
+/// ```
+/// # use serde::{Deserialize, Serialize};
+/// # use sharded_runtime::{Parent, Sharded};
+/// # #[derive(Serialize, Deserialize, Sharded)]
+/// # #[sharded(shards = 3, order_by = "at", parent = "rooms")]
+/// # struct Message { text: String, at: i64 }
+/// let lobby = Parent::<Message>::new(&["lobby"])?;
+/// assert_eq!(lobby.path(), "rooms/lobby");
+/// assert!(Parent::<Message>::new(&["lobby", "extra"]).is_err());
+/// # Ok::<(), sharded_runtime::Error>(())
+/// ```
+pub struct Parent<T> {
+    path: String,
+    marker: PhantomData<fn() -> T>,
+}
+
+impl<T> Clone for Parent<T> {
+    fn clone(&self) -> Self {
+        Parent {
+            path: self.path.clone(),
+            marker: PhantomData,
+        }
+    }
+}
+
+impl<T> PartialEq for Parent<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.path == other.path
+    }
+}
+
+impl<T> Eq for Parent<T> {}
+
+impl<T> std::hash::Hash for Parent<T> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.path.hash(state);
+    }
+}
+
+impl<T> std::fmt::Debug for Parent<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Parent").field(&self.path).finish()
+    }
+}
+
+impl<T: Sharded> Parent<T> {
+    /// The parent document with these ids, outermost first: one per collection of the type's
+    /// `parent`. [`Error::InvalidParent`] when the count differs (or the type has no parent)
+    /// and [`Error::InvalidDocumentId`] for an id Firestore would refuse.
+    pub fn new(ids: &[&str]) -> Result<Parent<T>> {
+        let collections = T::DESCRIPTION.parent_collections;
+        if collections.is_empty() || ids.len() != collections.len() {
+            return Err(Error::InvalidParent(format!(
+                "`{}` lives under {}; {} id(s) given",
+                T::COLLECTION,
+                match collections {
+                    [] => "no parent document".to_owned(),
+                    _ => format!("`{}/{{id}}`", collections.join("/{id}/")),
+                },
+                ids.len()
+            )));
+        }
+        let mut path = String::new();
+        for (collection, id) in collections.iter().zip(ids) {
+            crate::check_document_id(id)?;
+            if !path.is_empty() {
+                path.push('/');
+            }
+            path.push_str(collection);
+            path.push('/');
+            path.push_str(id);
+        }
+        Ok(Parent {
+            path,
+            marker: PhantomData,
+        })
+    }
+
+    /// The parent document's path below the database root, `rooms/lobby`.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+}
+
+/// Where a collection's calls read and write.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) enum Scope {
+    /// The top of the database.
+    #[default]
+    Top,
+    /// Under one parent document: its path below the database root.
+    Under(String),
+    /// Every collection with the type's id, under every parent.
+    Group,
+}
+
+impl Scope {
+    pub(crate) fn under<T>(parent: &Parent<T>) -> Scope {
+        Scope::Under(parent.path.clone())
+    }
+
+    /// [`Error::InvalidParent`] for a subcollection type without its parent, and a group query
+    /// on a type that did not declare one: before anything is sent.
+    pub(crate) fn check<T: Sharded>(&self) -> Result<()> {
+        let needs_parent = !T::DESCRIPTION.parent_collections.is_empty();
+        match self {
+            Scope::Top if needs_parent => Err(Error::InvalidParent(format!(
+                "`{}` lives under `{}` documents: give the parent (`T::collection_in(db, &parent)`, `query.in_parent(&parent)`){}",
+                T::COLLECTION,
+                T::DESCRIPTION.parent_collections.join("/"),
+                if T::DESCRIPTION.collection_group {
+                    ", or query every parent with `query.in_group()`"
+                } else {
+                    ""
+                }
+            ))),
+            Scope::Group if !T::DESCRIPTION.collection_group => Err(Error::InvalidParent(format!(
+                "`{}` declares no collection-group queries: add `collection_group` to its `#[sharded(...)]`, which plans their indexes",
+                T::COLLECTION
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// The full path of the documents' parent: the database's documents root, or the parent
+    /// document (for a group, the root every parent is under).
+    pub(crate) fn parent_path(&self, db: &FirestoreDb) -> String {
+        match self {
+            Scope::Under(parent) => format!("{}/{parent}", db.get_documents_path()),
+            Scope::Top | Scope::Group => db.get_documents_path().to_owned(),
+        }
+    }
+
+    /// The full name of document `id` of `T`'s collection here; a group has no one parent.
+    pub(crate) fn document_name<T: Sharded>(&self, db: &FirestoreDb, id: &str) -> Result<String> {
+        self.check::<T>()?;
+        if *self == Scope::Group {
+            return Err(Error::InvalidParent(
+                "a collection group is read, not written: write under a parent".into(),
+            ));
+        }
+        Ok(format!("{}/{}/{id}", self.parent_path(db), T::COLLECTION))
+    }
+}

@@ -1,0 +1,386 @@
+//! Subcollections and collection groups on the emulator: documents under many parents with
+//! ties in the order field across parents and ids repeated across parents, at 3, 40 and 61
+//! shard values, both directions. Per-parent queries equal the same query on an unsharded
+//! subcollection of that parent, and group queries equal the unsharded collection-group
+//! query (pages to the end, counts), ties going by full path. Measured first and kept: the
+//! emulator orders a collection group's ties by full document path, segment by segment.
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
+use sharded_runtime::__private::compare_references;
+use sharded_runtime::firestore::{FirestoreDb, FirestoreQueryDirection, FirestoreQueryOrder};
+use sharded_runtime::{Error, Parent, Sharded, ShardedQuery, Stored, WholeCollection, query_id};
+use sharded_tests::test_db;
+
+macro_rules! message {
+    ($name:ident, $shards:literal, $direction:literal, $collection:literal) => {
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
+        #[sharded(
+                                                                    shards = $shards,
+                                                                    order_by = "at",
+                                                                    direction = $direction,
+                                                                    parent = "rooms",
+                                                                    collection = $collection,
+                                                                    collection_group
+                                                                )]
+        struct $name {
+            #[sharded(index)]
+            author: String,
+            at: i64,
+            n: i64,
+        }
+
+        impl Message for $name {
+            fn new(author: &str, at: i64, n: i64) -> Self {
+                $name {
+                    author: author.to_owned(),
+                    at,
+                    n,
+                }
+            }
+            fn by(author: &str) -> ShardedQuery<Self, { query_id("author") }> {
+                $name::query().author(author)
+            }
+            fn all() -> WholeCollection<Self> {
+                $name::query().all()
+            }
+        }
+    };
+}
+
+trait Message: Sharded + Clone + PartialEq + std::fmt::Debug {
+    fn new(author: &str, at: i64, n: i64) -> Self;
+    fn by(author: &str) -> ShardedQuery<Self, { query_id("author") }>;
+    fn all() -> WholeCollection<Self>;
+}
+
+message!(Message3, 3, "desc", "messages3");
+message!(Message40, 40, "asc", "messages40");
+message!(Message61, 61, "desc", "messages61");
+
+const ROOMS: usize = 6;
+const AUTHORS: [&str; 2] = ["ann", "bob"];
+
+/// (parent, id) of each document, in order.
+fn places<T>(stored: &[Stored<T>]) -> Vec<(Option<String>, String)> {
+    stored
+        .iter()
+        .map(|s| (s.parent.clone(), s.id.clone()))
+        .collect()
+}
+
+/// The same query on the unsharded copy: under `room`, or across every room.
+async fn reference<T: Sharded>(
+    db: &FirestoreDb,
+    room: Option<&str>,
+    author: Option<&str>,
+) -> Vec<(Option<String>, String)> {
+    let plain = format!("plain_{}", T::COLLECTION);
+    let direction = match T::ORDER_DIRECTION {
+        sharded_runtime::Direction::Ascending => FirestoreQueryDirection::Ascending,
+        sharded_runtime::Direction::Descending => FirestoreQueryDirection::Descending,
+    };
+    let mut select = db.fluent().select().from(plain.as_str());
+    select = match room {
+        Some(room) => select.parent(db.parent_path("rooms", room).unwrap()),
+        None => select.all_descendants(),
+    };
+    let author = author.map(str::to_owned);
+    let documents = select
+        .filter(move |q| {
+            author
+                .as_ref()
+                .and_then(|author| q.for_all([q.field("author").eq(author.clone())]))
+        })
+        .order(move |_| {
+            vec![
+                FirestoreQueryOrder::new("at".into(), direction.clone()),
+                FirestoreQueryOrder::new("__name__".into(), direction.clone()),
+            ]
+        })
+        .query()
+        .await
+        .unwrap();
+    documents
+        .iter()
+        .map(|document| {
+            let relative = document.name.split_once("/documents/").unwrap().1;
+            let segments: Vec<&str> = relative.split('/').collect();
+            (
+                Some(segments[..segments.len() - 2].join("/")),
+                segments[segments.len() - 1].to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// Every page of `query` of `limit`, to the end.
+async fn paged<T: Sharded, const Q: u64>(
+    db: &FirestoreDb,
+    query: &ShardedQuery<T, Q>,
+    limit: u32,
+) -> Vec<(Option<String>, String)> {
+    let mut all = Vec::new();
+    let mut next = None;
+    loop {
+        let mut page_query = query.clone();
+        if let Some(cursor) = next.take() {
+            page_query = page_query.after(cursor);
+        }
+        let page = page_query.page(db, limit).await.unwrap();
+        all.extend(places(&page.items));
+        match page.next {
+            Some(cursor) => next = Some(cursor),
+            None => return all,
+        }
+    }
+}
+
+async fn check<T: Message>(db: &FirestoreDb, rng: &mut StdRng) {
+    let label = T::COLLECTION;
+    let plain = format!("plain_{label}");
+    let rooms: Vec<String> = (0..ROOMS).map(|r| format!("r{r}")).collect();
+    let writer = db.create_simple_batch_writer().await.unwrap();
+    let mut batch = writer.new_batch();
+    for (n, room) in rooms.iter().enumerate() {
+        let parent = Parent::<T>::new(&[room]).unwrap();
+        let messages = T::collection_in(db, &parent);
+        for m in 0..rng.random_range(5..14) {
+            // Ids repeat across rooms; `at` ties within and across rooms.
+            let id = format!("m{m}");
+            let message = T::new(
+                AUTHORS[rng.random_range(0..2)],
+                rng.random_range(0..6),
+                n as i64,
+            );
+            messages.upsert_in(&mut batch, &id, &message).unwrap();
+            db.fluent()
+                .update()
+                .in_col(&plain)
+                .document_id(&id)
+                .parent(db.parent_path("rooms", room).unwrap())
+                .object(&message)
+                .add_to_batch(&mut batch)
+                .unwrap();
+        }
+    }
+    batch.write().await.unwrap();
+
+    assert!(!reference::<T>(db, None, None).await.is_empty());
+
+    for limit in [1, 3, 7] {
+        // Every room's own queries.
+        for room in &rooms {
+            let parent = Parent::<T>::new(&[room]).unwrap();
+            for author in [None, Some(AUTHORS[0])] {
+                let expected = reference::<T>(db, Some(room), author).await;
+                let what = format!("{label} {room} {author:?} limit {limit}");
+                match author {
+                    None => {
+                        let all = T::all().in_parent(&parent);
+                        assert_eq!(paged(db, &all, limit).await, expected, "{what}: pages");
+                        assert_eq!(
+                            all.count(db).await.unwrap(),
+                            expected.len() as u64,
+                            "{what}: count"
+                        );
+                    }
+                    Some(author) => {
+                        let query = T::by(author).in_parent(&parent);
+                        assert_eq!(paged(db, &query, limit).await, expected, "{what}: pages");
+                        assert_eq!(
+                            query.count(db).await.unwrap(),
+                            expected.len() as u64,
+                            "{what}: count"
+                        );
+                    }
+                }
+            }
+        }
+        // Across every room.
+        for author in AUTHORS {
+            let expected = reference::<T>(db, None, Some(author)).await;
+            let what = format!("{label} group {author} limit {limit}");
+            let query = T::by(author).in_group();
+            assert_eq!(paged(db, &query, limit).await, expected, "{what}: pages");
+            assert_eq!(
+                places(&query.clone().limit(limit).fetch_stored(db).await.unwrap()),
+                expected[..expected.len().min(limit as usize)],
+                "{what}: limit"
+            );
+            assert_eq!(
+                query.count(db).await.unwrap(),
+                expected.len() as u64,
+                "{what}: count"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn per_parent_and_group_queries_equal_the_unsharded_ones() {
+    let test = test_db("subcollections").await;
+    let seed: u64 = rand::random();
+    println!("seed {seed}");
+    let mut rng = StdRng::seed_from_u64(seed);
+    check::<Message3>(&test.db, &mut rng).await;
+    check::<Message40>(&test.db, &mut rng).await;
+    check::<Message61>(&test.db, &mut rng).await;
+}
+
+/// A live group query and a live per-parent query: their first snapshots are the queries'
+/// results, and a message posted in a room shows in both.
+#[tokio::test]
+async fn live_queries_over_a_parent_and_over_the_group() {
+    use futures::StreamExt;
+    let test = test_db("subcollections-live").await;
+    let db = &test.db;
+    let lobby = Parent::<Message40>::new(&["lobby"]).unwrap();
+    let hall = Parent::<Message40>::new(&["hall"]).unwrap();
+    for (parent, base) in [(&lobby, 0), (&hall, 100)] {
+        for m in 0..5 {
+            Message40::collection_in(db, parent)
+                .upsert(&format!("m{m}"), &Message40::new("ann", base + m, m))
+                .await
+                .unwrap();
+        }
+    }
+    let group = Message40::by("ann").in_group().limit(4);
+    let room = Message40::by("ann").in_parent(&hall).limit(4);
+    let mut group_stream = group.listen(db).unwrap();
+    let mut room_stream = room.listen(db).unwrap();
+    let first = group_stream.next().await.unwrap().unwrap();
+    assert_eq!(
+        places(&first.documents),
+        places(&group.fetch_stored(db).await.unwrap())
+    );
+    let first = room_stream.next().await.unwrap().unwrap();
+    assert_eq!(
+        places(&first.documents),
+        places(&room.fetch_stored(db).await.unwrap())
+    );
+    // Ascending: the earliest first, so a message at -1 in the hall leads both.
+    Message40::collection_in(db, &hall)
+        .upsert("early", &Message40::new("ann", -1, 9))
+        .await
+        .unwrap();
+    for stream in [&mut group_stream, &mut room_stream] {
+        let next = stream.next().await.unwrap().unwrap();
+        assert_eq!(
+            (
+                next.documents[0].parent.as_deref(),
+                next.documents[0].id.as_str()
+            ),
+            (Some("rooms/hall"), "early")
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_subcollection_needs_its_parent_and_a_cursor_its_own_parent() {
+    let test = test_db("subcollections-misuse").await;
+    let db = &test.db;
+    // Without a parent: refused before anything is sent.
+    assert!(matches!(
+        Message3::collection(db).get("m0").await,
+        Err(Error::InvalidParent(_))
+    ));
+    assert!(matches!(
+        Message3::by("ann").fetch(db).await,
+        Err(Error::InvalidParent(_))
+    ));
+    assert!(matches!(
+        Parent::<Message3>::new(&["a", "b"]),
+        Err(Error::InvalidParent(_))
+    ));
+    assert!(matches!(
+        Parent::<Message3>::new(&["a/b"]),
+        Err(Error::InvalidDocumentId { .. })
+    ));
+    // A cursor from one room's page on another room's query.
+    let lobby = Parent::<Message3>::new(&["lobby"]).unwrap();
+    let other = Parent::<Message3>::new(&["other"]).unwrap();
+    let messages = Message3::collection_in(db, &lobby);
+    for m in 0..3 {
+        messages
+            .upsert(&format!("m{m}"), &Message3::new("ann", m, m))
+            .await
+            .unwrap();
+    }
+    let page = Message3::by("ann")
+        .in_parent(&lobby)
+        .page(db, 1)
+        .await
+        .unwrap();
+    let cursor = page.next.unwrap();
+    assert!(matches!(
+        Message3::by("ann")
+            .in_parent(&other)
+            .after(cursor.clone())
+            .fetch(db)
+            .await,
+        Err(Error::InvalidCursor(_))
+    ));
+    // Through its token too.
+    let token = cursor.to_token();
+    let parsed = token.parse().unwrap();
+    assert_eq!(
+        Message3::by("ann")
+            .in_parent(&lobby)
+            .after(parsed)
+            .fetch(db)
+            .await
+            .unwrap()
+            .len(),
+        2
+    );
+}
+
+/// Measured on the emulator: a collection group's ties in the order field go by full path.
+#[tokio::test]
+async fn the_emulator_orders_group_ties_by_full_path() {
+    let test = test_db("group-order").await;
+    let db = &test.db;
+    // Parent ids chosen so that whole-string and segment-wise order differ: "a-b" sorts
+    // before "a" as a string ("a-b/..." vs "a/...": '-' < '/'), after it segment by segment.
+    for room in ["a", "a-b", "b", "a0"] {
+        for id in ["x", "y"] {
+            db.fluent()
+                .update()
+                .in_col("ties")
+                .document_id(id)
+                .parent(db.parent_path("rooms", room).unwrap())
+                .object(&serde_json::json!({ "at": 1 }))
+                .execute::<serde_json::Value>()
+                .await
+                .unwrap();
+        }
+    }
+    let names: Vec<String> = db
+        .fluent()
+        .select()
+        .from("ties")
+        .all_descendants()
+        .order(|_| {
+            vec![
+                FirestoreQueryOrder::new("at".into(), FirestoreQueryDirection::Ascending),
+                FirestoreQueryOrder::new("__name__".into(), FirestoreQueryDirection::Ascending),
+            ]
+        })
+        .query()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|document| document.name)
+        .collect();
+    let mut by_segments = names.clone();
+    by_segments.sort_by(|a, b| compare_references(a, b));
+    assert_eq!(names, by_segments);
+    let mut by_string = names.clone();
+    by_string.sort();
+    assert_ne!(
+        names, by_string,
+        "the data did not tell the two orders apart"
+    );
+}
