@@ -30,6 +30,7 @@ fn expand(model: &Model) -> TokenStream {
     let shard_values = &model.shard_values;
     let resharding = resharding(model);
     let previous = &model.resharding.previous_values;
+    let placement = placement(model);
     let parent_collections = &model.parent_collections;
     let collection_group = model.collection_group;
     let since = match model.resharding.since {
@@ -88,6 +89,8 @@ fn expand(model: &Model) -> TokenStream {
             "two query names of this type hash to the same id; rename one"
         );
 
+        #placement
+
         #[automatically_derived]
         impl ::sharded_runtime::Sharded for #ident {
             const DESCRIPTION: ::sharded_runtime::__private::CollectionDescription<'static> =
@@ -117,6 +120,25 @@ fn expand(model: &Model) -> TokenStream {
         #aliases
         #wrapped
     }
+}
+
+/// Where the collection lives, as the traits that let a type take a parent
+/// (`Subcollection`) and group queries (`CollectionGroup`).
+fn placement(model: &Model) -> TokenStream {
+    let ident = model.ident;
+    let subcollection = (!model.parent_collections.is_empty()).then(|| {
+        quote! {
+            #[automatically_derived]
+            impl ::sharded_runtime::Subcollection for #ident {}
+        }
+    });
+    let group = model.collection_group.then(|| {
+        quote! {
+            #[automatically_derived]
+            impl ::sharded_runtime::CollectionGroup for #ident {}
+        }
+    });
+    quote!(#subcollection #group)
 }
 
 /// While resharding, the values queries read and writes draw (the description holds the sets).

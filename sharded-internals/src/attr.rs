@@ -452,11 +452,7 @@ fn previous(
 /// A key without a value (`collection_group`).
 fn flag(cx: &Ctxt, slot: &mut Option<syn::Path>, meta: &ParseNestedMeta) -> syn::Result<()> {
     if !meta.input.is_empty() && !meta.input.peek(syn::Token![,]) {
-        let key = meta
-            .path
-            .get_ident()
-            .map(ToString::to_string)
-            .unwrap_or_default();
+        let key = key_name(meta);
         cx.error_spanned_by(
             &meta.path,
             format!("`{key}` takes no value: write `{key}` alone"),
@@ -464,12 +460,7 @@ fn flag(cx: &Ctxt, slot: &mut Option<syn::Path>, meta: &ParseNestedMeta) -> syn:
         return skip_value(meta);
     }
     if slot.is_some() {
-        let key = meta
-            .path
-            .get_ident()
-            .map(ToString::to_string)
-            .unwrap_or_default();
-        cx.error_spanned_by(&meta.path, format!("duplicate key `{key}`"));
+        cx.error_spanned_by(&meta.path, format!("duplicate key `{}`", key_name(meta)));
         return Ok(());
     }
     *slot = Some(meta.path.clone());
@@ -487,12 +478,7 @@ fn set<T>(
         return Ok(());
     };
     if slot.is_some() {
-        let key = meta
-            .path
-            .get_ident()
-            .map(ToString::to_string)
-            .unwrap_or_default();
-        cx.error_spanned_by(&meta.path, format!("duplicate key `{key}`"));
+        cx.error_spanned_by(&meta.path, format!("duplicate key `{}`", key_name(meta)));
         return Ok(());
     }
     *slot = Some(Keyed {

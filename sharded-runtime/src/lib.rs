@@ -29,7 +29,7 @@ pub use document_id::check_document_id;
 pub use error::{Error, Result};
 pub use fields::Field;
 pub use order_key::{OrderBound, OrderKey};
-pub use parent::Parent;
+pub use parent::{CollectionGroup, Parent, Subcollection};
 pub use partition::{IdRange, MAX_PARTS};
 pub use query::{
     ChangeKind, Cursor, DocumentChange, ListenCheckpoint, ListenOptions, MAX_DISJUNCTIONS,

@@ -8,6 +8,27 @@ use firestore::FirestoreDb;
 
 use crate::{Error, Result, Sharded};
 
+/// A sharded type declared under parent documents (`#[sharded(parent = "rooms")]`):
+/// implemented by the derive, and what [`Parent`] and
+/// [`collection_in`](crate::Sharded::collection_in) require, so a top-level type given a
+/// parent does not compile.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is a top-level collection: it lives under no parent document",
+    label = "not declared with a parent",
+    note = "for a subcollection, declare where it lives: `#[sharded(parent = \"rooms\")]`"
+)]
+pub trait Subcollection: Sharded {}
+
+/// A sharded type that declares queries across every parent (`collection_group`):
+/// implemented by the derive, and what [`in_group`](crate::ShardedQuery::in_group) requires,
+/// since those queries need `COLLECTION_GROUP` indexes that only the declaration plans.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` declares no collection-group queries",
+    label = "not declared with `collection_group`",
+    note = "add `collection_group` to its `#[sharded(...)]`: the build then plans the COLLECTION_GROUP indexes these queries need"
+)]
+pub trait CollectionGroup: Sharded {}
+
 /// The parent document a subcollection's documents live under, for one sharded type: the ids
 /// along its path, one per collection of `#[sharded(parent = "...")]`. A `Parent<Message>`
 /// serves `Message` only, so a parent of another type does not compile; ids are checked when
@@ -58,7 +79,7 @@ impl<T> std::fmt::Debug for Parent<T> {
     }
 }
 
-impl<T: Sharded> Parent<T> {
+impl<T: Subcollection> Parent<T> {
     /// The parent document with these ids, outermost first: one per collection of the type's
     /// `parent`. [`Error::InvalidParent`] when the count differs (or the type has no parent)
     /// and [`Error::InvalidDocumentId`] for an id Firestore would refuse.

@@ -95,7 +95,7 @@ pub trait Sharded: Serialize + DeserializeOwned + Send + Sync + 'static {
         parent: &crate::Parent<Self>,
     ) -> ShardedCollection<'db, Self>
     where
-        Self: Sized,
+        Self: Sized + crate::Subcollection,
     {
         ShardedCollection::under(db, parent)
     }

@@ -49,7 +49,14 @@ macro_rules! message {
     };
 }
 
-trait Message: Sharded + Clone + PartialEq + std::fmt::Debug {
+trait Message:
+    Sharded
+    + sharded_runtime::Subcollection
+    + sharded_runtime::CollectionGroup
+    + Clone
+    + PartialEq
+    + std::fmt::Debug
+{
     fn new(author: &str, at: i64, n: i64) -> Self;
     fn by(author: &str) -> ShardedQuery<Self, { query_id("author") }>;
     fn all() -> WholeCollection<Self>;

@@ -222,17 +222,23 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
     /// The query over the documents under `parent` only, for a type declared under parent
     /// documents (`#[sharded(parent = "rooms")]`); such a type's queries need a parent or
     /// [`in_group`](Self::in_group), else [`Error::InvalidParent`] before anything is sent.
-    pub fn in_parent(mut self, parent: &crate::Parent<T>) -> Self {
+    pub fn in_parent(mut self, parent: &crate::Parent<T>) -> Self
+    where
+        T: crate::Subcollection,
+    {
         self.scope = crate::parent::Scope::under(parent);
         self
     }
 
     /// The query over every collection with the type's id, under every parent: a
     /// collection-group query, for a type that declares `collection_group` (which plans its
-    /// indexes in that scope; [`Error::InvalidParent`] otherwise). Ties in the order field
+    /// indexes in that scope; a type that does not, does not compile). Ties in the order field
     /// go by the documents' full paths, as Firestore orders them, and each result's
     /// [`Stored::parent`] says where it lives.
-    pub fn in_group(mut self) -> Self {
+    pub fn in_group(mut self) -> Self
+    where
+        T: crate::CollectionGroup,
+    {
         self.scope = crate::parent::Scope::Group;
         self
     }

@@ -6,8 +6,10 @@
 //! NO_CHANGE, then the other 21), so a snapshot would show 19 of 40. The Firebase SDKs guard
 //! against a server's view and their own drifting apart with existence filters and limbo
 //! resolution (reading a document that leaves a view without a reason). Here the check is a
-//! count of the query at that read time (one read per thousand matches), and only when it
-//! differs, the query's documents, which replace what the stream said.
+//! count of the query at that read time (one read per thousand matches; none for a limited
+//! target that holds its limit), and only when it differs, the query's documents, which
+//! replace what the stream said. The reads are retried after transient failures; if they
+//! still fail, the target is listened to afresh.
 
 use firestore::FirestoreDb;
 use firestore::gcloud_sdk::google::firestore::v1::{
@@ -36,10 +38,14 @@ pub(super) async fn check_resets(
             continue;
         };
         let held = targets.committed_versions(id).len();
-        if count_at(db, parent, &query, read_time).await? == held {
+        // A limited target holding its limit is complete: there is no more to hold.
+        if query.limit.is_some_and(|limit| held >= limit.max(0) as usize) {
             continue;
         }
-        let documents = documents_at(db, parent, &query, read_time).await?;
+        if retried(|| count_at(db, parent, &query, read_time)).await? == held {
+            continue;
+        }
+        let documents = retried(|| documents_at(db, parent, &query, read_time)).await?;
         tracing::debug!(
             target = id,
             held,
@@ -49,6 +55,25 @@ pub(super) async fn check_resets(
         targets.correct(id, documents);
     }
     Ok(())
+}
+
+/// `read`, again after a transient failure (a dropped connection), up to 5 attempts 100 ms,
+/// 200 ms, ... apart: a check that fails makes the target start over, so it is worth a retry.
+async fn retried<R, F: std::future::Future<Output = Result<R, Status>>>(
+    read: impl Fn() -> F,
+) -> Result<R, Status> {
+    let mut delay = std::time::Duration::from_millis(100);
+    let mut attempt = 1;
+    loop {
+        match read().await {
+            Err(status) if attempt < 5 && crate::retry::retries_request(status.code()) => {
+                tokio::time::sleep(delay).await;
+                delay *= 2;
+                attempt += 1;
+            }
+            done => return done,
+        }
+    }
 }
 
 /// How many documents `query` matches at `read_time` (at most its limit).
