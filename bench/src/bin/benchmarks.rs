@@ -61,6 +61,11 @@ async fn main() -> Result<(), Failure> {
         print!("{report}");
         return Ok(());
     }
+    if std::env::args().any(|arg| arg == "--group-only") {
+        // The collection-group section alone, printed; writes nothing.
+        print!("{}", sharded_bench::group::section().await?);
+        return Ok(());
+    }
     if std::env::args().any(|arg| arg == "--partitions-only") {
         // The partitioned backfill section alone, printed; writes nothing.
         print!("{}", sharded_bench::bulk::partitions_section().await?);

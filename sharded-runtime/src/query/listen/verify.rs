@@ -39,7 +39,10 @@ pub(super) async fn check_resets(
         };
         let held = targets.committed_versions(id).len();
         // A limited target holding its limit is complete: there is no more to hold.
-        if query.limit.is_some_and(|limit| held >= limit.max(0) as usize) {
+        if query
+            .limit
+            .is_some_and(|limit| held >= limit.max(0) as usize)
+        {
             continue;
         }
         if retried(|| count_at(db, parent, &query, read_time)).await? == held {
