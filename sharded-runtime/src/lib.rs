@@ -37,7 +37,7 @@ pub use query::{
     QuerySnapshot, QueryStats, ShardedQuery, SnapshotStream, WHOLE_COLLECTION, WholeCollection,
     query_id,
 };
-pub use shard_job::{Checkpoint, Progress, ShardCensus, ShardJob};
+pub use shard_job::{Checkpoint, Progress, ShardCensus, ShardJob, ShardedCollectionGroup};
 pub use sharded::Sharded;
 pub use sharded_derive::Sharded;
 pub use sharded_derive::StoredNames;

@@ -158,7 +158,8 @@ const MAX_SWEEPS: usize = 100;
 
 /// One document's shard write, in flight.
 struct Fix {
-    id: String,
+    /// The document's full name.
+    name: String,
     pending: PendingWrite,
     conflicts: u32,
 }
@@ -221,10 +222,30 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
     /// with nothing sent. Dropping the future stops the job and its writer at once.
     pub async fn run(self, mut progress: impl FnMut(&Progress)) -> Result<Progress> {
         self.scope.check::<T>()?;
+        let group = self.scope == Scope::Group;
+        if group && self.ids != IdRange::all() {
+            return Err(Error::InvalidOptions {
+                option: "ids",
+                expected: "every id for a job over a collection group (run parts per parent)",
+            });
+        }
         if let Some(checkpoint) = &self.resume {
-            crate::check_document_id(&checkpoint.last_id)
-                .map_err(|error| Error::InvalidCursor(format!("checkpoint: {error}")))?;
-            if !self.ids.contains(&checkpoint.last_id) {
+            let positions: Vec<&str> = match group {
+                // Over a collection group a checkpoint is a path: `rooms/lobby/messages/m1`.
+                true => checkpoint.last_id.split('/').collect(),
+                false => vec![checkpoint.last_id.as_str()],
+            };
+            for segment in &positions {
+                crate::check_document_id(segment)
+                    .map_err(|error| Error::InvalidCursor(format!("checkpoint: {error}")))?;
+            }
+            if group && (positions.len() < 2 || !positions.len().is_multiple_of(2)) {
+                return Err(Error::InvalidCursor(format!(
+                    "checkpoint: `{}` is not the path of a document of a collection group",
+                    checkpoint.last_id
+                )));
+            }
+            if !group && !self.ids.contains(&checkpoint.last_id) {
                 return Err(Error::InvalidCursor(format!(
                     "checkpoint: `{}` is not in the job's id range {:?}",
                     checkpoint.last_id, self.ids
@@ -247,10 +268,7 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
         let after = self.resume.as_ref().map(|c| c.last_id.clone());
         let mut page = self.scan_page(after.as_deref()).await?;
         // Each page's writes finish while the next page is read.
-        while let Some(last) = page
-            .last()
-            .map(|document| document_id(&document.name).to_owned())
-        {
+        while let Some(last) = page.last().map(|document| self.position(&document.name)) {
             let mut fixes = Vec::new();
             for document in &page {
                 report.scanned += 1;
@@ -258,7 +276,7 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
                     report.unchanged += 1;
                 } else {
                     fixes.push(Fix {
-                        id: document_id(&document.name).to_owned(),
+                        name: document.name.clone(),
                         pending: writer.queue(shard_write::<T>(document)).await?,
                         conflicts: 0,
                     });
@@ -315,7 +333,7 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
             let mut fixes = Vec::with_capacity(found.len());
             for document in &found {
                 fixes.push(Fix {
-                    id: document_id(&document.name).to_owned(),
+                    name: document.name.clone(),
                     pending: writer.queue(shard_write::<T>(document)).await?,
                     conflicts: 0,
                 });
@@ -344,16 +362,17 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
         };
         self.with_retries(|| {
             let (filter, direction) = (filter.clone(), direction.clone());
-            self.db
-                .fluent()
-                .select()
-                .fields([T::SHARD_FIELD_PATH])
-                .from(T::COLLECTION)
-                .parent(self.scope.parent_path(self.db))
-                .filter(move |_| Some(filter.clone()))
-                .order(move |o| o.fields([o.field(T::ORDER_FIELD).direction(direction.clone())]))
-                .limit(self.page_size)
-                .query()
+            self.scoped(
+                self.db
+                    .fluent()
+                    .select()
+                    .fields([T::SHARD_FIELD_PATH])
+                    .from(T::COLLECTION),
+            )
+            .filter(move |_| Some(filter.clone()))
+            .order(move |o| o.fields([o.field(T::ORDER_FIELD).direction(direction.clone())]))
+            .limit(self.page_size)
+            .query()
         })
         .await
     }
@@ -372,7 +391,7 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
             }
             match page.last() {
                 Some(last) if page.len() == self.page_size as usize => {
-                    after = Some(document_id(&last.name).to_owned());
+                    after = Some(self.position(&last.name));
                 }
                 _ => return Ok(counts),
             }
@@ -413,7 +432,7 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
                     continue;
                 }
                 report.conflicts += 1;
-                match self.read_again(&fix.id).await? {
+                match self.read_again(&fix.name).await? {
                     None => report.deleted += 1,
                     Some(document) if has_current_shard::<T>(&document) => report.unchanged += 1,
                     Some(_) if fix.conflicts + 1 >= self.max_conflicts => {
@@ -427,7 +446,7 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
                     }
                     Some(document) => retry.push(Fix {
                         pending: writer.queue(shard_write::<T>(&document)).await?,
-                        id: fix.id,
+                        name: fix.name,
                         conflicts: fix.conflicts + 1,
                     }),
                 }
@@ -444,11 +463,7 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
     async fn count(&self) -> Result<u64> {
         let rows = self
             .with_retries(|| {
-                self.db
-                    .fluent()
-                    .select()
-                    .from(T::COLLECTION)
-                    .parent(self.scope.parent_path(self.db))
+                self.scoped(self.db.fluent().select().from(T::COLLECTION))
                     .filter(|_| self.id_filter())
                     .aggregate(|a| a.fields([a.field("count").count()]))
                     .query()
@@ -460,23 +475,20 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
     /// The next page of the scan: documents after `after` in name order, with only the shard
     /// field.
     async fn scan_page(&self, after: Option<&str>) -> Result<Vec<Document>> {
-        let after = after.map(|id| {
+        let after = after.map(|position| {
             FirestoreValue::from(Value {
-                value_type: Some(ValueType::ReferenceValue(document_name(
-                    &self.scope.parent_path(self.db),
-                    T::COLLECTION,
-                    id,
-                ))),
+                value_type: Some(ValueType::ReferenceValue(self.name_at(position))),
             })
         });
         self.with_retries(|| {
             let select = self
-                .db
-                .fluent()
-                .select()
-                .fields([T::SHARD_FIELD_PATH])
-                .from(T::COLLECTION)
-                .parent(self.scope.parent_path(self.db))
+                .scoped(
+                    self.db
+                        .fluent()
+                        .select()
+                        .fields([T::SHARD_FIELD_PATH])
+                        .from(T::COLLECTION),
+                )
                 .filter(|_| self.id_filter())
                 .order(|o| o.fields([o.field("__name__").asc()]))
                 .limit(self.page_size);
@@ -526,17 +538,53 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
         }
     }
 
-    async fn read_again(&self, id: &str) -> Result<Option<Document>> {
+    /// The document `name` (in full) again, with only the shard field.
+    async fn read_again(&self, name: &str) -> Result<Option<Document>> {
+        let (parent, id) = name.rsplit_once('/').expect("a document name has a parent");
+        let parent = parent.rsplit_once('/').map_or(parent, |(parent, _)| parent);
         self.with_retries(|| {
             self.db
                 .fluent()
                 .select()
                 .fields([T::SHARD_FIELD_PATH])
                 .by_id_in(T::COLLECTION)
-                .parent(self.scope.parent_path(self.db))
+                .parent(parent)
                 .one(id)
         })
         .await
+    }
+
+    /// `select` over the job's documents: one collection (at the top or under a parent), or
+    /// every one of the group.
+    fn scoped<'a>(
+        &self,
+        select: firestore::select_builder::FirestoreSelectDocBuilder<'a, FirestoreDb>,
+    ) -> firestore::select_builder::FirestoreSelectDocBuilder<'a, FirestoreDb> {
+        let select = select.parent(self.scope.parent_path(self.db));
+        match self.scope {
+            Scope::Group => select.all_descendants(),
+            _ => select,
+        }
+    }
+
+    /// Where a checkpoint says the scan is: the document's id, or over a collection group
+    /// its path below the database root.
+    fn position(&self, name: &str) -> String {
+        match self.scope {
+            Scope::Group => name
+                .split_once("/documents/")
+                .map_or(name, |(_, path)| path)
+                .to_owned(),
+            _ => document_id(name).to_owned(),
+        }
+    }
+
+    /// The full name of the document at `position` ([`position`](Self::position)).
+    fn name_at(&self, position: &str) -> String {
+        match self.scope {
+            Scope::Group => format!("{}/{position}", self.db.get_documents_path()),
+            _ => document_name(&self.scope.parent_path(self.db), T::COLLECTION, position),
+        }
     }
 
     /// Reads, retried after connection failures with the writer's backoff.
@@ -593,5 +641,50 @@ fn shard_write<T: Sharded>(document: &Document) -> Write {
                 .or(Some(precondition::ConditionType::Exists(true))),
         }),
         ..Write::default()
+    }
+}
+
+/// Every collection with `T`'s id, under every parent (a collection group): the jobs that run
+/// over all of them at once. Get one with
+/// [`Sharded::collection_group`](crate::Sharded::collection_group); the jobs are
+/// [`ShardJob`]s as for one collection, and their checkpoints are paths
+/// (`rooms/lobby/messages/m1`).
+pub struct ShardedCollectionGroup<'db, T> {
+    db: &'db FirestoreDb,
+    marker: PhantomData<fn() -> T>,
+}
+
+impl<T> std::fmt::Debug for ShardedCollectionGroup<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ShardedCollectionGroup")
+            .field("collection", &std::any::type_name::<T>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'db, T: crate::CollectionGroup> ShardedCollectionGroup<'db, T> {
+    pub(crate) fn new(db: &'db FirestoreDb) -> Self {
+        ShardedCollectionGroup {
+            db,
+            marker: PhantomData,
+        }
+    }
+
+    /// The backfill of every parent's collection: see
+    /// [`ShardedCollection::backfill`](crate::ShardedCollection::backfill).
+    pub fn backfill(&self) -> ShardJob<'db, T> {
+        ShardJob::new(self.db, Scope::Group)
+    }
+
+    /// The rebalance of every parent's collection: see
+    /// [`ShardedCollection::rebalance`](crate::ShardedCollection::rebalance).
+    pub fn rebalance(&self) -> ShardJob<'db, T> {
+        ShardJob::new(self.db, Scope::Group)
+    }
+
+    /// The census of every parent's collection: see
+    /// [`ShardedCollection::verify`](crate::ShardedCollection::verify).
+    pub async fn verify(&self) -> Result<ShardCensus> {
+        ShardJob::<T>::new(self.db, Scope::Group).verify().await
     }
 }

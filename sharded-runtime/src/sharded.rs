@@ -89,6 +89,15 @@ pub trait Sharded: Serialize + DeserializeOwned + Send + Sync + 'static {
         ShardedCollection::new(db)
     }
 
+    /// The backfill, rebalance and verification of this type's collection under every parent
+    /// at once (a collection group), for a type that declares `collection_group`.
+    fn collection_group(db: &firestore::FirestoreDb) -> crate::ShardedCollectionGroup<'_, Self>
+    where
+        Self: Sized + crate::CollectionGroup,
+    {
+        crate::ShardedCollectionGroup::new(db)
+    }
+
     /// Writes and reads of this type's collection under `parent` (`rooms/lobby/messages`).
     fn collection_in<'db>(
         db: &'db firestore::FirestoreDb,
