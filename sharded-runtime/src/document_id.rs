@@ -33,6 +33,19 @@ pub fn check_document_id(id: &str) -> Result<()> {
     })
 }
 
+/// A document's path below the database root (`rooms/lobby/messages/m1`): pairs of a
+/// collection id and a document id, each a valid id.
+pub(crate) fn check_document_path(path: &str) -> Result<()> {
+    let segments: Vec<&str> = path.split('/').collect();
+    if !segments.len().is_multiple_of(2) {
+        return Err(Error::InvalidDocumentId {
+            id: path.to_owned(),
+            reason: "a document path is pairs of a collection id and a document id",
+        });
+    }
+    segments.into_iter().try_for_each(check_document_id)
+}
+
 /// A new random document id as Firestore's clients make them: 20 characters from
 /// `[A-Za-z0-9]`, spread evenly over the document-name index.
 pub(crate) fn generate_document_id() -> String {

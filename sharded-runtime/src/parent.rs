@@ -175,6 +175,10 @@ impl Scope {
                 "a collection group is read, not written: write under a parent".into(),
             ));
         }
-        Ok(format!("{}/{}/{id}", self.parent_path(db), T::COLLECTION))
+        Ok(crate::stored::document_name(
+            &self.parent_path(db),
+            T::COLLECTION,
+            id,
+        ))
     }
 }

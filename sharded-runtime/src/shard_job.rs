@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::bulk::{Backoff, BulkWriter, BulkWriterOptions, PendingWrite, WriteFailure};
 use crate::parent::Scope;
 use crate::partition::IdRange;
-use crate::stored::{document_id, document_name, shard_value};
+use crate::stored::{container_of, document_id, document_name, relative_path, shard_value};
 use crate::{Error, Result, Sharded, StatusCode};
 
 /// How far a [`ShardJob`] got: every document whose id sorts at or before
@@ -230,21 +230,12 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
             });
         }
         if let Some(checkpoint) = &self.resume {
-            let positions: Vec<&str> = match group {
-                // Over a collection group a checkpoint is a path: `rooms/lobby/messages/m1`.
-                true => checkpoint.last_id.split('/').collect(),
-                false => vec![checkpoint.last_id.as_str()],
+            // Over a collection group a checkpoint is a path: `rooms/lobby/messages/m1`.
+            let checked = match group {
+                true => crate::document_id::check_document_path(&checkpoint.last_id),
+                false => crate::check_document_id(&checkpoint.last_id),
             };
-            for segment in &positions {
-                crate::check_document_id(segment)
-                    .map_err(|error| Error::InvalidCursor(format!("checkpoint: {error}")))?;
-            }
-            if group && (positions.len() < 2 || !positions.len().is_multiple_of(2)) {
-                return Err(Error::InvalidCursor(format!(
-                    "checkpoint: `{}` is not the path of a document of a collection group",
-                    checkpoint.last_id
-                )));
-            }
+            checked.map_err(|error| Error::InvalidCursor(format!("checkpoint: {error}")))?;
             if !group && !self.ids.contains(&checkpoint.last_id) {
                 return Err(Error::InvalidCursor(format!(
                     "checkpoint: `{}` is not in the job's id range {:?}",
@@ -540,15 +531,14 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
 
     /// The document `name` (in full) again, with only the shard field.
     async fn read_again(&self, name: &str) -> Result<Option<Document>> {
-        let (parent, id) = name.rsplit_once('/').expect("a document name has a parent");
-        let parent = parent.rsplit_once('/').map_or(parent, |(parent, _)| parent);
+        let (container, id) = (container_of(name), document_id(name));
         self.with_retries(|| {
             self.db
                 .fluent()
                 .select()
                 .fields([T::SHARD_FIELD_PATH])
                 .by_id_in(T::COLLECTION)
-                .parent(parent)
+                .parent(container)
                 .one(id)
         })
         .await
@@ -571,10 +561,7 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
     /// its path below the database root.
     fn position(&self, name: &str) -> String {
         match self.scope {
-            Scope::Group => name
-                .split_once("/documents/")
-                .map_or(name, |(_, path)| path)
-                .to_owned(),
+            Scope::Group => relative_path(name).to_owned(),
             _ => document_id(name).to_owned(),
         }
     }

@@ -51,12 +51,22 @@ pub(crate) fn shard_value<T: Sharded>(document: &Document) -> Option<&str> {
     }
 }
 
+/// The document `name`'s path below the database root (`rooms/lobby/messages/m1`).
+pub(crate) fn relative_path(name: &str) -> &str {
+    name.split_once("/documents/")
+        .map_or(name, |(_, path)| path)
+}
+
+/// What holds the document `name`: the full name of its parent document, or the database's
+/// documents root for a top-level one.
+pub(crate) fn container_of(name: &str) -> &str {
+    name.rsplitn(3, '/').nth(2).unwrap_or(name)
+}
+
 /// The path below the database root of the parent document of the document `name`, if it
 /// has one (`.../documents/rooms/lobby/messages/m1` → `rooms/lobby`).
 pub(crate) fn parent_of(name: &str) -> Option<String> {
-    let relative = name
-        .split_once("/documents/")
-        .map_or(name, |(_, rest)| rest);
+    let relative = relative_path(name);
     let segments: Vec<&str> = relative.split('/').collect();
     (segments.len() > 2).then(|| segments[..segments.len() - 2].join("/"))
 }
@@ -74,4 +84,24 @@ pub(crate) fn system_time(timestamp: Timestamp) -> SystemTime {
         timestamp.nanos.max(0) as u32,
     );
     SystemTime::UNIX_EPOCH + since_epoch
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_split_into_their_parts() {
+        let top = "projects/p/databases/(default)/documents/rooms/lobby";
+        let nested = "projects/p/databases/(default)/documents/rooms/lobby/messages/m1";
+        assert_eq!(relative_path(nested), "rooms/lobby/messages/m1");
+        assert_eq!(container_of(nested), top);
+        assert_eq!(
+            container_of(top),
+            "projects/p/databases/(default)/documents"
+        );
+        assert_eq!(parent_of(nested).as_deref(), Some("rooms/lobby"));
+        assert_eq!(parent_of(top), None);
+        assert_eq!(document_id(nested), "m1");
+    }
 }

@@ -105,15 +105,11 @@ impl<T: Sharded, const QUERY: u64> Cursor<T, QUERY> {
 
     /// The full name of the cursor's document.
     pub(crate) fn document_name(&self, db: &firestore::FirestoreDb) -> String {
-        match &self.parent {
-            Some(parent) => format!(
-                "{}/{parent}/{}/{}",
-                db.get_documents_path(),
-                T::COLLECTION,
-                self.id
-            ),
-            None => crate::stored::document_name(db.get_documents_path(), T::COLLECTION, &self.id),
-        }
+        let container = match &self.parent {
+            Some(parent) => format!("{}/{parent}", db.get_documents_path()),
+            None => db.get_documents_path().to_owned(),
+        };
+        crate::stored::document_name(&container, T::COLLECTION, &self.id)
     }
 
     /// The cursor just after the document `id` whose order field holds `order_value`: resume
@@ -224,17 +220,10 @@ impl<T: Sharded, const QUERY: u64> Cursor<T, QUERY> {
     }
 }
 
-/// A parent path a token may carry: `collection/id` pairs of valid ids.
+/// A parent path a token may carry: a document path.
 fn check_parent_path(path: &str) -> Result<()> {
-    let segments: Vec<&str> = path.split('/').collect();
-    if !segments.len().is_multiple_of(2) {
-        return Err(Error::InvalidCursor(format!(
-            "`{path}` is not a document path"
-        )));
-    }
-    segments
-        .iter()
-        .try_for_each(|segment| check_cursor_id(segment))
+    crate::document_id::check_document_path(path)
+        .map_err(|error| Error::InvalidCursor(error.to_string()))
 }
 
 /// A document id a cursor may point at.
