@@ -19,7 +19,6 @@ use firestore::{
     FirestoreConsistencySelector, FirestoreDb, FirestoreTransaction, FirestoreTransactionOps,
 };
 
-use crate::document_id::check_document_id;
 use crate::parent::Scope;
 use crate::{Error, Field, Result, Sharded, ShardedCollection, Stored};
 
@@ -45,7 +44,6 @@ fn set<T: Sharded>(
     document: &T,
     existing: Existing,
 ) -> Result<Write> {
-    check_document_id(id)?;
     let name = scope.document_name::<T>(db, id)?;
     let document = crate::collection::serialize(document, &name)?;
     Ok(write(Operation::Update(document), None, existing))
@@ -58,7 +56,6 @@ fn set_fields<T: Sharded>(
     document: &T,
     fields: &[Field<T>],
 ) -> Result<Write> {
-    check_document_id(id)?;
     let name = scope.document_name::<T>(db, id)?;
     let (document, mask) = crate::collection::masked::<T>(&name, document, fields)?;
     let mask = DocumentMask {
@@ -72,7 +69,6 @@ fn set_fields<T: Sharded>(
 }
 
 fn delete<T: Sharded>(db: &FirestoreDb, scope: &Scope, id: &str) -> Result<Write> {
-    check_document_id(id)?;
     let name = scope.document_name::<T>(db, id)?;
     Ok(write(Operation::Delete(name), None, Existing::Any))
 }

@@ -143,7 +143,6 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
     /// order field or an indexed path that would drop the document out of sharded queries, so
     /// it is [`Error::FieldNotWritten`] instead, with nothing sent.
     pub async fn update_fields(&self, id: &str, document: &T, fields: &[Field<T>]) -> Result<()> {
-        check_document_id(id)?;
         let (document, mask) = masked::<T>(&self.document_name(id)?, document, fields)?;
         self.db
             .fluent()
@@ -163,14 +162,14 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
         document: &T,
         precondition: Option<FirestoreWritePrecondition>,
     ) -> Result<()> {
-        check_document_id(id)?;
+        let name = self.document_name(id)?;
         let update = self.db.fluent().update().in_col(T::COLLECTION);
         let update = match precondition {
             Some(precondition) => update.precondition(precondition),
             None => update,
         };
         update
-            .document(serialize(document, &self.document_name(id)?)?)
+            .document(serialize(document, &name)?)
             .execute()
             .await?;
         Ok(())
@@ -185,7 +184,6 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
         id: &str,
         document: &T,
     ) -> Result<()> {
-        check_document_id(id)?;
         let document = serialize(document, &self.document_name(id)?)?;
         batch.add(Upsert(document))?;
         Ok(())

@@ -167,8 +167,10 @@ impl Scope {
         }
     }
 
-    /// The full name of document `id` of `T`'s collection here; a group has no one parent.
+    /// The full name of document `id` of `T`'s collection here, the id checked first
+    /// ([`check_document_id`](crate::check_document_id)); a group has no one parent.
     pub(crate) fn document_name<T: Sharded>(&self, db: &FirestoreDb, id: &str) -> Result<String> {
+        crate::check_document_id(id)?;
         self.check::<T>()?;
         if *self == Scope::Group {
             return Err(Error::InvalidParent(
