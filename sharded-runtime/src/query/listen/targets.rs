@@ -179,7 +179,13 @@ impl ChunkTargets {
             .saturating_add(1);
     }
 
+    /// How many documents target `id` committed.
+    pub(super) fn committed_len(&self, id: i32) -> usize {
+        self.find(id).map_or(0, |target| target.committed.len())
+    }
+
     /// The committed documents of target `id`: their names and update times, sorted.
+    #[cfg(test)]
     pub(super) fn committed_versions(&self, id: i32) -> Vec<(String, Option<(i64, i32)>)> {
         let mut versions: Vec<_> = self
             .find(id)
@@ -363,7 +369,8 @@ impl ChunkTargets {
 }
 
 /// What tells two versions of a document apart: its name and update time.
-pub(super) fn version(document: &Document) -> (String, Option<(i64, i32)>) {
+#[cfg(test)]
+fn version(document: &Document) -> (String, Option<(i64, i32)>) {
     (
         document.name.clone(),
         document.update_time.map(|t| (t.seconds, t.nanos)),
@@ -536,6 +543,7 @@ mod tests {
             matches!(step, Step::Consistent { ref reset, .. } if reset == &[2]),
             "{step:?}"
         );
+        assert_eq!(targets.committed_len(2), 1);
         assert_eq!(
             targets.committed_versions(2),
             [("a".to_owned(), Some((2, 0)))]

@@ -37,7 +37,7 @@ pub(super) async fn check_resets(
         let Some(query) = targets.find(id).map(|target| target.query.clone()) else {
             continue;
         };
-        let held = targets.committed_versions(id).len();
+        let held = targets.committed_len(id);
         // A limited target holding its limit is complete: there is no more to hold.
         if query
             .limit
