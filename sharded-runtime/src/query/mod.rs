@@ -667,7 +667,13 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
                 .collect();
             let extra = futures::future::try_join_all(requests.iter().map(|&(i, resume, ask)| {
                 let after = match resume {
-                    true => fetched[i].last().map(cursor_values::<T>).transpose(),
+                    true => fetched[i]
+                        .last()
+                        .map(|last| -> Result<_> {
+                            let cursor = Cursor::<T, QUERY>::after_document(last)?;
+                            Ok(start_after_values(cursor.order_value, last.name.clone()))
+                        })
+                        .transpose(),
                     false => Ok(prepared.start_after.clone()),
                 };
                 async move { Ok::<_, Error>(query(i, after?, Some(ask as u32)).await?) }
@@ -870,19 +876,10 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
         if let Some(cursor) = &self.after {
             cursor.check_scope(&self.scope)?;
         }
-        let start_after = self.after.as_ref().map(|cursor| {
-            let name = cursor.document_name(db);
-            vec![
-                FirestoreValue {
-                    value: cursor.order_value.clone(),
-                },
-                FirestoreValue {
-                    value: Value {
-                        value_type: Some(ValueType::ReferenceValue(name)),
-                    },
-                },
-            ]
-        });
+        let start_after = self
+            .after
+            .as_ref()
+            .map(|cursor| start_after_values(cursor.order_value.clone(), cursor.document_name(db)));
         Ok(Prepared {
             filters,
             orders,
@@ -892,22 +889,17 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
     }
 }
 
-/// The cursor values just after `document`: its order value and its name, as the query orders.
-fn cursor_values<T: Sharded>(document: &Document) -> Result<Vec<FirestoreValue>> {
-    let order_value = order::field_value(document, T::ORDER_FIELD)
-        .cloned()
-        .ok_or_else(|| Error::MissingField {
-            document: document.name.clone(),
-            field: T::ORDER_FIELD.to_owned(),
-        })?;
-    Ok(vec![
+/// The cursor values a query starts just after: a document's order value and full name, as
+/// the query orders.
+fn start_after_values(order_value: Value, name: String) -> Vec<FirestoreValue> {
+    vec![
         FirestoreValue { value: order_value },
         FirestoreValue {
             value: Value {
-                value_type: Some(ValueType::ReferenceValue(document.name.clone())),
+                value_type: Some(ValueType::ReferenceValue(name)),
             },
         },
-    ])
+    ]
 }
 
 /// The count a `count` aggregation named "count" returned.
