@@ -454,7 +454,8 @@ pub(crate) fn direction(direction: Direction) -> TokenStream {
 /// A name for every query's types, beside the struct (outside the anonymous const, so that
 /// users can name them): `{T}{Method}Query`, `{T}{Method}Cursor` and `{T}{Method}Page` for
 /// `all` and each query method, so that a query, a cursor or a page can be stored in a
-/// struct without spelling `ShardedQuery<T, { query_id("method") }>`.
+/// struct without spelling `ShardedQuery<T, { query_id("method") }>`; each takes the query's
+/// reach, one collection by default (`{T}{Method}Cursor<InGroup>` for a group query's).
 pub(crate) fn query_aliases(
     ident: &syn::Ident,
     vis: &syn::Visibility,
@@ -468,16 +469,18 @@ pub(crate) fn query_aliases(
             let cursor = quote::format_ident!("{ident}{pascal}Cursor");
             let page = quote::format_ident!("{ident}{pascal}Page");
             let id = quote!({ ::sharded_runtime::query_id(#method) });
-            let query_doc = format!("The query `{ident}::query().{method}(..)`.");
-            let cursor_doc = format!("A cursor of `{ident}::query().{method}(..)`.");
-            let page_doc = format!("A page of `{ident}::query().{method}(..)`.");
+            let group = "`<InGroup>` after `.in_group()`";
+            let query_doc = format!("The query `{ident}::query().{method}(..)`; {group}.");
+            let cursor_doc = format!("A cursor of `{ident}::query().{method}(..)`; {group}.");
+            let page_doc = format!("A page of `{ident}::query().{method}(..)`; {group}.");
+            let reach = quote!(Reach = ::sharded_runtime::InCollection);
             quote! {
                 #[doc = #query_doc]
-                #vis type #query = ::sharded_runtime::ShardedQuery<#ident, #id>;
+                #vis type #query<#reach> = ::sharded_runtime::ShardedQuery<#ident, #id, Reach>;
                 #[doc = #cursor_doc]
-                #vis type #cursor = ::sharded_runtime::Cursor<#ident, #id>;
+                #vis type #cursor<#reach> = ::sharded_runtime::Cursor<#ident, #id, Reach>;
                 #[doc = #page_doc]
-                #vis type #page = ::sharded_runtime::Page<#ident, #id>;
+                #vis type #page<#reach> = ::sharded_runtime::Page<#ident, #id, Reach>;
             }
         });
     quote!(#(#aliases)*)

@@ -10,7 +10,10 @@ use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 use sharded_runtime::__private::compare_references;
 use sharded_runtime::firestore::{FirestoreDb, FirestoreQueryDirection, FirestoreQueryOrder};
-use sharded_runtime::{Error, Parent, Sharded, ShardedQuery, Stored, WholeCollection, query_id};
+use sharded_runtime::{
+    Cursor, Error, InGroup, Number, NumericField, Parent, Reach, Sharded, ShardedQuery, Stored,
+    WholeCollection, query_id,
+};
 use sharded_tests::test_db;
 
 macro_rules! message {
@@ -28,6 +31,7 @@ macro_rules! message {
             #[sharded(index)]
             author: String,
             at: i64,
+            #[sharded(aggregate)]
             n: i64,
         }
 
@@ -45,6 +49,9 @@ macro_rules! message {
             fn all() -> WholeCollection<Self> {
                 $name::query().all()
             }
+            fn n() -> NumericField<Self> {
+                $name::aggregates().n()
+            }
         }
     };
 }
@@ -60,6 +67,7 @@ trait Message:
     fn new(author: &str, at: i64, n: i64) -> Self;
     fn by(author: &str) -> ShardedQuery<Self, { query_id("author") }>;
     fn all() -> WholeCollection<Self>;
+    fn n() -> NumericField<Self>;
 }
 
 message!(Message3, 3, "desc", "messages3");
@@ -123,9 +131,9 @@ async fn reference<T: Sharded>(
 }
 
 /// Every page of `query` of `limit`, to the end.
-async fn paged<T: Sharded, const Q: u64>(
+async fn paged<T: Sharded, const Q: u64, R: Reach>(
     db: &FirestoreDb,
-    query: &ShardedQuery<T, Q>,
+    query: &ShardedQuery<T, Q, R>,
     limit: u32,
 ) -> Vec<(Option<String>, String)> {
     let mut all = Vec::new();
@@ -150,17 +158,17 @@ async fn check<T: Message>(db: &FirestoreDb, rng: &mut StdRng) {
     let rooms: Vec<String> = (0..ROOMS).map(|r| format!("r{r}")).collect();
     let writer = db.create_simple_batch_writer().await.unwrap();
     let mut batch = writer.new_batch();
-    for (n, room) in rooms.iter().enumerate() {
+    // Each document's `n`, to sum what a query returned.
+    let mut numbers = std::collections::HashMap::new();
+    for room in &rooms {
         let parent = Parent::<T>::new(&[room]).unwrap();
         let messages = T::collection_in(db, &parent);
         for m in 0..rng.random_range(5..14) {
             // Ids repeat across rooms; `at` ties within and across rooms.
             let id = format!("m{m}");
-            let message = T::new(
-                AUTHORS[rng.random_range(0..2)],
-                rng.random_range(0..6),
-                n as i64,
-            );
+            let n = rng.random_range(-1_000..1_000);
+            numbers.insert((Some(format!("rooms/{room}")), id.clone()), n);
+            let message = T::new(AUTHORS[rng.random_range(0..2)], rng.random_range(0..6), n);
             messages.upsert_in(&mut batch, &id, &message).unwrap();
             db.fluent()
                 .update()
@@ -192,6 +200,11 @@ async fn check<T: Message>(db: &FirestoreDb, rng: &mut StdRng) {
                             expected.len() as u64,
                             "{what}: count"
                         );
+                        assert_eq!(
+                            all.sum(db, T::n()).await.unwrap(),
+                            Number::Integer(sum_of(&numbers, &expected)),
+                            "{what}: sum"
+                        );
                     }
                     Some(author) => {
                         let query = T::by(author).in_parent(&parent);
@@ -221,8 +234,21 @@ async fn check<T: Message>(db: &FirestoreDb, rng: &mut StdRng) {
                 expected.len() as u64,
                 "{what}: count"
             );
+            assert_eq!(
+                query.sum(db, T::n()).await.unwrap(),
+                Number::Integer(sum_of(&numbers, &expected)),
+                "{what}: sum"
+            );
         }
     }
+}
+
+/// The sum of the `n` of the documents at `places`.
+fn sum_of(
+    numbers: &std::collections::HashMap<(Option<String>, String), i64>,
+    places: &[(Option<String>, String)],
+) -> i64 {
+    places.iter().map(|place| numbers[place]).sum()
 }
 
 #[tokio::test]
@@ -329,6 +355,13 @@ async fn a_subcollection_needs_its_parent_and_a_cursor_its_own_parent() {
             .await,
         Err(Error::InvalidCursor(_))
     ));
+    // Made from the page's last document and its parent, it is the page's cursor.
+    let last = &page.items[0];
+    assert_eq!(
+        Cursor::at_in(&last.document.at, &lobby, &last.id).unwrap(),
+        cursor
+    );
+    assert_ne!(Cursor::at(&last.document.at, &last.id).unwrap(), cursor);
     // Through its token too.
     let token = cursor.to_token();
     let parsed = token.parse().unwrap();
@@ -342,6 +375,33 @@ async fn a_subcollection_needs_its_parent_and_a_cursor_its_own_parent() {
             .len(),
         2
     );
+    // A per-parent query's cursor kept when the query becomes a group query: the types allow
+    // it (the cursor was given first), the run time does not.
+    assert!(matches!(
+        Message3::by("ann")
+            .in_parent(&lobby)
+            .after(cursor.clone())
+            .in_group()
+            .fetch(db)
+            .await,
+        Err(Error::InvalidCursor(_))
+    ));
+    // A group page's cursor goes on with the group query, and its token is no per-parent
+    // query's cursor, nor the reverse.
+    let group_page = Message3::by("ann").in_group().page(db, 1).await.unwrap();
+    let group_cursor = group_page.next.unwrap();
+    let rest = Message3::by("ann")
+        .in_group()
+        .after(group_cursor.clone())
+        .fetch(db)
+        .await
+        .unwrap();
+    assert_eq!(rest.len(), 2);
+    let as_collection: Result<Cursor<Message3, { query_id("author") }>, _> =
+        group_cursor.to_token().parse();
+    assert!(matches!(as_collection, Err(Error::InvalidCursor(_))));
+    let as_group: Result<Cursor<Message3, { query_id("author") }, InGroup>, _> = token.parse();
+    assert!(matches!(as_group, Err(Error::InvalidCursor(_))));
 }
 
 /// Measured on the emulator: a collection group's ties in the order field go by full path.

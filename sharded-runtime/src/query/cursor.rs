@@ -10,6 +10,7 @@ use firestore::gcloud_sdk::google::firestore::v1::{Document, Value, value::Value
 use firestore::gcloud_sdk::prost_types::Timestamp;
 use serde::{Deserialize, Serialize};
 
+use super::reach::{InCollection, Reach};
 use crate::document_id::check_document_id;
 use crate::query::order::field_value;
 use crate::stored::document_id;
@@ -20,15 +21,62 @@ use firestore::FirestoreValue;
 /// [`ShardedQuery::after`](crate::ShardedQuery::after) for the next page.
 ///
 /// The type says which query it belongs to, so a cursor of one query does not compile with
-/// another. Its string form ([`Display`](fmt::Display), [`FromStr`], serde) is an opaque,
+/// another, nor a collection-group query's ([`InGroup`](crate::InGroup)) with a per-parent
+/// query's ([`InCollection`]) or the reverse. Its string form ([`Display`](fmt::Display), [`FromStr`], serde) is an opaque,
 /// URL-safe token a web handler can hand to a client and take back; parsing a token of another
 /// query is an [`Error::InvalidCursor`].
-pub struct Cursor<T, const QUERY: u64> {
+pub struct Cursor<T, const QUERY: u64, R: Reach = InCollection> {
+    pub(crate) position: Position,
+    marker: PhantomData<fn() -> (T, R)>,
+}
+
+/// Where a cursor points, whatever its query's type: what a query keeps to start after.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Position {
     pub(crate) order_value: Value,
     pub(crate) id: String,
     /// The path of the document's parent below the database root, for a subcollection's.
     pub(crate) parent: Option<String>,
-    marker: PhantomData<fn() -> T>,
+    /// Whether a collection-group query made it.
+    pub(crate) group: bool,
+}
+
+impl Position {
+    /// [`Error::InvalidCursor`] when the cursor's document is not where `scope` reads: a
+    /// cursor of one parent's query on another's, of a top-level query on a group, of a
+    /// per-parent query on a group query it was turned into.
+    pub(crate) fn check_scope(&self, scope: &crate::parent::Scope) -> Result<()> {
+        use crate::parent::Scope;
+        let fits = match (scope, &self.parent) {
+            (Scope::Top, None) => true,
+            (Scope::Group, Some(_)) => self.group,
+            (Scope::Under(parent), Some(own)) => parent == own && !self.group,
+            _ => false,
+        };
+        match fits {
+            true => Ok(()),
+            false => Err(Error::InvalidCursor(format!(
+                "the cursor of a {} query points at a document {}, which this query does not read",
+                match self.group {
+                    true => "collection-group",
+                    false => "collection",
+                },
+                match &self.parent {
+                    Some(parent) => format!("under `{parent}`"),
+                    None => "of the top-level collection".to_owned(),
+                }
+            ))),
+        }
+    }
+
+    /// The full name of the cursor's document in `collection`.
+    pub(crate) fn document_name(&self, db: &firestore::FirestoreDb, collection: &str) -> String {
+        let container = match &self.parent {
+            Some(parent) => format!("{}/{parent}", db.get_documents_path()),
+            None => db.get_documents_path().to_owned(),
+        };
+        crate::stored::document_name(&container, collection, &self.id)
+    }
 }
 
 /// The token's contents.
@@ -65,7 +113,19 @@ enum TokenValue {
     Null,
 }
 
-impl<T: Sharded, const QUERY: u64> Cursor<T, QUERY> {
+impl<T: Sharded, const QUERY: u64, R: Reach> Cursor<T, QUERY, R> {
+    fn new(order_value: Value, id: String, parent: Option<String>) -> Self {
+        Cursor {
+            position: Position {
+                order_value,
+                id,
+                parent,
+                group: R::GROUP,
+            },
+            marker: PhantomData,
+        }
+    }
+
     /// The cursor just after `document`, the last one of a page.
     pub(crate) fn after_document(document: &Document) -> Result<Self> {
         let order_value = field_value(document, T::ORDER_FIELD)
@@ -74,47 +134,29 @@ impl<T: Sharded, const QUERY: u64> Cursor<T, QUERY> {
                 document: document.name.clone(),
                 field: T::ORDER_FIELD.to_owned(),
             })?;
-        Ok(Cursor {
+        Ok(Self::new(
             order_value,
-            id: document_id(&document.name).to_owned(),
-            parent: crate::stored::parent_of(&document.name),
-            marker: PhantomData,
-        })
+            document_id(&document.name).to_owned(),
+            crate::stored::parent_of(&document.name),
+        ))
     }
 
-    /// [`Error::InvalidCursor`] when the cursor's document is not where `scope` reads: a
-    /// cursor of one parent's query on another's, of a top-level query on a group.
-    pub(crate) fn check_scope(&self, scope: &crate::parent::Scope) -> Result<()> {
-        use crate::parent::Scope;
-        let fits = match (scope, &self.parent) {
-            (Scope::Top, None) | (Scope::Group, Some(_)) => true,
-            (Scope::Under(parent), Some(own)) => parent == own,
-            _ => false,
-        };
-        match fits {
-            true => Ok(()),
-            false => Err(Error::InvalidCursor(format!(
-                "the cursor points at a document {}, which this query does not read",
-                match &self.parent {
-                    Some(parent) => format!("under `{parent}`"),
-                    None => "of the top-level collection".to_owned(),
-                }
-            ))),
-        }
-    }
-
-    /// The full name of the cursor's document.
-    pub(crate) fn document_name(&self, db: &firestore::FirestoreDb) -> String {
-        let container = match &self.parent {
-            Some(parent) => format!("{}/{parent}", db.get_documents_path()),
-            None => db.get_documents_path().to_owned(),
-        };
-        crate::stored::document_name(&container, T::COLLECTION, &self.id)
-    }
-
-    /// The cursor just after the document `id` whose order field holds `order_value`: resume
-    /// after a known item without fetching it again.
+    /// The cursor just after the top-level document `id` whose order field holds
+    /// `order_value`: resume after a known item without fetching it again. For a document
+    /// under a parent, [`at_in`](Self::at_in).
     pub fn at(order_value: &T::OrderValue, id: &str) -> Result<Self> {
+        Self::at_position(order_value, id, None)
+    }
+
+    /// [`at`](Self::at) for the document `id` under `parent`, of a subcollection type.
+    pub fn at_in(order_value: &T::OrderValue, parent: &crate::Parent<T>, id: &str) -> Result<Self>
+    where
+        T: crate::Subcollection,
+    {
+        Self::at_position(order_value, id, Some(parent.path().to_owned()))
+    }
+
+    fn at_position(order_value: &T::OrderValue, id: &str, parent: Option<String>) -> Result<Self> {
         check_cursor_id(id)?;
         let order_value = <FirestoreValue as From<&T::OrderValue>>::from(order_value).value;
         if order_value.value_type.is_none() {
@@ -122,12 +164,7 @@ impl<T: Sharded, const QUERY: u64> Cursor<T, QUERY> {
                 "the order value does not serialize to a Firestore value".into(),
             ));
         }
-        Ok(Cursor {
-            order_value,
-            id: id.to_owned(),
-            parent: None,
-            marker: PhantomData,
-        })
+        Ok(Self::new(order_value, id.to_owned(), parent))
     }
 
     /// The cursor just after `item`, as the query returned it.
@@ -140,21 +177,25 @@ impl<T: Sharded, const QUERY: u64> Cursor<T, QUERY> {
                 field: T::ORDER_FIELD.to_owned(),
             })?;
         check_cursor_id(&item.id)?;
-        Ok(Cursor {
-            order_value,
-            id: item.id.clone(),
-            parent: item.parent.clone(),
-            marker: PhantomData,
-        })
+        Ok(Self::new(order_value, item.id.clone(), item.parent.clone()))
     }
 
+    /// The query a token belongs to; a group query's is marked, so its tokens parse as no
+    /// per-parent query's cursor, nor the reverse.
     fn query_tag() -> String {
-        format!("{}:{}", T::COLLECTION, super::query_name::<T>(QUERY))
+        let group = if R::GROUP { "@group" } else { "" };
+        format!("{}:{}{group}", T::COLLECTION, super::query_name::<T>(QUERY))
     }
 
     /// The opaque token.
     pub fn to_token(&self) -> String {
-        let v = match &self.order_value.value_type {
+        let Position {
+            order_value,
+            id,
+            parent,
+            group: _,
+        } = &self.position;
+        let v = match &order_value.value_type {
             Some(ValueType::TimestampValue(ts)) => TokenValue::Timestamp(ts.seconds, ts.nanos),
             Some(ValueType::IntegerValue(i)) => TokenValue::Integer(*i),
             Some(ValueType::DoubleValue(d)) => TokenValue::Double(d.to_bits()),
@@ -168,8 +209,8 @@ impl<T: Sharded, const QUERY: u64> Cursor<T, QUERY> {
         let token = Token {
             q: Self::query_tag(),
             v,
-            id: self.id.clone(),
-            p: self.parent.clone(),
+            id: id.clone(),
+            p: parent.clone(),
         };
         URL_SAFE_NO_PAD.encode(serde_json::to_vec(&token).expect("tokens serialize"))
     }
@@ -190,8 +231,10 @@ impl<T: Sharded, const QUERY: u64> Cursor<T, QUERY> {
             )));
         }
         check_cursor_id(&token.id)?;
-        if let Some(parent) = &token.p {
-            check_parent_path(parent)?;
+        match &token.p {
+            Some(parent) => check_parent_path(parent)?,
+            None if R::GROUP => return Err(invalid("a group cursor names its document's parent")),
+            None => {}
         }
         let value_type = match token.v {
             TokenValue::Timestamp(seconds, nanos) => {
@@ -209,14 +252,10 @@ impl<T: Sharded, const QUERY: u64> Cursor<T, QUERY> {
             TokenValue::Reference(r) => ValueType::ReferenceValue(r),
             TokenValue::Null => ValueType::NullValue(0),
         };
-        Ok(Cursor {
-            order_value: Value {
-                value_type: Some(value_type),
-            },
-            id: token.id,
-            parent: token.p,
-            marker: PhantomData,
-        })
+        let order_value = Value {
+            value_type: Some(value_type),
+        };
+        Ok(Self::new(order_value, token.id, token.p))
     }
 }
 
@@ -231,39 +270,39 @@ fn check_cursor_id(id: &str) -> Result<()> {
     check_document_id(id).map_err(|error| Error::InvalidCursor(error.to_string()))
 }
 
-impl<T, const QUERY: u64> Clone for Cursor<T, QUERY> {
+impl<T, const QUERY: u64, R: Reach> Clone for Cursor<T, QUERY, R> {
     fn clone(&self) -> Self {
         Cursor {
-            order_value: self.order_value.clone(),
-            id: self.id.clone(),
-            parent: self.parent.clone(),
+            position: self.position.clone(),
             marker: PhantomData,
         }
     }
 }
 
-impl<T, const QUERY: u64> PartialEq for Cursor<T, QUERY> {
+impl<T, const QUERY: u64, R: Reach> PartialEq for Cursor<T, QUERY, R> {
     fn eq(&self, other: &Self) -> bool {
-        self.order_value == other.order_value && self.id == other.id
+        self.position == other.position
     }
 }
 
-impl<T, const QUERY: u64> fmt::Debug for Cursor<T, QUERY> {
+impl<T, const QUERY: u64, R: Reach> fmt::Debug for Cursor<T, QUERY, R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Cursor")
-            .field("order_value", &self.order_value)
-            .field("id", &self.id)
+            .field("order_value", &self.position.order_value)
+            .field("id", &self.position.id)
+            .field("parent", &self.position.parent)
+            .field("group", &self.position.group)
             .finish()
     }
 }
 
-impl<T: Sharded, const QUERY: u64> fmt::Display for Cursor<T, QUERY> {
+impl<T: Sharded, const QUERY: u64, R: Reach> fmt::Display for Cursor<T, QUERY, R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.to_token())
     }
 }
 
-impl<T: Sharded, const QUERY: u64> FromStr for Cursor<T, QUERY> {
+impl<T: Sharded, const QUERY: u64, R: Reach> FromStr for Cursor<T, QUERY, R> {
     type Err = Error;
 
     fn from_str(token: &str) -> Result<Self> {
@@ -271,13 +310,13 @@ impl<T: Sharded, const QUERY: u64> FromStr for Cursor<T, QUERY> {
     }
 }
 
-impl<T: Sharded, const QUERY: u64> Serialize for Cursor<T, QUERY> {
+impl<T: Sharded, const QUERY: u64, R: Reach> Serialize for Cursor<T, QUERY, R> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(&self.to_token())
     }
 }
 
-impl<'de, T: Sharded, const QUERY: u64> Deserialize<'de> for Cursor<T, QUERY> {
+impl<'de, T: Sharded, const QUERY: u64, R: Reach> Deserialize<'de> for Cursor<T, QUERY, R> {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let token = String::deserialize(deserializer)?;
         Self::from_token(&token).map_err(serde::de::Error::custom)

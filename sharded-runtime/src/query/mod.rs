@@ -6,6 +6,7 @@ mod cursor;
 mod listen;
 mod merge;
 pub(crate) mod order;
+mod reach;
 mod shape;
 mod shares;
 mod snapshot;
@@ -31,6 +32,7 @@ pub use listen::{
 };
 pub use merge::{merge_sorted, merge_streams};
 pub use order::{compare_documents, compare_references, compare_values, usable_in_cursor};
+pub use reach::{InCollection, InGroup, Reach};
 pub use shape::{QueryShape, distinct_ids, query_id};
 
 use crate::{Error, Result, Sharded, Stored};
@@ -69,24 +71,29 @@ pub(crate) fn query_name<T: Sharded>(query: u64) -> &'static str {
 /// merges; with more, one query per chunk of ≤ 30 values, sent concurrently and merged here on
 /// (order field, document name). Either way the documents and their order are exactly those of
 /// the same query on an unsharded collection ordered by (order field, `__name__`).
-pub struct ShardedQuery<T, const QUERY: u64> {
+///
+/// `R` is what the query reads: [`InCollection`], one collection (the top-level one, or one
+/// parent's); or [`InGroup`], after [`in_group`](Self::in_group), every parent's. Its cursors
+/// and pages carry the same `R`, so a group query's cursor does not compile with a per-parent
+/// query, nor the reverse.
+pub struct ShardedQuery<T, const QUERY: u64, R: Reach = InCollection> {
     /// The values the query's fields equal, in the shape's order; none for the whole collection.
     values: Vec<std::result::Result<Value, String>>,
     lower: Bound<std::result::Result<Value, String>>,
     upper: Bound<std::result::Result<Value, String>>,
     limit: Option<u32>,
-    after: Option<Cursor<T, QUERY>>,
+    after: Option<cursor::Position>,
     scope: crate::parent::Scope,
-    marker: PhantomData<fn() -> T>,
+    marker: PhantomData<fn() -> (T, R)>,
 }
 
 /// One page of results and the cursor of the next.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Page<T, const QUERY: u64> {
+pub struct Page<T, const QUERY: u64, R: Reach = InCollection> {
     /// The documents of this page, in query order.
     pub items: Vec<Stored<T>>,
     /// Where the next page starts; `None` when no document follows this page.
-    pub next: Option<Cursor<T, QUERY>>,
+    pub next: Option<Cursor<T, QUERY, R>>,
     /// What fetching the page cost.
     pub stats: QueryStats,
 }
@@ -107,7 +114,7 @@ pub struct QueryStats {
     pub rounds: usize,
 }
 
-impl<T, const QUERY: u64> Clone for ShardedQuery<T, QUERY> {
+impl<T, const QUERY: u64, R: Reach> Clone for ShardedQuery<T, QUERY, R> {
     fn clone(&self) -> Self {
         ShardedQuery {
             values: self.values.clone(),
@@ -121,7 +128,7 @@ impl<T, const QUERY: u64> Clone for ShardedQuery<T, QUERY> {
     }
 }
 
-impl<T, const QUERY: u64> std::fmt::Debug for ShardedQuery<T, QUERY> {
+impl<T, const QUERY: u64, R: Reach> std::fmt::Debug for ShardedQuery<T, QUERY, R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ShardedQuery")
             .field("values", &self.values)
@@ -203,22 +210,6 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
         }
     }
 
-    /// Only documents whose order field lies in `range`, e.g. `since..until` or `since..`.
-    /// Served by the same index: a range on the field the index ends with. Bounds are of the
-    /// order field's type, or one that converts into it ([`OrderBound`](crate::OrderBound):
-    /// `"a".."b"` for a `String` field); an integer literal takes the field's type
-    /// (`10..20` on a `u32` field).
-    pub fn range<B, R>(mut self, range: R) -> Self
-    where
-        B: Clone + crate::OrderBound<T::OrderValue>,
-        R: RangeBounds<B>,
-    {
-        let convert = |bound: Bound<&B>| bound.cloned().map(crate::OrderBound::into_order_value);
-        self.lower = to_bound(convert(range.start_bound()).as_ref());
-        self.upper = to_bound(convert(range.end_bound()).as_ref());
-        self
-    }
-
     /// The query over the documents under `parent` only, for a type declared under parent
     /// documents (`#[sharded(parent = "rooms")]`); such a type's queries need a parent or
     /// [`in_group`](Self::in_group), else [`Error::InvalidParent`] before anything is sent.
@@ -234,12 +225,39 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
     /// collection-group query, for a type that declares `collection_group` (which plans its
     /// indexes in that scope; a type that does not, does not compile). Ties in the order field
     /// go by the documents' full paths, as Firestore orders them, and each result's
-    /// [`Stored::parent`] says where it lives.
-    pub fn in_group(mut self) -> Self
+    /// [`Stored::parent`] says where it lives. Its cursors and pages are [`InGroup`]'s; a
+    /// cursor given before this call is refused when the query runs
+    /// ([`Error::InvalidCursor`]).
+    pub fn in_group(self) -> ShardedQuery<T, QUERY, InGroup>
     where
         T: crate::CollectionGroup,
     {
-        self.scope = crate::parent::Scope::Group;
+        ShardedQuery {
+            values: self.values,
+            lower: self.lower,
+            upper: self.upper,
+            limit: self.limit,
+            after: self.after,
+            scope: crate::parent::Scope::Group,
+            marker: PhantomData,
+        }
+    }
+}
+
+impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
+    /// Only documents whose order field lies in `range`, e.g. `since..until` or `since..`.
+    /// Served by the same index: a range on the field the index ends with. Bounds are of the
+    /// order field's type, or one that converts into it ([`OrderBound`](crate::OrderBound):
+    /// `"a".."b"` for a `String` field); an integer literal takes the field's type
+    /// (`10..20` on a `u32` field).
+    pub fn range<B, Range>(mut self, range: Range) -> Self
+    where
+        B: Clone + crate::OrderBound<T::OrderValue>,
+        Range: RangeBounds<B>,
+    {
+        let convert = |bound: Bound<&B>| bound.cloned().map(crate::OrderBound::into_order_value);
+        self.lower = to_bound(convert(range.start_bound()).as_ref());
+        self.upper = to_bound(convert(range.end_bound()).as_ref());
         self
     }
 
@@ -250,8 +268,8 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
     }
 
     /// Starts just after the document `cursor` points at.
-    pub fn after(mut self, cursor: Cursor<T, QUERY>) -> Self {
-        self.after = Some(cursor);
+    pub fn after(mut self, cursor: Cursor<T, QUERY, R>) -> Self {
+        self.after = Some(cursor.position);
         self
     }
 
@@ -287,7 +305,7 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
     /// The page asks for one document more than `limit`, so it knows whether another page
     /// follows: a full last page has no `next`, and reading on costs no empty round trip. That
     /// one look-ahead document is read (and billed) but not returned.
-    pub async fn page(&self, db: &FirestoreDb, limit: u32) -> Result<Page<T, QUERY>> {
+    pub async fn page(&self, db: &FirestoreDb, limit: u32) -> Result<Page<T, QUERY, R>> {
         let mut ahead = self.clone();
         ahead.limit = Some(limit);
         // Checked before sending, as for any query; at the largest limit there is no room to
@@ -435,17 +453,12 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
         async {
             let chunks = self
                 .in_every_chunk(db, &span, |db, prepared, chunk| {
-                    let filter = self.filter(prepared, chunk);
-                    let order = prepared.orders[0].clone();
+                    // The order field alone, so the index (shard, fields, order field,
+                    // aggregated field) serves it with a range or without.
+                    let order = vec![prepared.orders[0].clone()];
+                    let select = self.select_ordered(db, prepared, chunk, order);
                     Box::pin(async move {
-                        let rows = db
-                            .fluent()
-                            .select()
-                            .from(T::COLLECTION)
-                            .filter(move |_| Some(filter.clone()))
-                            // The order field alone, so the index (shard, fields, order
-                            // field, aggregated field) serves it with a range or without.
-                            .order(move |o| o.fields([order.clone()]))
+                        let rows = select
                             .aggregate(|a| {
                                 a.fields([
                                     a.field("count").count(),
@@ -670,8 +683,11 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
                     true => fetched[i]
                         .last()
                         .map(|last| -> Result<_> {
-                            let cursor = Cursor::<T, QUERY>::after_document(last)?;
-                            Ok(start_after_values(cursor.order_value, last.name.clone()))
+                            let cursor = Cursor::<T, QUERY, R>::after_document(last)?;
+                            Ok(start_after_values(
+                                cursor.position.order_value,
+                                last.name.clone(),
+                            ))
                         })
                         .transpose(),
                     false => Ok(prepared.start_after.clone()),
@@ -695,7 +711,7 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
     /// `per_chunk` on every chunk at once, all reading one snapshot, released before the
     /// results return; each in a span of its own. A failure in any chunk fails the whole: no
     /// partial result.
-    async fn in_every_chunk<R>(
+    async fn in_every_chunk<Each>(
         &self,
         db: &FirestoreDb,
         span: &tracing::Span,
@@ -703,8 +719,8 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
             &'a FirestoreDb,
             &'a Prepared,
             &'a [&'static str],
-        ) -> futures::future::BoxFuture<'a, Result<R>>,
-    ) -> Result<Vec<R>> {
+        ) -> futures::future::BoxFuture<'a, Result<Each>>,
+    ) -> Result<Vec<Each>> {
         let (prepared, snapshot) = self.begin(db, span).await?;
         let results =
             futures::future::try_join_all(prepared.chunks.iter().enumerate().map(|(i, chunk)| {
@@ -739,18 +755,7 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
         after: Option<Vec<FirestoreValue>>,
         limit: Option<u32>,
     ) -> firestore::select_builder::FirestoreSelectDocBuilder<'db, FirestoreDb> {
-        let filter = self.filter(prepared, chunk);
-        let orders = prepared.orders.clone();
-        let mut select = db
-            .fluent()
-            .select()
-            .from(T::COLLECTION)
-            .parent(self.scope.parent_path(db))
-            .filter(move |_| Some(filter.clone()))
-            .order(move |o| o.fields(orders.clone()));
-        if self.scope == crate::parent::Scope::Group {
-            select = select.all_descendants();
-        }
+        let mut select = self.select_ordered(db, prepared, chunk, prepared.orders.clone());
         if let Some(limit) = limit {
             select = select.limit(limit);
         }
@@ -758,6 +763,28 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
             select = select.start_at(FirestoreQueryCursor::AfterValue(after));
         }
         select
+    }
+
+    /// A chunk's query where the query's scope reads, ordered by `orders`.
+    fn select_ordered<'db>(
+        &self,
+        db: &'db FirestoreDb,
+        prepared: &Prepared,
+        chunk: &[&str],
+        orders: Vec<FirestoreQueryOrder>,
+    ) -> firestore::select_builder::FirestoreSelectDocBuilder<'db, FirestoreDb> {
+        let filter = self.filter(prepared, chunk);
+        let select = db
+            .fluent()
+            .select()
+            .from(T::COLLECTION)
+            .parent(self.scope.parent_path(db))
+            .filter(move |_| Some(filter.clone()))
+            .order(move |o| o.fields(orders.clone()));
+        match self.scope {
+            crate::parent::Scope::Group => select.all_descendants(),
+            _ => select,
+        }
     }
 
     fn filter(&self, prepared: &Prepared, chunk: &[&str]) -> FirestoreQueryFilter {
@@ -876,10 +903,10 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
         if let Some(cursor) = &self.after {
             cursor.check_scope(&self.scope)?;
         }
-        let start_after = self
-            .after
-            .as_ref()
-            .map(|cursor| start_after_values(cursor.order_value.clone(), cursor.document_name(db)));
+        let start_after = self.after.as_ref().map(|cursor| {
+            let name = cursor.document_name(db, T::COLLECTION);
+            start_after_values(cursor.order_value.clone(), name)
+        });
         Ok(Prepared {
             filters,
             orders,
