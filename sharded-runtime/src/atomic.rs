@@ -20,7 +20,7 @@ use firestore::{
 };
 
 use crate::parent::Scope;
-use crate::{Error, Field, Result, Sharded, ShardedCollection, Stored};
+use crate::{Error, Field, Parent, Result, Sharded, ShardedCollection, Stored, Subcollection};
 
 /// Writes a `Commit` may hold.
 pub const MAX_COMMIT_WRITES: usize = 500;
@@ -237,9 +237,8 @@ pub fn transaction_error(error: Error) -> TransactionError {
 /// `writeBatch`. Each write draws its shard and is checked as it is queued; at most
 /// [`MAX_COMMIT_WRITES`] writes.
 ///
-/// Top-level collections only: a subcollection type's writes are [`Error::InvalidParent`]
-/// (write them in a transaction, through [`ShardedCollection::in_transaction`] on
-/// [`collection_in`](crate::Sharded::collection_in)).
+/// A subcollection type's writes go through [`in_parent`](Self::in_parent), into the same
+/// commit; without it they are [`Error::InvalidParent`].
 ///
 /// A commit whose answer is lost may have been applied: [`commit`](Self::commit) sends it once
 /// and reports the error, as the Firebase SDKs do for a batch.
@@ -299,6 +298,19 @@ impl<'db> AtomicBatch<'db> {
         self.queue(delete::<T>(self.db, &Scope::Top, id))
     }
 
+    /// The writes of a subcollection type's documents under `parent`, queued into this
+    /// batch (and committed with the rest of it).
+    pub fn in_parent<'b, T: Subcollection>(
+        &'b mut self,
+        parent: &Parent<T>,
+    ) -> AtomicBatchIn<'b, 'db, T> {
+        AtomicBatchIn {
+            batch: self,
+            scope: Scope::under(parent),
+            marker: std::marker::PhantomData,
+        }
+    }
+
     fn queue(&mut self, write: Result<Write>) -> Result<&mut Self> {
         let write = write?;
         if self.writes.len() >= MAX_COMMIT_WRITES {
@@ -329,5 +341,63 @@ impl<'db> AtomicBatch<'db> {
             .commit_time
             .map(crate::stored::system_time)
             .unwrap_or_else(std::time::SystemTime::now))
+    }
+}
+
+/// An [`AtomicBatch`]'s writes under one parent document, for a subcollection type `T`
+/// ([`AtomicBatch::in_parent`]); each is the top-level write of the same name.
+#[derive(Debug)]
+pub struct AtomicBatchIn<'b, 'db, T> {
+    batch: &'b mut AtomicBatch<'db>,
+    scope: Scope,
+    marker: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<T: Subcollection> AtomicBatchIn<'_, '_, T> {
+    /// [`AtomicBatch::upsert`] under the parent.
+    pub fn upsert(&mut self, id: &str, document: &T) -> Result<&mut Self> {
+        self.queue(set(self.batch.db, &self.scope, id, document, Existing::Any))
+    }
+
+    /// [`AtomicBatch::insert`] under the parent.
+    pub fn insert(&mut self, id: &str, document: &T) -> Result<&mut Self> {
+        self.queue(set(
+            self.batch.db,
+            &self.scope,
+            id,
+            document,
+            Existing::Absent,
+        ))
+    }
+
+    /// [`AtomicBatch::update`] under the parent.
+    pub fn update(&mut self, id: &str, document: &T) -> Result<&mut Self> {
+        self.queue(set(
+            self.batch.db,
+            &self.scope,
+            id,
+            document,
+            Existing::Present,
+        ))
+    }
+
+    /// [`AtomicBatch::update_fields`] under the parent.
+    pub fn update_fields(
+        &mut self,
+        id: &str,
+        document: &T,
+        fields: &[Field<T>],
+    ) -> Result<&mut Self> {
+        self.queue(set_fields(self.batch.db, &self.scope, id, document, fields))
+    }
+
+    /// [`AtomicBatch::delete`] under the parent.
+    pub fn delete(&mut self, id: &str) -> Result<&mut Self> {
+        self.queue(delete::<T>(self.batch.db, &self.scope, id))
+    }
+
+    fn queue(&mut self, write: Result<Write>) -> Result<&mut Self> {
+        self.batch.queue(write)?;
+        Ok(self)
     }
 }

@@ -22,7 +22,8 @@ mod stored;
 mod stored_names;
 
 pub use atomic::{
-    AtomicBatch, InTransaction, MAX_COMMIT_WRITES, TransactionError, transaction_error,
+    AtomicBatch, AtomicBatchIn, InTransaction, MAX_COMMIT_WRITES, TransactionError,
+    transaction_error,
 };
 pub use collection::ShardedCollection;
 pub use document_id::check_document_id;

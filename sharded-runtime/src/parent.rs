@@ -161,15 +161,29 @@ impl Scope {
     /// The full path of the documents' parent: the database's documents root, or the parent
     /// document (for a group, the root every parent is under).
     pub(crate) fn parent_path(&self, db: &FirestoreDb) -> String {
+        self.parent_path_in(db.get_documents_path())
+    }
+
+    /// [`parent_path`](Self::parent_path) below the documents root `documents_path`.
+    fn parent_path_in(&self, documents_path: &str) -> String {
         match self {
-            Scope::Under(parent) => format!("{}/{parent}", db.get_documents_path()),
-            Scope::Top | Scope::Group => db.get_documents_path().to_owned(),
+            Scope::Under(parent) => format!("{documents_path}/{parent}"),
+            Scope::Top | Scope::Group => documents_path.to_owned(),
         }
     }
 
     /// The full name of document `id` of `T`'s collection here, the id checked first
     /// ([`check_document_id`](crate::check_document_id)); a group has no one parent.
     pub(crate) fn document_name<T: Sharded>(&self, db: &FirestoreDb, id: &str) -> Result<String> {
+        self.document_name_in::<T>(db.get_documents_path(), id)
+    }
+
+    /// [`document_name`](Self::document_name) below the documents root `documents_path`.
+    pub(crate) fn document_name_in<T: Sharded>(
+        &self,
+        documents_path: &str,
+        id: &str,
+    ) -> Result<String> {
         crate::check_document_id(id)?;
         self.check::<T>()?;
         if *self == Scope::Group {
@@ -178,7 +192,7 @@ impl Scope {
             ));
         }
         Ok(crate::stored::document_name(
-            &self.parent_path(db),
+            &self.parent_path_in(documents_path),
             T::COLLECTION,
             id,
         ))

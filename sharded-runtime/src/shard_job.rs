@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::bulk::{Backoff, BulkWriter, BulkWriterOptions, PendingWrite, WriteFailure};
 use crate::parent::Scope;
 use crate::partition::IdRange;
+use crate::query::order::compare_references;
 use crate::stored::{container_of, document_id, document_name, relative_path, shard_value};
 use crate::{Error, Result, Sharded, StatusCode};
 
@@ -191,6 +192,12 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
     /// among workers: each runs the job over its part, with its own checkpoint, and together
     /// they cover every document once). Give each worker's writer its share of the write rate
     /// ([`BulkWriterOptions::share_of`]).
+    ///
+    /// Over a collection group ([`Sharded::collection_group`](crate::Sharded::collection_group))
+    /// the range is of the first parents' ids (`rooms/{id}` for `parent = "rooms"`), since a
+    /// group's documents sort by path: each part takes whole parents, and the first and last
+    /// parts also any collection of the group under other parents. Parts are even when the
+    /// parents' ids are Firestore's generated ids.
     pub fn ids(self, ids: IdRange) -> Self {
         ShardJob { ids, ..self }
     }
@@ -223,12 +230,6 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
     pub async fn run(self, mut progress: impl FnMut(&Progress)) -> Result<Progress> {
         self.scope.check::<T>()?;
         let group = self.scope == Scope::Group;
-        if group && self.ids != IdRange::all() {
-            return Err(Error::InvalidOptions {
-                option: "ids",
-                expected: "every id for a job over a collection group (run parts per parent)",
-            });
-        }
         if let Some(checkpoint) = &self.resume {
             // Over a collection group a checkpoint is a path: `rooms/lobby/messages/m1`.
             let checked = match group {
@@ -236,7 +237,7 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
                 false => crate::check_document_id(&checkpoint.last_id),
             };
             checked.map_err(|error| Error::InvalidCursor(format!("checkpoint: {error}")))?;
-            if !group && !self.ids.contains(&checkpoint.last_id) {
+            if !self.covers(&checkpoint.last_id) {
                 return Err(Error::InvalidCursor(format!(
                     "checkpoint: `{}` is not in the job's id range {:?}",
                     checkpoint.last_id, self.ids
@@ -494,16 +495,33 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
         .await
     }
 
+    /// Where a bound of the job's id range lies, as a [`position`](Self::position): the id
+    /// itself, or over a collection group the path of the first parent with that id
+    /// (`rooms/AB`). A group's documents sort by path, segment by segment, so its parts split
+    /// the first parents' ids, and the first and last parts also take any collection of the
+    /// group that lies outside them.
+    fn bound_position(&self, bound: &str) -> String {
+        match self.scope {
+            Scope::Group => format!("{}/{bound}", T::DESCRIPTION.parent_collections[0]),
+            _ => bound.to_owned(),
+        }
+    }
+
+    /// Whether the document at `position` ([`position`](Self::position)) is the job's.
+    fn covers(&self, position: &str) -> bool {
+        let from = |bound: &str| compare_references(&self.bound_position(bound), position);
+        self.ids.start().is_none_or(|start| from(start).is_le())
+            && self.ids.end().is_none_or(|end| from(end).is_gt())
+    }
+
     /// The scan's bounds on `__name__`: the job's id range.
     fn id_filter(&self) -> Option<firestore::FirestoreQueryFilter> {
         use firestore::{FirestoreQueryFilter, FirestoreQueryFilterCompare};
-        let reference = |id: &str| {
+        let reference = |bound: &str| {
             FirestoreValue::from(Value {
-                value_type: Some(ValueType::ReferenceValue(document_name(
-                    &self.scope.parent_path(self.db),
-                    T::COLLECTION,
-                    id,
-                ))),
+                value_type: Some(ValueType::ReferenceValue(
+                    self.name_at(&self.bound_position(bound)),
+                )),
             })
         };
         let bounds: Vec<FirestoreQueryFilter> = [

@@ -11,14 +11,14 @@ use std::time::Duration;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sharded_emulator::fault_proxy::{FaultProxy, Faults};
 use sharded_runtime::StatusCode as Code;
 use sharded_runtime::bulk::{
     Backoff, BulkWriter, BulkWriterOptions, PendingWrite, Throttling, WriteFailure,
 };
 use sharded_runtime::firestore::FirestoreDb;
-use sharded_runtime::{Error, Sharded};
+use sharded_runtime::{Error, Parent, Sharded};
 use sharded_tests::migration::fast_retries;
 use sharded_tests::models::{Instrument, Price};
 use sharded_tests::{TestDb, all_documents, id_of, same_project_via, test_db};
@@ -33,6 +33,32 @@ fn instrument(n: u64) -> Instrument {
         exchange: format!("EX{}", n % 4),
         instrument_type: "commonstock".into(),
         timestamp: sharded_examples::at("2026-11-23T08:00:00Z"),
+    }
+}
+
+/// A subcollection type: its writes go to `rooms/{room}/notes/{id}`, with ids the top-level
+/// documents use too, so order is kept per full document name, not per id.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
+#[sharded(shards = 3, order_by = "at", parent = "rooms", collection = "notes")]
+struct Note {
+    n: u64,
+    at: i64,
+}
+
+/// Where a scripted document lives: the top-level `Instrument` collection, or a room's notes.
+#[derive(Debug, Clone)]
+struct Place {
+    room: Option<Parent<Note>>,
+    id: String,
+}
+
+impl Place {
+    /// The document's path below the database root.
+    fn path(&self) -> String {
+        match &self.room {
+            Some(room) => format!("{}/notes/{}", room.path(), self.id),
+            None => format!("{}/{}", Instrument::COLLECTION, self.id),
+        }
     }
 }
 
@@ -75,7 +101,19 @@ fn model(op: Op, state: Option<u64>) -> (Option<Code>, Option<u64>) {
     }
 }
 
-async fn queue(writer: &BulkWriter, id: &str, op: Op) -> PendingWrite {
+async fn queue(writer: &BulkWriter, place: &Place, op: Op) -> PendingWrite {
+    let id = place.id.as_str();
+    if let Some(room) = &place.room {
+        let notes = writer.in_parent(room);
+        let note = |n| Note { n, at: n as i64 };
+        return match op {
+            Op::Upsert(n) => notes.upsert(id, &note(n)).await,
+            Op::Update(n) => notes.update(id, &note(n)).await,
+            Op::Create(n) => notes.create(id, &note(n)).await,
+            Op::Delete => notes.delete(id).await,
+        }
+        .unwrap();
+    }
     match op {
         Op::Upsert(n) => writer.upsert(id, &instrument(n)).await,
         Op::Update(n) => writer.update(id, &instrument(n)).await,
@@ -89,7 +127,8 @@ async fn queue(writer: &BulkWriter, id: &str, op: Op) -> PendingWrite {
 /// upserts, updates, deletes and creates, all interleaved, through a proxy that loses
 /// requests and answers. Afterwards every document is what its writes, run one after the
 /// other in the order queued, leave; and every outcome the caller received is the one that
-/// order gives.
+/// order gives. A third of the documents are top-level, the rest under two parents, with
+/// the same ids in all three places.
 #[tokio::test]
 async fn writes_to_each_document_apply_in_the_order_queued_and_every_outcome_is_true() {
     let (mut retried_in_all, mut read_back_in_all, mut dropped_in_all) = (0, 0, 0);
@@ -107,7 +146,13 @@ async fn writes_to_each_document_apply_in_the_order_queued_and_every_outcome_is_
         )
         .await;
         let mut rng = StdRng::seed_from_u64(seed);
-        let ids: Vec<String> = (0..200).map(|k| format!("d{seed}-{k:03}")).collect();
+        let rooms = ["a", "b"].map(|room| Parent::<Note>::new(&[room]).unwrap());
+        let ids: Vec<Place> = (0..240)
+            .map(|k| Place {
+                room: (k % 3 > 0).then(|| rooms[k % 3 - 1].clone()),
+                id: format!("d{seed}-{:03}", k / 3),
+            })
+            .collect();
         let mut script: Vec<(usize, Op)> = Vec::new();
         let mut n = 0;
         for (k, _) in ids.iter().enumerate() {
@@ -137,6 +182,9 @@ async fn writes_to_each_document_apply_in_the_order_queued_and_every_outcome_is_
                 }),
         )
         .unwrap();
+        // A subcollection type's write without its parent is refused, nothing queued.
+        let orphan = writer.upsert("orphan", &Note { n: 0, at: 0 }).await;
+        assert!(matches!(orphan, Err(Error::InvalidParent(_))), "{orphan:?}");
         let mut pending = Vec::new();
         loop {
             let left: Vec<usize> = (0..ids.len())
@@ -170,7 +218,7 @@ async fn writes_to_each_document_apply_in_the_order_queued_and_every_outcome_is_
             if got != expected {
                 mismatches.push(format!(
                     "{} {op:?}: expected {expected:?}, got {outcome:?}",
-                    ids[k]
+                    ids[k].path()
                 ));
             }
             state[k] = after;
@@ -185,25 +233,35 @@ async fn writes_to_each_document_apply_in_the_order_queued_and_every_outcome_is_
             "seed {seed}: close reported another set of failures"
         );
 
-        let stored: HashMap<String, Instrument> = all_documents(&test.db, Instrument::COLLECTION)
-            .await
-            .iter()
-            .map(|document| {
-                let id = id_of(document).to_owned();
-                (
-                    id,
-                    sharded_runtime::firestore::FirestoreDb::deserialize_doc_to(document).unwrap(),
-                )
-            })
-            .collect();
+        // What each place holds: the number its last applied write carried.
+        let mut stored: HashMap<String, u64> = HashMap::new();
+        for document in all_documents(&test.db, Instrument::COLLECTION).await {
+            let instrument: Instrument = FirestoreDb::deserialize_doc_to(&document).unwrap();
+            assert_eq!(instrument, self::instrument(instrument.price.micros as u64));
+            let path = format!("{}/{}", Instrument::COLLECTION, id_of(&document));
+            stored.insert(path, instrument.price.micros as u64);
+        }
+        let notes = test.db.fluent().select().from("notes").all_descendants();
+        for document in notes.query().await.unwrap() {
+            let note: Note = FirestoreDb::deserialize_doc_to(&document).unwrap();
+            let path = document
+                .name
+                .split_once("/documents/")
+                .unwrap()
+                .1
+                .to_owned();
+            stored.insert(path, note.n);
+        }
+        assert!(stored.keys().any(|path| path.starts_with("rooms/")));
         let wrong: Vec<String> = ids
             .iter()
             .zip(&state)
-            .filter(|(id, expected)| stored.get(*id) != expected.map(instrument).as_ref())
-            .map(|(id, expected)| {
+            .filter(|(place, expected)| stored.get(&place.path()) != expected.as_ref())
+            .map(|(place, expected)| {
+                let path = place.path();
                 format!(
-                    "{id}: expected {expected:?}, stored {:?}",
-                    stored.get(id).map(|i| &i.symbol)
+                    "{path}: expected {expected:?}, stored {:?}",
+                    stored.get(&path)
                 )
             })
             .collect();

@@ -515,3 +515,94 @@ async fn a_backfill_over_the_collection_group_shards_every_parent() {
         .await;
     assert!(matches!(bad, Err(Error::InvalidCursor(_))), "{bad:?}");
 }
+
+/// A group backfill split into parts by the first parents' ids: parents with generated ids
+/// (as Firestore draws them), a legacy numeric id, and collections of the group under other
+/// parent collections (`aaa/..` sorts before `rooms`, `zzz/..` after). Each part scans
+/// exactly the documents whose first parent it holds, every document ends sharded, and a
+/// part refuses another part's checkpoint.
+#[tokio::test]
+async fn parts_of_a_group_backfill_cover_every_parent_once() {
+    use sharded_runtime::IdRange;
+    let test = test_db("subcollections-parts").await;
+    let db = &test.db;
+    let seed: u64 = rand::random();
+    println!("seed {seed}");
+    let mut rng = StdRng::seed_from_u64(seed);
+    let alphabet = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    let mut parents: Vec<(String, String)> = (0..24)
+        .map(|_| {
+            let id: String = (0..20)
+                .map(|_| alphabet[rng.random_range(0..62)] as char)
+                .collect();
+            ("rooms".to_owned(), id)
+        })
+        .collect();
+    parents.extend(
+        [("aaa", "x"), ("zzz", "y"), ("rooms", "__id7__")].map(|(c, id)| (c.into(), id.into())),
+    );
+    let parts = 4;
+    // Which part each document is in: its first parent's id's; before `rooms`, the first
+    // part; after it, the last.
+    let mut expected = vec![0u64; parts as usize];
+    let writer = db.create_simple_batch_writer().await.unwrap();
+    let mut batch = writer.new_batch();
+    for (collection, id) in &parents {
+        let part = match collection.as_str() {
+            "aaa" => 0,
+            "zzz" => parts - 1,
+            _ => (0..parts)
+                .find(|&part| IdRange::part(part, parts).unwrap().contains(id))
+                .unwrap(),
+        };
+        let count = rng.random_range(1..5);
+        expected[part as usize] += count;
+        for m in 0..count {
+            db.fluent()
+                .update()
+                .in_col(Message40::COLLECTION)
+                .document_id(format!("m{m}"))
+                .parent(db.parent_path(collection, id).unwrap())
+                .object(&serde_json::json!({ "author": "ann", "at": m, "n": m }))
+                .add_to_batch(&mut batch)
+                .unwrap();
+        }
+    }
+    batch.write().await.unwrap();
+    let total: u64 = expected.iter().sum();
+
+    let group = Message40::collection_group(db);
+    let mut first_checkpoints = Vec::new();
+    for part in 0..parts {
+        let ids = IdRange::part(part, parts).unwrap();
+        let census = group.backfill().ids(ids.clone()).verify().await.unwrap();
+        assert_eq!(census.missing, expected[part as usize], "part {part}");
+        let mut first = None;
+        let done = group
+            .backfill()
+            .ids(ids)
+            .page_size(3)
+            .run(|progress| {
+                if first.is_none() {
+                    first = progress.checkpoint.clone();
+                }
+            })
+            .await
+            .unwrap();
+        assert_eq!(done.scanned, expected[part as usize], "part {part}");
+        assert_eq!(done.updated, done.scanned, "part {part}");
+        first_checkpoints.push(first);
+    }
+    let census = group.verify().await.unwrap();
+    assert_eq!((census.current, census.outstanding()), (total, 0));
+    let first = first_checkpoints[0]
+        .clone()
+        .expect("the first part scanned");
+    let bad = group
+        .backfill()
+        .ids(IdRange::part(parts - 1, parts).unwrap())
+        .resume_from(first)
+        .run(|_| {})
+        .await;
+    assert!(matches!(bad, Err(Error::InvalidCursor(_))), "{bad:?}");
+}

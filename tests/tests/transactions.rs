@@ -11,7 +11,7 @@ use futures::FutureExt;
 use serde::{Deserialize, Serialize};
 use sharded_runtime::firestore::{FirestoreDb, FirestoreTransactionOptions};
 use sharded_runtime::{
-    AtomicBatch, Error, MAX_COMMIT_WRITES, Sharded, TransactionError, transaction_error,
+    AtomicBatch, Error, MAX_COMMIT_WRITES, Parent, Sharded, TransactionError, transaction_error,
 };
 use sharded_tests::test_db;
 
@@ -29,6 +29,18 @@ struct Counter {
 struct Entry {
     counter: String,
     value: i64,
+    at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
+#[sharded(
+    shards = 3,
+    order_by = "at",
+    parent = "rooms",
+    collection = "tx_messages"
+)]
+struct Message {
+    text: String,
     at: i64,
 }
 
@@ -189,4 +201,60 @@ async fn an_atomic_batch_applies_whole_or_not_at_all() {
         entries.verify().await.unwrap().current,
         2 + MAX_COMMIT_WRITES as u64
     );
+}
+
+/// Writes under parents join a batch through `in_parent` and commit with its top-level
+/// writes, whole or not at all; without a parent they are refused before anything is sent.
+#[tokio::test]
+async fn an_atomic_batch_writes_under_parents_too() {
+    let test = test_db("atomic-batch-parents").await;
+    let db = &test.db;
+    let message = |at| Message {
+        text: format!("m{at}"),
+        at,
+    };
+    let entry = Entry {
+        counter: "c".into(),
+        value: 1,
+        at: 1,
+    };
+    let [lobby, hall] = ["lobby", "hall"].map(|room| Parent::<Message>::new(&[room]).unwrap());
+    let mut batch = AtomicBatch::new(db);
+    batch.in_parent(&lobby).insert("m", &message(1)).unwrap();
+    batch
+        .in_parent(&hall)
+        .insert("m", &message(2))
+        .unwrap()
+        .upsert("n", &message(3))
+        .unwrap();
+    batch.upsert("e", &entry).unwrap();
+    assert!(matches!(
+        batch.upsert("m", &message(4)),
+        Err(Error::InvalidParent(_))
+    ));
+    assert_eq!(batch.len(), 4);
+    batch.commit().await.unwrap();
+    let in_room = |room| Message::collection_in(db, room);
+    assert_eq!(in_room(&lobby).get("m").await.unwrap(), Some(message(1)));
+    assert_eq!(in_room(&hall).get("m").await.unwrap(), Some(message(2)));
+    assert_eq!(in_room(&hall).get("n").await.unwrap(), Some(message(3)));
+    // Each under its parent, with its shard, as every sharded write.
+    for room in [&lobby, &hall] {
+        assert_eq!(in_room(room).verify().await.unwrap().missing, 0);
+    }
+
+    // One failing write under a parent fails the whole commit.
+    let mut batch = AtomicBatch::new(db);
+    batch.in_parent(&lobby).update("m", &message(10)).unwrap();
+    batch.delete::<Entry>("e").unwrap();
+    batch.in_parent(&hall).insert("m", &message(20)).unwrap();
+    assert!(batch.commit().await.is_err());
+    assert_eq!(in_room(&lobby).get("m").await.unwrap(), Some(message(1)));
+    assert!(Entry::collection(db).get("e").await.unwrap().is_some());
+
+    let mut batch = AtomicBatch::new(db);
+    batch.in_parent(&lobby).update("m", &message(10)).unwrap();
+    batch.in_parent(&lobby).delete("gone").unwrap();
+    batch.commit().await.unwrap();
+    assert_eq!(in_room(&lobby).get("m").await.unwrap(), Some(message(10)));
 }

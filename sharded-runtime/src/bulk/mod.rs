@@ -20,4 +20,4 @@ pub use outcome::{BulkStats, PendingWrite, WriteFailure, WriteOutcome};
 #[doc(hidden)]
 pub use rate_limiter::RateLimiter;
 pub use rate_limiter::Throttling;
-pub use writer::BulkWriter;
+pub use writer::{BulkWriter, BulkWriterIn};

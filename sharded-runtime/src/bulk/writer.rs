@@ -15,7 +15,8 @@ use super::options::BulkWriterOptions;
 use super::outcome::{BulkStats, PendingWrite, Shared};
 use crate::collection::serialize;
 use crate::document_id::check_document_id;
-use crate::{Error, Result, Sharded};
+use crate::parent::Scope;
+use crate::{Error, Parent, Result, Sharded, Subcollection};
 
 /// Writes many documents at the rate Firestore's best practices allow, with Google's bulk
 /// writers' batching, retries and guarantees.
@@ -103,13 +104,14 @@ impl BulkWriter {
     /// Creates or replaces the sharded document `id`, its shard drawn as on every write path.
     /// The id and the document are checked now; on an error nothing is queued.
     pub async fn upsert<T: Sharded>(&self, id: &str, document: &T) -> Result<PendingWrite> {
-        self.write_sharded(id, document, None).await
+        self.write_sharded(&Scope::Top, id, document, None).await
     }
 
     /// Creates the sharded document `id`; fails (in its [`PendingWrite`]) with ALREADY_EXISTS
     /// if it exists.
     pub async fn create<T: Sharded>(&self, id: &str, document: &T) -> Result<PendingWrite> {
         self.write_sharded(
+            &Scope::Top,
             id,
             document,
             Some(precondition::ConditionType::Exists(false)),
@@ -121,6 +123,7 @@ impl BulkWriter {
     /// [`PendingWrite`]) with NOT_FOUND if it does not exist.
     pub async fn update<T: Sharded>(&self, id: &str, document: &T) -> Result<PendingWrite> {
         self.write_sharded(
+            &Scope::Top,
             id,
             document,
             Some(precondition::ConditionType::Exists(true)),
@@ -131,12 +134,12 @@ impl BulkWriter {
     /// A whole sharded document under `id`, checked and with its shard drawn, queued.
     async fn write_sharded<T: Sharded>(
         &self,
+        scope: &Scope,
         id: &str,
         document: &T,
         condition: Option<precondition::ConditionType>,
     ) -> Result<PendingWrite> {
-        check_document_id(id)?;
-        let name = self.sharded_name::<T>(id)?;
+        let name = scope.document_name_in::<T>(&self.documents_path, id)?;
         let document = serialize(document, &name)?;
         self.note_created(id);
         self.queue(Write {
@@ -154,8 +157,16 @@ impl BulkWriter {
     /// the id. Fails (in its [`PendingWrite`]) if the id exists, which is as likely as
     /// guessing 119 random bits.
     pub async fn insert<T: Sharded>(&self, document: &T) -> Result<(String, PendingWrite)> {
+        self.insert_sharded(&Scope::Top, document).await
+    }
+
+    async fn insert_sharded<T: Sharded>(
+        &self,
+        scope: &Scope,
+        document: &T,
+    ) -> Result<(String, PendingWrite)> {
         let id = crate::document_id::generate_document_id();
-        let name = self.sharded_name::<T>(&id)?;
+        let name = scope.document_name_in::<T>(&self.documents_path, &id)?;
         let document = serialize(document, &name)?;
         let pending = self
             .queue(Write {
@@ -171,8 +182,11 @@ impl BulkWriter {
 
     /// Deletes the sharded document `id`; deleting a missing document succeeds.
     pub async fn delete<T: Sharded>(&self, id: &str) -> Result<PendingWrite> {
-        check_document_id(id)?;
-        let name = self.sharded_name::<T>(id)?;
+        self.delete_sharded::<T>(&Scope::Top, id).await
+    }
+
+    async fn delete_sharded<T: Sharded>(&self, scope: &Scope, id: &str) -> Result<PendingWrite> {
+        let name = scope.document_name_in::<T>(&self.documents_path, id)?;
         self.queue(Write {
             operation: Some(Operation::Delete(name)),
             ..Write::default()
@@ -258,12 +272,15 @@ impl BulkWriter {
         self.shared.stats().clone()
     }
 
-    /// The name of `T`'s document `id`: top-level collections only, for now, so a
-    /// subcollection type's write is [`Error::InvalidParent`](crate::Error::InvalidParent)
-    /// before anything is queued.
-    fn sharded_name<T: Sharded>(&self, id: &str) -> Result<String> {
-        crate::parent::Scope::Top.check::<T>()?;
-        Ok(self.document_name(T::COLLECTION, id))
+    /// The writes of a subcollection type's documents under `parent`: the same writes, with
+    /// the same guarantees, as the top-level ones (which refuse a subcollection type with
+    /// [`Error::InvalidParent`] before queuing).
+    pub fn in_parent<'w, T: Subcollection>(&'w self, parent: &Parent<T>) -> BulkWriterIn<'w, T> {
+        BulkWriterIn {
+            writer: self,
+            scope: Scope::under(parent),
+            marker: std::marker::PhantomData,
+        }
     }
 
     fn document_name(&self, collection: &str, id: &str) -> String {
@@ -283,5 +300,49 @@ impl BulkWriter {
                 super::sequential_ids::RUN,
             );
         }
+    }
+}
+
+/// A [`BulkWriter`]'s writes under one parent document, for a subcollection type `T`
+/// ([`BulkWriter::in_parent`]); each is the top-level write of the same name.
+#[derive(Debug)]
+pub struct BulkWriterIn<'w, T> {
+    writer: &'w BulkWriter,
+    scope: Scope,
+    marker: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<T: Subcollection> BulkWriterIn<'_, T> {
+    /// [`BulkWriter::upsert`] under the parent.
+    pub async fn upsert(&self, id: &str, document: &T) -> Result<PendingWrite> {
+        self.writer
+            .write_sharded(&self.scope, id, document, None)
+            .await
+    }
+
+    /// [`BulkWriter::create`] under the parent.
+    pub async fn create(&self, id: &str, document: &T) -> Result<PendingWrite> {
+        let absent = Some(precondition::ConditionType::Exists(false));
+        self.writer
+            .write_sharded(&self.scope, id, document, absent)
+            .await
+    }
+
+    /// [`BulkWriter::update`] under the parent.
+    pub async fn update(&self, id: &str, document: &T) -> Result<PendingWrite> {
+        let present = Some(precondition::ConditionType::Exists(true));
+        self.writer
+            .write_sharded(&self.scope, id, document, present)
+            .await
+    }
+
+    /// [`BulkWriter::insert`] under the parent.
+    pub async fn insert(&self, document: &T) -> Result<(String, PendingWrite)> {
+        self.writer.insert_sharded(&self.scope, document).await
+    }
+
+    /// [`BulkWriter::delete`] under the parent.
+    pub async fn delete(&self, id: &str) -> Result<PendingWrite> {
+        self.writer.delete_sharded::<T>(&self.scope, id).await
     }
 }
