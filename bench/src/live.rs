@@ -278,7 +278,7 @@ fn forward<T: Sharded + Clone>(
             let ids = snapshot
                 .documents
                 .into_iter()
-                .map(|stored| stored.id)
+                .map(|stored| stored.id.clone())
                 .collect();
             if events.send((Instant::now(), ids)).is_err() {
                 break;

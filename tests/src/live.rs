@@ -99,10 +99,13 @@ pub async fn write_randomly<T: Reading>(db: FirestoreDb, seed: u64, ids: u32, op
 }
 
 /// What a snapshot shows of each document: id and value.
-pub fn shown<T: Clone>(documents: &[Stored<T>]) -> Vec<(String, T)> {
+pub fn shown<T: Clone, S: std::borrow::Borrow<Stored<T>>>(documents: &[S]) -> Vec<(String, T)> {
     documents
         .iter()
-        .map(|stored| (stored.id.clone(), stored.document.clone()))
+        .map(|stored| {
+            let stored = stored.borrow();
+            (stored.id.clone(), stored.document.clone())
+        })
         .collect()
 }
 
@@ -110,9 +113,9 @@ pub fn shown<T: Clone>(documents: &[Stored<T>]) -> Vec<(String, T)> {
 /// SDKs' `docChanges()`: each change removes at its old index (checking that the document
 /// there is the one it names, as it was) and inserts its document at its new index.
 pub fn apply_changes<T: Clone + PartialEq + std::fmt::Debug>(
-    previous: &[Stored<T>],
+    previous: &[Arc<Stored<T>>],
     snapshot: &QuerySnapshot<T>,
-) -> Vec<Stored<T>> {
+) -> Vec<Arc<Stored<T>>> {
     let mut list = previous.to_vec();
     for change in &snapshot.changes {
         if let Some(old) = change.old_index {
@@ -138,7 +141,7 @@ pub fn apply_changes<T: Clone + PartialEq + std::fmt::Debug>(
 /// Checks every snapshot against its predecessor and its own invariants.
 pub fn check_snapshots<T: Reading>(snapshots: &[QuerySnapshot<T>], limit: Option<usize>) {
     assert!(!snapshots.is_empty());
-    let mut previous: Vec<Stored<T>> = Vec::new();
+    let mut previous: Vec<Arc<Stored<T>>> = Vec::new();
     for (n, snapshot) in snapshots.iter().enumerate() {
         let ids: HashSet<&str> = snapshot.documents.iter().map(|s| s.id.as_str()).collect();
         assert_eq!(

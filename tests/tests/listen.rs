@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use futures::StreamExt;
-use sharded_runtime::{Cursor, Error, ListenOptions};
+use sharded_runtime::{Cursor, Error, ListenOptions, Sharded};
 use sharded_tests::live::{Reading, SixtyFour, Three, listen_while_writing};
 use sharded_tests::test_db;
 
@@ -163,4 +163,57 @@ async fn an_invalid_query_is_refused_before_listening() {
         Three::query().all().limit(0).listen(&test.db),
         Err(Error::InvalidQuery(_))
     ));
+}
+
+/// A type without `Clone`: listening needs none, since snapshots share documents.
+#[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize, Sharded)]
+#[sharded(shards = 40, order_by = "at", collection = "shared_readings")]
+struct Unclonable {
+    at: i64,
+    text: String,
+}
+
+/// Consecutive snapshots share the documents that did not change (the same allocation, no
+/// copy); a changed one is new, and its change carries the very document the snapshot holds.
+#[tokio::test]
+async fn snapshots_share_the_documents_that_did_not_change() {
+    use std::sync::Arc;
+    let test = test_db("listen-shared").await;
+    let db = &test.db;
+    let readings = Unclonable::collection(db);
+    for at in 0..5 {
+        let text = format!("r{at}");
+        readings
+            .upsert(
+                &text,
+                &Unclonable {
+                    at,
+                    text: text.clone(),
+                },
+            )
+            .await
+            .unwrap();
+    }
+    let mut stream = Unclonable::query().all().listen(db).unwrap();
+    let first = stream.next().await.unwrap().unwrap();
+    assert_eq!(first.documents.len(), 5);
+    readings
+        .upsert(
+            "r2",
+            &Unclonable {
+                at: 2,
+                text: "changed".into(),
+            },
+        )
+        .await
+        .unwrap();
+    let next = stream.next().await.unwrap().unwrap();
+    assert_eq!(next.documents.len(), 5);
+    for (before, after) in first.documents.iter().zip(&next.documents) {
+        assert_eq!(before.id, after.id);
+        assert_eq!(Arc::ptr_eq(before, after), after.id != "r2", "{}", after.id);
+    }
+    assert_eq!(next.changes.len(), 1);
+    assert_eq!(next.changes[0].document.document.text, "changed");
+    assert!(Arc::ptr_eq(&next.changes[0].document, &next.documents[2]));
 }

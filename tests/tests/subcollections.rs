@@ -78,10 +78,10 @@ const ROOMS: usize = 6;
 const AUTHORS: [&str; 2] = ["ann", "bob"];
 
 /// (parent, id) of each document, in order.
-fn places<T>(stored: &[Stored<T>]) -> Vec<(Option<String>, String)> {
+fn places<T, S: std::borrow::Borrow<Stored<T>>>(stored: &[S]) -> Vec<(Option<String>, String)> {
     stored
         .iter()
-        .map(|s| (s.parent.clone(), s.id.clone()))
+        .map(|s| (s.borrow().parent.clone(), s.borrow().id.clone()))
         .collect()
 }
 

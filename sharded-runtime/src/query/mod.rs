@@ -497,10 +497,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
     /// and read again if the stream left it short, which the emulator was seen to do.
     /// [`ListenOptions`] set the reconnections, an idle timeout, and checkpoints to resume
     /// from after a restart ([`listen_from`](Self::listen_from)).
-    pub fn listen(&self, db: &FirestoreDb) -> Result<listen::SnapshotStream<T>>
-    where
-        T: Clone,
-    {
+    pub fn listen(&self, db: &FirestoreDb) -> Result<listen::SnapshotStream<T>> {
         self.listen_with(db, ListenOptions::default())
     }
 
@@ -509,10 +506,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         &self,
         db: &FirestoreDb,
         options: ListenOptions,
-    ) -> Result<listen::SnapshotStream<T>>
-    where
-        T: Clone,
-    {
+    ) -> Result<listen::SnapshotStream<T>> {
         self.listener(db, options, None)
     }
 
@@ -528,10 +522,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         db: &FirestoreDb,
         checkpoint: ListenCheckpoint,
         options: ListenOptions,
-    ) -> Result<listen::SnapshotStream<T>>
-    where
-        T: Clone,
-    {
+    ) -> Result<listen::SnapshotStream<T>> {
         self.listener(db, options, Some(checkpoint))
     }
 
@@ -540,10 +531,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         db: &FirestoreDb,
         options: ListenOptions,
         checkpoint: Option<ListenCheckpoint>,
-    ) -> Result<listen::SnapshotStream<T>>
-    where
-        T: Clone,
-    {
+    ) -> Result<listen::SnapshotStream<T>> {
         options.validate()?;
         let prepared = self.prepare(db)?;
         let queries = prepared

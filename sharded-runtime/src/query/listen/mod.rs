@@ -8,6 +8,7 @@
 //! exactly one target, and the merge keeps one copy of a name in any case.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use firestore::FirestoreDb;
@@ -34,8 +35,11 @@ use targets::{ChunkTarget, ChunkTargets, Step};
 /// One state of a live query's results.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QuerySnapshot<T> {
-    /// The matching documents in query order: the first `limit` of them when limited.
-    pub documents: Vec<Stored<T>>,
+    /// The matching documents in query order: the first `limit` of them when limited. Each
+    /// is shared with the snapshots before and after it that hold the same version of the
+    /// document (as the Firebase SDKs share document snapshots), so a snapshot costs no copy
+    /// of the documents that did not change.
+    pub documents: Vec<Arc<Stored<T>>>,
     /// What changed since the previous snapshot of the stream (for the first, every document
     /// is `Added`; for the first of a listener resumed from a checkpoint, what changed since
     /// the checkpoint's snapshot), as the Firebase SDKs' `docChanges()`: applied one after the other, in
@@ -44,7 +48,8 @@ pub struct QuerySnapshot<T> {
     ///
     /// ```
     /// # use sharded_runtime::{DocumentChange, Stored};
-    /// fn apply<T: Clone>(list: &mut Vec<Stored<T>>, changes: &[DocumentChange<T>]) {
+    /// # use std::sync::Arc;
+    /// fn apply<T>(list: &mut Vec<Arc<Stored<T>>>, changes: &[DocumentChange<T>]) {
     ///     for change in changes {
     ///         if let Some(old) = change.old_index {
     ///             list.remove(old);
@@ -69,8 +74,9 @@ pub struct QuerySnapshot<T> {
 pub struct DocumentChange<T> {
     /// Added, modified or removed.
     pub kind: ChangeKind,
-    /// The document: as it is now, or as it was when removed.
-    pub document: Stored<T>,
+    /// The document: as it is now, or as it was when removed (the same one the snapshots
+    /// hold).
+    pub document: Arc<Stored<T>>,
     /// Its position once every earlier change of the list is applied, before this one;
     /// `None` when added.
     pub old_index: Option<usize>,
@@ -178,7 +184,7 @@ pub(crate) struct Listener<T> {
     limit: Option<usize>,
     order: fn(&Document, &Document) -> std::cmp::Ordering,
     /// What the last snapshot showed (for a resumed listener, what its checkpoint did).
-    shown: Vec<Shown<Stored<T>>>,
+    shown: Vec<Shown<Arc<Stored<T>>>>,
     /// No snapshot emitted yet: the next is emitted even if nothing changed.
     first: bool,
     /// The query's identity in checkpoints.
@@ -190,7 +196,7 @@ pub(crate) struct Listener<T> {
     done: bool,
 }
 
-impl<T: Sharded + Clone> Listener<T> {
+impl<T: Sharded> Listener<T> {
     pub(crate) fn new(
         db: &FirestoreDb,
         parent: String,
@@ -212,7 +218,7 @@ impl<T: Sharded + Clone> Listener<T> {
             }
             targets.restore(resume.targets);
             let documents = targets.merged(order, limit);
-            (_, shown) = changes::diff(Vec::new(), &documents, order, Stored::from_document)?;
+            (_, shown) = changes::diff(Vec::new(), &documents, order, shared)?;
         }
         Ok(Listener {
             db: db.clone(),
@@ -410,8 +416,7 @@ impl<T: Sharded + Clone> Listener<T> {
     fn snapshot(&mut self, read_time: Timestamp) -> Result<Option<QuerySnapshot<T>>> {
         let documents = self.targets.merged(self.order, self.limit);
         let previous = std::mem::take(&mut self.shown);
-        let (changes, shown) =
-            changes::diff(previous, &documents, self.order, Stored::from_document)?;
+        let (changes, shown) = changes::diff(previous, &documents, self.order, shared)?;
         let first = std::mem::take(&mut self.first);
         let unchanged = changes.is_empty() && !first;
         let checkpoint = (self.options.checkpoints && !unchanged).then(|| ListenCheckpoint {
@@ -420,7 +425,7 @@ impl<T: Sharded + Clone> Listener<T> {
             targets: self.targets.checkpoint(),
         });
         let snapshot = QuerySnapshot {
-            documents: shown.iter().map(|shown| shown.value.clone()).collect(),
+            documents: shown.iter().map(|shown| Arc::clone(&shown.value)).collect(),
             changes: changes
                 .into_iter()
                 .map(|change| DocumentChange {
@@ -480,4 +485,9 @@ fn add_target(db: &FirestoreDb, parent: &str, target: &ChunkTarget) -> ListenReq
         })),
         ..Default::default()
     }
+}
+
+/// A document as snapshots show it, shared by every snapshot that holds this version of it.
+fn shared<T: Sharded>(document: &Document) -> Result<Arc<Stored<T>>> {
+    Stored::from_document(document).map(Arc::new)
 }
