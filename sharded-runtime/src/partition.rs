@@ -10,6 +10,7 @@
 //! may be spread otherwise; the parts still cover every id exactly once, only less evenly,
 //! and [`IdRange::new`] takes boundaries of your choice.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 
 use serde::{Deserialize, Serialize};
@@ -97,13 +98,29 @@ impl IdRange {
 
     /// Whether `id` is in the range.
     pub fn contains(&self, id: &str) -> bool {
+        self.contains_under(None, id)
+    }
+
+    /// Whether `position` is in the range, each bound taken as [`bound_under`]`(prefix, ..)`:
+    /// the id itself, or a path below `prefix` (a collection group's parts split the first
+    /// parents' ids, `rooms/{id}`).
+    pub(crate) fn contains_under(&self, prefix: Option<&str>, position: &str) -> bool {
+        let bound = |bound: &str| compare_references(&bound_under(prefix, bound), position);
         self.start
             .as_deref()
-            .is_none_or(|start| compare_references(start, id) != Ordering::Greater)
+            .is_none_or(|start| bound(start) != Ordering::Greater)
             && self
                 .end
                 .as_deref()
-                .is_none_or(|end| compare_references(id, end) == Ordering::Less)
+                .is_none_or(|end| bound(end) == Ordering::Greater)
+    }
+}
+
+/// Where a range's bound lies below `prefix`: `{prefix}/{bound}`, or the bound itself.
+pub(crate) fn bound_under<'a>(prefix: Option<&str>, bound: &'a str) -> Cow<'a, str> {
+    match prefix {
+        Some(prefix) => Cow::Owned(format!("{prefix}/{bound}")),
+        None => Cow::Borrowed(bound),
     }
 }
 

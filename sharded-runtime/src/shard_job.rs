@@ -13,8 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bulk::{Backoff, BulkWriter, BulkWriterOptions, PendingWrite, WriteFailure};
 use crate::parent::Scope;
-use crate::partition::IdRange;
-use crate::query::order::compare_references;
+use crate::partition::{IdRange, bound_under};
 use crate::stored::{container_of, document_id, document_name, relative_path, shard_value};
 use crate::{Error, Result, Sharded, StatusCode};
 
@@ -237,7 +236,10 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
                 false => crate::check_document_id(&checkpoint.last_id),
             };
             checked.map_err(|error| Error::InvalidCursor(format!("checkpoint: {error}")))?;
-            if !self.covers(&checkpoint.last_id) {
+            if !self
+                .ids
+                .contains_under(self.bound_prefix(), &checkpoint.last_id)
+            {
                 return Err(Error::InvalidCursor(format!(
                     "checkpoint: `{}` is not in the job's id range {:?}",
                     checkpoint.last_id, self.ids
@@ -495,23 +497,22 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
         .await
     }
 
-    /// Where a bound of the job's id range lies, as a [`position`](Self::position): the id
-    /// itself, or over a collection group the path of the first parent with that id
-    /// (`rooms/AB`). A group's documents sort by path, segment by segment, so its parts split
-    /// the first parents' ids, and the first and last parts also take any collection of the
-    /// group that lies outside them.
-    fn bound_position(&self, bound: &str) -> String {
+    /// What the job's id range bounds are below: nothing (they are ids), or over a collection
+    /// group the first collection of the type's path (`rooms` for `parent = "rooms"`, the
+    /// collection itself for a top-level type). A group's documents sort by path, segment by
+    /// segment, so its parts split the first parents' ids (`rooms/AB`), and the first and last
+    /// parts also take any collection of the group that lies outside them.
+    fn bound_prefix(&self) -> Option<&'static str> {
         match self.scope {
-            Scope::Group => format!("{}/{bound}", T::DESCRIPTION.parent_collections[0]),
-            _ => bound.to_owned(),
+            Scope::Group => Some(
+                T::DESCRIPTION
+                    .parent_collections
+                    .first()
+                    .copied()
+                    .unwrap_or(T::COLLECTION),
+            ),
+            _ => None,
         }
-    }
-
-    /// Whether the document at `position` ([`position`](Self::position)) is the job's.
-    fn covers(&self, position: &str) -> bool {
-        let from = |bound: &str| compare_references(&self.bound_position(bound), position);
-        self.ids.start().is_none_or(|start| from(start).is_le())
-            && self.ids.end().is_none_or(|end| from(end).is_gt())
     }
 
     /// The scan's bounds on `__name__`: the job's id range.
@@ -520,7 +521,7 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
         let reference = |bound: &str| {
             FirestoreValue::from(Value {
                 value_type: Some(ValueType::ReferenceValue(
-                    self.name_at(&self.bound_position(bound)),
+                    self.name_at(&bound_under(self.bound_prefix(), bound)),
                 )),
             })
         };

@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 use sharded_runtime::__private::compare_references;
 use sharded_runtime::firestore::{FirestoreDb, FirestoreQueryDirection, FirestoreQueryOrder};
 use sharded_runtime::{
-    Cursor, Error, InGroup, Number, NumericField, Parent, Reach, Sharded, ShardedQuery, Stored,
-    WholeCollection, query_id,
+    CollectionGroup, Cursor, Error, InGroup, Number, NumericField, Parent, Reach, Sharded,
+    ShardedQuery, Stored, WholeCollection, query_id,
 };
 use sharded_tests::test_db;
 
@@ -516,67 +516,105 @@ async fn a_backfill_over_the_collection_group_shards_every_parent() {
     assert!(matches!(bad, Err(Error::InvalidCursor(_))), "{bad:?}");
 }
 
-/// A group backfill split into parts by the first parents' ids: parents with generated ids
-/// (as Firestore draws them), a legacy numeric id, and collections of the group under other
-/// parent collections (`aaa/..` sorts before `rooms`, `zzz/..` after). Each part scans
-/// exactly the documents whose first parent it holds, every document ends sharded, and a
-/// part refuses another part's checkpoint.
-#[tokio::test]
-async fn parts_of_a_group_backfill_cover_every_parent_once() {
+/// A top-level type declaring `collection_group`: its group is its own collection plus any
+/// collection with its id under other documents.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
+#[sharded(shards = 3, order_by = "at", collection = "feed", collection_group)]
+struct Post {
+    at: i64,
+}
+
+/// A group backfill of `T` split into 4 parts by the ids under the first collection of its
+/// path (`rooms/{id}` for a subcollection type, `{collection}/{id}` for a top-level one):
+/// generated ids (as Firestore draws them) and a legacy numeric id there, and collections of
+/// the group under other collections (`aaa/..` sorts before, `zzz/..` after). Each part
+/// scans exactly the documents it holds, every document ends sharded, and a part refuses
+/// another part's checkpoint.
+async fn parts_of_a_group_backfill_cover_every_document_once<T: CollectionGroup>(name: &str) {
     use sharded_runtime::IdRange;
-    let test = test_db("subcollections-parts").await;
+    let test = test_db(name).await;
     let db = &test.db;
     let seed: u64 = rand::random();
-    println!("seed {seed}");
+    println!("{name}: seed {seed}");
     let mut rng = StdRng::seed_from_u64(seed);
+    let first = T::DESCRIPTION
+        .parent_collections
+        .first()
+        .copied()
+        .unwrap_or(T::COLLECTION);
     let alphabet = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-    let mut parents: Vec<(String, String)> = (0..24)
+    let mut ids: Vec<String> = (0..24)
         .map(|_| {
-            let id: String = (0..20)
+            (0..20)
                 .map(|_| alphabet[rng.random_range(0..62)] as char)
-                .collect();
-            ("rooms".to_owned(), id)
+                .collect()
         })
+        .chain(["__id7__".to_owned()])
         .collect();
-    parents.extend(
-        [("aaa", "x"), ("zzz", "y"), ("rooms", "__id7__")].map(|(c, id)| (c.into(), id.into())),
-    );
+    ids.sort();
     let parts = 4;
-    // Which part each document is in: its first parent's id's; before `rooms`, the first
-    // part; after it, the last.
+    let part_of = |id: &str| {
+        (0..parts)
+            .find(|&part| IdRange::part(part, parts).unwrap().contains(id))
+            .unwrap() as usize
+    };
     let mut expected = vec![0u64; parts as usize];
     let writer = db.create_simple_batch_writer().await.unwrap();
     let mut batch = writer.new_batch();
-    for (collection, id) in &parents {
-        let part = match collection.as_str() {
-            "aaa" => 0,
-            "zzz" => parts - 1,
-            _ => (0..parts)
-                .find(|&part| IdRange::part(part, parts).unwrap().contains(id))
-                .unwrap(),
+    let mut write = |parent: Option<String>, id: String, at: i64| {
+        let update = db.fluent().update().in_col(T::COLLECTION).document_id(id);
+        let update = match parent {
+            Some(parent) => update.parent(parent),
+            None => update,
         };
-        let count = rng.random_range(1..5);
-        expected[part as usize] += count;
-        for m in 0..count {
-            db.fluent()
-                .update()
-                .in_col(Message40::COLLECTION)
-                .document_id(format!("m{m}"))
-                .parent(db.parent_path(collection, id).unwrap())
-                .object(&serde_json::json!({ "author": "ann", "at": m, "n": m }))
-                .add_to_batch(&mut batch)
-                .unwrap();
+        update
+            .object(&serde_json::json!({ "author": "ann", "at": at, "n": at }))
+            .add_to_batch(&mut batch)
+            .unwrap();
+    };
+    // Under the first collection of the type's path: the part of the id there.
+    for id in &ids {
+        match T::DESCRIPTION.parent_collections.is_empty() {
+            true => {
+                write(None, id.clone(), 0);
+                expected[part_of(id)] += 1;
+            }
+            false => {
+                let count = rng.random_range(1..5);
+                for m in 0..count {
+                    write(
+                        Some(db.parent_path(first, id).unwrap().to_string()),
+                        format!("m{m}"),
+                        m,
+                    );
+                }
+                expected[part_of(id)] += count as u64;
+            }
+        }
+    }
+    // Under collections that sort before and after it: the first and the last part.
+    for (collection, part) in [("aaa", 0), ("zzz", parts as usize - 1)] {
+        for m in 0..rng.random_range(1..4) {
+            write(
+                Some(db.parent_path(collection, "x").unwrap().to_string()),
+                format!("m{m}"),
+                m,
+            );
+            expected[part] += 1;
         }
     }
     batch.write().await.unwrap();
     let total: u64 = expected.iter().sum();
 
-    let group = Message40::collection_group(db);
+    let group = T::collection_group(db);
     let mut first_checkpoints = Vec::new();
     for part in 0..parts {
         let ids = IdRange::part(part, parts).unwrap();
         let census = group.backfill().ids(ids.clone()).verify().await.unwrap();
-        assert_eq!(census.missing, expected[part as usize], "part {part}");
+        assert_eq!(
+            census.missing, expected[part as usize],
+            "{name} part {part}"
+        );
         let mut first = None;
         let done = group
             .backfill()
@@ -589,8 +627,8 @@ async fn parts_of_a_group_backfill_cover_every_parent_once() {
             })
             .await
             .unwrap();
-        assert_eq!(done.scanned, expected[part as usize], "part {part}");
-        assert_eq!(done.updated, done.scanned, "part {part}");
+        assert_eq!(done.scanned, expected[part as usize], "{name} part {part}");
+        assert_eq!(done.updated, done.scanned, "{name} part {part}");
         first_checkpoints.push(first);
     }
     let census = group.verify().await.unwrap();
@@ -605,4 +643,15 @@ async fn parts_of_a_group_backfill_cover_every_parent_once() {
         .run(|_| {})
         .await;
     assert!(matches!(bad, Err(Error::InvalidCursor(_))), "{bad:?}");
+}
+
+#[tokio::test]
+async fn parts_of_a_group_backfill_cover_every_parent_once() {
+    parts_of_a_group_backfill_cover_every_document_once::<Message40>("subcollections-parts").await;
+}
+
+/// A top-level type's group has no parent collection: its parts split its own ids.
+#[tokio::test]
+async fn parts_of_a_top_level_types_group_backfill_cover_every_document_once() {
+    parts_of_a_group_backfill_cover_every_document_once::<Post>("top-level-group-parts").await;
 }
