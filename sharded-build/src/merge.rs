@@ -58,6 +58,7 @@ impl Managed {
                 aggregate_fields: Vec::new(),
                 shard_values: shard_values.to_vec(),
                 previous_shard_values: Vec::new(),
+                retired_shard_values: Vec::new(),
                 reshard_since: None,
                 parent_collections: Vec::new(),
                 collection_group: false,
@@ -187,7 +188,7 @@ pub fn merge(
     for m in &current {
         shard_sets.insert(
             m.description.collection.clone(),
-            m.description.shard_values.clone(),
+            declared_values(&m.description),
         );
     }
     check_other_crates(crate_name, &current, &crates)?;
@@ -371,6 +372,7 @@ fn check_other_crates(
                     m.description.direction,
                     m.description.shard_values.clone(),
                     m.description.previous_shard_values.clone(),
+                    m.description.retired_shard_values.clone(),
                 )
             };
             if how(ours) != how(theirs) {
@@ -428,12 +430,14 @@ fn managed_collections(types: &[ShardedType]) -> Result<Vec<Managed>, String> {
                 if (
                     &m.description.shard_values,
                     &m.description.previous_shard_values,
+                    &m.description.retired_shard_values,
                 ) != (
                     &entry.description.shard_values,
                     &entry.description.previous_shard_values,
+                    &entry.description.retired_shard_values,
                 ) {
                     return Err(format!(
-                        "`{}` ({}) and `{}` ({}) both use the collection `{}` with different shard values ({} and {}): each would miss the documents the other writes to values it does not query; give them the same `shards`, `shard_values` or `writes_per_second` (and `previous(...)`)",
+                        "`{}` ({}) and `{}` ({}) both use the collection `{}` with different shard values ({} and {}): each would miss the documents the other writes to values it does not query; give them the same `shards`, `shard_values` or `writes_per_second` (and `previous(...)`, `retired(...)`)",
                         first.name,
                         first.file.display(),
                         t.name,
@@ -491,13 +495,15 @@ fn keep_user_settings(existing: Value, ours: &Value) -> (Value, usize) {
 }
 
 /// A collection whose shard set lost values since the last build recorded it would hide every
-/// document stored with them from every query: refused, unless the values were retired
-/// through `previous(...)`. Growing keeps the old values and is safe; so is removing the type
-/// altogether.
+/// document stored with them from every query: refused. Growing keeps the old values and is
+/// safe; so is removing the type altogether.
 ///
-/// The one path that drops values: declare the old set as `previous(...)` (this build records
-/// it, and queries read both sets), rebalance, verify, and only then drop `previous(...)`,
-/// which the next build accepts because the values it drops were recorded as previous only.
+/// The one path that drops values: declare the old set as `previous(...)` (queries read both
+/// sets while writes move to the new one), rebalance, and then turn `previous(...)` into
+/// `retired(...)`: queries read the new set only, and first check, once per process and
+/// scope, that no document holds a retired value (`Error::NotRebalanced` if one does). A
+/// value once recorded stays declared (current, previous or retired), so no build can drop
+/// it unchecked.
 fn check_shard_sets(
     previous: &[Managed],
     current: &[Managed],
@@ -510,17 +516,10 @@ fn check_shard_sets(
         else {
             continue;
         };
-        let read_now = |value: &String| {
-            now.description.shard_values.contains(value)
-                || now.description.previous_shard_values.contains(value)
-        };
-        // Values the last build wrote to (current there) that this build reads no more.
-        let lost: Vec<String> = before
-            .description
-            .shard_values
-            .iter()
-            .filter(|value| !read_now(value))
-            .cloned()
+        let declared_now = declared_values(&now.description);
+        let lost: Vec<String> = declared_values(&before.description)
+            .into_iter()
+            .filter(|value| !declared_now.contains(value))
             .collect();
         if lost.is_empty() {
             continue;
@@ -530,21 +529,47 @@ fn check_shard_sets(
             .find(|t| t.description.collection == now.description.collection)
             .map(|t| format!("`{}` ({})", t.name, t.file.display()))
             .unwrap_or_default();
+        let was_previous = lost
+            .iter()
+            .all(|value| before.description.previous_shard_values.contains(value));
+        let how = if was_previous {
+            "The last build read them as `previous(...)`. Once `rebalance()` has moved every document out of them and `verify()` reports 0 retired, \
+             declare them `retired(...)` instead, e.g. `#[sharded(shards = 2, retired(shards = 3))]`: queries then read the new set only, \
+             after checking (one read per process and scope) that no document still holds a retired value."
+                .to_owned()
+        } else {
+            "To raise the write rate, grow the set and keep every old value (`shards = 3` to `shards = 6` keeps \"0\" to \"2\"). \
+             To change or shrink the set, declare the old one as `previous(...)`, e.g. `#[sharded(shards = 2, previous(shards = 3))]`: \
+             queries then read both sets while writes draw from the new one. Build once so that it is recorded, run `rebalance()` to move \
+             every document out of the retired values, and then replace `previous(...)` with `retired(...)`."
+                .to_owned()
+        };
         return Err(format!(
             "{owner} shards `{}` over {}, but the last build recorded {}: documents stored with {} would drop out of every sharded query. \
-             To raise the write rate, grow the set and keep every old value (`shards = 3` to `shards = 6` keeps \"0\" to \"2\"). \
-             To change or shrink the set, declare the old one as `previous(...)`, e.g. `#[sharded(shards = 2, previous(shards = 3))]`: \
-             queries then read both sets while writes draw from the new one. Build once so that it is recorded, run \
-             `rebalance()` to move every document out of the retired values, run `verify()` until it reports 0 of them, and only then \
-             remove `previous(...)`. (The set is recorded under `{MANIFEST_KEY}.shardSets`, and stays recorded while no type shards the \
-             collection; delete its entry there only if no document is stored with those values any more.)",
+             {how} (The values are recorded under `{MANIFEST_KEY}.shardSets`, and stay recorded while no type shards the \
+             collection; delete them there only if no document is stored with them in any database.)",
             now.description.collection,
             describe_values(&now.description.shard_values),
-            describe_values(&before.description.shard_values),
+            describe_values(&declared_values(&before.description)),
             describe_values(&lost),
         ));
     }
     Ok(())
+}
+
+/// Every value a collection's documents may hold: the current, previous and retired ones.
+fn declared_values(description: &CollectionDescriptionBuf) -> Vec<String> {
+    let mut values = description.shard_values.clone();
+    for value in description
+        .previous_shard_values
+        .iter()
+        .chain(&description.retired_shard_values)
+    {
+        if !values.contains(value) {
+            values.push(value.clone());
+        }
+    }
+    values
 }
 
 /// `"x", "y", "z"`, shortened past a dozen values.
@@ -680,6 +705,7 @@ mod tests {
                 aggregate_fields: Vec::new(),
                 shard_values: vec!["x".into(), "y".into(), "z".into()],
                 previous_shard_values: Vec::new(),
+                retired_shard_values: Vec::new(),
                 reshard_since: None,
                 parent_collections: Vec::new(),
                 collection_group: false,
@@ -1045,7 +1071,8 @@ mod tests {
         let mut renamed = numbered(6);
         renamed.description.shard_values[5] = "five".into();
         assert!(merge(Some(six.clone()), &[renamed], "crate").is_err());
-        // The path that drops values: declare the old set as previous, then drop it.
+        // The path that drops values: declare the old set as previous, rebalance, then
+        // declare it retired.
         let mut moving = numbered(3);
         moving.description.previous_shard_values = (0..6).map(|i| i.to_string()).collect();
         let recorded = merge(Some(six.clone()), &[moving], "crate")
@@ -1055,14 +1082,40 @@ mod tests {
             recorded[MANIFEST_KEY]["crates"]["crate"]["collections"][0]["previousShardValues"],
             json!(["0", "1", "2", "3", "4", "5"])
         );
-        let done = merge(Some(recorded.clone()), &[numbered(3)], "crate")
-            .unwrap()
-            .document;
-        assert!(
-            done[MANIFEST_KEY]["crates"]["crate"]["collections"][0]
-                .get("previousShardValues")
-                .is_none()
+        // Dropping `previous(...)` alone would read the new set unchecked: refused, with
+        // the way on.
+        let err = merge(Some(recorded.clone()), &[numbered(3)], "crate").unwrap_err();
+        assert!(err.contains(r#"["3", "4", "5"]"#), "{err}");
+        assert!(err.contains("retired(shards = 3)"), "{err}");
+        assert!(err.contains("read them as `previous(...)`"), "{err}");
+        let retired = |values: &[&str]| {
+            let mut t = numbered(3);
+            t.description.retired_shard_values = values.iter().map(|v| v.to_string()).collect();
+            t
+        };
+        let done = merge(
+            Some(recorded.clone()),
+            &[retired(&["3", "4", "5"])],
+            "crate",
+        )
+        .unwrap()
+        .document;
+        let entry = &done[MANIFEST_KEY]["crates"]["crate"]["collections"][0];
+        assert!(entry.get("previousShardValues").is_none());
+        assert_eq!(entry["retiredShardValues"], json!(["3", "4", "5"]));
+        assert_eq!(
+            done[MANIFEST_KEY]["shardSets"]["instruments"],
+            json!(["0", "1", "2", "3", "4", "5"])
         );
+        // A retired set that leaves out a value, and dropping it later, are refused too.
+        assert!(merge(Some(recorded.clone()), &[retired(&["3", "4"])], "crate").is_err());
+        let err = merge(Some(done.clone()), &[numbered(3)], "crate").unwrap_err();
+        assert!(err.contains(r#"["3", "4", "5"]"#), "{err}");
+        assert!(merge(Some(done.clone()), &[retired(&["3", "4", "5"])], "crate").is_ok());
+        // Without the type for a build, the retired values stay recorded.
+        let gone = merge(Some(done), &[], "crate").unwrap().document;
+        assert!(merge(Some(gone.clone()), &[numbered(3)], "crate").is_err());
+        assert!(merge(Some(gone), &[retired(&["3", "4", "5"])], "crate").is_ok());
         // A previous set that leaves out a recorded value is no path.
         let mut partial = numbered(3);
         partial.description.previous_shard_values = (0..5).map(|i| i.to_string()).collect();

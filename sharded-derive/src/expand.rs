@@ -30,6 +30,7 @@ fn expand(model: &Model) -> TokenStream {
     let shard_values = &model.shard_values;
     let resharding = resharding(model);
     let previous = &model.resharding.previous_values;
+    let retired = &model.resharding.retired_values;
     let placement = placement(model);
     let parent_collections = &model.parent_collections;
     let collection_group = model.collection_group;
@@ -101,6 +102,7 @@ fn expand(model: &Model) -> TokenStream {
                     shard_field: #shard_path,
                     shard_values: &[#(#shard_values),*],
                     previous_shard_values: &[#(#previous),*],
+                    retired_shard_values: &[#(#retired),*],
                     reshard_since: #since,
                     order_field: #order_field,
                     direction: #direction,

@@ -186,6 +186,7 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
                     shard_field: "",
                     shard_values: &[],
                     previous_shard_values: &[],
+                    retired_shard_values: &[],
                     reshard_since: ::core::option::Option::None,
                     order_field: "",
                     direction: #direction,

@@ -25,6 +25,10 @@ pub struct CollectionDescription<'a> {
     /// While resharding (`previous(...)`), the values of the set the collection moves from:
     /// queries read them too. Empty otherwise.
     pub previous_shard_values: &'a [&'a str],
+    /// Values of an earlier set that a rebalance moved every document out of
+    /// (`retired(...)`): queries read them no more and check, once per process and scope,
+    /// that no document holds one. None is a current or previous value.
+    pub retired_shard_values: &'a [&'a str],
     /// While resharding, when writes began moving to the new values, in seconds since the
     /// Unix epoch (`previous(since = "...")`).
     pub reshard_since: Option<u64>,
@@ -69,6 +73,8 @@ pub struct CollectionDescriptionBuf {
     pub shard_values: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub previous_shard_values: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retired_shard_values: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reshard_since: Option<u64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -96,6 +102,7 @@ impl CollectionDescriptionBuf {
             shard_field: &self.shard_field,
             shard_values: &strs(&self.shard_values),
             previous_shard_values: &strs(&self.previous_shard_values),
+            retired_shard_values: &strs(&self.retired_shard_values),
             reshard_since: self.reshard_since,
             order_field: &self.order_field,
             direction: self.direction,
@@ -129,6 +136,7 @@ impl From<&CollectionDescription<'_>> for CollectionDescriptionBuf {
             aggregate_fields: strings(description.aggregate_fields),
             shard_values: strings(description.shard_values),
             previous_shard_values: strings(description.previous_shard_values),
+            retired_shard_values: strings(description.retired_shard_values),
             reshard_since: description.reshard_since,
             parent_collections: strings(description.parent_collections),
             collection_group: description.collection_group,
@@ -149,6 +157,7 @@ mod tests {
             shard_field: "`shard-id`",
             shard_values: &["0", "1", "2"],
             previous_shard_values: &["0", "5"],
+            retired_shard_values: &["7"],
             reshard_since: Some(1_700_000_000),
             order_field: "at",
             direction: Direction::Ascending,

@@ -268,6 +268,7 @@ mod tests {
         shard_field: "shard",
         shard_values: &["0", "1", "2"],
         previous_shard_values: &[],
+        retired_shard_values: &[],
         reshard_since: None,
         order_field: "timestamp",
         direction: Direction::Descending,

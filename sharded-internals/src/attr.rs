@@ -33,6 +33,8 @@ pub struct ContainerAttrs {
     pub set: ShardSetAttrs,
     /// `previous(...)`: the set a live collection is moving from.
     pub previous: Option<Keyed<PreviousAttrs>>,
+    /// `retired(...)`: a set a rebalance moved every document out of.
+    pub retired: Option<Keyed<PreviousAttrs>>,
     pub order_by: Option<Keyed<LitStr>>,
     pub direction: Option<Keyed<Direction>>,
     pub collection: Option<Keyed<LitStr>>,
@@ -53,7 +55,8 @@ pub struct ShardSetAttrs {
     pub writes_per_second: Option<Keyed<u64>>,
 }
 
-/// `previous(shards = 3, since = "2026-11-22T19:00:00Z")`.
+/// `previous(shards = 3, since = "2026-11-22T19:00:00Z")`, or `retired(shards = 6)` (no
+/// `since`).
 #[derive(Default, Clone)]
 pub struct PreviousAttrs {
     pub set: ShardSetAttrs,
@@ -123,7 +126,8 @@ impl ContainerAttrs {
                     SHARDS | WRITES_PER_SECOND | SHARD_VALUES => {
                         shard_set_key(cx, &mut out.set, &meta)?
                     }
-                    PREVIOUS => previous(cx, &mut out.previous, &meta)?,
+                    PREVIOUS => earlier_set(cx, &mut out.previous, &meta, PREVIOUS)?,
+                    RETIRED => earlier_set(cx, &mut out.retired, &meta, RETIRED)?,
                     ORDER_BY => set(cx, &mut out.order_by, &meta, |v| string(cx, &meta, v))?,
                     DIRECTION => set(cx, &mut out.direction, &meta, |v| direction(cx, v))?,
                     COLLECTION => set(cx, &mut out.collection, &meta, |v| string(cx, &meta, v))?,
@@ -406,19 +410,28 @@ fn shard_set_key(
     }
 }
 
-/// `previous(shards = 3, since = "...")`: the set before this one, and when the move began.
-fn previous(
+/// `previous(shards = 3, since = "...")`: the set before this one, and when the move began;
+/// or `retired(shards = 6)`: a set no document holds any more.
+fn earlier_set(
     cx: &Ctxt,
     slot: &mut Option<Keyed<PreviousAttrs>>,
     meta: &ParseNestedMeta,
+    key: &'static str,
 ) -> syn::Result<()> {
     if !meta.input.peek(syn::token::Paren) {
-        cx.error_spanned_by(
-            &meta.path,
-            "`previous` takes the shard set the collection is moving from, e.g. `previous(shards = 3)`",
-        );
+        let message = if key == PREVIOUS {
+            "`previous` takes the shard set the collection is moving from, e.g. `previous(shards = 3)`"
+        } else {
+            "`retired` takes the shard set a rebalance moved every document out of, e.g. `retired(shards = 6)`"
+        };
+        cx.error_spanned_by(&meta.path, message);
         return skip_value(meta);
     }
+    let (keys, context) = if key == PREVIOUS {
+        (PREVIOUS_KEYS, "in `previous(...)`")
+    } else {
+        (RETIRED_KEYS, "in `retired(...)`")
+    };
     let mut out = PreviousAttrs::default();
     let errors_before = cx.error_count();
     let mut tokens = meta.path.to_token_stream();
@@ -431,14 +444,14 @@ fn previous(
     meta.parse_nested_meta(|inner| {
         match key_name(&inner).as_str() {
             SHARDS | WRITES_PER_SECOND | SHARD_VALUES => shard_set_key(cx, &mut out.set, &inner)?,
-            SINCE => set(cx, &mut out.since, &inner, |v| string(cx, &inner, v))?,
-            _ => unknown_key(cx, &inner, PREVIOUS_KEYS, "in `previous(...)`")?,
+            SINCE if key == PREVIOUS => set(cx, &mut out.since, &inner, |v| string(cx, &inner, v))?,
+            _ => unknown_key(cx, &inner, keys, context)?,
         }
         Ok(())
     })?;
     out.malformed = cx.error_count() > errors_before;
     if slot.is_some() {
-        cx.error_spanned_by(&meta.path, "duplicate key `previous`");
+        cx.error_spanned_by(&meta.path, format!("duplicate key `{key}`"));
         return Ok(());
     }
     *slot = Some(Keyed {

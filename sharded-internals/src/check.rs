@@ -17,7 +17,10 @@ use crate::symbol::*;
 pub fn validate<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Option<Model<'a>> {
     check_shape(cx, cont);
     let shard_values = shard_values(cx, cont);
-    let resharding = previous(cx, cont, shard_values.as_deref());
+    let resharding = previous(cx, cont, shard_values.as_deref()).map(|resharding| Resharding {
+        retired_values: retired(cx, cont, shard_values.as_deref(), &resharding),
+        ..resharding
+    });
     let collection = collection(cx, cont);
     let parent = parent(cx, cont);
     let shard_field = shard_field(cx, cont);
@@ -192,7 +195,47 @@ fn previous(cx: &Ctxt, cont: &Container, current: Option<&[String]>) -> Option<R
     Some(Resharding {
         previous_values: values,
         since,
+        retired_values: Vec::new(),
     })
+}
+
+/// `retired(...)`: the values of a set a rebalance moved every document out of that queries
+/// read no more (its values among the current or previous ones are read, so not retired).
+fn retired(
+    cx: &Ctxt,
+    cont: &Container,
+    current: Option<&[String]>,
+    resharding: &Resharding,
+) -> Vec<String> {
+    let Some(retired) = &cont.attrs.retired else {
+        return Vec::new();
+    };
+    let values = match shard_set(cx, &retired.value.set) {
+        Some(Some(values)) => values,
+        None => return Vec::new(),
+        Some(None) if retired.value.malformed => return Vec::new(),
+        Some(None) => {
+            cx.error_spanned_by(
+                &retired.tokens,
+                "`retired(...)` needs the shard set a rebalance moved every document out of, e.g. `retired(shards = 6)`",
+            );
+            return Vec::new();
+        }
+    };
+    let Some(current) = current else {
+        return Vec::new();
+    };
+    let retired_values: Vec<String> = values
+        .into_iter()
+        .filter(|value| !current.contains(value) && !resharding.previous_values.contains(value))
+        .collect();
+    if retired_values.is_empty() {
+        cx.error_spanned_by(
+            &retired.tokens,
+            "every value of `retired(...)` is one that queries read (a current or previous value), so none is retired; remove it",
+        );
+    }
+    retired_values
 }
 
 /// `shards = n` stores the decimal strings "0" to "n-1".

@@ -61,6 +61,7 @@ impl Model<'_> {
                 .collect(),
             shard_values: self.shard_values.clone(),
             previous_shard_values: self.resharding.previous_values.clone(),
+            retired_shard_values: self.resharding.retired_values.clone(),
             reshard_since: self.resharding.since,
             parent_collections: self.parent_collections.clone(),
             collection_group: self.collection_group,
@@ -75,6 +76,9 @@ pub struct Resharding {
     pub previous_values: Vec<String>,
     /// When writes began moving to new values, in seconds since the Unix epoch.
     pub since: Option<u64>,
+    /// `retired(...)`: values of an earlier set that no document holds after a rebalance,
+    /// and that queries neither read nor draw (none of them current or previous).
+    pub retired_values: Vec<String>,
 }
 
 impl Resharding {

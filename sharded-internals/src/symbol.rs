@@ -14,6 +14,7 @@ pub const DIRECTION: &str = "direction";
 pub const COLLECTION: &str = "collection";
 pub const SHARD_FIELD: &str = "shard_field";
 pub const PREVIOUS: &str = "previous";
+pub const RETIRED: &str = "retired";
 pub const PARENT: &str = "parent";
 pub const COLLECTION_GROUP: &str = "collection_group";
 
@@ -22,6 +23,8 @@ pub const SINCE: &str = "since";
 
 /// Every key `previous(...)` takes.
 pub const PREVIOUS_KEYS: &[&str] = &[SHARDS, SHARD_VALUES, WRITES_PER_SECOND, SINCE];
+/// Every key `retired(...)` takes.
+pub const RETIRED_KEYS: &[&str] = &[SHARDS, SHARD_VALUES, WRITES_PER_SECOND];
 
 /// Every key `#[sharded(...)]` takes on a struct.
 pub const CONTAINER_KEYS: &[&str] = &[
@@ -33,6 +36,7 @@ pub const CONTAINER_KEYS: &[&str] = &[
     COLLECTION,
     SHARD_FIELD,
     PREVIOUS,
+    RETIRED,
     PARENT,
     COLLECTION_GROUP,
     INDEX,

@@ -96,6 +96,23 @@ pub enum Error {
         /// Documents fixed after the scan before the job gave up.
         swept: u64,
     },
+    /// A read of a type that declares `retired(...)` found a document still holding a retired
+    /// shard value: queries read the current values only, so it would be missing from their
+    /// results. Run [`rebalance()`](crate::ShardedCollection::rebalance) (with this type,
+    /// which moves retired values too) until [`verify()`](crate::ShardedCollection::verify)
+    /// reports none retired, or declare the values `previous(...)` again. Nothing else was
+    /// read.
+    #[error(
+        "`{collection}`: document `{document}` still holds the retired shard value {value:?}, which queries no longer read; run `rebalance()` before reading with this type, or declare the value in `previous(...)` again"
+    )]
+    NotRebalanced {
+        /// The collection.
+        collection: &'static str,
+        /// The full name of one such document.
+        document: String,
+        /// Its shard value.
+        value: String,
+    },
     /// A subcollection's call without its parent, a parent of the wrong shape, or a
     /// collection-group query the type did not declare; nothing was sent.
     #[error("parent: {0}")]

@@ -13,6 +13,7 @@ mod parent;
 mod partition;
 mod query;
 pub mod reshard;
+mod retired;
 mod retry;
 mod shard;
 mod shard_job;

@@ -95,8 +95,9 @@ pub struct ShardCensus {
     pub scanned: u64,
     /// Documents with a current shard value.
     pub current: u64,
-    /// Documents with a value of the previous set that the current set retired: sharded
-    /// queries still read them while `previous(...)` is declared, and no longer after.
+    /// Documents with a shard value the current set dropped (a `previous(...)` value that is
+    /// not current, or a `retired(...)` one): queries read them while `previous(...)`
+    /// declares them, and no longer after.
     pub retired: u64,
     /// Documents with no shard field, or a value no set has: invisible to sharded queries.
     pub missing: u64,
@@ -104,7 +105,7 @@ pub struct ShardCensus {
 
 impl ShardCensus {
     /// Documents a [`ShardJob`] would still update: `missing + retired`. Zero means every
-    /// document has a current value, so `previous(...)` can be dropped.
+    /// document has a current value, so `previous(...)` can become `retired(...)`.
     pub fn outstanding(&self) -> u64 {
         self.missing + self.retired
     }
@@ -307,18 +308,14 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
     /// `shard in [retired] ORDER BY order field` (the query the whole-collection index
     /// serves, so it reads only them) and fixed, a page at a time, until none is left.
     async fn sweep(&self, writer: &BulkWriter, report: &mut Progress) -> Result<()> {
-        let retired: Vec<&'static str> = T::PREVIOUS_SHARD_VALUES
-            .iter()
-            .copied()
-            .filter(|value| !T::SHARD_VALUES.contains(value))
-            .collect();
+        let retired = crate::retired::moved_out_of::<T>();
         if retired.is_empty() {
             return Ok(());
         }
         for _ in 0..MAX_SWEEPS {
             let mut found = Vec::new();
             for chunk in retired.chunks(crate::MAX_DISJUNCTIONS) {
-                found.extend(self.retired_page(chunk).await?);
+                found.extend(self.retired_page(chunk, self.page_size).await?);
             }
             if found.is_empty() {
                 return Ok(());
@@ -340,8 +337,12 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
         })
     }
 
-    /// Up to a page of documents holding one of `values`, with only the shard field.
-    async fn retired_page(&self, values: &[&'static str]) -> Result<Vec<Document>> {
+    /// Up to `limit` documents holding one of `values`, with only the shard field.
+    pub(crate) async fn retired_page(
+        &self,
+        values: &[&'static str],
+        limit: u32,
+    ) -> Result<Vec<Document>> {
         let filter = firestore::FirestoreQueryFilter::Compare(Some(
             firestore::FirestoreQueryFilterCompare::In(
                 T::SHARD_FIELD_PATH.to_owned(),
@@ -365,7 +366,7 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
             )
             .filter(move |_| Some(filter.clone()))
             .order(move |o| o.fields([o.field(T::ORDER_FIELD).direction(direction.clone())]))
-            .limit(self.page_size)
+            .limit(limit)
             .query()
         })
         .await
@@ -616,7 +617,8 @@ fn census<T: Sharded>(census: &mut ShardCensus, document: &Document) {
     };
     if T::SHARD_VALUES.contains(&shard) {
         census.current += 1;
-    } else if T::PREVIOUS_SHARD_VALUES.contains(&shard) {
+    } else if T::PREVIOUS_SHARD_VALUES.contains(&shard) || T::RETIRED_SHARD_VALUES.contains(&shard)
+    {
         census.retired += 1;
     } else {
         census.missing += 1;

@@ -32,6 +32,11 @@ pub trait Sharded: Serialize + DeserializeOwned + Send + Sync + 'static {
     /// collection is moving from: queries read them too, writes draw only current values.
     /// Empty otherwise. See [`reshard`](crate::reshard).
     const PREVIOUS_SHARD_VALUES: &'static [&'static str] = Self::DESCRIPTION.previous_shard_values;
+    /// After a rebalance (`retired(...)` on the type), the values no document holds any more:
+    /// queries neither read nor write them, and check, once per process and scope, that no
+    /// document still holds one ([`Error::NotRebalanced`](crate::Error::NotRebalanced)).
+    /// None is a current or previous value. Empty otherwise.
+    const RETIRED_SHARD_VALUES: &'static [&'static str] = Self::DESCRIPTION.retired_shard_values;
     /// While resharding, when writes began moving to the new values, in seconds since the
     /// Unix epoch (`previous(since = "...")`); `None` starts the schedule when this process
     /// first writes. See [`reshard`](crate::reshard).

@@ -38,7 +38,7 @@ macro_rules! readings {
 }
 
 /// A collection resharded from `["a", "b", "c"]` to `["c", "d"]`: the type before, the type
-/// while documents move (`previous(...)`), and the type after.
+/// while documents move (`previous(...)`), and the type after (`retired(...)`).
 pub mod moving {
     use super::*;
 
@@ -56,7 +56,12 @@ pub mod moving {
         During
     );
     readings!(
-        #[sharded(shard_values = ["c", "d"], order_by = "at", collection = "moving")]
+        #[sharded(
+            shard_values = ["c", "d"],
+            retired(shard_values = ["a", "b", "c"]),
+            order_by = "at",
+            collection = "moving"
+        )]
         After
     );
 }

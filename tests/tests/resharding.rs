@@ -199,6 +199,81 @@ async fn rebalance_moves_every_document_out_of_retired_values_and_none_drops_out
     queries_equal_unsharded::<After>(db, "declaration dropped").await;
 }
 
+/// `retired(...)` is the proof, taken in the database, that the rebalance ran: before it has,
+/// every read of the type after the change (fetch, count, stream, listen) fails with
+/// `NotRebalanced` naming a document still in a retired value, instead of a result missing
+/// it; `rebalance()` with that same type moves them, and then its queries equal the
+/// unsharded ones.
+#[tokio::test]
+async fn reads_of_retired_values_refuse_until_the_rebalance_ran() {
+    use futures::StreamExt;
+    use sharded_runtime::Error;
+    assert_eq!(After::READ_SHARD_VALUES, ["c", "d"]);
+    assert_eq!(After::RETIRED_SHARD_VALUES, ["a", "b"]);
+    let test = test_db("retired").await;
+    let db = &test.db;
+    let seed = BulkWriter::new(db, unthrottled()).unwrap();
+    for n in 0..60 {
+        drop(seed.upsert(&format!("r{n:03}"), &before(n)).await.unwrap());
+    }
+    seed.close().await.unwrap();
+    let state = stored_state(db, Before::COLLECTION, Before::SHARD_FIELD).await;
+    let in_retired = shard_counts(&state)
+        .iter()
+        .filter(|(shard, _)| ["a", "b"].contains(&shard.as_str()))
+        .map(|(_, count)| *count as u64)
+        .sum::<u64>();
+    assert!(in_retired > 0);
+
+    let not_rebalanced = |error: Error| match error {
+        Error::NotRebalanced {
+            collection,
+            document,
+            value,
+        } => {
+            assert_eq!(collection, "moving");
+            assert!(["a", "b"].contains(&value.as_str()), "{value}");
+            let id = document.rsplit('/').next().unwrap();
+            assert_eq!(
+                state[id].1.as_ref().and_then(|v| v.value_type.clone()),
+                Some(ValueType::StringValue(value)),
+                "{document}"
+            );
+        }
+        other => panic!("expected NotRebalanced, got {other}"),
+    };
+    let query = After::query().venue("v0");
+    not_rebalanced(query.fetch(db).await.unwrap_err());
+    not_rebalanced(query.count(db).await.unwrap_err());
+    not_rebalanced(After::query().all().fetch(db).await.unwrap_err());
+    not_rebalanced(query.stream(db).await.err().expect("refused"));
+    let mut snapshots = query.listen(db).unwrap();
+    not_rebalanced(snapshots.next().await.unwrap().unwrap_err());
+    assert!(snapshots.next().await.is_none(), "the stream ends");
+    // The census counts them as retired; the job with the same type moves them.
+    let census = After::collection(db).verify().await.unwrap();
+    assert_eq!(
+        (census.retired, census.outstanding()),
+        (in_retired, in_retired)
+    );
+    let done = run_to_end(After::collection(db).rebalance()).await.unwrap();
+    assert_eq!(done.updated, in_retired, "{done:?}");
+    assert_eq!(
+        After::collection(db).verify().await.unwrap().outstanding(),
+        0
+    );
+    queries_equal_unsharded::<After>(db, "rebalanced").await;
+    let first = snapshots_of(After::query().venue("v1").listen(db).unwrap()).await;
+    assert_eq!(first, unsharded_ids::<After>(db, "venue", "v1").await);
+}
+
+/// The ids of a live query's first snapshot.
+async fn snapshots_of(mut snapshots: sharded_runtime::SnapshotStream<After>) -> Vec<String> {
+    use futures::StreamExt;
+    let snapshot = snapshots.next().await.unwrap().unwrap();
+    snapshot.documents.iter().map(|d| d.id.clone()).collect()
+}
+
 /// Growing from 3 to 6 keeps "0" to "2": every document is current already, nothing moves,
 /// and queries over the six values equal the unsharded ones at once.
 #[tokio::test]

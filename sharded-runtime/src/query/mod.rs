@@ -559,7 +559,20 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         let parent = self.scope.parent_path(db);
         let listener =
             listen::Listener::<T>::new(db, parent, queries, limit, order, options, checkpoint)?;
-        Ok(listener.into_stream())
+        let snapshots = listener.into_stream();
+        if T::RETIRED_SHARD_VALUES.is_empty() {
+            return Ok(snapshots);
+        }
+        // No snapshot before the check that no document holds a retired value.
+        let (db, scope) = (db.clone(), self.scope.clone());
+        Ok(futures::stream::once(async move {
+            match crate::retired::check::<T>(&db, &scope).await {
+                Ok(()) => snapshots,
+                Err(error) => futures::stream::iter([Err(error)]).boxed(),
+            }
+        })
+        .flatten()
+        .boxed())
     }
 
     async fn fetch_documents(&self, db: &FirestoreDb) -> Result<(Vec<Document>, QueryStats)> {
@@ -788,8 +801,9 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         })
     }
 
-    /// The start of every read: the query checked and prepared, its chunk count on `span`, and
-    /// the snapshot its chunk queries share.
+    /// The start of every read: the query checked and prepared, its chunk count on `span`, no
+    /// document left in a retired shard value ([`crate::retired`]), and the snapshot its chunk
+    /// queries share.
     async fn begin<'db>(
         &self,
         db: &'db FirestoreDb,
@@ -797,6 +811,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
     ) -> Result<(Prepared, Snapshot<'db>)> {
         let prepared = self.prepare(db)?;
         span.record("chunks", prepared.chunks.len());
+        crate::retired::check::<T>(db, &self.scope).await?;
         let snapshot = Snapshot::begin(db, prepared.chunks.len()).await?;
         Ok((prepared, snapshot))
     }
