@@ -392,3 +392,45 @@ fn the_drift_command_guards_what_is_deployed() {
     let unreadable = drift(&dir.path().join("nope.json"));
     assert_eq!(unreadable.status.code(), Some(2));
 }
+
+/// The one way to drop shard values, from the sources as a user edits them: the old set as
+/// `previous(...)`, then (after the rebalance) as `retired(...)`; dropping `previous(...)`
+/// outright, or `retired(...)` later, fails the build and leaves the file as it was.
+#[test]
+fn shard_values_leave_only_through_previous_then_retired() {
+    let with = |attrs: &str| {
+        WITH_TWO_INDEXES.replace(
+            "#[sharded(shards = 3, order_by = \"timestamp\")]",
+            &format!("#[sharded({attrs}, order_by = \"timestamp\")]"),
+        )
+    };
+    let dir = crate_with(&with("shards = 6"));
+    let file = dir.path().join("firestore.indexes.json");
+    let build = |attrs: &str| {
+        std::fs::write(dir.path().join("src/lib.rs"), with(attrs)).unwrap();
+        indexes(dir.path()).run()
+    };
+    build("shards = 6").unwrap();
+    assert!(build("shards = 3").is_err());
+    build("shards = 3, previous(shards = 6)").unwrap();
+    let recorded = std::fs::read(&file).unwrap();
+    let err = build("shards = 3").unwrap_err().to_string();
+    assert!(err.contains("retired(shards = 3)"), "{err}");
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        recorded,
+        "a refused build writes nothing"
+    );
+    build("shards = 3, retired(shards = 6)").unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let entry = &json["shardedManaged"]["crates"];
+    assert!(
+        entry
+            .to_string()
+            .contains(r#""retiredShardValues":["3","4","5"]"#),
+        "{json}"
+    );
+    assert!(build("shards = 3").is_err());
+    assert!(build("shards = 3, retired(shards = 5)").is_err());
+    build("shards = 3, retired(shards = 6)").unwrap();
+}
