@@ -8,10 +8,9 @@ use firestore::{
 };
 
 use crate::document_id::check_document_id;
-use crate::guard::{MAX_TRACKED, Required, length_mask};
+use crate::guard::{MAX_TRACKED, Position, Required, length_mask};
 use crate::parent::{Parent, Scope};
 use crate::query::order::field_value;
-use crate::shard::WithShard;
 use crate::stored::{Stored, document_id};
 use crate::{Error, Field, Result, ShardCensus, ShardJob, Sharded};
 
@@ -294,13 +293,13 @@ pub fn serialize<T: Sharded>(document: &T, name: &str) -> Result<Document> {
         T::REQUIRED_SEGMENTS,
         const { length_mask(T::REQUIRED_SEGMENTS) },
     );
-    let with_shard = WithShard {
+    let document = crate::document::to_document(
+        name,
         document,
-        field: T::SHARD_FIELD,
-        shard: crate::reshard::draw::<T>(),
-        required: Some(&required),
-    };
-    let document = firestore_document_from_serializable(name, &with_shard)?;
+        T::SHARD_FIELD,
+        crate::reshard::draw::<T>(),
+        Position::top(&required),
+    )?;
     match required.missing() {
         Some(i) => Err(Error::FieldNotWritten {
             path: T::REQUIRED_FIELDS[i],
@@ -311,13 +310,14 @@ pub fn serialize<T: Sharded>(document: &T, name: &str) -> Result<Document> {
 
 /// [`serialize`] without the write guard: the benchmarks' baseline for the guard's cost.
 pub fn serialize_unguarded<T: Sharded>(document: &T, name: &str) -> Result<Document> {
-    let with_shard = WithShard {
+    let nothing = Required::new(&[], 0);
+    Ok(crate::document::to_document(
+        name,
         document,
-        field: T::SHARD_FIELD,
-        shard: crate::reshard::draw::<T>(),
-        required: None,
-    };
-    Ok(firestore_document_from_serializable(name, &with_shard)?)
+        T::SHARD_FIELD,
+        crate::reshard::draw::<T>(),
+        Position::top(&nothing),
+    )?)
 }
 
 /// `document` named `name` for an update of `fields` only (and the shard), with the field

@@ -141,7 +141,7 @@ impl<'r> Position<'r> {
     /// took deeper: a path goes through one key of a struct or map, so later keys need not
     /// look for it again, and once none is left the rest of the struct costs nothing.
     #[inline]
-    fn advance(self, key: &str) -> (Self, Self) {
+    pub(crate) fn advance(self, key: &str) -> (Self, Self) {
         let matched = self.required.key(self.candidates, self.depth, key);
         let rest = Position {
             candidates: self.candidates & !(matched.ended | matched.deeper),
@@ -163,15 +163,15 @@ impl<'r> Position<'r> {
         }
     }
 
-    fn watching(&self) -> bool {
+    pub(crate) fn watching(&self) -> bool {
         self.candidates != 0
     }
 }
 
 /// A value serialized with its keys watched from `position` on.
-struct Watched<'r, 'v, T: ?Sized> {
-    value: &'v T,
-    position: Position<'r>,
+pub(crate) struct Watched<'r, 'v, T: ?Sized> {
+    pub(crate) value: &'v T,
+    pub(crate) position: Position<'r>,
 }
 
 impl<T: Serialize + ?Sized> Serialize for Watched<'_, '_, T> {
@@ -563,7 +563,7 @@ mod tests {
     use serde::Serialize;
 
     use super::*;
-    use crate::shard::WithShard;
+    use crate::document::to_document;
 
     #[derive(Serialize)]
     struct Venue {
@@ -601,21 +601,11 @@ mod tests {
     /// What the guard found missing in `document`, serialized as the write path does.
     fn missing<T: Serialize>(document: &T) -> Option<usize> {
         let required = Required::new(PATHS, length_mask(PATHS));
-        let with_shard = WithShard {
-            document,
-            field: "shard",
-            shard: "x",
-            required: Some(&required),
-        };
-        let json = serde_json::to_value(&with_shard).unwrap();
+        let watched = to_document("", document, "shard", "x", Position::top(&required)).unwrap();
         // Watching changes nothing in what is written.
-        let plain = WithShard {
-            document,
-            field: "shard",
-            shard: "x",
-            required: None,
-        };
-        assert_eq!(json, serde_json::to_value(&plain).unwrap());
+        let nothing = Required::new(&[], 0);
+        let plain = to_document("", document, "shard", "x", Position::top(&nothing)).unwrap();
+        assert_eq!(watched, plain);
         required.missing()
     }
 

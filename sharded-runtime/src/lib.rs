@@ -4,6 +4,7 @@
 mod atomic;
 pub mod bulk;
 mod collection;
+mod document;
 mod document_id;
 mod error;
 mod fields;
@@ -63,7 +64,7 @@ pub mod __private {
         compare_documents, compare_references, compare_values, distinct_ids, merge_sorted,
         merge_streams, shard_chunks, usable_in_cursor,
     };
-    pub use crate::shard::{WithShard, draw_shard};
+    pub use crate::shard::draw_shard;
     pub use crate::stored_names::{names_of, path_bytes, path_len, stored_name};
     pub use sharded_indexes::{CollectionDescription, Direction};
 
