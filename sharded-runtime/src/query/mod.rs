@@ -356,7 +356,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         let opened = match opened {
             Ok(opened) => opened,
             Err(error) => {
-                snapshot.release().await?;
+                snapshot.release();
                 return Err(error.into());
             }
         };
@@ -373,9 +373,9 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
             Some(limit) => merged.take(limit as usize).boxed(),
             None => merged,
         };
-        // The snapshot is released when the stream ends; a failure to release is its last item.
-        let released = futures::stream::once(snapshot.release())
-            .filter_map(|released| async move { released.err().map(Err) });
+        // The snapshot is released when the stream ends (or is dropped).
+        let released = futures::stream::once(async move { snapshot.release() })
+            .filter_map(|()| async { None });
         Ok(limited
             .map(|document| Stored::from_document(&document?))
             .chain(released)
@@ -589,7 +589,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
     ) -> Result<(Vec<Document>, QueryStats)> {
         let (prepared, snapshot) = self.begin(db, span).await?;
         let fetched = self.fetch_rounds(snapshot.db(), &prepared).await;
-        snapshot.release().await?;
+        snapshot.release();
         let (mut results, stats) = fetched?;
         span.record("documents_read", stats.documents_read);
         if results.len() == 1 {
@@ -728,7 +728,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
                 per_chunk(snapshot.db(), &prepared, chunk).instrument(chunk_span(i, chunk))
             }))
             .await;
-        snapshot.release().await?;
+        snapshot.release();
         results
     }
 

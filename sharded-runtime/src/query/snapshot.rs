@@ -18,8 +18,8 @@ use crate::Result;
 /// A read-only transaction takes no locks (on the emulator too, measured in
 /// `tests/tests/server_batch_write.rs`: only a read-write one holds what it read), but it
 /// lives on the server until it ends. So a snapshot is released as soon as its reads are
-/// done: by [`release`](Self::release), or, when it is dropped first (a stream dropped
-/// before its end), by a rollback sent from a task of its own.
+/// done, or when it is dropped first (a stream dropped before its end): by a rollback sent
+/// from a task of its own, off the read's critical path.
 pub(crate) struct Snapshot<'db> {
     transaction: Option<Vec<u8>>,
     base: &'db FirestoreDb,
@@ -68,12 +68,12 @@ impl<'db> Snapshot<'db> {
         &self.db
     }
 
-    /// Ends the read-only transaction, freeing it on the server.
-    pub(crate) async fn release(mut self) -> Result<()> {
-        match self.transaction.take() {
-            Some(transaction) => Ok(rollback(self.base.clone(), transaction).await?),
-            None => Ok(()),
-        }
+    /// Ends the read-only transaction once the reads are done, from a task of its own, so that
+    /// the caller has its results without waiting for the rollback's round trip. The reads
+    /// succeeded whatever the rollback does; a failure to release is logged, and the server's
+    /// own expiry frees the transaction.
+    pub(crate) fn release(self) {
+        drop(self);
     }
 }
 
@@ -88,7 +88,7 @@ impl Drop for Snapshot<'_> {
             let db = self.base.clone();
             runtime.spawn(async move {
                 if let Err(err) = rollback(db, transaction).await {
-                    tracing::debug!(%err, "sharded: releasing a dropped snapshot failed");
+                    tracing::debug!(%err, "sharded: releasing a snapshot failed");
                 }
             });
         }
