@@ -91,10 +91,17 @@ async fn main() -> Result<(), Failure> {
     cpu(&root, &mut report)?;
     eprintln!("[2/5] emulator benchmarks…");
     emulator(&mut report).await?;
+    writeln!(report, "{}", sharded_bench::reads::section().await?)?;
+    writeln!(report, "{}", sharded_bench::group::section().await?)?;
     eprintln!("[3/5] live queries…");
     writeln!(report, "{}", sharded_bench::live::section().await?)?;
     eprintln!("[4/5] bulk writes and backfill…");
     writeln!(report, "{}", sharded_bench::bulk::section().await?)?;
+    writeln!(
+        report,
+        "{}",
+        sharded_bench::bulk::partitions_section().await?
+    )?;
     if skip_build {
         writeln!(
             report,
