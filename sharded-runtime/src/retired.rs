@@ -19,14 +19,20 @@ use crate::{Error, Result, Sharded};
 /// The scopes (with their retired values) checked and found clean in this process.
 static CLEAN: LazyLock<Mutex<HashSet<String>>> = LazyLock::new(Mutex::default);
 
-/// The values a rebalance moves documents out of: previous values the current set dropped,
-/// and retired ones.
+/// Whether a rebalance moves documents out of `value`: a previous value the current set
+/// dropped, or a retired one.
+pub(crate) fn moves_out_of<T: Sharded>(value: &str) -> bool {
+    !T::SHARD_VALUES.contains(&value)
+        && (T::PREVIOUS_SHARD_VALUES.contains(&value) || T::RETIRED_SHARD_VALUES.contains(&value))
+}
+
+/// Every value [`moves_out_of`] says a rebalance moves documents out of.
 pub(crate) fn moved_out_of<T: Sharded>() -> Vec<&'static str> {
     T::PREVIOUS_SHARD_VALUES
         .iter()
         .chain(T::RETIRED_SHARD_VALUES)
         .copied()
-        .filter(|value| !T::SHARD_VALUES.contains(value))
+        .filter(|value| moves_out_of::<T>(value))
         .collect()
 }
 

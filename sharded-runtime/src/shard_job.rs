@@ -617,8 +617,7 @@ fn census<T: Sharded>(census: &mut ShardCensus, document: &Document) {
     };
     if T::SHARD_VALUES.contains(&shard) {
         census.current += 1;
-    } else if T::PREVIOUS_SHARD_VALUES.contains(&shard) || T::RETIRED_SHARD_VALUES.contains(&shard)
-    {
+    } else if crate::retired::moves_out_of::<T>(shard) {
         census.retired += 1;
     } else {
         census.missing += 1;
