@@ -536,13 +536,11 @@ fn check_shard_sets(
             "The last build read them as `previous(...)`. Once `rebalance()` has moved every document out of them and `verify()` reports 0 retired, \
              declare them `retired(...)` instead, e.g. `#[sharded(shards = 2, retired(shards = 3))]`: queries then read the new set only, \
              after checking (one read per process and scope) that no document still holds a retired value."
-                .to_owned()
         } else {
             "To raise the write rate, grow the set and keep every old value (`shards = 3` to `shards = 6` keeps \"0\" to \"2\"). \
              To change or shrink the set, declare the old one as `previous(...)`, e.g. `#[sharded(shards = 2, previous(shards = 3))]`: \
              queries then read both sets while writes draw from the new one. Build once so that it is recorded, run `rebalance()` to move \
              every document out of the retired values, and then replace `previous(...)` with `retired(...)`."
-                .to_owned()
         };
         return Err(format!(
             "{owner} shards `{}` over {}, but the last build recorded {}: documents stored with {} would drop out of every sharded query. \
