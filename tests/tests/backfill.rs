@@ -402,8 +402,10 @@ async fn writes_that_landed_count_as_updated_through_lost_answers() {
 /// A read-write transaction holds what it reads (measured in `server_batch_write.rs`): a
 /// write to it waits, then fails ABORTED. When that outlasts the writer's retries, the job
 /// reads the document again and writes it once the lock is gone, slower, instead of failing.
-/// The lock is taken from the progress callback after page 1, on documents of page 2, which
-/// the job has scanned already and writes next.
+/// The lock is taken from the progress callback after page 1, on a document of page 2,
+/// which the job has scanned already and writes next. One document only: with several
+/// locked, how many outlast the writer's retries before the lock goes depends on timing (a
+/// CI run saw 2 of 3); one lock timeout (~2 s) twice fits well inside the 12 s hold.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn contention_slows_the_job_down_instead_of_failing_it() {
     use sharded_runtime::bulk::Backoff;
@@ -421,7 +423,7 @@ async fn contention_slows_the_job_down_instead_of_failing_it() {
     let (take_lock, lock_requested) = lock;
     let (lock_taken, wait_for_lock) = locked;
     let db = test.db.clone();
-    let held: Vec<String> = ids[10..13].to_vec();
+    let held: Vec<String> = ids[10..11].to_vec();
     let holder = tokio::spawn(async move {
         lock_requested.await.unwrap();
         let options =
@@ -468,7 +470,7 @@ async fn contention_slows_the_job_down_instead_of_failing_it() {
         .expect("contention slowed the job, and did not fail it");
     holder.await.unwrap();
     assert_eq!(progress.updated, 30, "{progress:?}");
-    assert!(progress.conflicts >= 3, "{progress:?}");
+    assert!(progress.conflicts >= 1, "{progress:?}");
     assert_eq!(
         Instrument::collection(&test.db)
             .verify()
