@@ -84,12 +84,6 @@ fn expand(model: &Model) -> TokenStream {
         #fields
         #aggregates
 
-        const __SHARDED_QUERIES: &[::sharded_runtime::QueryShape] = &[#(#shapes),*];
-        const _: () = ::core::assert!(
-            ::sharded_runtime::__private::distinct_ids(__SHARDED_QUERIES),
-            "two query names of this type hash to the same id; rename one"
-        );
-
         #placement
 
         #[automatically_derived]
@@ -112,7 +106,7 @@ fn expand(model: &Model) -> TokenStream {
                 };
             const SHARD_FIELD: &'static str = #shard_field;
             #resharding
-            const QUERIES: &'static [::sharded_runtime::QueryShape] = __SHARDED_QUERIES;
+            const QUERIES: &'static [::sharded_runtime::QueryShape] = &[#(#shapes),*];
             const REQUIRED_FIELDS: &'static [&'static str] = &[#(#required_fields),*];
             const REQUIRED_SEGMENTS: &'static [&'static [&'static str]] = &[#(#required_segments),*];
             #order_value
@@ -172,7 +166,7 @@ fn queries(model: &Model) -> TokenStream {
     };
     let methods = model.indexes.iter().map(|index| {
         let method = &index.method;
-        let name = syn::ext::IdentExt::unraw(method).to_string();
+        let id = query_id(&syn::ext::IdentExt::unraw(method).to_string());
         let value_ty = &index.value_ty;
         let rust_path = std::iter::once(index.field)
             .chain(&index.nested)
@@ -184,10 +178,11 @@ fn queries(model: &Model) -> TokenStream {
         let param = value_param(value_ty);
         quote! {
             #[doc = #doc]
+            #[inline]
             #vis fn #method(
                 self,
                 value: #param,
-            ) -> ::sharded_runtime::ShardedQuery<#ident, { ::sharded_runtime::query_id(#name) }> {
+            ) -> ::sharded_runtime::ShardedQuery<#ident, #id> {
                 let value: #value_ty = ::core::convert::Into::into(value);
                 ::sharded_runtime::ShardedQuery::__new(&value)
             }
@@ -195,7 +190,7 @@ fn queries(model: &Model) -> TokenStream {
     });
     let set_methods = model.field_sets.iter().map(|set| {
         let method = &set.method;
-        let name = method.to_string();
+        let id = query_id(&method.to_string());
         let params: Vec<&syn::Ident> = set.fields.iter().map(|field| field.ident).collect();
         let types = set.fields.iter().map(|field| value_param(&field.value_ty));
         let types2 = set.fields.iter().map(|field| &field.value_ty);
@@ -210,10 +205,11 @@ fn queries(model: &Model) -> TokenStream {
         );
         quote! {
             #[doc = #doc]
+            #[inline]
             #vis fn #method(
                 self,
                 #(#params: #types),*
-            ) -> ::sharded_runtime::ShardedQuery<#ident, { ::sharded_runtime::query_id(#name) }> {
+            ) -> ::sharded_runtime::ShardedQuery<#ident, #id> {
                 #(let #params: #types2 = ::core::convert::Into::into(#params);)*
                 ::sharded_runtime::ShardedQuery::__whole_collection() #(.__and(&#params))*
             }
@@ -223,6 +219,7 @@ fn queries(model: &Model) -> TokenStream {
     let all_doc = format!("Every document of `{ident}`'s collection, by `{order}` {direction}.");
     let all = quote! {
         #[doc = #all_doc]
+        #[inline]
         #vis fn all(self) -> ::sharded_runtime::WholeCollection<#ident> {
             ::sharded_runtime::ShardedQuery::__whole_collection()
         }
@@ -275,6 +272,7 @@ fn aggregates(model: &Model) -> TokenStream {
         );
         quote! {
             #[doc = #doc]
+            #[inline]
             #vis fn #method(self) -> ::sharded_runtime::NumericField<#ident> {
                 #bound
             }
@@ -315,6 +313,7 @@ fn fields(model: &Model) -> TokenStream {
         let doc = format!("The stored field `{path}`.");
         quote! {
             #[doc = #doc]
+            #[inline]
             #vis fn #field(self) -> ::sharded_runtime::Field<#ident> {
                 ::sharded_runtime::Field::__new(#path)
             }
@@ -345,26 +344,51 @@ pub(crate) fn entry_point(
     [doc, constructor_doc]: [&str; 2],
     methods: Vec<TokenStream>,
 ) -> TokenStream {
+    let name = entry.to_string();
+    // Written out rather than derived: a derive inside a derive costs every user's build.
     quote! {
         #[doc = #doc]
-        #[derive(Clone, Copy, Debug)]
         #vis struct #entry {
             _private: (),
         }
 
         #[automatically_derived]
+        impl ::core::clone::Clone for #entry {
+            #[inline]
+            fn clone(&self) -> Self {
+                *self
+            }
+        }
+
+        #[automatically_derived]
+        impl ::core::marker::Copy for #entry {}
+
+        #[automatically_derived]
+        impl ::core::fmt::Debug for #entry {
+            #[inline]
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                f.write_str(#name)
+            }
+        }
+
         impl #entry {
             #(#methods)*
         }
 
-        #[automatically_derived]
         impl #ident {
             #[doc = #constructor_doc]
+            #[inline]
             #vis fn #constructor() -> #entry {
                 #entry { _private: () }
             }
         }
     }
+}
+
+/// `query_id(name)` as a `u64` literal: a type naming a query costs no const evaluation (the
+/// front end has refused names whose ids collide).
+pub(crate) fn query_id(name: &str) -> proc_macro2::Literal {
+    proc_macro2::Literal::u64_suffixed(sharded_internals::query_id(name))
 }
 
 /// Each indexed field's stored path and its stored segments, as expressions: literals for the
@@ -470,7 +494,7 @@ pub(crate) fn query_aliases(
             let query = quote::format_ident!("{ident}{pascal}Query");
             let cursor = quote::format_ident!("{ident}{pascal}Cursor");
             let page = quote::format_ident!("{ident}{pascal}Page");
-            let id = quote!({ ::sharded_runtime::query_id(#method) });
+            let id = query_id(&method);
             let group = "`<InGroup>` after `.in_group()`";
             let query_doc = format!("The query `{ident}::query().{method}(..)`; {group}.");
             let cursor_doc = format!("A cursor of `{ident}::query().{method}(..)`; {group}.");

@@ -7,7 +7,7 @@ use sharded_internals::ast::Container;
 
 use crate::expand::{
     AGGREGATES_DOC, FIELDS_DOC, aggregates_ident, direction, entry_point, fields_ident,
-    queries_ident, wrap,
+    queries_ident, query_id, wrap,
 };
 use sharded_internals::attr::IndexSpec;
 use sharded_internals::model::query_method;
@@ -67,12 +67,12 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
         .map(|method| syn::ext::IdentExt::unraw(method).to_string())
         .collect();
     let methods = methods.into_iter().map(|method| {
-            let name = syn::ext::IdentExt::unraw(&method).to_string();
-            quote! {
-                pub fn #method<V>(self, _value: V) -> ::sharded_runtime::ShardedQuery<#ident, { ::sharded_runtime::query_id(#name) }> {
-                    ::core::unreachable!()
-                }
+        let id = query_id(&syn::ext::IdentExt::unraw(&method).to_string());
+        quote! {
+            pub fn #method<V>(self, _value: V) -> ::sharded_runtime::ShardedQuery<#ident, #id> {
+                ::core::unreachable!()
             }
+        }
     });
     // And for every `index(a, b)` on the struct that parsed, once per name (a name taken is
     // reported already).
@@ -105,8 +105,9 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
         let params = (0..len).map(|i| quote::format_ident!("_v{}", i));
         let types = (0..len).map(|i| quote::format_ident!("V{}", i));
         let types2 = types.clone();
+        let id = query_id(&name);
         quote! {
-            pub fn #method<#(#types),*>(self, #(#params: #types2),*) -> ::sharded_runtime::ShardedQuery<#ident, { ::sharded_runtime::query_id(#name) }> {
+            pub fn #method<#(#types),*>(self, #(#params: #types2),*) -> ::sharded_runtime::ShardedQuery<#ident, #id> {
                 ::core::unreachable!()
             }
         }

@@ -8,8 +8,10 @@ use serde::{Deserialize, Serialize};
 
 mod description;
 pub mod field_path;
+mod query_id;
 
 pub use description::{CollectionDescription, CollectionDescriptionBuf};
+pub use query_id::query_id;
 
 /// Sort direction of an order field or an index field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

@@ -30,6 +30,16 @@ pub fn validate<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Option<Model<'a>> {
     }
     let indexes = indexed_fields(cx, cont);
     let field_sets = field_sets(cx, cont, &indexes);
+    let methods = indexes
+        .iter()
+        .map(|index| &index.method)
+        .chain(field_sets.iter().map(|set| &set.method));
+    if let Some((method, other)) = query_id_collision(methods, sharded_indexes::query_id) {
+        cx.error_spanned_by(
+            method,
+            format!("the query names `{method}` and `{other}` hash to the same id (`sharded_runtime::query_id`), so their types would be one; rename one of the fields"),
+        );
+    }
     let aggregates = aggregates(cx, cont);
     if cx.has_errors() {
         return None;
@@ -598,6 +608,26 @@ fn indexed_fields<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Vec<IndexedField<'a
     indexes
 }
 
+/// The first query method whose id (`hash` of its name) another method, or `all`, already
+/// has, and that other name: generated code writes each id as a literal, so two equal ids
+/// would make two queries one type.
+fn query_id_collision<'m>(
+    methods: impl IntoIterator<Item = &'m syn::Ident>,
+    hash: impl Fn(&str) -> u64,
+) -> Option<(&'m syn::Ident, String)> {
+    let mut seen = std::collections::HashMap::from([(
+        hash(WHOLE_COLLECTION_METHOD),
+        WHOLE_COLLECTION_METHOD.to_owned(),
+    )]);
+    for method in methods {
+        let name = method.unraw().to_string();
+        if let Some(other) = seen.insert(hash(&name), name) {
+            return Some((method, other));
+        }
+    }
+    None
+}
+
 /// `index(a, b, ...)` on the struct: each names two or more distinct stored fields, none the
 /// order field, and no two name the same set.
 fn field_sets<'a>(
@@ -821,3 +851,34 @@ fn missing(cont: &Container, message: impl std::fmt::Display) -> syn::Error {
 }
 
 use syn::ext::IdentExt as _;
+
+#[cfg(test)]
+mod tests {
+    use super::query_id_collision;
+
+    #[test]
+    fn a_query_name_whose_id_is_taken_is_refused() {
+        let idents = |names: &[&str]| -> Vec<syn::Ident> {
+            names
+                .iter()
+                .map(|name| syn::parse_str(name).unwrap())
+                .collect()
+        };
+        let methods = idents(&["exchange", "venue", "r#type", "currency"]);
+        assert!(query_id_collision(&methods, sharded_indexes::query_id).is_none());
+        // A hash of the length collides: on the later name, naming the earlier one.
+        let by_length = |name: &str| name.len() as u64;
+        let (method, other) = query_id_collision(&methods, by_length).unwrap();
+        assert_eq!(
+            (method.to_string(), other),
+            ("currency".to_owned(), "exchange".to_owned())
+        );
+        // `all` is taken before any method; a raw name is hashed without its `r#`.
+        let fee = idents(&["r#fee", "venue"]);
+        let (method, other) = query_id_collision(&fee, by_length).unwrap();
+        assert_eq!(
+            (method.to_string(), other),
+            ("r#fee".to_owned(), "all".to_owned())
+        );
+    }
+}

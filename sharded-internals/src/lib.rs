@@ -18,6 +18,7 @@ pub mod symbol;
 pub use attr::Direction;
 pub use ctxt::Ctxt;
 pub use model::{IndexedField, Model, OrderField};
+pub use sharded_indexes::query_id;
 
 /// Parses and validates a `#[derive(Sharded)]` input.
 ///

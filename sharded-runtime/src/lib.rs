@@ -61,8 +61,8 @@ pub mod __private {
     pub use crate::guard::Required;
     pub use crate::order_key::NoOrderField;
     pub use crate::query::{
-        compare_documents, compare_references, compare_values, distinct_ids, merge_sorted,
-        merge_streams, shard_chunks, usable_in_cursor,
+        compare_documents, compare_references, compare_values, merge_sorted, merge_streams,
+        shard_chunks, usable_in_cursor,
     };
     pub use crate::shard::draw_shard;
     pub use crate::stored_names::{names_of, path_bytes, path_len, stored_name};

@@ -33,7 +33,7 @@ pub use listen::{
 pub use merge::{merge_sorted, merge_streams};
 pub use order::{compare_documents, compare_references, compare_values, usable_in_cursor};
 pub use reach::{InCollection, InGroup, Reach};
-pub use shape::{QueryShape, distinct_ids, query_id};
+pub use shape::{QueryShape, query_id};
 
 use crate::{Error, Result, Sharded, Stored};
 use snapshot::Snapshot;
