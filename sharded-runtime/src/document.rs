@@ -2,7 +2,9 @@
 //! the write guard's check that every required path is written.
 //!
 //! Each field's value goes through the firestore crate's own serializer (so every value is
-//! stored exactly as the firestore crate stores it); the top level is ours. It collects the
+//! stored exactly as the firestore crate stores it), except a top-level timestamp in the form
+//! [`timestamp`] reads to the same value without the crate's heap string; the top level is
+//! ours. It collects the
 //! fields straight into the document's map, adds the shard without a serde call, and matches
 //! each key against the required paths ([`crate::guard`]); only a value a required path goes
 //! into is serialized with its keys watched.
@@ -15,6 +17,8 @@ use firestore::gcloud_sdk::google::firestore::v1::{Document, Value, value::Value
 use serde::ser::{self, Error as _, Impossible, Serialize, SerializeMap, SerializeStruct};
 
 use crate::guard::{Position, Watched};
+
+mod timestamp;
 
 /// `document` named `name` with `shard_field: shard` added, and the keys on `position`'s
 /// required paths marked as seen.
@@ -73,7 +77,7 @@ impl Fields<'_> {
                 position: below,
             })
         } else {
-            to_value(value)
+            timestamp::stored_timestamp(value).unwrap_or_else(|| to_value(value))
         };
         if stored.value_type.is_none() {
             // Left out, as the firestore crate leaves out a `None`, unless it failed: its
