@@ -22,7 +22,7 @@ const TIMESTAMP_TAG: &str = "FirestoreTimestamp";
 /// `value` as a timestamp, when it is a timestamp in the form the fast path reads; `None`
 /// otherwise, and the caller serializes it the firestore crate's way.
 pub(super) fn stored_timestamp<V: Serialize + ?Sized>(value: &V) -> Option<Value> {
-    value.serialize(Field).ok()
+    value.serialize(Probe::Field).ok()
 }
 
 /// Not read here: left to the firestore crate.
@@ -123,10 +123,16 @@ macro_rules! decline_compounds {
     };
 }
 
-/// A field's value: a timestamp newtype, possibly in an `Option`, or declined.
-struct Field;
+/// A field's value (`Field`): a timestamp newtype, possibly in an `Option`, or declined; and
+/// the inside of that newtype (`Text`): the instant's text, as the firestore crate's timestamp
+/// serializer takes it (through an `Option` or a newtype too).
+#[derive(Clone, Copy, PartialEq)]
+enum Probe {
+    Field,
+    Text,
+}
 
-impl Serializer for Field {
+impl Serializer for Probe {
     type Ok = Value;
     type Error = Declined;
     type SerializeSeq = Decline;
@@ -146,52 +152,23 @@ impl Serializer for Field {
         name: &'static str,
         value: &V,
     ) -> Result<Value, Declined> {
-        if name == TIMESTAMP_TAG {
-            value.serialize(Text)
-        } else {
-            Err(Declined)
+        match self {
+            Probe::Field if name != TIMESTAMP_TAG => Err(Declined),
+            _ => value.serialize(Probe::Text),
         }
     }
 
-    fn serialize_str(self, _: &str) -> Result<Value, Declined> {
-        Err(Declined)
-    }
-
-    decline_compounds!();
-}
-
-/// The inside of the timestamp newtype: the instant's text, as the firestore crate's
-/// timestamp serializer takes it (through an `Option` or a newtype too).
-struct Text;
-
-impl Serializer for Text {
-    type Ok = Value;
-    type Error = Declined;
-    type SerializeSeq = Decline;
-    type SerializeTuple = Decline;
-    type SerializeTupleStruct = Decline;
-    type SerializeTupleVariant = Decline;
-    type SerializeMap = Decline;
-    type SerializeStruct = Decline;
-    type SerializeStructVariant = Decline;
-
-    fn serialize_some<V: Serialize + ?Sized>(self, value: &V) -> Result<Value, Declined> {
-        value.serialize(self)
-    }
-
-    fn serialize_newtype_struct<V: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        value: &V,
-    ) -> Result<Value, Declined> {
-        value.serialize(self)
-    }
-
     fn serialize_str(self, text: &str) -> Result<Value, Declined> {
-        timestamp_value(text.as_bytes())
+        match self {
+            Probe::Field => Err(Declined),
+            Probe::Text => timestamp_value(text.as_bytes()),
+        }
     }
 
     fn collect_str<T: Display + ?Sized>(self, value: &T) -> Result<Value, Declined> {
+        if self == Probe::Field {
+            return Err(Declined);
+        }
         let mut text = StackText::default();
         write!(text, "{value}").map_err(|_| Declined)?;
         timestamp_value(&text.bytes[..text.len])
