@@ -6,7 +6,9 @@
 
 use std::cell::Cell;
 
-use serde::ser::{self, Impossible, Serialize, SerializeMap, SerializeStruct, Serializer};
+use crate::declined::Declined;
+
+use serde::ser::{Serialize, SerializeMap, SerializeStruct, Serializer};
 
 /// The most paths one document is checked for in the serialization pass; a type with more
 /// (over 128 indexed fields) is checked on the serialized document instead.
@@ -294,68 +296,16 @@ fn key_position<'r, K: Serialize + ?Sized>(position: Position<'r>, key: &K) -> P
 /// Reads a map key: where its value is, if the key is a string.
 struct KeyString<'r>(Position<'r>);
 
-macro_rules! not_a_string_key {
-    ($($method:ident($($arg:ty),*);)*) => {
-        $(fn $method(self, $(_: $arg),*) -> Result<Self::Ok, Self::Error> {
-            Err(NotAKey)
-        })*
-    };
-}
-
-/// Never surfaces: a key this cannot read just ends the paths through it.
-#[derive(Debug)]
-struct NotAKey;
-
-impl std::fmt::Display for NotAKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("not a string key")
-    }
-}
-
-impl std::error::Error for NotAKey {}
-
-impl ser::Error for NotAKey {
-    fn custom<T: std::fmt::Display>(_: T) -> Self {
-        NotAKey
-    }
-}
-
 impl<'r> Serializer for KeyString<'r> {
     type Ok = Position<'r>;
-    type Error = NotAKey;
-    type SerializeSeq = Impossible<Self::Ok, NotAKey>;
-    type SerializeTuple = Impossible<Self::Ok, NotAKey>;
-    type SerializeTupleStruct = Impossible<Self::Ok, NotAKey>;
-    type SerializeTupleVariant = Impossible<Self::Ok, NotAKey>;
-    type SerializeMap = Impossible<Self::Ok, NotAKey>;
-    type SerializeStruct = Impossible<Self::Ok, NotAKey>;
-    type SerializeStructVariant = Impossible<Self::Ok, NotAKey>;
+    // Never surfaces: a key this cannot read just ends the paths through it.
+    type Error = Declined;
 
-    fn serialize_str(self, key: &str) -> Result<Self::Ok, NotAKey> {
+    fn serialize_str(self, key: &str) -> Result<Self::Ok, Declined> {
         Ok(self.0.after_key(key))
     }
 
-    not_a_string_key! {
-        serialize_bool(bool);
-        serialize_i8(i8);
-        serialize_i16(i16);
-        serialize_i32(i32);
-        serialize_i64(i64);
-        serialize_u8(u8);
-        serialize_u16(u16);
-        serialize_u32(u32);
-        serialize_u64(u64);
-        serialize_f32(f32);
-        serialize_f64(f64);
-        serialize_char(char);
-        serialize_bytes(&[u8]);
-        serialize_none();
-        serialize_unit();
-        serialize_unit_struct(&'static str);
-        serialize_unit_variant(&'static str, u32, &'static str);
-    }
-
-    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<Self::Ok, NotAKey> {
+    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<Self::Ok, Declined> {
         value.serialize(self)
     }
 
@@ -363,63 +313,11 @@ impl<'r> Serializer for KeyString<'r> {
         self,
         _: &'static str,
         value: &T,
-    ) -> Result<Self::Ok, NotAKey> {
+    ) -> Result<Self::Ok, Declined> {
         value.serialize(self)
     }
 
-    fn serialize_newtype_variant<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: &T,
-    ) -> Result<Self::Ok, NotAKey> {
-        Err(NotAKey)
-    }
-
-    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, NotAKey> {
-        Err(NotAKey)
-    }
-
-    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, NotAKey> {
-        Err(NotAKey)
-    }
-
-    fn serialize_tuple_struct(
-        self,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleStruct, NotAKey> {
-        Err(NotAKey)
-    }
-
-    fn serialize_tuple_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleVariant, NotAKey> {
-        Err(NotAKey)
-    }
-
-    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, NotAKey> {
-        Err(NotAKey)
-    }
-
-    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeStruct, NotAKey> {
-        Err(NotAKey)
-    }
-
-    fn serialize_struct_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeStructVariant, NotAKey> {
-        Err(NotAKey)
-    }
+    declines_all_but_strings!();
 }
 
 /// A serializer that passes everything through to `inner`, watching the keys of the structs

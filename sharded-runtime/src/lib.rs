@@ -2,6 +2,8 @@
 #![warn(missing_docs, missing_debug_implementations)]
 
 mod atomic;
+#[macro_use]
+mod declined;
 pub mod bulk;
 mod collection;
 mod document;
