@@ -1,5 +1,5 @@
-//! Serializers that read one string out of a value (a map key, a timestamp's text) and decline
-//! every other shape: [`Declined`], and `declines_all_but_strings!`, which writes a
+//! Serializers that read one thing out of a value (a map key's string, a timestamp's instant)
+//! and decline every other shape: [`Declined`], and `declines_all_but_strings!`, which writes a
 //! `Serializer` impl's associated compound types and its declining methods.
 
 use std::fmt;

@@ -234,10 +234,10 @@ fn cpu(root: &Path, report: &mut String) -> Result<(), Failure> {
          from the shard-less struct is the cost of one more stored field (a `String` value and a\n\
          map entry), which the recipe's hand-written shard field pays too: compare the first two\n\
          rows. The write guard and the draw are paid back at the order field: the firestore\n\
-         crate stores a `FirestoreTimestamp` by formatting it to a heap string and parsing that\n\
-         back with a general parser; sharded formats it on the stack and reads the one form the\n\
-         instant prints, leaving every other value and form to the crate (property-tested to\n\
-         store the same value). The merge pops the first `limit` documents off a heap of chunk\n\
+         crate stores a `FirestoreTimestamp` by printing it to a heap string and parsing that\n\
+         back with a general parser; sharded converts the instant itself with the crate's own\n\
+         conversion, leaving every other value to the crate (property-tested to store the same\n\
+         value). The merge pops the first `limit` documents off a heap of chunk\n\
          heads instead of sorting every document of every chunk.\n"
     )?;
     Ok(())
