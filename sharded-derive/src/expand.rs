@@ -5,6 +5,7 @@ use quote::quote;
 use sharded_internals::{Ctxt, Direction, Model};
 
 use crate::fallback;
+use crate::namespace::{Kind, Member, Members, Namespace, namespaces};
 
 /// Parse → validate → expand; on any error, the errors plus a minimal impl.
 pub fn derive(input: &syn::DeriveInput) -> TokenStream {
@@ -58,9 +59,14 @@ fn expand(model: &Model) -> TokenStream {
     );
     let (required_fields, required_segments): (Vec<_>, Vec<_>) = required.cloned().unzip();
     let nested_checks = nested_field_checks(model);
-    let queries = queries(model);
-    let fields = fields(model);
-    let aggregates = aggregates(model);
+    let namespaces = namespaces(
+        ident,
+        model.vis,
+        &[queries(model), fields(model)]
+            .into_iter()
+            .chain(aggregates(model))
+            .collect::<Vec<_>>(),
+    );
     let set_paths: Vec<Vec<&String>> = model
         .field_sets
         .iter()
@@ -80,9 +86,7 @@ fn expand(model: &Model) -> TokenStream {
     let wrapped = wrap(quote! {
         #nested_checks
         #path_consts
-        #queries
-        #fields
-        #aggregates
+        #namespaces
 
         #placement
 
@@ -104,11 +108,13 @@ fn expand(model: &Model) -> TokenStream {
                     field_sets: &[#(&[#(#set_paths),*]),*],
                     aggregate_fields: &[#(#aggregate_paths),*],
                 };
-            const SHARD_FIELD: &'static str = #shard_field;
+            const TABLES: ::sharded_runtime::__private::Tables = ::sharded_runtime::__private::Tables {
+                shard_field: #shard_field,
+                queries: &[#(#shapes),*],
+                required_fields: &[#(#required_fields),*],
+                required_segments: &[#(#required_segments),*],
+            };
             #resharding
-            const QUERIES: &'static [::sharded_runtime::QueryShape] = &[#(#shapes),*];
-            const REQUIRED_FIELDS: &'static [&'static str] = &[#(#required_fields),*];
-            const REQUIRED_SEGMENTS: &'static [&'static [&'static str]] = &[#(#required_segments),*];
             #order_value
         }
     });
@@ -155,10 +161,9 @@ fn resharding(model: &Model) -> TokenStream {
 
 /// `T::query()`, and on what it returns one method per indexed path, taking a value of the
 /// path's own type and returning the `ShardedQuery` its index serves.
-fn queries(model: &Model) -> TokenStream {
+fn queries<'a>(model: &'a Model) -> Namespace<'a> {
     let ident = model.ident;
     let vis = model.vis;
-    let entry = queries_ident(ident);
     let order = &model.order.path;
     let direction = match model.order.direction {
         Direction::Ascending => "ascending",
@@ -180,7 +185,7 @@ fn queries(model: &Model) -> TokenStream {
             #[doc = #doc]
             #[inline]
             #vis fn #method(
-                self,
+                &self,
                 value: #param,
             ) -> ::sharded_runtime::ShardedQuery<#ident, #id> {
                 let value: #value_ty = ::core::convert::Into::into(value);
@@ -207,7 +212,7 @@ fn queries(model: &Model) -> TokenStream {
             #[doc = #doc]
             #[inline]
             #vis fn #method(
-                self,
+                &self,
                 #(#params: #types),*
             ) -> ::sharded_runtime::ShardedQuery<#ident, #id> {
                 #(let #params: #types2 = ::core::convert::Into::into(#params);)*
@@ -220,25 +225,18 @@ fn queries(model: &Model) -> TokenStream {
     let all = quote! {
         #[doc = #all_doc]
         #[inline]
-        #vis fn all(self) -> ::sharded_runtime::WholeCollection<#ident> {
+        #vis fn all(&self) -> ::sharded_runtime::WholeCollection<#ident> {
             ::sharded_runtime::ShardedQuery::__whole_collection()
         }
     };
     let methods = std::iter::once(all).chain(methods);
-    let doc = format!(
-        "The typed queries of `{ident}`: `all()`, one method per `#[sharded(index)]` path and one per `index(...)` field set."
-    );
-    entry_point(
-        ident,
-        vis,
-        &entry,
-        &quote::format_ident!("query"),
-        [
-            &doc,
-            "The typed queries of this collection; see the methods of what it returns.",
-        ],
-        methods.collect(),
-    )
+    Namespace {
+        kind: Kind::Queries,
+        doc: format!(
+            "The typed queries of `{ident}`: `all()`, one method per `#[sharded(index)]` path and one per `index(...)` field set."
+        ),
+        members: Members::Methods(methods.collect()),
+    }
 }
 
 /// Every query's shape: `all`, the indexed paths, the field sets; what `Sharded::QUERIES` holds.
@@ -256,132 +254,47 @@ fn query_shapes(model: &Model, paths: &[(TokenStream, TokenStream)]) -> Vec<Toke
     std::iter::once(all).chain(single).chain(sets).collect()
 }
 
-/// `T::aggregates()`, with one method per `#[sharded(aggregate)]` field returning its typed
-/// handle; the field's type must be `Numeric`, checked on the user's type.
-fn aggregates(model: &Model) -> TokenStream {
+/// `T::aggregates()`: what it returns has one public `NumericField<T>` per
+/// `#[sharded(aggregate)]` field (whose type must be `Numeric`, checked on the user's type);
+/// none without such fields.
+fn aggregates<'a>(model: &'a Model) -> Option<Namespace<'a>> {
+    if model.aggregates.is_empty() {
+        return None;
+    }
     let ident = model.ident;
-    let vis = model.vis;
-    let entry = aggregates_ident(ident);
-    let methods = model.aggregates.iter().map(|field| {
-        let method = field.ident;
+    let members = model.aggregates.iter().map(|field| {
         let ty = field.ty;
         let path = &field.path;
-        let doc = format!("The numeric field `{path}`, to sum or average.");
-        let bound = quote::quote_spanned!(syn::spanned::Spanned::span(ty)=>
-            ::sharded_runtime::NumericField::<#ident>::__new::<#ty>(#path)
-        );
-        quote! {
-            #[doc = #doc]
-            #[inline]
-            #vis fn #method(self) -> ::sharded_runtime::NumericField<#ident> {
-                #bound
-            }
+        Member {
+            name: field.ident,
+            doc: format!("The numeric field `{path}`, to sum or average."),
+            ty: quote!(::sharded_runtime::NumericField<#ident>),
+            value: Some(quote::quote_spanned!(syn::spanned::Spanned::span(ty)=>
+                ::sharded_runtime::NumericField::<#ident>::__new::<#ty>(#path)
+            )),
         }
     });
-    let doc = format!("The numeric fields of `{ident}` with typed `sum` and `avg` queries.");
-    entry_point(
-        ident,
-        vis,
-        &entry,
-        &quote::format_ident!("aggregates"),
-        [&doc, AGGREGATES_DOC],
-        methods.collect(),
-    )
+    Some(Namespace {
+        kind: Kind::Aggregates,
+        doc: format!("The numeric fields of `{ident}` with typed `sum` and `avg` queries."),
+        members: Members::Fields(members.collect()),
+    })
 }
 
-pub(crate) const AGGREGATES_DOC: &str =
-    "The numeric fields of this collection (`#[sharded(aggregate)]`), to sum or average.";
-
-pub(crate) fn aggregates_ident(ident: &syn::Ident) -> syn::Ident {
-    quote::format_ident!("{}Aggregates", ident)
-}
-
-pub(crate) fn queries_ident(ident: &syn::Ident) -> syn::Ident {
-    quote::format_ident!("{}Queries", ident)
-}
-
-pub(crate) fn fields_ident(ident: &syn::Ident) -> syn::Ident {
-    quote::format_ident!("{}Fields", ident)
-}
-
-/// `T::fields()`, and on what it returns one method per stored field, for field-masked updates.
-fn fields(model: &Model) -> TokenStream {
+/// `T::fields()`: what it returns has one public `Field<T>` per stored field, for field-masked
+/// updates.
+fn fields<'a>(model: &'a Model) -> Namespace<'a> {
     let ident = model.ident;
-    let vis = model.vis;
-    let entry = fields_ident(ident);
-    let methods = model.stored_fields.iter().map(|(field, path)| {
-        let doc = format!("The stored field `{path}`.");
-        quote! {
-            #[doc = #doc]
-            #[inline]
-            #vis fn #field(self) -> ::sharded_runtime::Field<#ident> {
-                ::sharded_runtime::Field::__new(#path)
-            }
-        }
+    let members = model.stored_fields.iter().map(|(field, path)| Member {
+        name: field,
+        doc: format!("The stored field `{path}`."),
+        ty: quote!(::sharded_runtime::Field<#ident>),
+        value: Some(quote!(::sharded_runtime::Field::__new(#path))),
     });
-    let doc = format!("The stored fields of `{ident}`, for `ShardedCollection::update_fields`.");
-    entry_point(
-        ident,
-        vis,
-        &entry,
-        &quote::format_ident!("fields"),
-        [&doc, FIELDS_DOC],
-        methods.collect(),
-    )
-}
-
-pub(crate) const FIELDS_DOC: &str =
-    "The stored fields of this collection, to name in a field-masked update.";
-
-/// A zero-sized struct `entry` with `methods`, and `T::constructor()` returning it: how
-/// `T::query()` and `T::fields()` are built, here and in the fallback. `docs`: the struct's
-/// and the constructor's.
-pub(crate) fn entry_point(
-    ident: &syn::Ident,
-    vis: &syn::Visibility,
-    entry: &syn::Ident,
-    constructor: &syn::Ident,
-    [doc, constructor_doc]: [&str; 2],
-    methods: Vec<TokenStream>,
-) -> TokenStream {
-    let name = entry.to_string();
-    // Written out rather than derived: a derive inside a derive costs every user's build.
-    quote! {
-        #[doc = #doc]
-        #vis struct #entry {
-            _private: (),
-        }
-
-        #[automatically_derived]
-        impl ::core::clone::Clone for #entry {
-            #[inline]
-            fn clone(&self) -> Self {
-                *self
-            }
-        }
-
-        #[automatically_derived]
-        impl ::core::marker::Copy for #entry {}
-
-        #[automatically_derived]
-        impl ::core::fmt::Debug for #entry {
-            #[inline]
-            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-                f.write_str(#name)
-            }
-        }
-
-        impl #entry {
-            #(#methods)*
-        }
-
-        impl #ident {
-            #[doc = #constructor_doc]
-            #[inline]
-            #vis fn #constructor() -> #entry {
-                #entry { _private: () }
-            }
-        }
+    Namespace {
+        kind: Kind::Fields,
+        doc: format!("The stored fields of `{ident}`, for `ShardedCollection::update_fields`."),
+        members: Members::Fields(members.collect()),
     }
 }
 
@@ -516,7 +429,13 @@ pub(crate) fn query_aliases(
 pub(crate) fn wrap(items: TokenStream) -> TokenStream {
     quote! {
         #[doc(hidden)]
-        #[allow(non_upper_case_globals, non_snake_case, dead_code, unused_qualifications, clippy::all)]
+        #[allow(
+            non_upper_case_globals,
+            non_snake_case,
+            dead_code,
+            unused_qualifications,
+            clippy::all
+        )]
         const _: () = {
             #items
         };

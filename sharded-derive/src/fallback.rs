@@ -5,10 +5,8 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use sharded_internals::ast::Container;
 
-use crate::expand::{
-    AGGREGATES_DOC, FIELDS_DOC, aggregates_ident, direction, entry_point, fields_ident,
-    queries_ident, query_id, wrap,
-};
+use crate::expand::{direction, query_id, wrap};
+use crate::namespace::{Kind, Member, Members, Namespace, namespaces};
 use sharded_internals::attr::IndexSpec;
 use sharded_internals::model::query_method;
 
@@ -41,7 +39,6 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
         );
     let direction = direction(sharded_internals::Direction::Descending);
     // Query methods for whatever index attributes parsed, so calls to them type-check.
-    let entry = queries_ident(ident);
     // Each name once, and never `all`, the whole collection's: a clash is reported already.
     let mut emitted: std::collections::HashSet<String> = ["all".to_owned()].into();
     let methods: Vec<syn::Ident> = container
@@ -69,7 +66,7 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
     let methods = methods.into_iter().map(|method| {
         let id = query_id(&syn::ext::IdentExt::unraw(&method).to_string());
         quote! {
-            pub fn #method<V>(self, _value: V) -> ::sharded_runtime::ShardedQuery<#ident, #id> {
+            pub fn #method<V>(&self, _value: V) -> ::sharded_runtime::ShardedQuery<#ident, #id> {
                 ::core::unreachable!()
             }
         }
@@ -107,75 +104,64 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
         let types2 = types.clone();
         let id = query_id(&name);
         quote! {
-            pub fn #method<#(#types),*>(self, #(#params: #types2),*) -> ::sharded_runtime::ShardedQuery<#ident, #id> {
+            pub fn #method<#(#types),*>(&self, #(#params: #types2),*) -> ::sharded_runtime::ShardedQuery<#ident, #id> {
                 ::core::unreachable!()
             }
         }
     });
     let methods = methods.chain(set_methods);
-    let aggregate_methods = container
-        .fields
-        .iter()
-        .filter(|field| field.attrs.aggregate.is_some())
-        .map(|field| {
-            let method = field.ident;
-            quote! {
-                pub fn #method(self) -> ::sharded_runtime::NumericField<#ident> {
-                    ::core::unreachable!()
-                }
-            }
-        })
-        .collect();
-    // Field methods for every field serde stores, so `T::fields().x()` type-checks too.
-    let field_methods = container
-        .fields
-        .iter()
-        .filter(|field| field.is_stored_by_name())
-        .map(|field| {
-            let method = field.ident;
-            quote! {
-                pub fn #method(self) -> ::sharded_runtime::Field<#ident> {
-                    ::core::unreachable!()
-                }
-            }
-        })
-        .collect();
-    let public = syn::parse_quote!(pub);
-    let fields = entry_point(
-        ident,
-        &public,
-        &fields_ident(ident),
-        &quote::format_ident!("fields"),
-        ["", FIELDS_DOC],
-        field_methods,
-    );
-    let aggregates = entry_point(
-        ident,
-        &public,
-        &aggregates_ident(ident),
-        &quote::format_ident!("aggregates"),
-        ["", AGGREGATES_DOC],
-        aggregate_methods,
-    );
+    // A member for every aggregate and every field serde stores, so `T::aggregates().x` and
+    // `T::fields().x` type-check too.
+    let members = |numeric: bool, keep: fn(&sharded_internals::ast::Field) -> bool| {
+        let ty = if numeric {
+            quote!(::sharded_runtime::NumericField<#ident>)
+        } else {
+            quote!(::sharded_runtime::Field<#ident>)
+        };
+        container
+            .fields
+            .iter()
+            .filter(|field| keep(field))
+            .map(|field| Member {
+                name: field.ident,
+                doc: String::new(),
+                ty: ty.clone(),
+                value: None,
+            })
+            .collect::<Vec<_>>()
+    };
+    let aggregates = members(true, |field| field.attrs.aggregate.is_some());
+    let stored_fields = members(false, |field| field.is_stored_by_name());
     let all = quote! {
-        pub fn all(self) -> ::sharded_runtime::WholeCollection<#ident> {
+        pub fn all(&self) -> ::sharded_runtime::WholeCollection<#ident> {
             ::core::unreachable!()
         }
     };
-    let queries = entry_point(
-        ident,
-        &public,
-        &entry,
-        &quote::format_ident!("query"),
-        ["", ""],
-        std::iter::once(all).chain(methods).collect(),
-    );
+    let mut entries = vec![
+        Namespace {
+            kind: Kind::Queries,
+            doc: String::new(),
+            members: Members::Methods(std::iter::once(all).chain(methods).collect()),
+        },
+        Namespace {
+            kind: Kind::Fields,
+            doc: String::new(),
+            members: Members::Fields(stored_fields),
+        },
+    ];
+    // As the expansion does, only for a type with aggregate fields.
+    if !aggregates.is_empty() {
+        entries.push(Namespace {
+            kind: Kind::Aggregates,
+            doc: String::new(),
+            members: Members::Fields(aggregates),
+        });
+    }
+    let namespaces = namespaces(ident, &syn::parse_quote!(pub), &entries);
     let aliases =
         crate::expand::query_aliases(ident, &container.input.vis, alias_names.into_iter());
     let wrapped = wrap(quote! {
-        #fields
-        #queries
-        #aggregates
+        #namespaces
 
         #[automatically_derived]
         impl ::sharded_runtime::Sharded for #ident {
@@ -195,10 +181,12 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
                     field_sets: &[],
                     aggregate_fields: &[],
                 };
-            const SHARD_FIELD: &'static str = "";
-            const QUERIES: &'static [::sharded_runtime::QueryShape] = &[];
-            const REQUIRED_FIELDS: &'static [&'static str] = &[];
-            const REQUIRED_SEGMENTS: &'static [&'static [&'static str]] = &[];
+            const TABLES: ::sharded_runtime::__private::Tables = ::sharded_runtime::__private::Tables {
+                shard_field: "",
+                queries: &[],
+                required_fields: &[],
+                required_segments: &[],
+            };
             #order_ty
         }
     });

@@ -3,6 +3,7 @@
 
 mod expand;
 mod fallback;
+mod namespace;
 mod stored_names;
 
 use proc_macro::TokenStream;

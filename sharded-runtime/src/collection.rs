@@ -133,7 +133,7 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
     /// # async fn example(db: &FirestoreDb, instrument: &Instrument) -> sharded_runtime::Result<()> {
     /// let fields = Instrument::fields();
     /// Instrument::collection(db)
-    ///     .update_fields("aaa", instrument, &[fields.price_micros(), fields.timestamp()])
+    ///     .update_fields("aaa", instrument, &[fields.price_micros, fields.timestamp])
     ///     .await?;
     /// # Ok(()) }
     /// ```

@@ -4,7 +4,7 @@ use std::marker::PhantomData;
 
 /// A stored top-level field of `T`, for
 /// [`ShardedCollection::update_fields`](crate::ShardedCollection::update_fields). Made by the
-/// derive's `T::fields().<field>()`: a misspelt field, a field serde skips, or a field of
+/// derive's `T::fields().<field>`: a misspelt field, a field serde skips, or a field of
 /// another type does not compile.
 pub struct Field<T> {
     path: &'static str,

@@ -67,6 +67,7 @@ pub mod __private {
         shard_chunks, usable_in_cursor,
     };
     pub use crate::shard::draw_shard;
+    pub use crate::sharded::Tables;
     pub use crate::stored_names::{names_of, path_bytes, path_len, stored_name};
     pub use sharded_indexes::{CollectionDescription, Direction};
 

@@ -2,16 +2,33 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use sharded_indexes::{CollectionDescription, Direction, IndexPlan};
 
-use crate::OrderKey;
 use crate::collection::ShardedCollection;
+use crate::{OrderKey, QueryShape};
+
+/// What the runtime's hot paths read, computed by the derive from the same attributes as
+/// [`Sharded::DESCRIPTION`]: in one constant beside it, because each item the derive emits
+/// costs every user's build. The trait's `SHARD_FIELD`, `QUERIES`, `REQUIRED_FIELDS` and
+/// `REQUIRED_SEGMENTS` read it.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct Tables {
+    /// The shard field's stored name, unquoted.
+    pub shard_field: &'static str,
+    /// Every typed query's shape.
+    pub queries: &'static [QueryShape],
+    /// The stored paths every written document must hold.
+    pub required_fields: &'static [&'static str],
+    /// The same paths as stored segments, unquoted.
+    pub required_segments: &'static [&'static [&'static str]],
+}
 
 /// A document type stored in a sharded collection. Implemented by `#[derive(Sharded)]`; see the
 /// [crate documentation](crate) for the attributes.
 ///
 /// [`DESCRIPTION`](Self::DESCRIPTION) is what the derive read from the attributes: the runtime
 /// writes and queries from it, and the index plan and the build's `firestore.indexes.json`
-/// are made from it. The other constants are views of it, or (hidden) tables the derive
-/// computes from it for the runtime's hot paths. Implementing the trait by hand is possible but
+/// are made from it. The other constants are views of it, or of the (hidden) tables the
+/// derive computes from the same attributes for the runtime's hot paths. Implementing the trait by hand is possible but
 /// not supported: the typed queries, the write guard and the index file all come from the
 /// derive.
 pub trait Sharded: Serialize + DeserializeOwned + Send + Sync + 'static {
@@ -19,9 +36,12 @@ pub trait Sharded: Serialize + DeserializeOwned + Send + Sync + 'static {
     const DESCRIPTION: CollectionDescription<'static>;
     /// The collection id.
     const COLLECTION: &'static str = Self::DESCRIPTION.collection;
+    /// What the runtime's hot paths read, computed by the derive.
+    #[doc(hidden)]
+    const TABLES: Tables;
     /// The stored name of the shard field (unquoted; [`SHARD_FIELD_PATH`](Self::SHARD_FIELD_PATH)
     /// is its field path).
-    const SHARD_FIELD: &'static str;
+    const SHARD_FIELD: &'static str = Self::TABLES.shard_field;
     /// The shard field as a field path, backtick-quoted where Firestore needs it
     /// (`` `shard-id` ``): what queries and indexes name.
     const SHARD_FIELD_PATH: &'static str = Self::DESCRIPTION.shard_field;
@@ -66,14 +86,14 @@ pub trait Sharded: Serialize + DeserializeOwned + Send + Sync + 'static {
     /// Every typed query of `T::query()`: the whole collection, one per indexed field, one per
     /// field set. A `ShardedQuery<T, QUERY>` is the shape whose id is `QUERY`.
     #[doc(hidden)]
-    const QUERIES: &'static [crate::QueryShape];
+    const QUERIES: &'static [QueryShape] = Self::TABLES.queries;
     /// The stored field paths every written document must hold: the order field and each
     /// indexed path whose Rust field is not an `Option`. Writes check them before sending.
-    const REQUIRED_FIELDS: &'static [&'static str];
+    const REQUIRED_FIELDS: &'static [&'static str] = Self::TABLES.required_fields;
     /// [`REQUIRED_FIELDS`](Self::REQUIRED_FIELDS) as stored segments (unquoted), in the same
     /// order: what the write guard matches keys against while serializing.
     #[doc(hidden)]
-    const REQUIRED_SEGMENTS: &'static [&'static [&'static str]];
+    const REQUIRED_SEGMENTS: &'static [&'static [&'static str]] = Self::TABLES.required_segments;
     /// The Rust type of the order field: what range bounds on it are given as. Its
     /// [`OrderKey`] bound is what keeps types that would mis-sort out of `order_by`.
     type OrderValue: OrderKey;

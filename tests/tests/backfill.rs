@@ -116,12 +116,8 @@ async fn backfill_gives_every_document_a_shard_and_changes_nothing_else() {
     let (proxy, faulty) = faulty_client(&test, 11).await;
     let writer = unthrottled;
     let touched: Vec<String> = ids.iter().step_by(10).cloned().collect();
-    let concurrent = concurrent_writer(
-        db.clone(),
-        touched,
-        instrument,
-        Instrument::fields().symbol(),
-    );
+    let concurrent =
+        concurrent_writer(db.clone(), touched, instrument, Instrument::fields().symbol);
 
     let collection = Instrument::collection(&faulty);
     let checkpoint =
@@ -229,7 +225,7 @@ async fn a_change_after_the_scan_wins_and_the_document_is_sharded_anyway() {
             let mut renamed = instrument(n as u32);
             renamed.symbol = format!("renamed-{n}");
             Instrument::collection(db)
-                .update_fields(id, &renamed, &[fields.symbol()])
+                .update_fields(id, &renamed, &[fields.symbol])
                 .await
                 .unwrap();
         }

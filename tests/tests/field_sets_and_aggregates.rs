@@ -62,10 +62,10 @@ macro_rules! trades {
                 $name::query().all()
             }
             fn qty() -> sharded_runtime::NumericField<Self> {
-                $name::aggregates().qty()
+                $name::aggregates().qty
             }
             fn price() -> sharded_runtime::NumericField<Self> {
-                $name::aggregates().price()
+                $name::aggregates().price
             }
         }
     };

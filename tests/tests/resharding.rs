@@ -135,7 +135,7 @@ async fn rebalance_moves_every_document_out_of_retired_values_and_none_drops_out
     let collection = During::collection(&faulty);
     let touched: Vec<String> = ids.iter().step_by(10).cloned().collect();
     let (first_half, second_half) = touched.split_at(touched.len() / 2);
-    let seq = During::fields().seq();
+    let seq = During::fields().seq;
 
     // Interrupted part-way, with a writer beside it.
     let writer = concurrent_writer(db.clone(), first_half.to_vec(), during, seq);

@@ -50,7 +50,7 @@ macro_rules! message {
                 $name::query().all()
             }
             fn n() -> NumericField<Self> {
-                $name::aggregates().n()
+                $name::aggregates().n
             }
         }
     };

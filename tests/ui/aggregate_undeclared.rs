@@ -12,8 +12,8 @@ struct Trade {
 }
 
 async fn total(db: &sharded_runtime::firestore::FirestoreDb) {
-    let _ = Trade::query().all().sum(db, Trade::aggregates().price()).await;
-    let _ = Trade::query().all().sum(db, Trade::aggregates().volume()).await;
+    let _ = Trade::query().all().sum(db, Trade::aggregates().price).await;
+    let _ = Trade::query().all().sum(db, Trade::aggregates().volume).await;
 }
 
 fn main() {

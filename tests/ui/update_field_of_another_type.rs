@@ -20,7 +20,7 @@ struct Trade {
 
 async fn update(db: &FirestoreDb, instrument: &Instrument) {
     let _ = Instrument::collection(db)
-        .update_fields("aaa", instrument, &[Trade::fields().exchange()])
+        .update_fields("aaa", instrument, &[Trade::fields().exchange])
         .await;
 }
 

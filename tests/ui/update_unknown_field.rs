@@ -15,11 +15,11 @@ struct Instrument {
 async fn update(db: &FirestoreDb, instrument: &Instrument) {
     let fields = Instrument::fields();
     let _ = Instrument::collection(db)
-        .update_fields("aaa", instrument, &[fields.exchnage()])
+        .update_fields("aaa", instrument, &[fields.exchnage])
         .await;
     // A field serde skips is not stored, so it cannot be updated either.
     let _ = Instrument::collection(db)
-        .update_fields("aaa", instrument, &[fields.cache()])
+        .update_fields("aaa", instrument, &[fields.cache])
         .await;
 }
 

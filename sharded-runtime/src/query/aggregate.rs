@@ -22,7 +22,7 @@ macro_rules! numeric {
 }
 numeric!(i8, i16, i32, i64, isize, u8, u16, u32, f32, f64);
 
-/// A numeric field of `T` (`T::aggregates().price()`), to pass to
+/// A numeric field of `T` (`T::aggregates().price`), to pass to
 /// [`ShardedQuery::sum`](crate::ShardedQuery::sum) and [`avg`](crate::ShardedQuery::avg).
 pub struct NumericField<T> {
     pub(crate) path: &'static str,

@@ -1,0 +1,132 @@
+//! `T::query()`, `T::fields()` and `T::aggregates()`: structs inside the derive's anonymous
+//! const (so users reach them only through their constructors), each built by one function on
+//! the user's type. Written for what they cost every user's build: each generated item and
+//! body costs a few tenths of a millisecond per struct, so the namespaces carry no trait impls
+//! (the query methods take `&self`, and a namespace is reused by reference), a stored or a
+//! numeric field is a public field of one struct rather than a method, and all constructors
+//! share one impl.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+/// Which namespace: its struct's name and its constructor.
+#[derive(Clone, Copy)]
+pub(crate) enum Kind {
+    Queries,
+    Fields,
+    Aggregates,
+}
+
+impl Kind {
+    fn struct_ident(self, ident: &syn::Ident) -> syn::Ident {
+        let suffix = match self {
+            Kind::Queries => "Queries",
+            Kind::Fields => "Fields",
+            Kind::Aggregates => "Aggregates",
+        };
+        quote::format_ident!("{ident}{suffix}")
+    }
+
+    fn constructor(self) -> (syn::Ident, &'static str) {
+        let (name, doc) = match self {
+            Kind::Queries => (
+                "query",
+                "The typed queries of this collection; see the methods of what it returns.",
+            ),
+            Kind::Fields => (
+                "fields",
+                "The stored fields of this collection, to name in a field-masked update.",
+            ),
+            Kind::Aggregates => (
+                "aggregates",
+                "The numeric fields of this collection (`#[sharded(aggregate)]`), to sum or average.",
+            ),
+        };
+        (quote::format_ident!("{name}"), doc)
+    }
+}
+
+/// What a namespace holds.
+pub(crate) enum Members<'a> {
+    /// Methods taking `&self`, on a struct without data.
+    Methods(Vec<TokenStream>),
+    /// Public fields, set by the constructor.
+    Fields(Vec<Member<'a>>),
+}
+
+/// A public field of a namespace.
+pub(crate) struct Member<'a> {
+    pub name: &'a syn::Ident,
+    pub doc: String,
+    pub ty: TokenStream,
+    /// Its value; `None` in the fallback, whose constructor never runs.
+    pub value: Option<TokenStream>,
+}
+
+pub(crate) struct Namespace<'a> {
+    pub kind: Kind,
+    /// The struct's doc; empty in the fallback.
+    pub doc: String,
+    pub members: Members<'a>,
+}
+
+/// Every namespace's struct (and methods), and one impl on `ident` with their constructors.
+pub(crate) fn namespaces(
+    ident: &syn::Ident,
+    vis: &syn::Visibility,
+    namespaces: &[Namespace<'_>],
+) -> TokenStream {
+    let mut items = TokenStream::new();
+    let mut constructors = TokenStream::new();
+    for namespace in namespaces {
+        let entry = namespace.kind.struct_ident(ident);
+        let doc = &namespace.doc;
+        let build = match &namespace.members {
+            Members::Methods(methods) => {
+                items.extend(quote! {
+                    #[doc = #doc]
+                    #vis struct #entry {
+                        _private: (),
+                    }
+
+                    impl #entry {
+                        #(#methods)*
+                    }
+                });
+                quote!(#entry { _private: () })
+            }
+            Members::Fields(members) => {
+                let names: Vec<_> = members.iter().map(|member| member.name).collect();
+                let docs = members.iter().map(|member| &member.doc);
+                let types = members.iter().map(|member| &member.ty);
+                items.extend(quote! {
+                    #[doc = #doc]
+                    #vis struct #entry {
+                        #(#[doc = #docs] #vis #names: #types,)*
+                    }
+                });
+                let values: Option<Vec<&TokenStream>> =
+                    members.iter().map(|member| member.value.as_ref()).collect();
+                match values {
+                    Some(values) => quote!(#entry { #(#names: #values,)* }),
+                    None => quote!(::core::unreachable!()),
+                }
+            }
+        };
+        let (constructor, constructor_doc) = namespace.kind.constructor();
+        constructors.extend(quote! {
+            #[doc = #constructor_doc]
+            #[inline]
+            #vis fn #constructor() -> #entry {
+                #build
+            }
+        });
+    }
+    quote! {
+        #items
+
+        impl #ident {
+            #constructors
+        }
+    }
+}
