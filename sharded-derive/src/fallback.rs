@@ -112,12 +112,7 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
     let methods = methods.chain(set_methods);
     // A member for every aggregate and every field serde stores, so `T::aggregates().x` and
     // `T::fields().x` type-check too.
-    let members = |numeric: bool, keep: fn(&sharded_internals::ast::Field) -> bool| {
-        let ty = if numeric {
-            quote!(::sharded_runtime::NumericField<#ident>)
-        } else {
-            quote!(::sharded_runtime::Field<#ident>)
-        };
+    let members = |ty: TokenStream, keep: fn(&sharded_internals::ast::Field) -> bool| {
         container
             .fields
             .iter()
@@ -130,8 +125,12 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
             })
             .collect::<Vec<_>>()
     };
-    let aggregates = members(true, |field| field.attrs.aggregate.is_some());
-    let stored_fields = members(false, |field| field.is_stored_by_name());
+    let aggregates = members(quote!(::sharded_runtime::NumericField<#ident>), |field| {
+        field.attrs.aggregate.is_some()
+    });
+    let stored_fields = members(quote!(::sharded_runtime::Field<#ident>), |field| {
+        field.is_stored_by_name()
+    });
     let all = quote! {
         pub fn all(&self) -> ::sharded_runtime::WholeCollection<#ident> {
             ::core::unreachable!()

@@ -4,9 +4,9 @@
 //! Each field's value goes through the firestore crate's own serializer (so every value is
 //! stored exactly as the firestore crate stores it), except a top-level timestamp, which
 //! [`timestamp`] converts to the same value without the crate's round trip through text; the
-//! top level is ours. It collects the fields straight into the document's map, adds the shard without a serde call, and matches
-//! each key against the required paths ([`crate::guard`]); only a value a required path goes
-//! into is serialized with its keys watched.
+//! top level is ours. It collects the fields straight into the document's map, adds the shard
+//! without a serde call, and matches each key against the required paths ([`crate::guard`]);
+//! only a value a required path goes into is serialized with its keys watched.
 
 use std::collections::HashMap;
 

@@ -28,9 +28,9 @@ pub struct Tables {
 /// [`DESCRIPTION`](Self::DESCRIPTION) is what the derive read from the attributes: the runtime
 /// writes and queries from it, and the index plan and the build's `firestore.indexes.json`
 /// are made from it. The other constants are views of it, or of the (hidden) tables the
-/// derive computes from the same attributes for the runtime's hot paths. Implementing the trait by hand is possible but
-/// not supported: the typed queries, the write guard and the index file all come from the
-/// derive.
+/// derive computes from the same attributes for the runtime's hot paths. Implementing the
+/// trait by hand is possible but not supported: the typed queries, the write guard and the
+/// index file all come from the derive.
 pub trait Sharded: Serialize + DeserializeOwned + Send + Sync + 'static {
     /// The collection, described once.
     const DESCRIPTION: CollectionDescription<'static>;
