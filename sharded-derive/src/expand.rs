@@ -188,8 +188,7 @@ fn queries<'a>(model: &'a Model) -> Namespace<'a> {
                 &self,
                 value: #param,
             ) -> ::sharded_runtime::ShardedQuery<#ident, #id> {
-                let value: #value_ty = ::core::convert::Into::into(value);
-                ::sharded_runtime::ShardedQuery::__new(&value)
+                ::sharded_runtime::ShardedQuery::__eq::<#value_ty, _>(value)
             }
         }
     });
@@ -215,8 +214,8 @@ fn queries<'a>(model: &'a Model) -> Namespace<'a> {
                 &self,
                 #(#params: #types),*
             ) -> ::sharded_runtime::ShardedQuery<#ident, #id> {
-                #(let #params: #types2 = ::core::convert::Into::into(#params);)*
-                ::sharded_runtime::ShardedQuery::__whole_collection() #(.__and(&#params))*
+                ::sharded_runtime::ShardedQuery::__whole_collection()
+                    #(.__and::<#types2, _>(#params))*
             }
         }
     });
@@ -390,11 +389,12 @@ pub(crate) fn direction(direction: Direction) -> TokenStream {
     }
 }
 
-/// A name for every query's types, beside the struct (outside the anonymous const, so that
-/// users can name them): `{T}{Method}Query`, `{T}{Method}Cursor` and `{T}{Method}Page` for
-/// `all` and each query method, so that a query, a cursor or a page can be stored in a
-/// struct without spelling `ShardedQuery<T, { query_id("method") }>`; each takes the query's
-/// reach, one collection by default (`{T}{Method}Cursor<InGroup>` for a group query's).
+/// A name for every query's type, beside the struct (outside the anonymous const, so that
+/// users can name it): `{T}{Method}Query` for `all` and each query method, so that a query can
+/// be stored in a struct without spelling `ShardedQuery<T, { query_id("method") }>`, and its
+/// cursor and page as `CursorOf<{T}{Method}Query>` and `PageOf<..>`; each takes the query's
+/// reach, one collection by default (`{T}{Method}Query<InGroup>` for a group query's). One
+/// alias per query, not three: each item costs every user's build.
 pub(crate) fn query_aliases(
     ident: &syn::Ident,
     vis: &syn::Visibility,
@@ -405,21 +405,15 @@ pub(crate) fn query_aliases(
         .map(|method| {
             let pascal = sharded_internals::case::RenameRule::Pascal.apply_to_field(&method);
             let query = quote::format_ident!("{ident}{pascal}Query");
-            let cursor = quote::format_ident!("{ident}{pascal}Cursor");
-            let page = quote::format_ident!("{ident}{pascal}Page");
             let id = query_id(&method);
-            let group = "`<InGroup>` after `.in_group()`";
-            let query_doc = format!("The query `{ident}::query().{method}(..)`; {group}.");
-            let cursor_doc = format!("A cursor of `{ident}::query().{method}(..)`; {group}.");
-            let page_doc = format!("A page of `{ident}::query().{method}(..)`; {group}.");
-            let reach = quote!(Reach = ::sharded_runtime::InCollection);
+            let doc = format!(
+                "The query `{ident}::query().{method}(..)`, `<InGroup>` after `.in_group()`; \
+                 `CursorOf<{query}>` and `PageOf<{query}>` are its cursor and page."
+            );
             quote! {
-                #[doc = #query_doc]
-                #vis type #query<#reach> = ::sharded_runtime::ShardedQuery<#ident, #id, Reach>;
-                #[doc = #cursor_doc]
-                #vis type #cursor<#reach> = ::sharded_runtime::Cursor<#ident, #id, Reach>;
-                #[doc = #page_doc]
-                #vis type #page<#reach> = ::sharded_runtime::Page<#ident, #id, Reach>;
+                #[doc = #doc]
+                #vis type #query<Reach = ::sharded_runtime::InCollection> =
+                    ::sharded_runtime::ShardedQuery<#ident, #id, Reach>;
             }
         });
     quote!(#(#aliases)*)

@@ -37,10 +37,10 @@ pub use order_key::{OrderBound, OrderKey};
 pub use parent::{CollectionGroup, Parent, Subcollection};
 pub use partition::{IdRange, MAX_PARTS};
 pub use query::{
-    ChangeKind, Cursor, DocumentChange, InCollection, InGroup, ListenCheckpoint, ListenOptions,
-    MAX_DISJUNCTIONS, MAX_FILTER_VALUE_BYTES, MAX_LIMIT, Number, Numeric, NumericField, Page,
-    QueryShape, QuerySnapshot, QueryStats, Reach, ShardedQuery, SnapshotStream, WHOLE_COLLECTION,
-    WholeCollection, query_id,
+    ChangeKind, Cursor, CursorOf, DocumentChange, InCollection, InGroup, ListenCheckpoint,
+    ListenOptions, MAX_DISJUNCTIONS, MAX_FILTER_VALUE_BYTES, MAX_LIMIT, Number, Numeric,
+    NumericField, Page, PageOf, PagedQuery, QueryShape, QuerySnapshot, QueryStats, Reach,
+    ShardedQuery, SnapshotStream, WHOLE_COLLECTION, WholeCollection, query_id,
 };
 pub use shard_job::{Checkpoint, Progress, ShardCensus, ShardJob, ShardedCollectionGroup};
 pub use sharded::Sharded;

@@ -176,15 +176,16 @@ async fn an_option_left_out_when_none_is_queried_exactly() {
     assert_eq!(none, 20);
 }
 
-/// Every query's types have names (`TickVenueQuery`, `TickVenueCursor`, `TickVenuePage`,
-/// `TickAllQuery`...), so a query and where it got to can be kept in a struct and taken up
-/// again, page by page, to the end.
+/// Every query's type has a name (`TickVenueQuery`, `TickAllQuery`...), and so do its cursor
+/// and page (`CursorOf<TickVenueQuery>`, `PageOf<TickVenueQuery>`), so a query and where it
+/// got to can be kept in a struct and taken up again, page by page, to the end.
 #[tokio::test]
 async fn queries_and_cursors_can_be_kept_by_name() {
-    use sharded_tests::models::{TickAllQuery, TickVenueCursor, TickVenuePage, TickVenueQuery};
+    use sharded_runtime::{CursorOf, PageOf};
+    use sharded_tests::models::{TickAllQuery, TickVenueQuery};
     struct Feed {
         query: TickVenueQuery,
-        next: Option<TickVenueCursor>,
+        next: Option<CursorOf<TickVenueQuery>>,
     }
     let test = test_db("query-names").await;
     let db = &test.db;
@@ -215,7 +216,7 @@ async fn queries_and_cursors_can_be_kept_by_name() {
             Some(cursor) => feed.query.clone().after(cursor),
             None => feed.query.clone(),
         };
-        let page: TickVenuePage = query.page(db, 5).await.unwrap();
+        let page: PageOf<TickVenueQuery> = query.page(db, 5).await.unwrap();
         seen.extend(page.items.into_iter().map(|s| s.id));
         match page.next {
             Some(next) => feed.next = Some(next),

@@ -5,6 +5,7 @@ mod aggregate;
 mod cursor;
 mod listen;
 mod merge;
+mod names;
 pub(crate) mod order;
 mod reach;
 mod shape;
@@ -31,6 +32,7 @@ pub use listen::{
     ChangeKind, DocumentChange, ListenCheckpoint, ListenOptions, QuerySnapshot, SnapshotStream,
 };
 pub use merge::{merge_sorted, merge_streams};
+pub use names::{CursorOf, PageOf, PagedQuery};
 pub use order::{compare_documents, compare_references, compare_values, usable_in_cursor};
 pub use reach::{InCollection, InGroup, Reach};
 pub use shape::{QueryShape, query_id};
@@ -186,14 +188,17 @@ struct Prepared {
 }
 
 impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
+    /// The query on one field equal to `value`, taken as the field's type `F`: the whole body
+    /// of a generated query method, which every user's build compiles once per indexed field.
     #[doc(hidden)]
-    pub fn __new<V: Serialize + ?Sized>(value: &V) -> Self {
-        Self::__whole_collection().__and(value)
+    pub fn __eq<F: Serialize, V: Into<F>>(value: V) -> Self {
+        Self::__whole_collection().__and::<F, V>(value)
     }
 
+    /// This query also on the next field of its shape equal to `value`, taken as `F`.
     #[doc(hidden)]
-    pub fn __and<V: Serialize + ?Sized>(mut self, value: &V) -> Self {
-        self.values.push(to_value(value));
+    pub fn __and<F: Serialize, V: Into<F>>(mut self, value: V) -> Self {
+        self.values.push(to_value(&value.into()));
         self
     }
 
