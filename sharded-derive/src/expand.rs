@@ -72,17 +72,9 @@ fn expand(model: &Model) -> TokenStream {
         .iter()
         .map(|set| set.fields.iter().map(|field| &field.path).collect())
         .collect();
-    let shapes = query_shapes(model, &paths);
+    let query_names = query_names(model);
     let aggregate_paths = model.aggregates.iter().map(|field| &field.path);
-    let aliases = query_aliases(
-        ident,
-        model.vis,
-        model
-            .indexes
-            .iter()
-            .map(|index| syn::ext::IdentExt::unraw(&index.method).to_string())
-            .chain(model.field_sets.iter().map(|set| set.method.to_string())),
-    );
+    let aliases = query_aliases(ident, model.vis, query_names.iter().cloned());
     let wrapped = wrap(quote! {
         #nested_checks
         #path_consts
@@ -110,7 +102,7 @@ fn expand(model: &Model) -> TokenStream {
                 };
             const TABLES: ::sharded_runtime::__private::Tables = ::sharded_runtime::__private::Tables {
                 shard_field: #shard_field,
-                queries: &[#(#shapes),*],
+                query_names: &[#(#query_names),*],
                 required_fields: &[#(#required_fields),*],
                 required_segments: &[#(#required_segments),*],
             };
@@ -238,19 +230,15 @@ fn queries<'a>(model: &'a Model) -> Namespace<'a> {
     }
 }
 
-/// Every query's shape: `all`, the indexed paths, the field sets; what `Sharded::QUERIES` holds.
-fn query_shapes(model: &Model, paths: &[(TokenStream, TokenStream)]) -> Vec<TokenStream> {
-    let all = quote!(::sharded_runtime::QueryShape::new("all", &[]));
-    let single = model.indexes.iter().zip(paths).map(|(index, (path, _))| {
-        let name = syn::ext::IdentExt::unraw(&index.method).to_string();
-        quote!(::sharded_runtime::QueryShape::new(#name, &[#path]))
-    });
-    let sets = model.field_sets.iter().map(|set| {
-        let name = set.method.to_string();
-        let paths = set.fields.iter().map(|field| &field.path);
-        quote!(::sharded_runtime::QueryShape::new(#name, &[#(#paths),*]))
-    });
-    std::iter::once(all).chain(single).chain(sets).collect()
+/// The name of every query but `all`, in the description's order: the indexed paths, then the
+/// field sets (the runtime reads each query's fields from the description by position).
+fn query_names(model: &Model) -> Vec<String> {
+    let single = model
+        .indexes
+        .iter()
+        .map(|index| syn::ext::IdentExt::unraw(&index.method).to_string());
+    let sets = model.field_sets.iter().map(|set| set.method.to_string());
+    single.chain(sets).collect()
 }
 
 /// `T::aggregates()`: what it returns has one public `NumericField<T>` per

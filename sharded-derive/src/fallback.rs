@@ -182,7 +182,7 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
                 };
             const TABLES: ::sharded_runtime::__private::Tables = ::sharded_runtime::__private::Tables {
                 shard_field: "",
-                queries: &[],
+                query_names: &[],
                 required_fields: &[],
                 required_segments: &[],
             };

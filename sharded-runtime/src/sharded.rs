@@ -2,20 +2,22 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use sharded_indexes::{CollectionDescription, Direction, IndexPlan};
 
+use crate::OrderKey;
 use crate::collection::ShardedCollection;
-use crate::{OrderKey, QueryShape};
 
-/// What the runtime's hot paths read, computed by the derive from the same attributes as
-/// [`Sharded::DESCRIPTION`]: in one constant beside it, because each item the derive emits
-/// costs every user's build. The trait's `SHARD_FIELD`, `QUERIES`, `REQUIRED_FIELDS` and
-/// `REQUIRED_SEGMENTS` read it.
+/// What the runtime reads besides [`Sharded::DESCRIPTION`], computed by the derive from the
+/// same attributes: only what the description does not hold, in one constant beside it,
+/// because everything the derive emits costs every user's build. The trait's `SHARD_FIELD`,
+/// `REQUIRED_FIELDS` and `REQUIRED_SEGMENTS` read it, and the queries their names.
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy)]
 pub struct Tables {
     /// The shard field's stored name, unquoted.
     pub shard_field: &'static str,
-    /// Every typed query's shape.
-    pub queries: &'static [QueryShape],
+    /// The name of every typed query but `all`: one per indexed field, then one per field set,
+    /// in the order of [`CollectionDescription::indexed_fields`] and
+    /// [`CollectionDescription::field_sets`], which hold the fields each compares.
+    pub query_names: &'static [&'static str],
     /// The stored paths every written document must hold.
     pub required_fields: &'static [&'static str],
     /// The same paths as stored segments, unquoted.
@@ -83,10 +85,6 @@ pub trait Sharded: Serialize + DeserializeOwned + Send + Sync + 'static {
     /// The stored paths of the numeric fields with `sum` and `avg` queries
     /// (`#[sharded(aggregate)]`), in declaration order.
     const AGGREGATE_FIELDS: &'static [&'static str] = Self::DESCRIPTION.aggregate_fields;
-    /// Every typed query of `T::query()`: the whole collection, one per indexed field, one per
-    /// field set. A `ShardedQuery<T, QUERY>` is the shape whose id is `QUERY`.
-    #[doc(hidden)]
-    const QUERIES: &'static [QueryShape] = Self::TABLES.queries;
     /// The stored field paths every written document must hold: the order field and each
     /// indexed path whose Rust field is not an `Option`. Writes check them before sending.
     const REQUIRED_FIELDS: &'static [&'static str] = Self::TABLES.required_fields;

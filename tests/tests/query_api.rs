@@ -225,3 +225,71 @@ async fn queries_and_cursors_can_be_kept_by_name() {
     }
     assert_eq!(seen, expected);
 }
+
+/// Each query of a type with indexed fields and field sets both filters on its own fields:
+/// the runtime reads a query's fields from the description by the query's position (indexed
+/// fields first, then sets), so a position off by one would filter on a neighbour's field.
+/// Every combination of values is stored, and each field's values are spread differently, so
+/// a query on the wrong field returns other documents.
+#[tokio::test]
+async fn each_query_filters_on_its_own_fields() {
+    #[derive(serde::Serialize, serde::Deserialize, Sharded)]
+    // Clippy takes `side` in both sets for a repeated attribute (rust-clippy#13238).
+    #[allow(clippy::duplicated_attributes)]
+    #[sharded(shards = 3, order_by = "at", collection = "orders")]
+    #[sharded(index(venue, side))]
+    #[sharded(index(side, r#type))]
+    struct Order {
+        #[sharded(index)]
+        venue: String,
+        #[sharded(index)]
+        side: String,
+        #[sharded(index)]
+        r#type: String,
+        at: i64,
+    }
+    let test = test_db("own-fields").await;
+    let db = &test.db;
+    let (venues, sides, types) = (["v0", "v1"], ["v0", "v1", "v2"], ["v0", "v1", "v2", "v3"]);
+    let mut orders = Vec::new();
+    for (i, venue) in venues.iter().enumerate() {
+        for (j, side) in sides.iter().enumerate() {
+            for (k, kind) in types.iter().enumerate() {
+                let at = (i * 100 + j * 10 + k) as i64;
+                let order = Order {
+                    venue: venue.to_string(),
+                    side: side.to_string(),
+                    r#type: kind.to_string(),
+                    at,
+                };
+                Order::collection(db)
+                    .upsert(&format!("o{at:03}"), &order)
+                    .await
+                    .unwrap();
+                orders.push(order);
+            }
+        }
+    }
+    let expected = |keep: &dyn Fn(&Order) -> bool| -> Vec<i64> {
+        let mut ats: Vec<i64> = orders.iter().filter(|o| keep(o)).map(|o| o.at).collect();
+        ats.sort_unstable_by(|a, b| b.cmp(a));
+        ats
+    };
+    let ats = |found: Vec<Order>| found.into_iter().map(|o| o.at).collect::<Vec<_>>();
+    let query = Order::query();
+    for value in ["v0", "v1", "v2"] {
+        let venue = ats(query.venue(value).fetch(db).await.unwrap());
+        assert_eq!(venue, expected(&|o| o.venue == value), "venue {value}");
+        let side = ats(query.side(value).fetch(db).await.unwrap());
+        assert_eq!(side, expected(&|o| o.side == value), "side {value}");
+        let kind = ats(query.r#type(value).fetch(db).await.unwrap());
+        assert_eq!(kind, expected(&|o| o.r#type == value), "type {value}");
+        let pair = ats(query.venue_and_side("v1", value).fetch(db).await.unwrap());
+        let want = expected(&|o| o.venue == "v1" && o.side == value);
+        assert_eq!(pair, want, "venue and side {value}");
+        let pair = ats(query.side_and_type("v1", value).fetch(db).await.unwrap());
+        let want = expected(&|o| o.side == "v1" && o.r#type == value);
+        assert_eq!(pair, want, "side and type {value}");
+    }
+    assert_eq!(ats(query.all().fetch(db).await.unwrap()).len(), 24);
+}

@@ -50,9 +50,22 @@ pub const WHOLE_COLLECTION: u64 = query_id("all");
 /// `T::query().all()`: every document of the collection, by the order field.
 pub type WholeCollection<T> = ShardedQuery<T, WHOLE_COLLECTION>;
 
-/// The shape of `T`'s query `QUERY`.
-fn shape<T: Sharded>(query: u64) -> Option<&'static QueryShape> {
-    T::QUERIES.iter().find(|shape| shape.id == query)
+/// The shape of `T`'s query `QUERY`, read from the collection's description: the queries are
+/// `all`, then one per indexed field, then one per field set, in the description's order, and
+/// the derive names them in that order (`Tables::query_names`), so that the fields each
+/// compares are written once, in the description, for every user's build to compile.
+fn shape<T: Sharded>(query: u64) -> Option<QueryShape> {
+    if query == WHOLE_COLLECTION {
+        return Some(QueryShape::new("all", &[]));
+    }
+    let names = T::TABLES.query_names;
+    let position = names.iter().position(|name| query_id(name) == query)?;
+    let indexed = T::DESCRIPTION.indexed_fields;
+    let fields = match indexed.get(position) {
+        Some(_) => &indexed[position..=position],
+        None => T::DESCRIPTION.field_sets.get(position - indexed.len())?,
+    };
+    Some(QueryShape::new(names[position], fields))
 }
 
 /// How a `QUERY` is named in spans and cursor tokens: its method's name.
