@@ -163,7 +163,7 @@ fn queries<'a>(model: &'a Model) -> Namespace<'a> {
     };
     let methods = model.indexes.iter().map(|index| {
         let method = &index.method;
-        let id = query_id(&syn::ext::IdentExt::unraw(method).to_string());
+        let query = query_alias(ident, &syn::ext::IdentExt::unraw(method).to_string());
         let value_ty = &index.value_ty;
         let rust_path = std::iter::once(index.field)
             .chain(&index.nested)
@@ -179,14 +179,14 @@ fn queries<'a>(model: &'a Model) -> Namespace<'a> {
             #vis fn #method(
                 &self,
                 value: #param,
-            ) -> ::sharded_runtime::ShardedQuery<#ident, #id> {
+            ) -> #query {
                 ::sharded_runtime::ShardedQuery::__eq::<#value_ty, _>(value)
             }
         }
     });
     let set_methods = model.field_sets.iter().map(|set| {
         let method = &set.method;
-        let id = query_id(&method.to_string());
+        let query = query_alias(ident, &method.to_string());
         let params: Vec<&syn::Ident> = set.fields.iter().map(|field| field.ident).collect();
         let types = set.fields.iter().map(|field| value_param(&field.value_ty));
         let types2 = set.fields.iter().map(|field| &field.value_ty);
@@ -205,18 +205,19 @@ fn queries<'a>(model: &'a Model) -> Namespace<'a> {
             #vis fn #method(
                 &self,
                 #(#params: #types),*
-            ) -> ::sharded_runtime::ShardedQuery<#ident, #id> {
+            ) -> #query {
                 ::sharded_runtime::ShardedQuery::__whole_collection()
                     #(.__and::<#types2, _>(#params))*
             }
         }
     });
     let methods = methods.chain(set_methods);
+    let all_query = query_alias(ident, "all");
     let all_doc = format!("Every document of `{ident}`'s collection, by `{order}` {direction}.");
     let all = quote! {
         #[doc = #all_doc]
         #[inline]
-        #vis fn all(&self) -> ::sharded_runtime::WholeCollection<#ident> {
+        #vis fn all(&self) -> #all_query {
             ::sharded_runtime::ShardedQuery::__whole_collection()
         }
     };
@@ -391,8 +392,7 @@ pub(crate) fn query_aliases(
     let aliases = std::iter::once("all".to_owned())
         .chain(methods)
         .map(|method| {
-            let pascal = sharded_internals::case::RenameRule::Pascal.apply_to_field(&method);
-            let query = quote::format_ident!("{ident}{pascal}Query");
+            let query = query_alias(ident, &method);
             let id = query_id(&method);
             let doc = format!(
                 "The query `{ident}::query().{method}(..)`, `<InGroup>` after `.in_group()`; \
@@ -405,6 +405,12 @@ pub(crate) fn query_aliases(
             }
         });
     quote!(#(#aliases)*)
+}
+
+/// The alias naming the query `method` of `ident`: `{T}{Method}Query`.
+fn query_alias(ident: &syn::Ident, method: &str) -> syn::Ident {
+    let pascal = sharded_internals::case::RenameRule::Pascal.apply_to_field(method);
+    quote::format_ident!("{ident}{pascal}Query")
 }
 
 /// Generated items live in an anonymous const, as serde's do.
