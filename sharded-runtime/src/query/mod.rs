@@ -202,7 +202,7 @@ struct Prepared {
 
 impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
     /// The query on one field equal to `value`, taken as the field's type `F`: the whole body
-    /// of a generated query method, which every user's build compiles once per indexed field.
+    /// of a generated query method, so that the conversion is compiled here, not in each one.
     #[doc(hidden)]
     pub fn __eq<F: Serialize, V: Into<F>>(value: V) -> Self {
         Self::__whole_collection().__and::<F, V>(value)
