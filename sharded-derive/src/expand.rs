@@ -74,7 +74,7 @@ fn expand(model: &Model) -> TokenStream {
         .collect();
     let query_names = query_names(model);
     let aggregate_paths = model.aggregates.iter().map(|field| &field.path);
-    let aliases = query_aliases(ident, model.vis, query_names.iter().cloned());
+    let aliases = query_aliases(ident, model.vis, &query_names);
     let wrapped = wrap(quote! {
         #nested_checks
         #path_consts
@@ -387,13 +387,13 @@ pub(crate) fn direction(direction: Direction) -> TokenStream {
 pub(crate) fn query_aliases(
     ident: &syn::Ident,
     vis: &syn::Visibility,
-    methods: impl Iterator<Item = String>,
+    methods: &[String],
 ) -> TokenStream {
-    let aliases = std::iter::once("all".to_owned())
-        .chain(methods)
+    let aliases = std::iter::once("all")
+        .chain(methods.iter().map(String::as_str))
         .map(|method| {
-            let query = query_alias(ident, &method);
-            let id = query_id(&method);
+            let query = query_alias(ident, method);
+            let id = query_id(method);
             let doc = format!(
                 "The query `{ident}::query().{method}(..)`, `<InGroup>` after `.in_group()`; \
                  `CursorOf<{query}>` and `PageOf<{query}>` are its cursor and page."

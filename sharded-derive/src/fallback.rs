@@ -157,8 +157,7 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
         });
     }
     let namespaces = namespaces(ident, &syn::parse_quote!(pub), &entries);
-    let aliases =
-        crate::expand::query_aliases(ident, &container.input.vis, alias_names.into_iter());
+    let aliases = crate::expand::query_aliases(ident, &container.input.vis, &alias_names);
     let wrapped = wrap(quote! {
         #namespaces
 

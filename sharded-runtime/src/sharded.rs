@@ -6,9 +6,10 @@ use crate::OrderKey;
 use crate::collection::ShardedCollection;
 
 /// What the runtime reads besides [`Sharded::DESCRIPTION`], computed by the derive from the
-/// same attributes: only what the description does not hold, in one constant beside it,
-/// because everything the derive emits costs every user's build. The trait's `SHARD_FIELD`,
-/// `REQUIRED_FIELDS` and `REQUIRED_SEGMENTS` read it, and the queries their names.
+/// same attributes: the query names, which paths a write must hold (the description does not
+/// say which indexed fields are `Option`s) and the unquoted names the write path matches, in
+/// one constant beside it, because everything the derive emits costs every user's build. The
+/// trait's `SHARD_FIELD`, `REQUIRED_FIELDS` and `REQUIRED_SEGMENTS` read it.
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy)]
 pub struct Tables {

@@ -1,9 +1,9 @@
 use serde::{Deserialize, Serialize};
+use sharded_runtime::Sharded;
 use sharded_runtime::firestore::{FirestoreDb, FirestoreTimestamp};
-use sharded_runtime::{CursorOf, InGroup, Sharded};
 
 #[derive(Serialize, Deserialize, Sharded)]
-#[sharded(shards = 3, order_by = "timestamp", parent = "venues", collection_group)]
+#[sharded(shards = 3, order_by = "timestamp")]
 struct Instrument {
     #[sharded(index)]
     exchange: String,
@@ -12,19 +12,12 @@ struct Instrument {
     timestamp: FirestoreTimestamp,
 }
 
-// A query's cursor, named from the query's alias, fits that query and no other: not another
-// field's, and not the same query over the collection group.
-async fn resume(
-    db: &FirestoreDb,
-    own: CursorOf<InstrumentExchangeQuery>,
-    other: CursorOf<InstrumentInstrumentTypeQuery>,
-    group: CursorOf<InstrumentExchangeQuery<InGroup>>,
-) {
-    let _ = Instrument::query().exchange("EXCHG1").after(own).fetch(db).await;
-    let _ = Instrument::query().exchange("EXCHG1").after(other).fetch(db).await;
-    let _ = Instrument::query().exchange("EXCHG1").after(group).fetch(db).await;
+async fn next_page(db: &FirestoreDb) {
+    let page = Instrument::query().exchange("EXCHG1").page(db, 5).await.unwrap();
+    let cursor = page.next.unwrap();
+    let _wrong = Instrument::query().instrument_type("etf").after(cursor);
 }
 
 fn main() {
-    let _ = resume;
+    let _ = next_page;
 }

@@ -61,8 +61,8 @@ fn shape<T: Sharded>(query: u64) -> Option<QueryShape> {
     let names = T::TABLES.query_names;
     let position = names.iter().position(|name| query_id(name) == query)?;
     let indexed = T::DESCRIPTION.indexed_fields;
-    let fields = match indexed.get(position) {
-        Some(_) => &indexed[position..=position],
+    let fields = match indexed.get(position..=position) {
+        Some(field) => field,
         None => T::DESCRIPTION.field_sets.get(position - indexed.len())?,
     };
     Some(QueryShape::new(names[position], fields))
