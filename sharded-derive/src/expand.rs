@@ -30,15 +30,7 @@ fn expand(model: &Model) -> TokenStream {
     let shard_path = &model.shard_path;
     let shard_values = &model.shard_values;
     let resharding = resharding(model);
-    let previous = &model.resharding.previous_values;
-    let retired = &model.resharding.retired_values;
     let placement = placement(model);
-    let parent_collections = &model.parent_collections;
-    let collection_group = model.collection_group;
-    let since = match model.resharding.since {
-        Some(seconds) => quote!(::core::option::Option::Some(#seconds)),
-        None => quote!(::core::option::Option::None),
-    };
     let order_field = &model.order.path;
     let order_ty = model.order.ty;
     let direction = direction(model.order.direction);
@@ -46,18 +38,7 @@ fn expand(model: &Model) -> TokenStream {
     let order_value =
         quote::quote_spanned!(syn::spanned::Spanned::span(order_ty)=> type OrderValue = #order_ty;);
     let (path_consts, paths) = index_paths(model);
-    let indexed_fields = paths.iter().map(|(path, _)| path);
-    let order_stored = &model.order.stored_name;
-    let order_path = (quote!(#order_field), quote!(&[#order_stored]));
-    let required = std::iter::once(&order_path).chain(
-        model
-            .indexes
-            .iter()
-            .zip(&paths)
-            .filter(|(index, _)| !index.optional)
-            .map(|(_, path)| path),
-    );
-    let (required_fields, required_segments): (Vec<_>, Vec<_>) = required.cloned().unzip();
+    let (required_fields, required_segments) = required_paths(model, &paths);
     let nested_checks = nested_field_checks(model);
     let namespaces = namespaces(
         ident,
@@ -67,13 +48,8 @@ fn expand(model: &Model) -> TokenStream {
             .chain(aggregates(model))
             .collect::<Vec<_>>(),
     );
-    let set_paths: Vec<Vec<&String>> = model
-        .field_sets
-        .iter()
-        .map(|set| set.fields.iter().map(|field| &field.path).collect())
-        .collect();
+    let description_rest = description_rest(model, &paths);
     let query_names = query_names(model);
-    let aggregate_paths = model.aggregates.iter().map(|field| &field.path);
     let aliases = query_aliases(ident, model.vis, &query_names);
     let wrapped = wrap(quote! {
         #nested_checks
@@ -87,24 +63,18 @@ fn expand(model: &Model) -> TokenStream {
             const DESCRIPTION: ::sharded_runtime::__private::CollectionDescription<'static> =
                 ::sharded_runtime::__private::CollectionDescription {
                     collection: #collection,
-                    parent_collections: &[#(#parent_collections),*],
-                    collection_group: #collection_group,
                     shard_field: #shard_path,
                     shard_values: &[#(#shard_values),*],
-                    previous_shard_values: &[#(#previous),*],
-                    retired_shard_values: &[#(#retired),*],
-                    reshard_since: #since,
                     order_field: #order_field,
                     direction: #direction,
-                    indexed_fields: &[#(#indexed_fields),*],
-                    field_sets: &[#(&[#(#set_paths),*]),*],
-                    aggregate_fields: &[#(#aggregate_paths),*],
+                    #description_rest
+                    ..::sharded_runtime::__private::CollectionDescription::EMPTY
                 };
             const TABLES: ::sharded_runtime::__private::Tables = ::sharded_runtime::__private::Tables {
                 shard_field: #shard_field,
                 query_names: &[#(#query_names),*],
-                required_fields: &[#(#required_fields),*],
-                required_segments: &[#(#required_segments),*],
+                required_fields: #required_fields,
+                required_segments: #required_segments,
             };
             #resharding
             #order_value
@@ -114,6 +84,78 @@ fn expand(model: &Model) -> TokenStream {
         #aliases
         #wrapped
     }
+}
+
+/// The paths every written document must hold (the order field, then each indexed path that
+/// is not an `Option`), and their stored segments: written out only when some path is not one
+/// segment spelled as its path (a nested or a quoted one); empty otherwise, which the runtime
+/// reads as each path being its own one segment.
+fn required_paths(
+    model: &Model,
+    paths: &[(TokenStream, TokenStream)],
+) -> (TokenStream, TokenStream) {
+    let order = &model.order;
+    let order_path = &order.path;
+    let indexed = model
+        .indexes
+        .iter()
+        .zip(paths)
+        .filter(|(index, _)| !index.optional);
+    let fields = indexed.clone().map(|(_, (path, _))| path);
+    let fields = quote!(&[#order_path, #(#fields),*]);
+    let simple = order.path == order.stored_name
+        && indexed
+            .clone()
+            .all(|(index, _)| index.nested.is_empty() && index.path == index.stored_field);
+    if simple {
+        return (fields, quote!(&[]));
+    }
+    let order_stored = &order.stored_name;
+    let segments = indexed.map(|(_, (_, segments))| segments);
+    (fields, quote!(&[&[#order_stored], #(#segments),*]))
+}
+
+/// The description's fields that may be empty, each written only when it is not (the rest
+/// come from `CollectionDescription::EMPTY`): every field the user's crate type-checks costs
+/// its build, for each type.
+fn description_rest(model: &Model, paths: &[(TokenStream, TokenStream)]) -> TokenStream {
+    let mut rest = TokenStream::new();
+    let parents = &model.parent_collections;
+    if !parents.is_empty() {
+        rest.extend(quote!(parent_collections: &[#(#parents),*],));
+    }
+    if model.collection_group {
+        rest.extend(quote!(collection_group: true,));
+    }
+    let resharding = &model.resharding;
+    let previous = &resharding.previous_values;
+    if !previous.is_empty() {
+        rest.extend(quote!(previous_shard_values: &[#(#previous),*],));
+    }
+    let retired = &resharding.retired_values;
+    if !retired.is_empty() {
+        rest.extend(quote!(retired_shard_values: &[#(#retired),*],));
+    }
+    if let Some(seconds) = resharding.since {
+        rest.extend(quote!(reshard_since: ::core::option::Option::Some(#seconds),));
+    }
+    if !paths.is_empty() {
+        let indexed = paths.iter().map(|(path, _)| path);
+        rest.extend(quote!(indexed_fields: &[#(#indexed),*],));
+    }
+    if !model.field_sets.is_empty() {
+        let sets = model
+            .field_sets
+            .iter()
+            .map(|set| set.fields.iter().map(|field| &field.path));
+        let sets = sets.map(|set| quote!(&[#(#set),*]));
+        rest.extend(quote!(field_sets: &[#(#sets),*],));
+    }
+    if !model.aggregates.is_empty() {
+        let aggregates = model.aggregates.iter().map(|field| &field.path);
+        rest.extend(quote!(aggregate_fields: &[#(#aggregates),*],));
+    }
+    rest
 }
 
 /// Where the collection lives, as the traits that let a type take a parent

@@ -45,6 +45,29 @@ pub struct CollectionDescription<'a> {
     pub aggregate_fields: &'a [&'a str],
 }
 
+impl CollectionDescription<'static> {
+    /// Every field empty (no parents, no group, no resharding, nothing indexed): the base the
+    /// derive's descriptions are written over (`..CollectionDescription::EMPTY`), so that each
+    /// names only what its type sets. Every constant the derive writes is type-checked and
+    /// borrow-checked in the user's crate; a field left to the base costs nothing there.
+    #[doc(hidden)]
+    pub const EMPTY: Self = CollectionDescription {
+        collection: "",
+        parent_collections: &[],
+        collection_group: false,
+        shard_field: "",
+        shard_values: &[],
+        previous_shard_values: &[],
+        retired_shard_values: &[],
+        reshard_since: None,
+        order_field: "",
+        direction: Direction::Ascending,
+        indexed_fields: &[],
+        field_sets: &[],
+        aggregate_fields: &[],
+    };
+}
+
 impl CollectionDescription<'_> {
     /// The composite indexes and field overrides the collection needs.
     pub fn plan(&self) -> IndexPlan {

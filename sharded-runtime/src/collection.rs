@@ -283,15 +283,17 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
 /// `document` as a Firestore document named `name`, with a freshly drawn shard, checked to
 /// hold every field sharded queries need.
 pub fn serialize<T: Sharded>(document: &T, name: &str) -> Result<Document> {
-    if T::REQUIRED_SEGMENTS.len() > MAX_TRACKED {
+    let tables = T::TABLES;
+    if tables.required_fields.len() > MAX_TRACKED {
         let document = serialize_unguarded(document, name)?;
         check_written::<T>(&document, |_| true)?;
         return Ok(document);
     }
     // The guard, in the serialization pass: which required paths the serializer saw.
     let required = Required::new(
-        T::REQUIRED_SEGMENTS,
-        const { length_mask(T::REQUIRED_SEGMENTS) },
+        tables.required_fields,
+        tables.required_segments,
+        const { length_mask(T::TABLES.required_fields, T::TABLES.required_segments) },
     );
     let document = crate::document::to_document(
         name,
@@ -310,7 +312,7 @@ pub fn serialize<T: Sharded>(document: &T, name: &str) -> Result<Document> {
 
 /// [`serialize`] without the write guard: the benchmarks' baseline for the guard's cost.
 pub fn serialize_unguarded<T: Sharded>(document: &T, name: &str) -> Result<Document> {
-    let nothing = Required::new(&[], 0);
+    let nothing = Required::new(&[], &[], 0);
     Ok(crate::document::to_document(
         name,
         document,

@@ -299,7 +299,7 @@ mod tests {
     use crate::guard::Required;
 
     fn fields<T: Serialize + ?Sized>(document: &T) -> Result<BTreeMap<String, Value>, String> {
-        let nothing = Required::new(&[], 0);
+        let nothing = Required::new(&[], &[], 0);
         to_document("d", document, "shard", "y", Position::top(&nothing))
             .map(|document| document.fields.into_iter().collect())
             .map_err(|error| error.to_string())

@@ -17,7 +17,9 @@ pub const MAX_TRACKED: usize = 128;
 /// The required paths of one write, as stored segments, and which have been seen.
 #[derive(Debug)]
 pub struct Required {
-    paths: &'static [&'static [&'static str]],
+    paths: &'static [&'static str],
+    /// Each path's stored segments; empty when each path is its own one segment.
+    segments: &'static [&'static [&'static str]],
     /// Bit `n` set: some segment is `n` bytes long (63 for longer ones), so most keys are
     /// ruled out by their length alone.
     lengths: u64,
@@ -25,15 +27,32 @@ pub struct Required {
 }
 
 impl Required {
-    /// `paths` has at most [`MAX_TRACKED`] entries; `lengths` is [`length_mask`] of them,
-    /// which a caller computes at compile time (`const { length_mask(T::REQUIRED_SEGMENTS) }`).
-    pub fn new(paths: &'static [&'static [&'static str]], lengths: u64) -> Self {
+    /// `paths` (at most [`MAX_TRACKED`]) with their `segments` as the derive writes them
+    /// ([`Tables`](crate::sharded::Tables)); `lengths` is [`length_mask`] of them, which a
+    /// caller computes at compile time.
+    pub fn new(
+        paths: &'static [&'static str],
+        segments: &'static [&'static [&'static str]],
+        lengths: u64,
+    ) -> Self {
         debug_assert!(paths.len() <= MAX_TRACKED);
-        debug_assert_eq!(lengths, length_mask(paths));
+        debug_assert!(segments.is_empty() || segments.len() == paths.len());
+        debug_assert_eq!(lengths, length_mask(paths, segments));
         Required {
             paths,
+            segments,
             lengths,
             seen: Cell::new(0),
+        }
+    }
+
+    /// Path `i`'s stored segments.
+    #[inline]
+    fn segments(&self, i: usize) -> &'static [&'static str] {
+        let paths = self.paths;
+        match self.segments.get(i) {
+            Some(segments) => segments,
+            None => std::slice::from_ref(&paths[i]),
         }
     }
 
@@ -68,7 +87,7 @@ impl Required {
         while rest != 0 {
             let i = rest.trailing_zeros() as usize;
             rest &= rest - 1;
-            let segments = self.paths[i];
+            let segments = self.segments(i);
             if segments
                 .get(depth)
                 .is_some_and(|segment| same(segment, key))
@@ -96,15 +115,20 @@ const fn length_bit(segment: &str) -> u64 {
     1 << if len < 63 { len } else { 63 }
 }
 
-/// Bit `n` set for every segment `n` bytes long (63 for longer ones).
-pub const fn length_mask(paths: &[&[&str]]) -> u64 {
+/// Bit `n` set for every segment `n` bytes long (63 for longer ones), of `paths` with their
+/// `segments` as [`Required::new`] takes them.
+pub const fn length_mask(paths: &[&str], segments: &[&[&str]]) -> u64 {
     let mut mask = 0;
     let mut i = 0;
     while i < paths.len() {
-        let mut j = 0;
-        while j < paths[i].len() {
-            mask |= length_bit(paths[i][j]);
-            j += 1;
+        if segments.is_empty() {
+            mask |= length_bit(paths[i]);
+        } else {
+            let mut j = 0;
+            while j < segments[i].len() {
+                mask |= length_bit(segments[i][j]);
+                j += 1;
+            }
         }
         i += 1;
     }
@@ -489,7 +513,8 @@ mod tests {
         extra: u8,
     }
 
-    const PATHS: &[&[&str]] = &[
+    const PATHS: &[&str] = &["at", "price.currency", "price.venue.code", "maybe.code"];
+    const SEGMENTS: &[&[&str]] = &[
         &["at"],
         &["price", "currency"],
         &["price", "venue", "code"],
@@ -498,10 +523,18 @@ mod tests {
 
     /// What the guard found missing in `document`, serialized as the write path does.
     fn missing<T: Serialize>(document: &T) -> Option<usize> {
-        let required = Required::new(PATHS, length_mask(PATHS));
+        missing_of(document, PATHS, SEGMENTS)
+    }
+
+    fn missing_of<T: Serialize>(
+        document: &T,
+        paths: &'static [&'static str],
+        segments: &'static [&'static [&'static str]],
+    ) -> Option<usize> {
+        let required = Required::new(paths, segments, length_mask(paths, segments));
         let watched = to_document("", document, "shard", "x", Position::top(&required)).unwrap();
         // Watching changes nothing in what is written.
-        let nothing = Required::new(&[], 0);
+        let nothing = Required::new(&[], &[], 0);
         let plain = to_document("", document, "shard", "x", Position::top(&nothing)).unwrap();
         assert_eq!(watched, plain);
         required.missing()
@@ -530,6 +563,21 @@ mod tests {
             extra: 1,
         };
         assert_eq!(missing(&flattened), None);
+    }
+
+    #[test]
+    fn without_segments_each_path_is_its_own_one_segment() {
+        let top: &[&str] = &["at", "maybe"];
+        assert_eq!(missing_of(&doc(None, true), top, &[]), None);
+        assert_eq!(missing_of(&doc(None, false), top, &[]), Some(1));
+        // A dotted path given without segments is one key with a dot in it, not a nested path.
+        let dotted: &[&str] = &["at", "price.currency"];
+        assert_eq!(missing_of(&doc(Some("USD"), true), dotted, &[]), Some(1));
+        let mut map: BTreeMap<&str, u8> = BTreeMap::new();
+        map.insert("price.currency", 1);
+        map.insert("at", 1);
+        assert_eq!(missing_of(&map, dotted, &[]), None);
+        assert_eq!(length_mask(top, &[]), (1 << 2) | (1 << 5));
     }
 
     #[test]

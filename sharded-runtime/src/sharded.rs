@@ -9,7 +9,7 @@ use crate::collection::ShardedCollection;
 /// same attributes: the query names, which paths a write must hold (the description does not
 /// say which indexed fields are `Option`s) and the unquoted names the write path matches, in
 /// one constant beside it, because everything the derive emits costs every user's build. The
-/// trait's `SHARD_FIELD`, `REQUIRED_FIELDS` and `REQUIRED_SEGMENTS` read it.
+/// trait's `SHARD_FIELD` and `REQUIRED_FIELDS` read it.
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy)]
 pub struct Tables {
@@ -21,7 +21,9 @@ pub struct Tables {
     pub query_names: &'static [&'static str],
     /// The stored paths every written document must hold.
     pub required_fields: &'static [&'static str],
-    /// The same paths as stored segments, unquoted.
+    /// The same paths as stored segments, unquoted; empty when each path is one segment
+    /// spelled as its path (no nesting, no quoting), as in most types, which spares every
+    /// user's build a constant per path.
     pub required_segments: &'static [&'static [&'static str]],
 }
 
@@ -89,10 +91,6 @@ pub trait Sharded: Serialize + DeserializeOwned + Send + Sync + 'static {
     /// The stored field paths every written document must hold: the order field and each
     /// indexed path whose Rust field is not an `Option`. Writes check them before sending.
     const REQUIRED_FIELDS: &'static [&'static str] = Self::TABLES.required_fields;
-    /// [`REQUIRED_FIELDS`](Self::REQUIRED_FIELDS) as stored segments (unquoted), in the same
-    /// order: what the write guard matches keys against while serializing.
-    #[doc(hidden)]
-    const REQUIRED_SEGMENTS: &'static [&'static [&'static str]] = Self::TABLES.required_segments;
     /// The Rust type of the order field: what range bounds on it are given as. Its
     /// [`OrderKey`] bound is what keeps types that would mis-sort out of `order_by`.
     type OrderValue: OrderKey;

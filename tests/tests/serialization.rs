@@ -280,3 +280,154 @@ fn a_value_that_fails_to_serialize_fails_the_write() {
         }
     }
 }
+
+/// Types whose hand-written `Serialize` leaves out the stored paths listed in `omit`, so that
+/// the write guard can be shown each required path missing: one type whose paths are all one
+/// plain segment (the derive then writes no segments), one with a quoted and a nested path.
+mod omitting {
+    use serde::ser::SerializeStruct;
+    use serde::{Deserialize, Serialize, Serializer};
+    use sharded_runtime::{Sharded, StoredNames};
+
+    #[derive(Debug, Clone, Default, Serialize, Deserialize, StoredNames)]
+    pub struct Price {
+        pub currency: String,
+    }
+
+    #[derive(Debug, Clone, Default, Deserialize, Sharded)]
+    #[serde(rename_all = "camelCase")]
+    #[sharded(shards = 2, order_by = "at")]
+    pub struct Plain {
+        #[sharded(index)]
+        pub venue: String,
+        #[sharded(index)]
+        pub instrument_type: String,
+        pub at: i64,
+        #[serde(skip)]
+        pub omit: Vec<&'static str>,
+    }
+
+    #[derive(Debug, Clone, Default, Deserialize, Sharded)]
+    #[sharded(shards = 2, order_by = "at")]
+    pub struct Spelled {
+        #[serde(rename = "venue-code")]
+        #[sharded(index)]
+        pub venue: String,
+        #[sharded(index(currency: String))]
+        pub price: Price,
+        #[sharded(index)]
+        pub plain: String,
+        pub at: i64,
+        #[serde(skip)]
+        pub omit: Vec<&'static str>,
+    }
+
+    /// A struct with no fields: where `price` is written without its `currency`.
+    #[derive(Serialize)]
+    struct Empty {}
+
+    impl Serialize for Plain {
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            let omitted = |path: &str| self.omit.contains(&path);
+            let mut s = serializer.serialize_struct("Plain", 3)?;
+            if !omitted("venue") {
+                s.serialize_field("venue", &self.venue)?;
+            }
+            if !omitted("instrumentType") {
+                s.serialize_field("instrumentType", &self.instrument_type)?;
+            }
+            if !omitted("at") {
+                s.serialize_field("at", &self.at)?;
+            }
+            s.end()
+        }
+    }
+
+    impl Serialize for Spelled {
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            let omitted = |path: &str| self.omit.contains(&path);
+            let mut s = serializer.serialize_struct("Spelled", 4)?;
+            if !omitted("`venue-code`") {
+                s.serialize_field("venue-code", &self.venue)?;
+            }
+            if omitted("price.currency") {
+                s.serialize_field("price", &Empty {})?;
+            } else {
+                s.serialize_field("price", &self.price)?;
+            }
+            if !omitted("plain") {
+                s.serialize_field("plain", &self.plain)?;
+            }
+            if !omitted("at") {
+                s.serialize_field("at", &self.at)?;
+            }
+            s.end()
+        }
+    }
+
+    pub trait Omitting: Sharded + Default {
+        fn omitting(paths: Vec<&'static str>) -> Self;
+    }
+
+    impl Omitting for Plain {
+        fn omitting(omit: Vec<&'static str>) -> Self {
+            Plain {
+                omit,
+                ..Plain::default()
+            }
+        }
+    }
+
+    impl Omitting for Spelled {
+        fn omitting(omit: Vec<&'static str>) -> Self {
+            Spelled {
+                omit,
+                ..Spelled::default()
+            }
+        }
+    }
+}
+
+/// Every subset of `T`'s required paths left out: the write is refused on the first missing
+/// path in `REQUIRED_FIELDS` order, and a complete document passes.
+fn guard_finds_every_missing_path<T: omitting::Omitting>() {
+    let required = T::REQUIRED_FIELDS;
+    for subset in 0u32..1 << required.len() {
+        let omitted: Vec<&'static str> = (0..required.len())
+            .filter(|i| subset & (1 << i) != 0)
+            .map(|i| required[i])
+            .collect();
+        let result = serialize(&T::omitting(omitted.clone()), "d");
+        match (omitted.first(), result) {
+            (None, Ok(_)) => {}
+            (Some(first), Err(Error::FieldNotWritten { path })) => assert_eq!(path, *first),
+            (expected, result) => panic!(
+                "{}: omitting {omitted:?}, expected {expected:?} missing, got {result:?}",
+                std::any::type_name::<T>()
+            ),
+        }
+    }
+}
+
+#[test]
+fn the_write_guard_finds_each_missing_path_plain_quoted_or_nested() {
+    use omitting::{Plain, Spelled};
+    assert_eq!(Plain::REQUIRED_FIELDS, ["at", "venue", "instrumentType"]);
+    assert_eq!(
+        Spelled::REQUIRED_FIELDS,
+        ["at", "`venue-code`", "price.currency", "plain"]
+    );
+    // Plain paths are their own one segment: the derive writes no segments for them.
+    assert!(Plain::TABLES.required_segments.is_empty());
+    assert_eq!(
+        Spelled::TABLES.required_segments,
+        [
+            &["at"][..],
+            &["venue-code"],
+            &["price", "currency"],
+            &["plain"]
+        ]
+    );
+    guard_finds_every_missing_path::<Plain>();
+    guard_finds_every_missing_path::<Spelled>();
+}
