@@ -51,6 +51,7 @@ fn expand(model: &Model) -> TokenStream {
     let description_rest = description_rest(model, &paths);
     let query_names = query_names(model);
     let aliases = query_aliases(ident, model.vis, &query_names);
+    let query_methods = Kind::Queries.struct_ident(ident);
     let wrapped = wrap(quote! {
         #nested_checks
         #path_consts
@@ -77,6 +78,7 @@ fn expand(model: &Model) -> TokenStream {
                 required_segments: #required_segments,
             };
             #resharding
+            type QueryMethods = #query_methods;
             #order_value
         }
     });
@@ -254,20 +256,10 @@ fn queries<'a>(model: &'a Model) -> Namespace<'a> {
         }
     });
     let methods = methods.chain(set_methods);
-    let all_query = query_alias(ident, "all");
-    let all_doc = format!("Every document of `{ident}`'s collection, by `{order}` {direction}.");
-    let all = quote! {
-        #[doc = #all_doc]
-        #[inline]
-        #vis fn all(&self) -> #all_query {
-            ::sharded_runtime::ShardedQuery::__whole_collection()
-        }
-    };
-    let methods = std::iter::once(all).chain(methods);
     Namespace {
         kind: Kind::Queries,
         doc: format!(
-            "The typed queries of `{ident}`: `all()`, one method per `#[sharded(index)]` path and one per `index(...)` field set."
+            "The typed queries of `{ident}`: one method per `#[sharded(index)]` path and one per `index(...)` field set (`all()` is on `Queries`, which dereferences to this)."
         ),
         members: Members::Methods(methods.collect()),
     }
@@ -421,31 +413,30 @@ pub(crate) fn direction(direction: Direction) -> TokenStream {
 }
 
 /// A name for every query's type, beside the struct (outside the anonymous const, so that
-/// users can name it): `{T}{Method}Query` for `all` and each query method, so that a query can
-/// be stored in a struct without spelling `ShardedQuery<T, { query_id("method") }>`, and its
-/// cursor and page as `CursorOf<{T}{Method}Query>` and `PageOf<..>`; each takes the query's
-/// reach, one collection by default (`{T}{Method}Query<InGroup>` for a group query's). One
-/// alias per query, not three: each item costs every user's build.
+/// users can name it): `{T}{Method}Query` for each query method, so that a query can be stored
+/// in a struct without spelling `ShardedQuery<T, { query_id("method") }>`, and its cursor and
+/// page as `CursorOf<{T}{Method}Query>` and `PageOf<..>`; each takes the query's reach, one
+/// collection by default (`{T}{Method}Query<InGroup>` for a group query's). One alias per
+/// query, not three, and none for `all()`, which the runtime's `WholeCollection<T>` names:
+/// each item costs every user's build.
 pub(crate) fn query_aliases(
     ident: &syn::Ident,
     vis: &syn::Visibility,
     methods: &[String],
 ) -> TokenStream {
-    let aliases = std::iter::once("all")
-        .chain(methods.iter().map(String::as_str))
-        .map(|method| {
-            let query = query_alias(ident, method);
-            let id = query_id(method);
-            let doc = format!(
-                "The query `{ident}::query().{method}(..)`, `<InGroup>` after `.in_group()`; \
+    let aliases = methods.iter().map(|method| {
+        let query = query_alias(ident, method);
+        let id = query_id(method);
+        let doc = format!(
+            "The query `{ident}::query().{method}(..)`, `<InGroup>` after `.in_group()`; \
                  `CursorOf<{query}>` and `PageOf<{query}>` are its cursor and page."
-            );
-            quote! {
-                #[doc = #doc]
-                #vis type #query<Reach = ::sharded_runtime::InCollection> =
-                    ::sharded_runtime::ShardedQuery<#ident, #id, Reach>;
-            }
-        });
+        );
+        quote! {
+            #[doc = #doc]
+            #vis type #query<Reach = ::sharded_runtime::InCollection> =
+                ::sharded_runtime::ShardedQuery<#ident, #id, Reach>;
+        }
+    });
     quote!(#(#aliases)*)
 }
 

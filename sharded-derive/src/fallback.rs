@@ -5,7 +5,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use sharded_internals::ast::Container;
 
-use crate::expand::{direction, query_id, wrap};
+use crate::expand::{query_id, wrap};
 use crate::namespace::{Kind, Member, Members, Namespace, namespaces};
 use sharded_internals::attr::IndexSpec;
 use sharded_internals::model::query_method;
@@ -37,7 +37,6 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
                 quote::quote_spanned!(syn::spanned::Spanned::span(ty)=> type OrderValue = #ty;)
             },
         );
-    let direction = direction(sharded_internals::Direction::Descending);
     // Query methods for whatever index attributes parsed, so calls to them type-check.
     // Each name once, and never `all`, the whole collection's: a clash is reported already.
     let mut emitted: std::collections::HashSet<String> = ["all".to_owned()].into();
@@ -131,16 +130,11 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
     let stored_fields = members(quote!(::sharded_runtime::Field<#ident>), |field| {
         field.is_stored_by_name()
     });
-    let all = quote! {
-        pub fn all(&self) -> ::sharded_runtime::WholeCollection<#ident> {
-            ::core::unreachable!()
-        }
-    };
     let mut entries = vec![
         Namespace {
             kind: Kind::Queries,
             doc: String::new(),
-            members: Members::Methods(std::iter::once(all).chain(methods).collect()),
+            members: Members::Methods(methods.collect()),
         },
         Namespace {
             kind: Kind::Fields,
@@ -157,6 +151,7 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
         });
     }
     let namespaces = namespaces(ident, &syn::parse_quote!(pub), &entries);
+    let query_methods = Kind::Queries.struct_ident(ident);
     let aliases = crate::expand::query_aliases(ident, &container.input.vis, &alias_names);
     let wrapped = wrap(quote! {
         #namespaces
@@ -164,27 +159,14 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
         #[automatically_derived]
         impl ::sharded_runtime::Sharded for #ident {
             const DESCRIPTION: ::sharded_runtime::__private::CollectionDescription<'static> =
-                ::sharded_runtime::__private::CollectionDescription {
-                    collection: "",
-                    parent_collections: &[],
-                    collection_group: false,
-                    shard_field: "",
-                    shard_values: &[],
-                    previous_shard_values: &[],
-                    retired_shard_values: &[],
-                    reshard_since: ::core::option::Option::None,
-                    order_field: "",
-                    direction: #direction,
-                    indexed_fields: &[],
-                    field_sets: &[],
-                    aggregate_fields: &[],
-                };
+                ::sharded_runtime::__private::CollectionDescription::EMPTY;
             const TABLES: ::sharded_runtime::__private::Tables = ::sharded_runtime::__private::Tables {
                 shard_field: "",
                 query_names: &[],
                 required_fields: &[],
                 required_segments: &[],
             };
+            type QueryMethods = #query_methods;
             #order_ty
         }
     });

@@ -18,7 +18,7 @@ pub(crate) enum Kind {
 }
 
 impl Kind {
-    fn struct_ident(self, ident: &syn::Ident) -> syn::Ident {
+    pub(crate) fn struct_ident(self, ident: &syn::Ident) -> syn::Ident {
         let suffix = match self {
             Kind::Queries => "Queries",
             Kind::Fields => "Fields",
@@ -48,7 +48,8 @@ impl Kind {
 
 /// What a namespace holds.
 pub(crate) enum Members<'a> {
-    /// Methods taking `&self`, on a struct without data.
+    /// Methods taking `&self`, on a unit struct (the query methods, which the constructor
+    /// wraps in the runtime's `Queries`).
     Methods(Vec<TokenStream>),
     /// Public fields, set by the constructor.
     Fields(Vec<Member<'a>>),
@@ -81,19 +82,21 @@ pub(crate) fn namespaces(
     for namespace in namespaces {
         let entry = namespace.kind.struct_ident(ident);
         let doc = &namespace.doc;
+        let mut returned = quote!(#entry);
         let build = match &namespace.members {
             Members::Methods(methods) => {
                 items.extend(quote! {
                     #[doc = #doc]
-                    #vis struct #entry {
-                        _private: (),
-                    }
+                    #vis struct #entry;
 
                     impl #entry {
                         #(#methods)*
                     }
                 });
-                quote!(#entry { _private: () })
+                // `T::query()` returns the runtime's `Queries<T>`, whose `all()` is written
+                // once there, and which dereferences to these methods.
+                returned = quote!(::sharded_runtime::Queries<Self>);
+                quote!(::sharded_runtime::Queries::__new(#entry))
             }
             Members::Fields(members) => {
                 let names: Vec<_> = members.iter().map(|member| member.name).collect();
@@ -117,7 +120,7 @@ pub(crate) fn namespaces(
         constructors.extend(quote! {
             #[doc = #constructor_doc]
             #[inline]
-            #vis fn #constructor() -> #entry {
+            #vis fn #constructor() -> #returned {
                 #build
             }
         });

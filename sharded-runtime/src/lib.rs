@@ -39,7 +39,7 @@ pub use partition::{IdRange, MAX_PARTS};
 pub use query::{
     ChangeKind, Cursor, CursorOf, DocumentChange, InCollection, InGroup, ListenCheckpoint,
     ListenOptions, MAX_DISJUNCTIONS, MAX_FILTER_VALUE_BYTES, MAX_LIMIT, Number, Numeric,
-    NumericField, Page, PageOf, PagedQuery, QueryShape, QuerySnapshot, QueryStats, Reach,
+    NumericField, Page, PageOf, PagedQuery, Queries, QueryShape, QuerySnapshot, QueryStats, Reach,
     ShardedQuery, SnapshotStream, WHOLE_COLLECTION, WholeCollection, query_id,
 };
 pub use shard_job::{Checkpoint, Progress, ShardCensus, ShardJob, ShardedCollectionGroup};

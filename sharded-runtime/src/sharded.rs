@@ -91,6 +91,10 @@ pub trait Sharded: Serialize + DeserializeOwned + Send + Sync + 'static {
     /// The stored field paths every written document must hold: the order field and each
     /// indexed path whose Rust field is not an `Option`. Writes check them before sending.
     const REQUIRED_FIELDS: &'static [&'static str] = Self::TABLES.required_fields;
+    /// The derive's query methods of this type, which [`Queries`](crate::Queries)
+    /// dereferences to.
+    #[doc(hidden)]
+    type QueryMethods;
     /// The Rust type of the order field: what range bounds on it are given as. Its
     /// [`OrderKey`] bound is what keeps types that would mis-sort out of `order_by`.
     type OrderValue: OrderKey;

@@ -176,13 +176,13 @@ async fn an_option_left_out_when_none_is_queried_exactly() {
     assert_eq!(none, 20);
 }
 
-/// Every query's type has a name (`TickVenueQuery`, `TickAllQuery`...), and so do its cursor
+/// Every query's type has a name (`TickVenueQuery`..., `WholeCollection<Tick>`), and so do its cursor
 /// and page (`CursorOf<TickVenueQuery>`, `PageOf<TickVenueQuery>`), so a query and where it
 /// got to can be kept in a struct and taken up again, page by page, to the end.
 #[tokio::test]
 async fn queries_and_cursors_can_be_kept_by_name() {
-    use sharded_runtime::{CursorOf, PageOf};
-    use sharded_tests::models::{TickAllQuery, TickVenueQuery};
+    use sharded_runtime::{CursorOf, PageOf, Queries, WholeCollection};
+    use sharded_tests::models::TickVenueQuery;
     struct Feed {
         query: TickVenueQuery,
         next: Option<CursorOf<TickVenueQuery>>,
@@ -195,7 +195,8 @@ async fn queries_and_cursors_can_be_kept_by_name() {
             .await
             .unwrap();
     }
-    let everything: TickAllQuery = Tick::query().all();
+    let queries: Queries<Tick> = Tick::query();
+    let everything: WholeCollection<Tick> = queries.all();
     let expected: Vec<String> = Tick::query()
         .venue("XNAS")
         .fetch_stored(db)

@@ -7,6 +7,7 @@ mod listen;
 mod merge;
 mod names;
 pub(crate) mod order;
+mod queries;
 mod reach;
 mod shape;
 mod shares;
@@ -34,6 +35,7 @@ pub use listen::{
 pub use merge::{merge_sorted, merge_streams};
 pub use names::{CursorOf, PageOf, PagedQuery};
 pub use order::{compare_documents, compare_references, compare_values, usable_in_cursor};
+pub use queries::Queries;
 pub use reach::{InCollection, InGroup, Reach};
 pub use shape::{QueryShape, query_id};
 
@@ -47,8 +49,10 @@ pub const MAX_DISJUNCTIONS: usize = 30;
 /// by the order field, served by the index (shard, order field).
 pub const WHOLE_COLLECTION: u64 = query_id("all");
 
-/// `T::query().all()`: every document of the collection, by the order field.
-pub type WholeCollection<T> = ShardedQuery<T, WHOLE_COLLECTION>;
+/// The query `T::query().all()`: every document of the collection, by the order field;
+/// `WholeCollection<T, InGroup>` after `.in_group()`. `CursorOf<WholeCollection<T>>` and
+/// `PageOf<..>` are its cursor and page.
+pub type WholeCollection<T, R = InCollection> = ShardedQuery<T, WHOLE_COLLECTION, R>;
 
 /// The shape of `T`'s query `QUERY`, read from the collection's description: the queries are
 /// `all`, then one per indexed field, then one per field set, in the description's order, and
