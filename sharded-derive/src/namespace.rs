@@ -82,8 +82,7 @@ pub(crate) fn namespaces(
     for namespace in namespaces {
         let entry = namespace.kind.struct_ident(ident);
         let doc = &namespace.doc;
-        let mut returned = quote!(#entry);
-        let build = match &namespace.members {
+        let (returned, build) = match &namespace.members {
             Members::Methods(methods) => {
                 items.extend(quote! {
                     #[doc = #doc]
@@ -95,8 +94,10 @@ pub(crate) fn namespaces(
                 });
                 // `T::query()` returns the runtime's `Queries<T>`, whose `all()` is written
                 // once there, and which dereferences to these methods.
-                returned = quote!(::sharded_runtime::Queries<Self>);
-                quote!(::sharded_runtime::Queries::__new(#entry))
+                (
+                    quote!(::sharded_runtime::Queries<Self>),
+                    quote!(::sharded_runtime::Queries::__new(#entry)),
+                )
             }
             Members::Fields(members) => {
                 let names: Vec<_> = members.iter().map(|member| member.name).collect();
@@ -110,10 +111,11 @@ pub(crate) fn namespaces(
                 });
                 let values: Option<Vec<&TokenStream>> =
                     members.iter().map(|member| member.value.as_ref()).collect();
-                match values {
+                let build = match values {
                     Some(values) => quote!(#entry { #(#names: #values,)* }),
                     None => quote!(::core::unreachable!()),
-                }
+                };
+                (quote!(#entry), build)
             }
         };
         let (constructor, constructor_doc) = namespace.kind.constructor();

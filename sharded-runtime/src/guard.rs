@@ -46,16 +46,6 @@ impl Required {
         }
     }
 
-    /// Path `i`'s stored segments.
-    #[inline]
-    fn segments(&self, i: usize) -> &'static [&'static str] {
-        let paths = self.paths;
-        match self.segments.get(i) {
-            Some(segments) => segments,
-            None => std::slice::from_ref(&paths[i]),
-        }
-    }
-
     /// Every path: the candidates at the top level.
     pub fn all(&self) -> u128 {
         match self.paths.len() {
@@ -87,7 +77,7 @@ impl Required {
         while rest != 0 {
             let i = rest.trailing_zeros() as usize;
             rest &= rest - 1;
-            let segments = self.segments(i);
+            let segments = path_segments(self.paths, self.segments, i);
             if segments
                 .get(depth)
                 .is_some_and(|segment| same(segment, key))
@@ -115,20 +105,33 @@ const fn length_bit(segment: &str) -> u64 {
     1 << if len < 63 { len } else { 63 }
 }
 
+/// Path `i`'s stored segments, of `paths` with their `segments` as [`Required::new`] takes
+/// them: its own entry in `segments`, or, when `segments` is empty, the path itself as its one
+/// segment.
+#[inline]
+const fn path_segments<'a>(
+    paths: &'a [&'a str],
+    segments: &'a [&'a [&'a str]],
+    i: usize,
+) -> &'a [&'a str] {
+    if segments.is_empty() {
+        std::slice::from_ref(&paths[i])
+    } else {
+        segments[i]
+    }
+}
+
 /// Bit `n` set for every segment `n` bytes long (63 for longer ones), of `paths` with their
 /// `segments` as [`Required::new`] takes them.
 pub const fn length_mask(paths: &[&str], segments: &[&[&str]]) -> u64 {
     let mut mask = 0;
     let mut i = 0;
     while i < paths.len() {
-        if segments.is_empty() {
-            mask |= length_bit(paths[i]);
-        } else {
-            let mut j = 0;
-            while j < segments[i].len() {
-                mask |= length_bit(segments[i][j]);
-                j += 1;
-            }
+        let path = path_segments(paths, segments, i);
+        let mut j = 0;
+        while j < path.len() {
+            mask |= length_bit(path[j]);
+            j += 1;
         }
         i += 1;
     }
