@@ -28,7 +28,7 @@ fn expand(model: &Model) -> TokenStream {
     let collection = &model.collection;
     let shard_field = &model.shard_field;
     let shard_path = &model.shard_path;
-    let shard_values = &model.shard_values;
+    let shard_values = shard_values(&model.shard_values);
     let resharding = resharding(model);
     let placement = placement(model);
     let order_field = &model.order.path;
@@ -50,7 +50,7 @@ fn expand(model: &Model) -> TokenStream {
     );
     let description_rest = description_rest(model, &paths);
     let query_names = query_names(model);
-    let aliases = query_aliases(ident, model.vis, &query_names);
+    let aliases = query_aliases(ident, model.vis, &query_names, model.collection_group);
     let query_methods = Kind::Queries.struct_ident(ident);
     let wrapped = wrap(quote! {
         #nested_checks
@@ -65,7 +65,7 @@ fn expand(model: &Model) -> TokenStream {
                 ::sharded_runtime::__private::CollectionDescription {
                     collection: #collection,
                     shard_field: #shard_path,
-                    shard_values: &[#(#shard_values),*],
+                    shard_values: #shard_values,
                     order_field: #order_field,
                     direction: #direction,
                     #description_rest
@@ -110,11 +110,28 @@ fn required_paths(
             .clone()
             .all(|(index, _)| index.nested.is_empty() && index.path == index.stored_field);
     if simple {
-        return (fields, quote!(&[]));
+        return (fields, quote!(::sharded_runtime::__private::PLAIN_PATHS));
     }
     let order_stored = &order.stored_name;
     let segments = indexed.map(|(_, (_, segments))| segments);
     (fields, quote!(&[&[#order_stored], #(#segments),*]))
+}
+
+/// The shard values: for `shards = n` (`"0"` to `n - 1`), the runtime's shared slice of them;
+/// any other set as an array. A constant expression either way, but the shared one saves every
+/// user's build a borrowed array to check for each type.
+fn shard_values(values: &[String]) -> TokenStream {
+    let numbered = values.len() as u64 <= sharded_internals::symbol::MAX_SHARDS
+        && values
+            .iter()
+            .enumerate()
+            .all(|(i, value)| *value == i.to_string());
+    if numbered && !values.is_empty() {
+        let n = values.len();
+        quote!(::sharded_runtime::__private::numbered_shards(#n))
+    } else {
+        quote!(&[#(#values),*])
+    }
 }
 
 /// The description's fields that may be empty, each written only when it is not (the rest
@@ -292,7 +309,7 @@ fn aggregates<'a>(model: &'a Model) -> Option<Namespace<'a>> {
             doc: format!("The numeric field `{path}`, to sum or average."),
             ty: quote!(::sharded_runtime::NumericField<#ident>),
             value: Some(quote::quote_spanned!(syn::spanned::Spanned::span(ty)=>
-                ::sharded_runtime::NumericField::<#ident>::__new::<#ty>(#path)
+                ::sharded_runtime::__private::numeric_field::<#ident, #ty>(#path)
             )),
         }
     });
@@ -311,7 +328,7 @@ fn fields<'a>(model: &'a Model) -> Namespace<'a> {
         name: field,
         doc: format!("The stored field `{path}`."),
         ty: quote!(::sharded_runtime::Field<#ident>),
-        value: Some(quote!(::sharded_runtime::Field::__new(#path))),
+        value: Some(quote!(::sharded_runtime::__private::field::<#ident>(#path))),
     });
     Namespace {
         kind: Kind::Fields,
@@ -415,26 +432,39 @@ pub(crate) fn direction(direction: Direction) -> TokenStream {
 /// A name for every query's type, beside the struct (outside the anonymous const, so that
 /// users can name it): `{T}{Method}Query` for each query method, so that a query can be stored
 /// in a struct without spelling `ShardedQuery<T, { query_id("method") }>`, and its cursor and
-/// page as `CursorOf<{T}{Method}Query>` and `PageOf<..>`; each takes the query's reach, one
-/// collection by default (`{T}{Method}Query<InGroup>` for a group query's). One alias per
-/// query, not three, and none for `all()`, which the runtime's `WholeCollection<T>` names:
-/// each item costs every user's build.
+/// page as `CursorOf<{T}{Method}Query>` and `PageOf<..>`. A type that declares
+/// `collection_group` gets aliases that take the query's reach, one collection by default
+/// (`{T}{Method}Query<InGroup>` for a group query's); other types' queries have one reach
+/// only. One alias per query, not three, and none for `all()`, which the runtime's
+/// `WholeCollection<T>` names: each item, and each parameter, costs every user's build.
 pub(crate) fn query_aliases(
     ident: &syn::Ident,
     vis: &syn::Visibility,
     methods: &[String],
+    reach: bool,
 ) -> TokenStream {
     let aliases = methods.iter().map(|method| {
         let query = query_alias(ident, method);
         let id = query_id(method);
-        let doc = format!(
-            "The query `{ident}::query().{method}(..)`, `<InGroup>` after `.in_group()`; \
+        if reach {
+            let doc = format!(
+                "The query `{ident}::query().{method}(..)`, `<InGroup>` after `.in_group()`; \
                  `CursorOf<{query}>` and `PageOf<{query}>` are its cursor and page."
-        );
-        quote! {
-            #[doc = #doc]
-            #vis type #query<Reach = ::sharded_runtime::InCollection> =
-                ::sharded_runtime::ShardedQuery<#ident, #id, Reach>;
+            );
+            quote! {
+                #[doc = #doc]
+                #vis type #query<Reach = ::sharded_runtime::InCollection> =
+                    ::sharded_runtime::ShardedQuery<#ident, #id, Reach>;
+            }
+        } else {
+            let doc = format!(
+                "The query `{ident}::query().{method}(..)`; `CursorOf<{query}>` and \
+                 `PageOf<{query}>` are its cursor and page."
+            );
+            quote! {
+                #[doc = #doc]
+                #vis type #query = ::sharded_runtime::ShardedQuery<#ident, #id>;
+            }
         }
     });
     quote!(#(#aliases)*)

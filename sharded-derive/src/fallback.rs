@@ -152,7 +152,12 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
     }
     let namespaces = namespaces(ident, &syn::parse_quote!(pub), &entries);
     let query_methods = Kind::Queries.struct_ident(ident);
-    let aliases = crate::expand::query_aliases(ident, &container.input.vis, &alias_names);
+    let aliases = crate::expand::query_aliases(
+        ident,
+        &container.input.vis,
+        &alias_names,
+        container.attrs.collection_group.is_some(),
+    );
     let wrapped = wrap(quote! {
         #namespaces
 

@@ -96,7 +96,7 @@ pub(crate) fn namespaces(
                 // once there, and which dereferences to these methods.
                 (
                     quote!(::sharded_runtime::Queries<Self>),
-                    quote!(::sharded_runtime::Queries::__new(#entry)),
+                    quote!(::sharded_runtime::__private::queries::<#ident>(#entry)),
                 )
             }
             Members::Fields(members) => {

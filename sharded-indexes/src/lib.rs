@@ -13,6 +13,10 @@ mod query_id;
 pub use description::{CollectionDescription, CollectionDescriptionBuf};
 pub use query_id::query_id;
 
+/// The most shard values a collection may have: ⌈1000/30⌉ = 34 chunk queries per read. The
+/// derive refuses more, and the runtime holds the values of every numbered set up to it.
+pub const MAX_SHARDS: u64 = 1000;
+
 /// Sort direction of an order field or an index field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]

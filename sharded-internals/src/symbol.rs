@@ -69,5 +69,4 @@ pub const TRANSPARENT: &str = "transparent";
 pub const DEFAULT_SHARD_FIELD: &str = "shard";
 /// Writes per second one shard value sustains on a sequentially indexed field.
 pub const WRITES_PER_SHARD: u64 = 500;
-/// The most shard values a collection may have: ⌈1000/30⌉ = 34 chunk queries per read.
-pub const MAX_SHARDS: u64 = 1000;
+pub use sharded_indexes::MAX_SHARDS;

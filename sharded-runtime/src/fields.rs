@@ -11,15 +11,17 @@ pub struct Field<T> {
     marker: PhantomData<fn() -> T>,
 }
 
-impl<T> Field<T> {
-    #[doc(hidden)]
-    pub const fn __new(path: &'static str) -> Self {
-        Field {
-            path,
-            marker: PhantomData,
-        }
+/// The field `path` of `T`: what the derive's `T::fields()` is made of. A free function with
+/// its type written out (`field::<T>(..)`), because a call the compiler must infer a type for
+/// costs every user's build a check per field.
+pub const fn field<T>(path: &'static str) -> Field<T> {
+    Field {
+        path,
+        marker: PhantomData,
     }
+}
 
+impl<T> Field<T> {
     /// The field's path as Firestore names it (its serde name, backtick-quoted where needed).
     pub fn path(&self) -> &'static str {
         self.path

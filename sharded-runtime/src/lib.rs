@@ -60,14 +60,16 @@ pub use firestore;
 /// What generated code names. Not a public API.
 #[doc(hidden)]
 pub mod __private {
+    // The constructors generated code calls, each generic argument written out.
+    pub use crate::fields::field;
     pub use crate::guard::Required;
     pub use crate::order_key::NoOrderField;
     pub use crate::query::{
         compare_documents, compare_references, compare_values, merge_sorted, merge_streams,
-        shard_chunks, usable_in_cursor,
+        numeric_field, queries, shard_chunks, usable_in_cursor,
     };
-    pub use crate::shard::draw_shard;
-    pub use crate::sharded::Tables;
+    pub use crate::shard::{draw_shard, numbered_shards};
+    pub use crate::sharded::{PLAIN_PATHS, Tables};
     pub use crate::stored_names::{names_of, path_bytes, path_len, stored_name};
     pub use sharded_indexes::{CollectionDescription, Direction};
 

@@ -27,6 +27,10 @@ pub struct Tables {
     pub required_segments: &'static [&'static [&'static str]],
 }
 
+/// [`Tables::required_segments`] when each required path is its own one segment: a constant
+/// of its own, so that a type's tables name it rather than borrow an empty array.
+pub const PLAIN_PATHS: &[&[&str]] = &[];
+
 /// A document type stored in a sharded collection. Implemented by `#[derive(Sharded)]`; see the
 /// [crate documentation](crate) for the attributes.
 ///

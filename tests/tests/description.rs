@@ -56,6 +56,14 @@ pub struct Event {
     at: i64,
 }
 
+// The most shard values a type may have: the derive takes numbered values from the runtime's
+// shared table, whose end this reaches.
+#[derive(Serialize, Deserialize, Sharded)]
+#[sharded(shards = 1000, order_by = "at")]
+pub struct Crowd {
+    at: i64,
+}
+
 #[test]
 fn the_derive_and_the_build_describe_a_collection_alike() {
     let dir = std::env::temp_dir().join(format!("sharded-description-{}", std::process::id()));
@@ -93,6 +101,10 @@ fn the_derive_and_the_build_describe_a_collection_alike() {
         CollectionDescriptionBuf::from(&Reading::DESCRIPTION)
     );
     assert_eq!(Reading::DESCRIPTION.collection, "readings");
+    let crowd = built("Crowd");
+    assert_eq!(crowd, CollectionDescriptionBuf::from(&Crowd::DESCRIPTION));
+    assert_eq!(crowd.shard_values.len(), 1000);
+    assert_eq!(crowd.shard_values.last().map(String::as_str), Some("999"));
     assert_eq!(built("Visit").plan(), Visit::indexes());
     // A subcollection with group queries: every index in both scopes, side by side.
     let event = built("Event");

@@ -29,15 +29,17 @@ pub struct NumericField<T> {
     marker: PhantomData<fn() -> T>,
 }
 
-impl<T> NumericField<T> {
-    #[doc(hidden)]
-    pub fn __new<V: Numeric>(path: &'static str) -> Self {
-        NumericField {
-            path,
-            marker: PhantomData,
-        }
+/// The numeric field `path` of `T`, of type `V`: what the derive's `T::aggregates()` is made
+/// of, with every type written out, as `field`. `V: Numeric` is what
+/// refuses an aggregate on a field that is not a number, on the field's type.
+pub fn numeric_field<T, V: Numeric>(path: &'static str) -> NumericField<T> {
+    NumericField {
+        path,
+        marker: PhantomData,
     }
+}
 
+impl<T> NumericField<T> {
     /// The stored field path.
     pub fn path(&self) -> &'static str {
         self.path

@@ -27,7 +27,7 @@ use serde::Serialize;
 use sharded_indexes::Direction;
 use tracing::Instrument as _;
 
-pub use aggregate::{Number, Numeric, NumericField};
+pub use aggregate::{Number, Numeric, NumericField, numeric_field};
 pub use cursor::Cursor;
 pub use listen::{
     ChangeKind, DocumentChange, ListenCheckpoint, ListenOptions, QuerySnapshot, SnapshotStream,
@@ -35,7 +35,7 @@ pub use listen::{
 pub use merge::{merge_sorted, merge_streams};
 pub use names::{CursorOf, PageOf, PagedQuery};
 pub use order::{compare_documents, compare_references, compare_values, usable_in_cursor};
-pub use queries::Queries;
+pub use queries::{Queries, queries};
 pub use reach::{InCollection, InGroup, Reach};
 pub use shape::{QueryShape, query_id};
 

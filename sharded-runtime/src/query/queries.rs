@@ -13,13 +13,14 @@ pub struct Queries<T: Sharded> {
     methods: T::QueryMethods,
 }
 
-impl<T: Sharded> Queries<T> {
-    #[doc(hidden)]
-    #[inline]
-    pub fn __new(methods: T::QueryMethods) -> Self {
-        Queries { methods }
-    }
+/// What the derive's `T::query()` returns, around `T`'s own query methods; `T` written out,
+/// as `field` is.
+#[inline]
+pub fn queries<T: Sharded>(methods: T::QueryMethods) -> Queries<T> {
+    Queries { methods }
+}
 
+impl<T: Sharded> Queries<T> {
     /// Every document of the collection, by the order field: the query served by the index
     /// (shard, order field).
     #[inline]
