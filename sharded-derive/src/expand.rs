@@ -443,28 +443,26 @@ pub(crate) fn query_aliases(
     methods: &[String],
     reach: bool,
 ) -> TokenStream {
+    // `<Reach = InCollection>` and its use, or nothing.
+    let (params, reach_arg, in_group) = if reach {
+        (
+            quote!(<Reach = ::sharded_runtime::InCollection>),
+            quote!(, Reach),
+            ", `<InGroup>` after `.in_group()`",
+        )
+    } else {
+        (TokenStream::new(), TokenStream::new(), "")
+    };
     let aliases = methods.iter().map(|method| {
         let query = query_alias(ident, method);
         let id = query_id(method);
-        if reach {
-            let doc = format!(
-                "The query `{ident}::query().{method}(..)`, `<InGroup>` after `.in_group()`; \
+        let doc = format!(
+            "The query `{ident}::query().{method}(..)`{in_group}; \
                  `CursorOf<{query}>` and `PageOf<{query}>` are its cursor and page."
-            );
-            quote! {
-                #[doc = #doc]
-                #vis type #query<Reach = ::sharded_runtime::InCollection> =
-                    ::sharded_runtime::ShardedQuery<#ident, #id, Reach>;
-            }
-        } else {
-            let doc = format!(
-                "The query `{ident}::query().{method}(..)`; `CursorOf<{query}>` and \
-                 `PageOf<{query}>` are its cursor and page."
-            );
-            quote! {
-                #[doc = #doc]
-                #vis type #query = ::sharded_runtime::ShardedQuery<#ident, #id>;
-            }
+        );
+        quote! {
+            #[doc = #doc]
+            #vis type #query #params = ::sharded_runtime::ShardedQuery<#ident, #id #reach_arg>;
         }
     });
     quote!(#(#aliases)*)
