@@ -2,6 +2,7 @@
 
 use proc_macro2::TokenStream;
 use quote::quote;
+use sharded_internals::model::numbered;
 use sharded_internals::{Ctxt, Direction, Model};
 
 use crate::fallback;
@@ -117,16 +118,19 @@ fn required_paths(
     (fields, quote!(&[&[#order_stored], #(#segments),*]))
 }
 
-/// The shard values: for `shards = n` (`"0"` to `n - 1`), the runtime's shared slice of them;
-/// any other set as an array. A constant expression either way, but the shared one saves every
-/// user's build a borrowed array to check for each type.
-fn shard_values(values: &[String]) -> TokenStream {
-    let numbered = values.len() as u64 <= sharded_internals::symbol::MAX_SHARDS
+/// A set of shard values as the derive writes every one (current, previous, retired, and the
+/// sets a reshard reads, keeps and adds): a numbered set (`"0"` to `n - 1`, as `shards = n`
+/// stores) as the runtime's shared slice of them, any other as an array. A constant expression
+/// either way, but the shared one saves every user's build a borrowed array to check.
+fn shard_values<S: AsRef<str> + quote::ToTokens>(values: &[S]) -> TokenStream {
+    let n = values.len() as u64;
+    let is_numbered = n > 0
+        && n <= sharded_internals::symbol::MAX_SHARDS
         && values
             .iter()
-            .enumerate()
-            .all(|(i, value)| *value == i.to_string());
-    if numbered && !values.is_empty() {
+            .map(AsRef::as_ref)
+            .eq(numbered(n).iter().map(String::as_str));
+    if is_numbered {
         let n = values.len();
         quote!(::sharded_runtime::__private::numbered_shards(#n))
     } else {
@@ -147,13 +151,13 @@ fn description_rest(model: &Model, paths: &[(TokenStream, TokenStream)]) -> Toke
         rest.extend(quote!(collection_group: true,));
     }
     let resharding = &model.resharding;
-    let previous = &resharding.previous_values;
-    if !previous.is_empty() {
-        rest.extend(quote!(previous_shard_values: &[#(#previous),*],));
+    if !resharding.previous_values.is_empty() {
+        let previous = shard_values(&resharding.previous_values);
+        rest.extend(quote!(previous_shard_values: #previous,));
     }
-    let retired = &resharding.retired_values;
-    if !retired.is_empty() {
-        rest.extend(quote!(retired_shard_values: &[#(#retired),*],));
+    if !resharding.retired_values.is_empty() {
+        let retired = shard_values(&resharding.retired_values);
+        rest.extend(quote!(retired_shard_values: #retired,));
     }
     if let Some(seconds) = resharding.since {
         rest.extend(quote!(reshard_since: ::core::option::Option::Some(#seconds),));
@@ -202,13 +206,13 @@ fn resharding(model: &Model) -> TokenStream {
     if resharding.previous_values.is_empty() {
         return TokenStream::new();
     }
-    let read = resharding.read_values(&model.shard_values);
-    let kept = resharding.kept_values(&model.shard_values);
-    let new = resharding.new_values(&model.shard_values);
+    let read = shard_values(&resharding.read_values(&model.shard_values));
+    let kept = shard_values(&resharding.kept_values(&model.shard_values));
+    let new = shard_values(&resharding.new_values(&model.shard_values));
     quote! {
-        const READ_SHARD_VALUES: &'static [&'static str] = &[#(#read),*];
-        const NEW_SHARD_VALUES: &'static [&'static str] = &[#(#new),*];
-        const KEPT_SHARD_VALUES: &'static [&'static str] = &[#(#kept),*];
+        const READ_SHARD_VALUES: &'static [&'static str] = #read;
+        const NEW_SHARD_VALUES: &'static [&'static str] = #new;
+        const KEPT_SHARD_VALUES: &'static [&'static str] = #kept;
     }
 }
 

@@ -8,7 +8,7 @@ use crate::attr::{Direction, IndexSpec, Keyed, ShardSetAttrs};
 use crate::ctxt::Ctxt;
 use crate::model::{
     AggregateField, FieldSet, IndexedField, Model, OrderField, Resharding, SetField,
-    default_collection, field_path, query_method,
+    default_collection, field_path, numbered, query_method,
 };
 use crate::suggest::did_you_mean;
 use crate::symbol::*;
@@ -246,11 +246,6 @@ fn retired(
         );
     }
     retired_values
-}
-
-/// `shards = n` stores the decimal strings "0" to "n-1".
-fn numbered(shards: u64) -> Vec<String> {
-    (0..shards).map(|shard| shard.to_string()).collect()
 }
 
 fn explicit_values(cx: &Ctxt, values: &Keyed<Vec<syn::LitStr>>) -> Option<Vec<String>> {

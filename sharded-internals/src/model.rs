@@ -239,6 +239,11 @@ pub fn field_path<'s>(segments: impl IntoIterator<Item = &'s str>) -> String {
 
 use syn::ext::IdentExt as _;
 
+/// `shards = n` stores the decimal strings "0" to "n-1".
+pub fn numbered(shards: u64) -> Vec<String> {
+    (0..shards).map(|shard| shard.to_string()).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
