@@ -316,7 +316,7 @@ pub async fn partitions_section() -> Result<String, Failure> {
                 Sharded3::collection(&db)
                     .backfill()
                     .ids(sharded_runtime::IdRange::part(index, parts)?)
-                    .writer(BulkWriterOptions::unthrottled().share_of(parts))
+                    .writer(BulkWriterOptions::unthrottled().share_of(parts)?)
                     .run(|_| {})
                     .await
             }

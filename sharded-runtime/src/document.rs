@@ -20,14 +20,17 @@ use crate::guard::{Position, Watched};
 mod timestamp;
 
 /// `document` named `name` with `shard_field: shard` added, and the keys on `position`'s
-/// required paths marked as seen.
+/// required paths marked as seen. A document that holds a field of the shard field's name
+/// itself (a key of a `#[serde(flatten)]` map, which the derive cannot see) is
+/// [`Error::InvalidFieldName`](crate::Error::InvalidFieldName): its value would be lost under
+/// the shard, or become the shard.
 pub(crate) fn to_document<T: Serialize + ?Sized>(
     name: &str,
     document: &T,
     shard_field: &'static str,
     shard: &'static str,
     position: Position<'_>,
-) -> Result<Document, FirestoreError> {
+) -> crate::Result<Document> {
     let mut fields = document
         .serialize(TopLevel { position })
         .map_err(|error| match error {
@@ -36,12 +39,15 @@ pub(crate) fn to_document<T: Serialize + ?Sized>(
             }
             error => error,
         })?;
-    fields.insert(
-        shard_field.to_owned(),
-        Value {
-            value_type: Some(ValueType::StringValue(shard.to_owned())),
-        },
-    );
+    let shard = Value {
+        value_type: Some(ValueType::StringValue(shard.to_owned())),
+    };
+    if fields.insert(shard_field.to_owned(), shard).is_some() {
+        return Err(crate::Error::InvalidFieldName {
+            field: shard_field.to_owned(),
+            reason: "sharded writes the shard field itself: rename the map key or the struct's `shard_field`",
+        });
+    }
     Ok(Document {
         name: name.to_owned(),
         fields,
@@ -331,6 +337,33 @@ mod tests {
                 ("shard".to_owned(), string("y"))
             ])
         );
+    }
+
+    /// A map key equal to the shard field's name (a flattened map's keys come from data) is
+    /// refused, at the top level only, wherever it comes in the map.
+    #[test]
+    fn refuses_a_key_named_as_the_shard_field() {
+        #[derive(serde::Serialize)]
+        struct Doc {
+            symbol: &'static str,
+            #[serde(flatten)]
+            extra: BTreeMap<&'static str, i64>,
+        }
+        for extra in [
+            BTreeMap::from([("shard", 1)]),
+            BTreeMap::from([("a", 1), ("shard", 2), ("z", 3)]),
+        ] {
+            let error = fields(&Doc {
+                symbol: "AAA",
+                extra,
+            })
+            .unwrap_err();
+            assert!(error.contains("invalid field name `shard`"), "{error}");
+        }
+        assert!(fields(&BTreeMap::from([("shard", "mine")])).is_err());
+        // Below the top level, the name is the user's.
+        let nested = BTreeMap::from([("inner", BTreeMap::from([("shard", 1)]))]);
+        assert_eq!(fields(&nested).unwrap()["shard"], string("y"));
     }
 
     #[test]

@@ -55,7 +55,8 @@ pub enum Error {
         /// What it must be.
         expected: &'static str,
     },
-    /// A document to write has a field Firestore refuses; nothing was sent.
+    /// A document to write has a field Firestore refuses, or a top-level field of the shard
+    /// field's name (a key of a flattened map), which sharded writes itself; nothing was sent.
     #[error("invalid field name `{field}`: {reason}")]
     InvalidFieldName {
         /// The field's name.

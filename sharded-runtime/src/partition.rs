@@ -27,10 +27,30 @@ pub const MAX_PARTS: u32 = 62 * 62;
 /// Document ids from `start` (included; `None`: the first) to `end` (excluded; `None`: past
 /// the last), in Firestore's order of ids (legacy numeric ids first, then strings by UTF-8
 /// bytes).
+///
+/// It serializes as its two bounds, and deserializing checks them as [`IdRange::new`] does:
+/// a range read from a file or an environment variable is refused as
+/// [`Error::InvalidOptions`] when it is empty or a bound is not a document id.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "UncheckedIdRange")]
 pub struct IdRange {
     start: Option<String>,
     end: Option<String>,
+}
+
+/// An [`IdRange`]'s fields as they are read, before [`IdRange::new`] checks them.
+#[derive(Deserialize)]
+struct UncheckedIdRange {
+    start: Option<String>,
+    end: Option<String>,
+}
+
+impl TryFrom<UncheckedIdRange> for IdRange {
+    type Error = Error;
+
+    fn try_from(range: UncheckedIdRange) -> Result<IdRange> {
+        IdRange::new(range.start.as_deref(), range.end.as_deref())
+    }
 }
 
 impl IdRange {
@@ -188,5 +208,29 @@ mod tests {
         assert!(IdRange::new(Some("a/b"), None).is_err());
         assert!(IdRange::new(Some("a"), Some("b")).unwrap().contains("a"));
         assert!(!IdRange::new(Some("a"), Some("b")).unwrap().contains("b"));
+    }
+
+    /// Deserializing goes through `IdRange::new`'s checks; a valid range round-trips.
+    #[test]
+    fn deserialized_ranges_are_checked() {
+        let read = |json: &str| serde_json::from_str::<IdRange>(json);
+        for bad in [
+            r#"{"start":"b","end":"a"}"#,
+            r#"{"start":"a","end":"a"}"#,
+            r#"{"start":"a/b","end":null}"#,
+            r#"{"start":null,"end":"__x__"}"#,
+            r#"{"start":"","end":null}"#,
+        ] {
+            let error = read(bad).unwrap_err().to_string();
+            assert!(error.contains("IdRange"), "{bad}: {error}");
+        }
+        for range in [
+            IdRange::all(),
+            IdRange::part(3, 7).unwrap(),
+            IdRange::new(Some("a"), None).unwrap(),
+        ] {
+            let json = serde_json::to_string(&range).unwrap();
+            assert_eq!(read(&json).unwrap(), range);
+        }
     }
 }

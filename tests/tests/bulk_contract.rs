@@ -634,6 +634,21 @@ async fn options_out_of_range_are_refused_when_the_writer_is_built() {
                 ..base()
             },
         ),
+        // Once accepted, and then the writer's task overflowed adding a batch to it.
+        (
+            "max_pending",
+            BulkWriterOptions {
+                max_pending: usize::MAX,
+                ..base()
+            },
+        ),
+        (
+            "max_pending",
+            BulkWriterOptions {
+                max_pending: sharded_runtime::bulk::MAX_PENDING + 1,
+                ..base()
+            },
+        ),
         ("batch_size", base().with_batch_size(0)),
         ("batch_size", base().with_batch_size(501)),
         (

@@ -140,6 +140,18 @@ async fn listen_options_out_of_range_are_refused() {
             ..
         })
     ));
+    // With reconnects unlimited, a zero first wait retried a failing connection in a loop.
+    let options = ListenOptions {
+        first_retry: Duration::ZERO,
+        ..ListenOptions::default()
+    };
+    assert!(matches!(
+        Three::all().listen_with(&test.db, options),
+        Err(Error::InvalidOptions {
+            option: "first_retry",
+            ..
+        })
+    ));
     for idle in [Duration::ZERO, Duration::MAX] {
         let options = ListenOptions {
             idle_timeout: Some(idle),

@@ -11,7 +11,7 @@ use sharded_runtime::bulk::{BulkWriterOptions, Throttling};
 use sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::{
     PartitionQueryRequest, StructuredQuery, partition_query_request, structured_query,
 };
-use sharded_runtime::{Checkpoint, IdRange, Sharded};
+use sharded_runtime::{Checkpoint, Error, IdRange, MAX_PARTS, Sharded};
 use sharded_tests::migration::unthrottled;
 use sharded_tests::test_db;
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -43,7 +43,7 @@ async fn partition_worker() {
         .backfill()
         .ids(IdRange::part(index, PARTS).unwrap())
         .page_size(PAGE)
-        .writer(unthrottled().share_of(PARTS));
+        .writer(unthrottled().share_of(PARTS).unwrap());
     if let Some(last) = var("PARTITION_CHECKPOINT") {
         job = job.resume_from(Checkpoint::after(last));
     }
@@ -185,7 +185,7 @@ async fn a_backfill_in_four_processes_scans_every_document_once() {
 #[test]
 fn shares_of_the_ramp_add_up_to_the_ramp() {
     let whole = BulkWriterOptions::for_type::<Reading>();
-    let share = whole.clone().share_of(PARTS);
+    let share = whole.clone().share_of(PARTS).unwrap();
     let (
         Throttling::Ramp {
             initial, maximum, ..
@@ -201,7 +201,24 @@ fn shares_of_the_ramp_add_up_to_the_ramp() {
     };
     assert_eq!(part_initial * f64::from(PARTS), initial);
     assert_eq!(part_maximum * f64::from(PARTS), maximum);
-    assert!(BulkWriterOptions::default().share_of(0).validate().is_err());
+    for workers in [0, MAX_PARTS + 1, u32::MAX] {
+        for options in [
+            BulkWriterOptions::default(),
+            BulkWriterOptions::unthrottled(),
+        ] {
+            assert!(
+                matches!(
+                    options.share_of(workers),
+                    Err(Error::InvalidOptions {
+                        option: "share_of",
+                        ..
+                    })
+                ),
+                "{workers}"
+            );
+        }
+    }
+    assert!(BulkWriterOptions::unthrottled().share_of(MAX_PARTS).is_ok());
 }
 
 /// Measured: the emulator has no `PartitionQuery`.

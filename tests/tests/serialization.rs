@@ -220,6 +220,37 @@ fn documents_come_out_as_the_firestore_crate_makes_them_plus_the_shard() {
     }
 }
 
+/// A flattened map's keys come from data: one named as the shard field is refused, whatever
+/// else the map holds, by the guarded and the unguarded write path alike; nothing is written
+/// over the user's value, and the user's value never becomes the shard.
+#[test]
+fn a_flattened_key_named_as_the_shard_field_is_refused() {
+    let mut rng = StdRng::seed_from_u64(11);
+    for _ in 0..50 {
+        let mut extra: HashMap<String, i64> = (0..rng.random_range(0..4))
+            .map(|_| (format!("x{}", word(&mut rng)), rng.random()))
+            .collect();
+        extra.insert(Flattened::SHARD_FIELD.to_owned(), rng.random());
+        let flattened = Flattened {
+            symbol: word(&mut rng),
+            inner: inner(&mut rng),
+            extra,
+            at: timestamp(&mut rng),
+        };
+        for result in [
+            serialize(&flattened, ""),
+            serialize_unguarded(&flattened, ""),
+        ] {
+            match result {
+                Err(Error::InvalidFieldName { field, .. }) => {
+                    assert_eq!(field, Flattened::SHARD_FIELD)
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+}
+
 /// A value whose `Serialize` fails, at the top level or inside a struct.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 struct Failing;

@@ -14,7 +14,7 @@ mod writer;
 pub use crate::retry::Backoff;
 pub use clock::{Clock, Sleep, SystemClock, VirtualClock};
 pub(crate) use options::check;
-pub use options::{BulkWriterOptions, MAX_BATCH_SIZE, MAX_DURATION};
+pub use options::{BulkWriterOptions, MAX_BATCH_SIZE, MAX_DURATION, MAX_PENDING};
 pub use outcome::{BulkStats, PendingWrite, WriteFailure, WriteOutcome};
 /// The writer's token bucket, reachable for the benchmarks and the ramp's tests only.
 #[doc(hidden)]

@@ -11,6 +11,10 @@ use crate::{Error, Result, Sharded};
 /// The most writes one BatchWrite request carries.
 pub const MAX_BATCH_SIZE: usize = 500;
 
+/// The most operations a writer keeps sent and unanswered ([`BulkWriterOptions::max_pending`]):
+/// a hundred times Google's 500. Each one holds its document in memory until answered.
+pub const MAX_PENDING: usize = 50_000;
+
 /// The longest `linger`, `request_timeout`, backoff wait or ramp interval a writer accepts:
 /// a day. Longer ones are mistakes, and would overflow the writer's deadlines.
 pub const MAX_DURATION: Duration = Duration::from_secs(24 * 60 * 60);
@@ -27,8 +31,8 @@ pub struct BulkWriterOptions {
     pub batch_size: usize,
     /// Writes per request of retried writes, 1 to [`MAX_BATCH_SIZE`]. Google's writers: 10.
     pub retry_batch_size: usize,
-    /// Operations sent and not yet answered, at most (at least 1); further writes wait in a
-    /// buffer of one batch, and then the caller's `write` waits. Google's writers: 500.
+    /// Operations sent and not yet answered, at most (1 to [`MAX_PENDING`]); further writes
+    /// wait in a buffer of one batch, and then the caller's `write` waits. Google's writers: 500.
     pub max_pending: usize,
     /// Retries of each operation.
     pub backoff: Backoff,
@@ -83,9 +87,14 @@ impl BulkWriterOptions {
     /// These options for one of `workers` writers sharing the write budget (a job split with
     /// [`IdRange::part`](crate::IdRange::part) across processes): the ramp starts at, and
     /// stops at, 1/`workers` of its rates, so that together they ramp as one writer would.
-    /// Zero workers is [`Error::InvalidOptions`](crate::Error::InvalidOptions) when the writer
-    /// is built.
-    pub fn share_of(self, workers: u32) -> Self {
+    /// [`Error::InvalidOptions`] unless `1 <= workers <=` [`MAX_PARTS`](crate::MAX_PARTS), the
+    /// most parts a job splits into, with or without throttling.
+    pub fn share_of(self, workers: u32) -> Result<Self> {
+        check(
+            (1..=crate::MAX_PARTS).contains(&workers),
+            "share_of",
+            "from 1 to MAX_PARTS (3,844) workers",
+        )?;
         let throttling = match self.throttling {
             Throttling::Off => Throttling::Off,
             Throttling::Ramp {
@@ -100,7 +109,7 @@ impl BulkWriterOptions {
                 maximum: maximum / f64::from(workers),
             },
         };
-        BulkWriterOptions { throttling, ..self }
+        Ok(BulkWriterOptions { throttling, ..self })
     }
 
     /// These options with `throttling`.
@@ -140,7 +149,11 @@ impl BulkWriterOptions {
             "retry_batch_size",
             "from 1 to 500",
         )?;
-        check(self.max_pending >= 1, "max_pending", "at least 1")?;
+        check(
+            (1..=MAX_PENDING).contains(&self.max_pending),
+            "max_pending",
+            "from 1 to MAX_PENDING (50,000)",
+        )?;
         check(
             self.linger <= MAX_DURATION,
             "linger",

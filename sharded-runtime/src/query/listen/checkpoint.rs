@@ -68,7 +68,7 @@ impl ListenCheckpoint {
         bytes.extend_from_slice(&self.read_time.nanos.to_le_bytes());
         encode_varint(self.targets.len() as u64, &mut bytes);
         for target in &self.targets {
-            encode_varint(u64::from(target.id as u32), &mut bytes);
+            encode_varint(u64::from(target.id.unsigned_abs()), &mut bytes);
             encode_varint(target.resume_token.len() as u64, &mut bytes);
             bytes.extend_from_slice(&target.resume_token);
             encode_varint(target.documents.len() as u64, &mut bytes);
@@ -114,7 +114,15 @@ impl ListenCheckpoint {
         };
         for _ in 0..targets {
             let id = decode_varint(&mut buf).map_err(|_| truncated())?;
-            let id = u32::try_from(id).map_err(|_| invalid("a target id out of range"))? as i32;
+            // The protocol's target ids are positive int32s: 0 asks the server to choose one,
+            // which it never reports as current (a listener that waits for ever).
+            let id = i32::try_from(id)
+                .ok()
+                .filter(|id| *id > 0)
+                .ok_or_else(|| invalid("a target id out of range"))?;
+            if checkpoint.targets.iter().any(|target| target.id == id) {
+                return Err(invalid("two targets with one id"));
+            }
             let token = count(&mut buf)?;
             let resume_token = buf[..token].to_vec();
             buf.advance(token);
@@ -194,6 +202,44 @@ mod tests {
             let checkpoint = random(&mut rng);
             let bytes = checkpoint.to_bytes();
             assert_eq!(ListenCheckpoint::from_bytes(&bytes).unwrap(), checkpoint);
+        }
+    }
+
+    /// Target ids that are not positive `int32`s, or that repeat, are refused: 0 had the
+    /// server choose an id the listener never saw become current, and ids from 2^31 up were
+    /// read as negative.
+    #[test]
+    fn target_ids_out_of_range_or_repeated_are_refused() {
+        let with_ids = |ids: &[u64]| {
+            let mut bytes = MAGIC.to_vec();
+            bytes.extend_from_slice(&7u64.to_le_bytes());
+            bytes.extend_from_slice(&1i64.to_le_bytes());
+            bytes.extend_from_slice(&0i32.to_le_bytes());
+            encode_varint(ids.len() as u64, &mut bytes);
+            for id in ids {
+                encode_varint(*id, &mut bytes);
+                encode_varint(0, &mut bytes);
+                encode_varint(0, &mut bytes);
+            }
+            ListenCheckpoint::from_bytes(&bytes)
+        };
+        let ids = |checkpoint: ListenCheckpoint| -> Vec<i32> {
+            checkpoint.targets.iter().map(|target| target.id).collect()
+        };
+        assert_eq!(ids(with_ids(&[1, 2, 3]).unwrap()), [1, 2, 3]);
+        assert_eq!(ids(with_ids(&[i32::MAX as u64]).unwrap()), [i32::MAX]);
+        for bad in [
+            &[0][..],
+            &[1 << 31],
+            &[u64::from(u32::MAX)],
+            &[1 << 40],
+            &[2, 2],
+            &[1, 3, 1],
+        ] {
+            assert!(
+                matches!(with_ids(bad), Err(Error::InvalidCheckpoint(_))),
+                "{bad:?}"
+            );
         }
     }
 

@@ -106,7 +106,8 @@ pub struct ListenOptions {
     /// are transient, as the Firebase SDKs do. A failure that is not transient (a permission,
     /// a missing index) ends the stream at once either way.
     pub reconnects: Option<u32>,
-    /// The wait before the first reconnection; each further one waits 1.5 times longer.
+    /// The wait before the first reconnection, more than zero; each further one waits 1.5
+    /// times longer.
     pub first_retry: Duration,
     /// The longest wait between connections.
     pub max_retry: Duration,
@@ -149,10 +150,11 @@ impl ListenOptions {
             "max_retry",
             "at most a day (MAX_DURATION)",
         )?;
+        // A zero wait would retry a failing connection in a tight loop.
         check(
-            self.first_retry <= self.max_retry,
+            !self.first_retry.is_zero() && self.first_retry <= self.max_retry,
             "first_retry",
-            "at most max_retry",
+            "more than zero and at most max_retry",
         )?;
         check(
             self.idle_timeout

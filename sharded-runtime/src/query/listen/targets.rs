@@ -175,8 +175,20 @@ impl ChunkTargets {
             .iter()
             .map(|target| target.id)
             .max()
-            .unwrap_or(0)
-            .saturating_add(1);
+            .and_then(|id| id.checked_add(1))
+            .unwrap_or(1);
+    }
+
+    /// A target id no target holds: the next one up, from 1 again after `i32::MAX` (the
+    /// protocol's ids are positive `int32`s; 0 would ask the server to choose one).
+    fn fresh_id(&mut self) -> i32 {
+        loop {
+            let id = self.next_id;
+            self.next_id = id.checked_add(1).unwrap_or(1);
+            if id > 0 && self.find(id).is_none() {
+                return id;
+            }
+        }
     }
 
     /// How many documents target `id` committed.
@@ -275,18 +287,18 @@ impl ChunkTargets {
                 }
             }
             listen_response::ResponseType::Filter(filter) => {
-                let new_id = self.next_id;
-                let Some(target) = self.find_mut(filter.target_id) else {
-                    return Ok(Step::Nothing);
-                };
-                if target.len() == filter.count as usize {
-                    return Ok(Step::Nothing);
+                match self.find(filter.target_id) {
+                    Some(target) if target.len() != filter.count as usize => {}
+                    _ => return Ok(Step::Nothing),
                 }
+                let new_id = self.fresh_id();
+                let target = self
+                    .find_mut(filter.target_id)
+                    .expect("the target was found above");
                 // Nothing it holds can be trusted, nor any token it was given; what the server
                 // sends afresh is checked like a reset's.
                 *target = ChunkTarget::new(new_id, std::mem::take(&mut target.query));
                 target.reset = true;
-                self.next_id += 1;
                 return Ok(Step::Reset {
                     old_id: filter.target_id,
                     new_id,
@@ -515,6 +527,44 @@ mod tests {
             .receive(change(TargetChangeType::Reset, &[2], None))
             .unwrap();
         assert!(names(&targets).is_empty());
+    }
+
+    /// Ids restored up to `i32::MAX` go on from 1 after a reset, skipping ids in use, instead
+    /// of overflowing (a panic in a debug build) or repeating one.
+    #[test]
+    fn new_ids_after_the_largest_start_again_from_one_skipping_those_in_use() {
+        let mut targets = ChunkTargets::new(vec![StructuredQuery::default(); 2]);
+        let saved = |id| TargetCheckpoint {
+            id,
+            resume_token: vec![1],
+            documents: vec![document("a", 1)],
+        };
+        targets.restore(vec![saved(1), saved(i32::MAX)]);
+        let reset = |targets: &mut ChunkTargets, id| targets.receive(filter(id, 0)).unwrap();
+        assert_eq!(
+            reset(&mut targets, i32::MAX),
+            Step::Reset {
+                old_id: i32::MAX,
+                new_id: 2
+            }
+        );
+        targets.restore(vec![saved(i32::MAX - 1), saved(i32::MAX)]);
+        targets.receive(put("b", 1, &[1], &[])).unwrap();
+        assert_eq!(
+            reset(&mut targets, i32::MAX - 1),
+            Step::Reset {
+                old_id: i32::MAX - 1,
+                new_id: 1
+            }
+        );
+        targets.receive(put("b", 1, &[1], &[])).unwrap();
+        assert_eq!(
+            reset(&mut targets, 1),
+            Step::Reset {
+                old_id: 1,
+                new_id: 2
+            }
+        );
     }
 
     #[test]
