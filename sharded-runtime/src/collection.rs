@@ -313,13 +313,13 @@ pub fn serialize<T: Sharded>(document: &T, name: &str) -> Result<Document> {
 /// [`serialize`] without the write guard: the benchmarks' baseline for the guard's cost.
 pub fn serialize_unguarded<T: Sharded>(document: &T, name: &str) -> Result<Document> {
     let nothing = Required::new(&[], &[], 0);
-    Ok(crate::document::to_document(
+    crate::document::to_document(
         name,
         document,
         T::SHARD_FIELD,
         crate::reshard::draw::<T>(),
         Position::top(&nothing),
-    )?)
+    )
 }
 
 /// `document` named `name` for an update of `fields` only (and the shard), with the field

@@ -459,3 +459,207 @@ async fn averages_skip_legacy_values_in_two_chunks() {
 async fn averages_skip_legacy_values_in_three_chunks() {
     averages_skip_legacy_values::<SixtyOne>("legacy-61").await;
 }
+
+/// Writes each `(shard value, qty)` as a trade of `SixtyOne` in that shard value, and plainly
+/// into `plain`; `None` stores the string "n/a" in `qty` and `price` (legacy data a backfill
+/// adopted; the firestore crate leaves a null out, and a missing field is not counted).
+async fn write_in_shards(db: &FirestoreDb, trades: &[(&str, Option<i64>)]) {
+    let writer = db.create_simple_batch_writer().await.unwrap();
+    let mut batch = writer.new_batch();
+    for (i, (shard, qty)) in trades.iter().enumerate() {
+        let trade = SixtyOne::new("XNAS", "buy", "a", qty.unwrap_or(0), 1.0, i as i64);
+        let mut plain = serde_json::to_value(&trade).unwrap();
+        if qty.is_none() {
+            plain["qty"] = "n/a".into();
+            plain["price"] = "n/a".into();
+        }
+        let mut stored = plain.clone();
+        stored[SixtyOne::SHARD_FIELD] = (*shard).into();
+        let id = format!("t{i:03}");
+        batch
+            .update_object(SixtyOne::COLLECTION, &id, &stored, None, None, Vec::new())
+            .unwrap();
+        batch
+            .update_object("plain", &id, &plain, None, None, Vec::new())
+            .unwrap();
+    }
+    batch.write().await.unwrap();
+}
+
+/// Ours against the unsharded query's, for `qty` (an integer) and `price` (a double), with
+/// `sum`, `avg` and `sum_and_avg`; the integer sum also against the exact total.
+async fn check_against_unsharded(db: &FirestoreDb, trades: &[(&str, Option<i64>)], what: &str) {
+    for (field, path) in [(SixtyOne::qty(), "qty"), (SixtyOne::price(), "price")] {
+        let what = format!("{what} {path}");
+        let (theirs_sum, theirs_avg) = Unsharded::default()
+            .sum_and_avg::<SixtyOne>(db, "plain", path)
+            .await;
+        let all = SixtyOne::all();
+        let (sum, avg) = all.sum_and_avg(db, field).await.unwrap();
+        assert_same_sum(sum, &theirs_sum, &what);
+        assert_same_avg(avg, &theirs_avg, &what);
+        assert_eq!(all.sum(db, field).await.unwrap(), sum, "{what}");
+        assert_eq!(all.avg(db, field).await.unwrap(), avg, "{what}");
+    }
+    let exact: i128 = trades
+        .iter()
+        .filter_map(|(_, qty)| qty.map(i128::from))
+        .sum();
+    let ours = SixtyOne::all().sum(db, SixtyOne::qty()).await.unwrap();
+    match i64::try_from(exact) {
+        Ok(exact) => assert_eq!(ours, Number::Integer(exact), "{what}"),
+        Err(_) => assert!(matches!(ours, Number::Double(_)), "{what}: {ours:?}"),
+    }
+}
+
+/// A chunk whose own integer sum passes `i64::MAX` comes back from Firestore as a double;
+/// the sharded sum is still the exact integer the unsharded query returns (the chunk is
+/// asked again one shard value at a time, and a value still past `i64::MAX` is read and
+/// added exactly). The case found (`i64::MAX` in "0" and "1", `-i64::MAX` in "21"), then
+/// random big and small integers in random shard values, with legacy strings.
+#[tokio::test]
+async fn integer_sums_are_exact_when_one_chunk_overflows() {
+    let test = test_db("sum-chunk-overflow").await;
+    let found: Vec<(&str, Option<i64>)> = vec![
+        ("0", Some(i64::MAX)),
+        ("1", Some(i64::MAX)),
+        ("21", Some(-i64::MAX)),
+    ];
+    let db = test.emulator.db("sum-chunk-overflow-found").await.unwrap();
+    write_in_shards(&db, &found).await;
+    check_against_unsharded(&db, &found, "the case found").await;
+    assert_eq!(
+        SixtyOne::all().sum(&db, SixtyOne::qty()).await.unwrap(),
+        Number::Integer(i64::MAX)
+    );
+    // Two in one shard value: that value is read.
+    let same_value: Vec<(&str, Option<i64>)> = vec![
+        ("5", Some(i64::MAX)),
+        ("5", Some(i64::MAX)),
+        ("40", Some(-i64::MAX)),
+        ("40", Some(-3)),
+    ];
+    let db = test
+        .emulator
+        .db("sum-chunk-overflow-one-value")
+        .await
+        .unwrap();
+    write_in_shards(&db, &same_value).await;
+    check_against_unsharded(&db, &same_value, "one shard value past i64::MAX").await;
+    let seed: u64 = rand::random();
+    println!("seed {seed}");
+    let mut rng = StdRng::seed_from_u64(seed);
+    for dataset in 0..6 {
+        let trades: Vec<(&str, Option<i64>)> = (0..rng.random_range(3..16))
+            .map(|_| {
+                let shard = SixtyOne::SHARD_VALUES[rng.random_range(0..61)];
+                let qty = match rng.random_range(0..6) {
+                    0 => Some(i64::MAX),
+                    1 => Some(-i64::MAX),
+                    2 => Some(rng.random_range(i64::MAX / 4..=i64::MAX)),
+                    3 => Some(-rng.random_range(i64::MAX / 4..=i64::MAX)),
+                    4 => None,
+                    _ => Some(rng.random_range(-10..10)),
+                };
+                (shard, qty)
+            })
+            .collect();
+        let db = test
+            .emulator
+            .db(&format!("sum-chunk-overflow-{seed}-{dataset}"))
+            .await
+            .unwrap();
+        write_in_shards(&db, &trades).await;
+        check_against_unsharded(
+            &db,
+            &trades,
+            &format!("seed {seed} dataset {dataset}: {trades:?}"),
+        )
+        .await;
+    }
+}
+
+/// A chunk whose values average exactly 0 does not say how many of its documents hold a
+/// number: 5, -5 and two strings in one chunk and 6 in another average 2 (6 over 3 numbers),
+/// not 6 / 5. Then random small values, many zero averages, and many legacy strings.
+#[tokio::test]
+async fn averages_are_exact_when_a_chunk_averages_zero_beside_legacy_values() {
+    let test = test_db("avg-zero-chunk").await;
+    let found: Vec<(&str, Option<i64>)> = vec![
+        ("0", Some(5)),
+        ("3", Some(-5)),
+        ("7", None),
+        ("9", None),
+        ("40", Some(6)),
+    ];
+    let db = test.emulator.db("avg-zero-chunk-found").await.unwrap();
+    write_in_shards(&db, &found).await;
+    check_against_unsharded(&db, &found, "the case found").await;
+    assert_eq!(
+        SixtyOne::all().avg(&db, SixtyOne::qty()).await.unwrap(),
+        Some(2.0)
+    );
+    let seed: u64 = rand::random();
+    println!("seed {seed}");
+    let mut rng = StdRng::seed_from_u64(seed);
+    for dataset in 0..8 {
+        let trades: Vec<(&str, Option<i64>)> = (0..rng.random_range(2..20))
+            .map(|_| {
+                let shard = SixtyOne::SHARD_VALUES[rng.random_range(0..61)];
+                let qty = rng.random_bool(0.6).then(|| rng.random_range(-2..=2));
+                (shard, qty)
+            })
+            .collect();
+        let db = test
+            .emulator
+            .db(&format!("avg-zero-chunk-{seed}-{dataset}"))
+            .await
+            .unwrap();
+        write_in_shards(&db, &trades).await;
+        check_against_unsharded(
+            &db,
+            &trades,
+            &format!("seed {seed} dataset {dataset}: {trades:?}"),
+        )
+        .await;
+    }
+}
+
+/// The same inside a transaction: the chunks asked again and the values read see the
+/// transaction's snapshot. Chunks of 61 shard values: "0" to "20", "21" to "40", "41" on.
+#[tokio::test]
+async fn exact_sums_and_averages_inside_a_transaction() {
+    use futures::FutureExt;
+    let test = test_db("sum-in-transaction").await;
+    let trades: Vec<(&str, Option<i64>)> = vec![
+        ("0", Some(i64::MAX)),
+        ("1", Some(i64::MAX)),
+        ("22", Some(4)),
+        ("23", Some(-4)),
+        ("24", None),
+        ("41", Some(-i64::MAX)),
+        ("45", Some(-3)),
+    ];
+    write_in_shards(&test.db, &trades).await;
+    let (sum, avg) = test
+        .db
+        .run_transaction(|db, transaction| {
+            async move {
+                let db = db.clone_with_consistency_selector(
+                    sharded_runtime::firestore::FirestoreConsistencySelector::Transaction(
+                        transaction.transaction_id().clone(),
+                    ),
+                );
+                SixtyOne::all()
+                    .sum_and_avg(&db, SixtyOne::qty())
+                    .await
+                    .map_err(sharded_runtime::transaction_error)
+            }
+            .boxed()
+        })
+        .await
+        .unwrap();
+    // The first chunk's sum passes i64::MAX; the second averages 0 over 2 of its 3.
+    assert_eq!(sum, Number::Integer(i64::MAX - 3));
+    assert_eq!(avg, Some((i64::MAX - 3) as f64 / 6.0));
+}

@@ -1,11 +1,26 @@
 //! `sum` and `avg` of a numeric field across shards, exact across chunk queries.
+//!
+//! Each chunk query answers its count, sum and average. Where those fix the chunk's exact
+//! share of the total (its sum, and how many of its documents hold a number), the total is
+//! added from them; where they do not, the chunk is asked again one shard value at a time,
+//! and a shard value that still leaves its share open has its values read (a projection of
+//! the field alone) and added here. Two answers leave a share open:
+//! - an integer field's sum that came back a double: Firestore turns a sum that passes
+//!   `i64::MAX` into a double, though the total of every chunk may fit;
+//! - an average that does not fix how many numbers it divided by: Firestore's `avg` skips
+//!   values that are not numbers (a null, a string: legacy data a backfill adopted), which the
+//!   count beside it counts; sum / avg gives that number, except where the average is 0.
 
 use std::marker::PhantomData;
 
+use firestore::FirestoreDb;
 use firestore::gcloud_sdk::google::firestore::v1::{Document, value::ValueType};
+use futures::TryStreamExt;
 use serde::Serialize;
+use tracing::Instrument as _;
 
-use crate::{Error, Result};
+use super::{Prepared, Reach, ShardedQuery, chunk_span, query_span};
+use crate::{Error, Result, Sharded};
 
 /// A Rust type stored as a Firestore number on every document: what `#[sharded(aggregate)]`
 /// accepts. `Option` is not one (a `None` is stored as null, which `avg` skips but a count
@@ -15,17 +30,23 @@ use crate::{Error, Result};
     label = "not a number stored on every document",
     note = "`#[sharded(aggregate)]` takes `i8`, `i16`, `i32`, `i64`, `isize`, `u8`, `u16`, `u32`, `f32` or `f64`: a value every document stores as a number, so an average across chunk queries can be weighted by their counts"
 )]
-pub trait Numeric: Serialize {}
+pub trait Numeric: Serialize {
+    /// Whether Firestore stores it as an integer: a sum of integers is exact, so a chunk's
+    /// sum that comes back a double (past `i64::MAX`) is added again from its values.
+    const INTEGER: bool;
+}
 
 macro_rules! numeric {
-    ($($ty:ty),*) => { $(impl Numeric for $ty {})* };
+    ($integer:literal: $($ty:ty),*) => { $(impl Numeric for $ty { const INTEGER: bool = $integer; })* };
 }
-numeric!(i8, i16, i32, i64, isize, u8, u16, u32, f32, f64);
+numeric!(true: i8, i16, i32, i64, isize, u8, u16, u32);
+numeric!(false: f32, f64);
 
 /// A numeric field of `T` (`T::aggregates().price`), to pass to
 /// [`ShardedQuery::sum`](crate::ShardedQuery::sum) and [`avg`](crate::ShardedQuery::avg).
 pub struct NumericField<T> {
     pub(crate) path: &'static str,
+    integer: bool,
     marker: PhantomData<fn() -> T>,
 }
 
@@ -35,6 +56,7 @@ pub struct NumericField<T> {
 pub fn numeric_field<T, V: Numeric>(path: &'static str) -> NumericField<T> {
     NumericField {
         path,
+        integer: V::INTEGER,
         marker: PhantomData,
     }
 }
@@ -83,25 +105,95 @@ impl Number {
     /// their order, and the total is an integer when it fits in an `i64` (a partial sum past
     /// `i64::MAX` that later ones bring back does not make it a double); with a double among
     /// them, or a total that does not fit, it is a double.
+    #[cfg(test)]
     pub(crate) fn total(sums: impl IntoIterator<Item = Number>) -> Number {
-        let mut integers: i128 = 0;
-        let mut doubles: Option<f64> = None;
-        for sum in sums {
-            match sum {
-                // At most 2^64 partial sums of at most 2^63 each: an i128 cannot overflow.
-                Number::Integer(i) => integers += i128::from(i),
-                Number::Double(d) => *doubles.get_or_insert(0.0) += d,
-            }
-        }
-        match (doubles, i64::try_from(integers)) {
-            (None, Ok(exact)) => Number::Integer(exact),
-            (None, Err(_)) => Number::Double(integers as f64),
-            (Some(doubles), _) => Number::Double(integers as f64 + doubles),
-        }
+        sums.into_iter()
+            .map(|sum| Share::of_sum(sum, 0))
+            .fold(Share::default(), Share::add)
+            .sum()
     }
 }
 
-/// One chunk's `count`, `sum` and `avg` of a field.
+/// A part of the query's documents, its sum and its count of numbers known exactly: what
+/// adds up to the total.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Share {
+    /// The integers' sum. At most 2^64 values of at most 2^63 each: an i128 cannot overflow.
+    integers: i128,
+    /// The doubles' sum, if the part holds any.
+    doubles: Option<f64>,
+    /// How many documents hold a number in the field: what an average divides by.
+    numbers: u64,
+}
+
+impl Share {
+    fn of_sum(sum: Number, numbers: u64) -> Share {
+        match sum {
+            Number::Integer(i) => Share {
+                integers: i128::from(i),
+                doubles: None,
+                numbers,
+            },
+            Number::Double(d) => Share {
+                integers: 0,
+                doubles: Some(d),
+                numbers,
+            },
+        }
+    }
+
+    /// The share of documents as read, their field's values added here.
+    fn of_documents<'d>(values: impl IntoIterator<Item = Option<&'d ValueType>>) -> Share {
+        values
+            .into_iter()
+            .fold(Share::default(), |share, value| match value {
+                Some(ValueType::IntegerValue(i)) => Share {
+                    integers: share.integers + i128::from(*i),
+                    numbers: share.numbers + 1,
+                    ..share
+                },
+                Some(ValueType::DoubleValue(d)) => Share {
+                    doubles: Some(share.doubles.unwrap_or(0.0) + d),
+                    numbers: share.numbers + 1,
+                    ..share
+                },
+                _ => share,
+            })
+    }
+
+    fn add(self, other: Share) -> Share {
+        Share {
+            integers: self.integers + other.integers,
+            doubles: match (self.doubles, other.doubles) {
+                (None, None) => None,
+                (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+            },
+            numbers: self.numbers + other.numbers,
+        }
+    }
+
+    /// The sum as Firestore returns it: an integer while every value is one and the sum fits.
+    fn sum(&self) -> Number {
+        match (self.doubles, i64::try_from(self.integers)) {
+            (None, Ok(exact)) => Number::Integer(exact),
+            (None, Err(_)) => Number::Double(self.integers as f64),
+            (Some(doubles), _) => Number::Double(self.integers as f64 + doubles),
+        }
+    }
+
+    /// Whether the sum is exactly zero, so that an average is 0 (or none) whatever it divides by.
+    fn is_zero(&self) -> bool {
+        self.integers == 0 && self.doubles.is_none_or(|d| d == 0.0)
+    }
+
+    fn avg(&self) -> Option<f64> {
+        (self.numbers > 0).then(|| self.sum().as_f64() / self.numbers as f64)
+    }
+}
+
+/// One query's `count`, `sum` and `avg` of a field, as Firestore answered them. Beside a
+/// `sum` or an `avg` of a field, `count` counts the documents that have the field, numbers
+/// or not (measured in `tests/server_aggregates.rs`).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ChunkAggregate {
     pub(crate) count: u64,
@@ -130,36 +222,262 @@ impl ChunkAggregate {
         };
         Ok(ChunkAggregate { count, sum, avg })
     }
-}
 
-/// The aggregate of the whole query from its chunks'. One chunk is one query: its values
-/// are Firestore's own. Across chunks the sum adds as Firestore adds, and the average is the
-/// total sum over the total count of numbers, not an average of averages.
-///
-/// Firestore's `avg` skips a document whose field holds no number (a null, a string: legacy
-/// data), while the chunk's `count` counts it. Each chunk's count of numbers is what its own
-/// sum and average fix, sum / avg, which for integers is exact; where a chunk averages
-/// exactly zero they fix nothing, and its count stands in (right whenever that chunk holds
-/// numbers only, as every document sharded writes does).
-pub(crate) fn combine(chunks: &[ChunkAggregate]) -> (Number, Option<f64>) {
-    if let [only] = chunks {
-        return (only.sum, only.avg);
+    /// The exact sum, if the answer fixes it: an integer field's sum is exact unless it came
+    /// back a double; a double field's sum is Firestore's own.
+    fn exact_sum(&self, integer: bool) -> Option<Number> {
+        match self.sum {
+            Number::Double(_) if integer => None,
+            sum => Some(sum),
+        }
     }
-    let sum = Number::total(chunks.iter().map(|chunk| chunk.sum));
-    let numbers: f64 = chunks.iter().map(numbers_in).sum();
-    let avg = (numbers > 0.0).then(|| sum.as_f64() / numbers);
-    (sum, avg)
+
+    /// How many documents hold a number, if the answer fixes it: none without an average;
+    /// sum / avg when that is a whole count the average checks out with; one when only one
+    /// document has the field. An average of 0 fixes nothing else (a chunk of 5, -5 and two
+    /// nulls averages 0 over 2 of its 4 counted documents).
+    fn numbers(&self) -> Option<u64> {
+        let avg = match self.avg {
+            None => return Some(0),
+            Some(avg) => avg,
+        };
+        if !avg.is_finite() {
+            // A NaN or an infinity among doubles: so is the average of the whole, whatever it
+            // divides by.
+            return Some(self.count.max(1));
+        }
+        if self.count == 1 {
+            return Some(1);
+        }
+        if avg == 0.0 {
+            return None;
+        }
+        let sum = self.sum.as_f64();
+        let numbers = (sum / avg).round();
+        // Each count nearby gives an average at least 1/count apart: a match within far
+        // less than that is the count.
+        let matches = numbers >= 1.0
+            && numbers <= self.count as f64
+            && ((sum / numbers) - avg).abs() <= avg.abs() * 1e-12;
+        matches.then_some(numbers as u64)
+    }
 }
 
-/// How many of a chunk's documents hold a number in the field: what its `avg` divided by.
-fn numbers_in(chunk: &ChunkAggregate) -> f64 {
-    let count = chunk.count as f64;
-    match chunk.avg {
-        None => 0.0,
-        Some(avg) if avg != 0.0 && avg.is_finite() => (chunk.sum.as_f64() / avg)
-            .round()
-            .clamp(1.0, count.max(1.0)),
-        Some(_) => count,
+/// The query's shares as the chunk queries answered them, each known or still open.
+#[derive(Debug)]
+struct Shares {
+    integer: bool,
+    chunks: Vec<(ChunkAggregate, Option<Share>)>,
+}
+
+impl Shares {
+    fn new(integer: bool, chunks: Vec<ChunkAggregate>) -> Shares {
+        Shares {
+            integer,
+            chunks: chunks.into_iter().map(|chunk| (chunk, None)).collect(),
+        }
+    }
+
+    /// The chunks whose share the answers leave open: those whose sum is not exact, and,
+    /// when an average is asked for, those whose count of numbers is not fixed, unless the
+    /// total is zero (its average is then 0 whatever the count).
+    fn open(&self, average: bool) -> Vec<usize> {
+        if self.chunks.len() == 1 {
+            // One query over every shard value: its answers are the unsharded query's.
+            return Vec::new();
+        }
+        let integer = self.integer;
+        let sum_open = |chunk: &ChunkAggregate| chunk.exact_sum(integer).is_none();
+        let open_sums: Vec<usize> = (0..self.chunks.len())
+            .filter(|&i| self.chunks[i].1.is_none() && sum_open(&self.chunks[i].0))
+            .collect();
+        if !average || !open_sums.is_empty() {
+            return open_sums;
+        }
+        let total = self.known_total();
+        if total.is_zero() {
+            return Vec::new();
+        }
+        (0..self.chunks.len())
+            .filter(|&i| self.chunks[i].1.is_none() && self.chunks[i].0.numbers().is_none())
+            .collect()
+    }
+
+    /// Chunk `i`'s share, found by asking again.
+    fn settle(&mut self, i: usize, share: Share) {
+        self.chunks[i].1 = Some(share);
+    }
+
+    /// Every share added, a share left open counted by its sum and by its count of documents.
+    fn known_total(&self) -> Share {
+        self.chunks
+            .iter()
+            .map(|(chunk, settled)| match settled {
+                Some(share) => *share,
+                None => Share::of_sum(chunk.sum, chunk.numbers().unwrap_or(chunk.count)),
+            })
+            .fold(Share::default(), Share::add)
+    }
+
+    /// The total, once nothing is open that the answer needs.
+    fn total(&self) -> (Number, Option<f64>) {
+        if let [(only, None)] = self.chunks.as_slice() {
+            // One query: its answers are Firestore's own.
+            return (only.sum, only.avg);
+        }
+        let total = self.known_total();
+        (total.sum(), total.avg())
+    }
+}
+
+impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
+    /// `sum` and `avg` of `field` across the chunks, read at one snapshot; `average` says
+    /// whether the average is asked for (its count of numbers may need more reads).
+    pub(super) async fn aggregate(
+        &self,
+        db: &FirestoreDb,
+        field: NumericField<T>,
+        average: bool,
+    ) -> Result<(Number, Option<f64>)> {
+        if self.limit.is_some() || self.after.is_some() {
+            return Err(Error::InvalidQuery(
+                "`sum` and `avg` apply to every document the query matches: Firestore orders an aggregation by the aggregated field too, so a limit or a cursor would not select the query's documents; drop `limit` and `after`, or fetch the documents".into(),
+            ));
+        }
+        let span = query_span::<T, QUERY>("aggregate");
+        async {
+            let (prepared, snapshot) = self.begin(db, &span).await?;
+            let total = self
+                .aggregate_in(snapshot.db(), &prepared, field, average)
+                .await;
+            snapshot.release();
+            total
+        }
+        .instrument(span.clone())
+        .await
+    }
+
+    async fn aggregate_in(
+        &self,
+        db: &FirestoreDb,
+        prepared: &Prepared,
+        field: NumericField<T>,
+        average: bool,
+    ) -> Result<(Number, Option<f64>)> {
+        let answers =
+            futures::future::try_join_all(prepared.chunks.iter().enumerate().map(|(i, chunk)| {
+                self.aggregate_of(db, prepared, chunk, field)
+                    .instrument(chunk_span(i, chunk))
+            }))
+            .await?;
+        let mut shares = Shares::new(field.integer, answers);
+        // Twice at most: the open sums first, then the counts an average needs.
+        for _ in 0..2 {
+            let open = shares.open(average);
+            let settled = futures::future::try_join_all(open.iter().map(|&i| {
+                let chunk = prepared.chunks[i];
+                self.exact_share(db, prepared, chunk, field)
+                    .instrument(chunk_span(i, chunk))
+            }))
+            .await?;
+            for (i, share) in open.into_iter().zip(settled) {
+                shares.settle(i, share);
+            }
+        }
+        Ok(shares.total())
+    }
+
+    /// One query's count, sum and average of `field` over the shard values `chunk`.
+    async fn aggregate_of(
+        &self,
+        db: &FirestoreDb,
+        prepared: &Prepared,
+        chunk: &[&str],
+        field: NumericField<T>,
+    ) -> Result<ChunkAggregate> {
+        // The order field alone, so the index (shard, fields, order field, aggregated
+        // field) serves it with a range or without.
+        let order = vec![prepared.orders[0].clone()];
+        let rows = self
+            .select_ordered(db, prepared, chunk, order, None)
+            .aggregate(|a| {
+                a.fields([
+                    a.field("count").count(),
+                    a.field("sum").sum(field.path),
+                    a.field("avg").avg(field.path),
+                ])
+            })
+            .query()
+            .await?;
+        ChunkAggregate::from_rows(&rows)
+    }
+
+    /// The exact share of the shard values `chunk`: asked again one value at a time, and the
+    /// values of a shard value whose answer still leaves it open read and added here.
+    async fn exact_share(
+        &self,
+        db: &FirestoreDb,
+        prepared: &Prepared,
+        chunk: &[&str],
+        field: NumericField<T>,
+    ) -> Result<Share> {
+        let values: Vec<&[&str]> = match chunk.len() {
+            1 => Vec::new(),
+            _ => chunk.chunks(1).collect(),
+        };
+        let answers = futures::future::try_join_all(
+            values
+                .iter()
+                .map(|value| self.aggregate_of(db, prepared, value, field)),
+        )
+        .await?;
+        let mut total = Share::default();
+        let mut unsettled: Vec<&[&str]> = Vec::new();
+        for (value, answer) in values.iter().zip(&answers) {
+            match (answer.exact_sum(field.integer), answer.numbers()) {
+                (Some(sum), Some(numbers)) => total = total.add(Share::of_sum(sum, numbers)),
+                _ => unsettled.push(value),
+            }
+        }
+        if chunk.len() == 1 {
+            unsettled.push(chunk);
+        }
+        let read = futures::future::try_join_all(
+            unsettled
+                .into_iter()
+                .map(|value| self.read_share(db, prepared, value, field)),
+        )
+        .await?;
+        Ok(read.into_iter().fold(total, Share::add))
+    }
+
+    /// The share of the shard values `chunk`, from its documents' values of `field` (a
+    /// projection of the field alone, streamed: one billed read per document).
+    async fn read_share(
+        &self,
+        db: &FirestoreDb,
+        prepared: &Prepared,
+        chunk: &[&str],
+        field: NumericField<T>,
+    ) -> Result<Share> {
+        let documents = self
+            .select_ordered(
+                db,
+                prepared,
+                chunk,
+                prepared.orders.clone(),
+                Some(field.path),
+            )
+            .stream_query_with_errors()
+            .await?;
+        documents
+            .map_err(Error::from)
+            .try_fold(Share::default(), |share, document| async move {
+                let value = super::order::field_value(&document, field.path)
+                    .and_then(|value| value.value_type.as_ref());
+                Ok(share.add(Share::of_documents([value])))
+            })
+            .await
     }
 }
 
@@ -170,6 +488,100 @@ mod tests {
     fn chunk(count: u64, sum: Number) -> ChunkAggregate {
         let avg = (count > 0).then(|| sum.as_f64() / count as f64);
         ChunkAggregate { count, sum, avg }
+    }
+
+    /// The total of chunks whose answers fix their shares (nothing open).
+    fn combine(chunks: &[ChunkAggregate]) -> (Number, Option<f64>) {
+        let shares = Shares::new(false, chunks.to_vec());
+        assert!(shares.open(true).is_empty(), "{chunks:?}");
+        shares.total()
+    }
+
+    fn answer(count: u64, sum: Number, avg: Option<f64>) -> ChunkAggregate {
+        ChunkAggregate { count, sum, avg }
+    }
+
+    /// An integer field's chunk sum that came back a double (past `i64::MAX`) is open, and
+    /// so is only that chunk; a double field's never is; one chunk is the unsharded query.
+    #[test]
+    fn an_integer_sum_that_came_back_a_double_is_open() {
+        let max = i64::MAX as f64;
+        let chunks = vec![
+            answer(2, Number::Double(2.0 * max), Some(max)),
+            answer(1, Number::Integer(-i64::MAX), Some(-max)),
+        ];
+        assert_eq!(Shares::new(true, chunks.clone()).open(false), [0]);
+        assert_eq!(Shares::new(true, chunks.clone()).open(true), [0]);
+        assert!(Shares::new(false, chunks.clone()).open(true).is_empty());
+        assert!(
+            Shares::new(true, chunks[..1].to_vec())
+                .open(true)
+                .is_empty()
+        );
+        // Settled from its values, the total is the exact integer.
+        let mut shares = Shares::new(true, chunks);
+        shares.settle(
+            0,
+            Share::of_documents([
+                Some(&ValueType::IntegerValue(i64::MAX)),
+                Some(&ValueType::IntegerValue(i64::MAX)),
+            ]),
+        );
+        assert!(shares.open(true).is_empty());
+        assert_eq!(shares.total(), (Number::Integer(i64::MAX), Some(max / 3.0)));
+    }
+
+    /// A chunk averaging 0 does not say how many of its counted documents hold numbers:
+    /// open when an average is asked for and the total is not 0, and settled by its values
+    /// (5, -5 and two nulls with 6 elsewhere average 2, not 6 / 5).
+    #[test]
+    fn a_zero_average_leaves_the_count_of_numbers_open() {
+        let chunks = vec![
+            answer(4, Number::Integer(0), Some(0.0)),
+            answer(1, Number::Integer(6), Some(6.0)),
+        ];
+        assert!(Shares::new(true, chunks.clone()).open(false).is_empty());
+        assert_eq!(Shares::new(true, chunks.clone()).open(true), [0]);
+        let mut shares = Shares::new(true, chunks);
+        let null = ValueType::NullValue(0);
+        shares.settle(
+            0,
+            Share::of_documents([
+                Some(&ValueType::IntegerValue(5)),
+                Some(&ValueType::IntegerValue(-5)),
+                Some(&null),
+                None,
+            ]),
+        );
+        assert_eq!(shares.total(), (Number::Integer(6), Some(2.0)));
+        // Every chunk 0: the average is 0 whatever it divides by.
+        let zeros = vec![answer(4, Number::Integer(0), Some(0.0)); 2];
+        let shares = Shares::new(true, zeros);
+        assert!(shares.open(true).is_empty());
+        assert_eq!(shares.total(), (Number::Integer(0), Some(0.0)));
+    }
+
+    /// sum / avg is the count of numbers when it checks out; an average it does not check
+    /// out with (a reordered double sum that cancelled) leaves it open.
+    #[test]
+    fn the_count_of_numbers_is_what_sum_over_average_checks_out_with() {
+        for numbers in [1u64, 2, 3, 7, 1000, 123_457] {
+            for sum in [1i64, -3, 1 << 60, i64::MAX, -7_919] {
+                let avg = sum as f64 / numbers as f64;
+                let chunk = answer(numbers + 5, Number::Integer(sum), Some(avg));
+                assert_eq!(chunk.numbers(), Some(numbers), "{sum} / {numbers}");
+            }
+        }
+        assert_eq!(answer(3, Number::Integer(0), None).numbers(), Some(0));
+        assert_eq!(answer(1, Number::Integer(0), Some(0.0)).numbers(), Some(1));
+        assert_eq!(answer(3, Number::Integer(0), Some(0.0)).numbers(), None);
+        // 1e16 + 1 - 1e16 summed in another order: 0 over 3 values averaging 1/3.
+        assert_eq!(
+            answer(3, Number::Double(0.0), Some(1.0 / 3.0)).numbers(),
+            None
+        );
+        // More numbers than documents counted: not a count.
+        assert_eq!(answer(2, Number::Integer(9), Some(3.0)).numbers(), None);
     }
 
     #[test]

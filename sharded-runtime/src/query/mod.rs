@@ -429,7 +429,10 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
 
     /// The sum of `field` over every document the query matches, as the same query on an
     /// unsharded collection returns it: an integer while every value is one and the sum
-    /// fits, otherwise a double. Integer sums are exact; a double sum across chunk queries
+    /// fits, otherwise a double. Integer sums are exact: a chunk query whose own sum passed
+    /// `i64::MAX` (which Firestore answers as a double) is asked again one shard value at a
+    /// time, and a shard value still past it has its values read (a projection of `field`,
+    /// one billed read per document) and added exactly. A double sum across chunk queries
     /// adds the chunks' sums, so it may differ from the unsharded sum in the last bits, as any
     /// reordering of a floating-point sum does.
     ///
@@ -440,15 +443,18 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
     /// Served by the index (shard, equality fields, order field, `field`), which the plan holds
     /// for every query and every `#[sharded(aggregate)]` field.
     pub async fn sum(&self, db: &FirestoreDb, field: NumericField<T>) -> Result<Number> {
-        Ok(self.aggregate(db, field).await?.0)
+        Ok(self.aggregate(db, field, false).await?.0)
     }
 
-    /// The average of `field` over every document the query matches; `None` when it matches
-    /// none. Across chunk queries it is the total sum over the total count, weighted by each
-    /// chunk's count, never an average of averages. Refuses a limit or a cursor as
+    /// The average of `field` over every document the query matches that holds a number in
+    /// it, as Firestore's `avg` skips a null or a string (legacy data); `None` when there is
+    /// none. Across chunk queries it is the total sum over the total count of numbers, never
+    /// an average of averages. A chunk's count of numbers is its sum over its average; a
+    /// chunk averaging exactly 0 (while the total is not) leaves it open, and is asked again
+    /// as [`sum`](Self::sum) asks an overflowing chunk. Refuses a limit or a cursor as
     /// [`sum`](Self::sum) does.
     pub async fn avg(&self, db: &FirestoreDb, field: NumericField<T>) -> Result<Option<f64>> {
-        Ok(self.aggregate(db, field).await?.1)
+        Ok(self.aggregate(db, field, true).await?.1)
     }
 
     /// [`sum`](Self::sum) and [`avg`](Self::avg) of `field` at once: one aggregation request
@@ -458,46 +464,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         db: &FirestoreDb,
         field: NumericField<T>,
     ) -> Result<(Number, Option<f64>)> {
-        self.aggregate(db, field).await
-    }
-
-    async fn aggregate(
-        &self,
-        db: &FirestoreDb,
-        field: NumericField<T>,
-    ) -> Result<(Number, Option<f64>)> {
-        if self.limit.is_some() || self.after.is_some() {
-            return Err(Error::InvalidQuery(
-                "`sum` and `avg` apply to every document the query matches: Firestore orders an aggregation by the aggregated field too, so a limit or a cursor would not select the query's documents; drop `limit` and `after`, or fetch the documents".into(),
-            ));
-        }
-        let span = query_span::<T, QUERY>("aggregate");
-        async {
-            let chunks = self
-                .in_every_chunk(db, &span, |db, prepared, chunk| {
-                    // The order field alone, so the index (shard, fields, order field,
-                    // aggregated field) serves it with a range or without.
-                    let order = vec![prepared.orders[0].clone()];
-                    let select = self.select_ordered(db, prepared, chunk, order);
-                    Box::pin(async move {
-                        let rows = select
-                            .aggregate(|a| {
-                                a.fields([
-                                    a.field("count").count(),
-                                    a.field("sum").sum(field.path),
-                                    a.field("avg").avg(field.path),
-                                ])
-                            })
-                            .query()
-                            .await?;
-                        aggregate::ChunkAggregate::from_rows(&rows)
-                    })
-                })
-                .await?;
-            Ok(aggregate::combine(&chunks))
-        }
-        .instrument(span.clone())
-        .await
+        self.aggregate(db, field, true).await
     }
 
     /// The query, live: a stream of snapshots, the first once every chunk's results are in,
@@ -778,7 +745,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         after: Option<Vec<FirestoreValue>>,
         limit: Option<u32>,
     ) -> firestore::select_builder::FirestoreSelectDocBuilder<'db, FirestoreDb> {
-        let mut select = self.select_ordered(db, prepared, chunk, prepared.orders.clone());
+        let mut select = self.select_ordered(db, prepared, chunk, prepared.orders.clone(), None);
         if let Some(limit) = limit {
             select = select.limit(limit);
         }
@@ -788,18 +755,23 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         select
     }
 
-    /// A chunk's query where the query's scope reads, ordered by `orders`.
+    /// A chunk's query where the query's scope reads, ordered by `orders`; with a
+    /// `projection`, of that field alone.
     fn select_ordered<'db>(
         &self,
         db: &'db FirestoreDb,
         prepared: &Prepared,
         chunk: &[&str],
         orders: Vec<FirestoreQueryOrder>,
+        projection: Option<&str>,
     ) -> firestore::select_builder::FirestoreSelectDocBuilder<'db, FirestoreDb> {
         let filter = self.filter(prepared, chunk);
-        let select = db
-            .fluent()
-            .select()
+        let select = db.fluent().select();
+        let select = match projection {
+            Some(field) => select.fields([field]),
+            None => select,
+        };
+        let select = select
             .from(T::COLLECTION)
             .parent(self.scope.parent_path(db))
             .filter(move |_| Some(filter.clone()))
