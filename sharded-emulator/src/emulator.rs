@@ -181,6 +181,16 @@ impl Emulator {
         connect(&self.host, project_id).await
     }
 
+    /// A client of this emulator for the named database `database_id` of `project_id`
+    /// (`(default)` is the one [`db`](Self::db) reaches).
+    pub async fn named_db(
+        &self,
+        project_id: &str,
+        database_id: &str,
+    ) -> Result<FirestoreDb, EmulatorError> {
+        connect_to_database(&self.host, project_id, database_id).await
+    }
+
     /// Stops the emulator if this process started it, and waits until it has exited. Called
     /// on drop.
     pub fn stop(&mut self) {
@@ -246,7 +256,17 @@ impl Emulator {
 /// A client for `project_id` of the emulator at `host` (`host:port`): this process's
 /// emulator, or a [`FaultProxy`](crate::fault_proxy::FaultProxy) in front of it.
 pub async fn connect(host: &str, project_id: &str) -> Result<FirestoreDb, EmulatorError> {
+    connect_to_database(host, project_id, "(default)").await
+}
+
+/// [`connect`] to the named database `database_id`.
+pub async fn connect_to_database(
+    host: &str,
+    project_id: &str,
+    database_id: &str,
+) -> Result<FirestoreDb, EmulatorError> {
     let options = FirestoreDbOptions::new(project_id.to_owned())
+        .with_database_id(database_id.to_owned())
         .with_firebase_api_url(format!("http://{host}"));
     let owner = Credentials::from(EmulatorOwner {
         entity_tag: EntityTag::new(),

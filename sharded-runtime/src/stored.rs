@@ -51,10 +51,15 @@ pub(crate) fn shard_value<T: Sharded>(document: &Document) -> Option<&str> {
     }
 }
 
-/// The document `name`'s path below the database root (`rooms/lobby/messages/m1`).
+/// The document `name`'s path below the database root (`rooms/lobby/messages/m1`): what
+/// follows `projects/{project}/databases/{database}/documents/`, counted by segments, since a
+/// database (or a collection) may itself be named `documents`. A name that is not a full
+/// one is its own path.
 pub(crate) fn relative_path(name: &str) -> &str {
-    name.split_once("/documents/")
-        .map_or(name, |(_, path)| path)
+    match name.splitn(6, '/').collect::<Vec<_>>()[..] {
+        ["projects", _, "databases", _, "documents", path] => path,
+        _ => name,
+    }
 }
 
 /// What holds the document `name`: the full name of its parent document, or the database's
@@ -103,5 +108,34 @@ mod tests {
         assert_eq!(parent_of(nested).as_deref(), Some("rooms/lobby"));
         assert_eq!(parent_of(top), None);
         assert_eq!(document_id(nested), "m1");
+    }
+
+    /// A database, a collection or a document named `documents` is no marker of the root.
+    #[test]
+    fn names_in_a_database_named_documents_split_into_their_parts() {
+        for database in ["documents", "(default)", "d"] {
+            let root = format!("projects/p/databases/{database}/documents");
+            for path in [
+                "rooms/lobby",
+                "documents/documents",
+                "rooms/documents/documents/m1",
+                "documents/x/messages/documents",
+            ] {
+                let name = format!("{root}/{path}");
+                assert_eq!(relative_path(&name), path, "{name}");
+                let segments: Vec<&str> = path.split('/').collect();
+                let parent = segments[..segments.len() - 2].join("/");
+                assert_eq!(
+                    parent_of(&name),
+                    (!parent.is_empty()).then_some(parent.clone()),
+                    "{name}"
+                );
+                let container = match parent.is_empty() {
+                    true => root.clone(),
+                    false => format!("{root}/{parent}"),
+                };
+                assert_eq!(container_of(&name), container, "{name}");
+            }
+        }
     }
 }

@@ -68,6 +68,28 @@ async fn misuse_is_rejected_before_anything_is_sent() {
         .await
         .unwrap();
     assert_eq!(rest.len(), 2);
+
+    // A token whose order value is not the order field's type (Tick orders by a timestamp)
+    // is refused, instead of starting a page at the first document or past the last.
+    use base64::Engine as _;
+    let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let mut contents: serde_json::Value =
+        serde_json::from_slice(&engine.decode(&token).unwrap()).unwrap();
+    for wrong in [
+        serde_json::json!({ "s": "1970-01-01T00:00:02Z" }),
+        serde_json::json!({ "i": 2 }),
+        serde_json::json!({ "f": 4611686018427387904u64 }),
+        serde_json::json!({ "b": true }),
+        serde_json::json!("n"),
+    ] {
+        contents["v"] = wrong.clone();
+        let forged = engine.encode(serde_json::to_vec(&contents).unwrap());
+        let parsed = forged.parse::<Cursor<Tick, { query_id("venue") }>>();
+        assert!(
+            matches!(&parsed, Err(Error::InvalidCursor(why)) if why.contains("order value")),
+            "{wrong}: {parsed:?}"
+        );
+    }
 }
 
 #[tokio::test]

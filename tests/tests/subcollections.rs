@@ -655,3 +655,138 @@ async fn parts_of_a_group_backfill_cover_every_parent_once() {
 async fn parts_of_a_top_level_types_group_backfill_cover_every_document_once() {
     parts_of_a_group_backfill_cover_every_document_once::<Post>("top-level-group-parts").await;
 }
+
+/// Every page of `query` of `limit`, to the end, each cursor passed on as its token.
+async fn paged_by_token<T: Sharded, const Q: u64, R: Reach>(
+    db: &FirestoreDb,
+    query: &ShardedQuery<T, Q, R>,
+    limit: u32,
+) -> Vec<(Option<String>, String)> {
+    let mut all = Vec::new();
+    let mut next: Option<String> = None;
+    loop {
+        let mut page_query = query.clone();
+        if let Some(token) = next.take() {
+            page_query = page_query.after(token.parse::<Cursor<T, Q, R>>().unwrap());
+        }
+        let page = page_query.page(db, limit).await.unwrap();
+        all.extend(places(&page.items));
+        match page.next {
+            Some(cursor) => next = Some(cursor.to_token()),
+            None => return all,
+        }
+    }
+}
+
+/// A top-level type's group is its own collection and the collections of its id under other
+/// documents: its pages walk to the end whether a page ends on a top-level document (a
+/// cursor with no parent) or under a parent, cursors passed on as tokens, in the order of
+/// the unsharded group query.
+#[tokio::test]
+async fn pages_of_a_top_level_types_group_walk_to_the_end() {
+    let test = test_db("top-level-group-pages").await;
+    let db = &test.db;
+    let mut rng = StdRng::seed_from_u64(rand::random());
+    let writer = db.create_simple_batch_writer().await.unwrap();
+    let mut batch = writer.new_batch();
+    for i in 0..9 {
+        let post = Post {
+            at: rng.random_range(0..4),
+        };
+        Post::collection(db)
+            .upsert_in(&mut batch, &format!("p{i}"), &post)
+            .unwrap();
+        // The same collection id under other documents, sharded as sharded writes it.
+        let mut stored = serde_json::to_value(&post).unwrap();
+        stored[Post::SHARD_FIELD] = Post::SHARD_VALUES[i % 3].into();
+        let parent = db.parent_path("walls", format!("w{}", i % 2)).unwrap();
+        db.fluent()
+            .update()
+            .in_col(Post::COLLECTION)
+            .document_id(format!("q{i}"))
+            .parent(parent)
+            .object(&stored)
+            .add_to_batch(&mut batch)
+            .unwrap();
+    }
+    batch.write().await.unwrap();
+    let expected: Vec<(Option<String>, String)> = db
+        .fluent()
+        .select()
+        .from(Post::COLLECTION)
+        .all_descendants()
+        .order(|o| {
+            let direction = match Post::ORDER_DIRECTION {
+                sharded_runtime::Direction::Ascending => FirestoreQueryDirection::Ascending,
+                sharded_runtime::Direction::Descending => FirestoreQueryDirection::Descending,
+            };
+            o.fields([
+                FirestoreQueryOrder::new("at".into(), direction.clone()),
+                FirestoreQueryOrder::new("__name__".into(), direction),
+            ])
+        })
+        .query()
+        .await
+        .unwrap()
+        .iter()
+        .map(|document| {
+            let relative = document.name.split_once("/documents/").unwrap().1;
+            let segments: Vec<&str> = relative.split('/').collect();
+            let parent = (segments.len() > 2).then(|| segments[..segments.len() - 2].join("/"));
+            (parent, segments[segments.len() - 1].to_owned())
+        })
+        .collect();
+    assert_eq!(expected.len(), 18);
+    assert!(expected.iter().any(|(parent, _)| parent.is_none()));
+    let group = Post::query().all().in_group();
+    for limit in [1, 2, 5] {
+        assert_eq!(paged(db, &group, limit).await, expected, "limit {limit}");
+        assert_eq!(
+            paged_by_token(db, &group, limit).await,
+            expected,
+            "limit {limit}, tokens"
+        );
+    }
+}
+
+/// A named database called `documents`: its document names hold `/documents/` twice, and
+/// each is still read right: a top-level document has no parent, a subcollection's has its
+/// own. Measured too: the emulator itself refuses every query in such a database (it reads
+/// the name as the project `dev~`), though it writes and reads documents by name; so the
+/// names are read here from gets, and the queries' own use of them is unit-tested
+/// (`stored.rs`).
+#[tokio::test]
+async fn a_database_named_documents_reads_its_document_names_right() {
+    let test = test_db("database-named-documents").await;
+    let db = test
+        .emulator
+        .named_db("database-named-documents", "documents")
+        .await
+        .unwrap();
+    assert!(
+        db.get_documents_path()
+            .ends_with("/databases/documents/documents")
+    );
+    let posts = Post::collection(&db);
+    let parent = Parent::<Message3>::new(&["documents"]).unwrap();
+    let messages = Message3::collection_in(&db, &parent);
+    posts.upsert("documents", &Post { at: 1 }).await.unwrap();
+    messages
+        .upsert("documents", &Message3::new("ann", 1, 1))
+        .await
+        .unwrap();
+    let top = posts.get_stored("documents").await.unwrap().unwrap();
+    assert_eq!((top.parent, top.id), (None, "documents".to_owned()));
+    let under = messages.get_stored("documents").await.unwrap().unwrap();
+    assert_eq!(
+        (under.parent.as_deref(), under.id.as_str()),
+        (Some("rooms/documents"), "documents")
+    );
+    let refused = Post::query().all().fetch(&db).await;
+    assert!(
+        refused
+            .as_ref()
+            .is_err_and(|error| error.to_string().contains("is an invalid app id")),
+        "the emulator runs queries in a database named `documents` now: page through one here: {refused:?}"
+    );
+}

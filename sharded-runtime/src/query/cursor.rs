@@ -44,12 +44,14 @@ pub(crate) struct Position {
 impl Position {
     /// [`Error::InvalidCursor`] when the cursor's document is not where `scope` reads: a
     /// cursor of one parent's query on another's, of a top-level query on a group, of a
-    /// per-parent query on a group query it was turned into.
+    /// per-parent query on a group query it was turned into. A group reads every collection
+    /// of its id, the top-level one too: its cursor may point at a document under a parent
+    /// or at a top-level one.
     pub(crate) fn check_scope(&self, scope: &crate::parent::Scope) -> Result<()> {
         use crate::parent::Scope;
         let fits = match (scope, &self.parent) {
-            (Scope::Top, None) => true,
-            (Scope::Group, Some(_)) => self.group,
+            (Scope::Top, None) => !self.group,
+            (Scope::Group, _) => self.group,
             (Scope::Under(parent), Some(own)) => parent == own && !self.group,
             _ => false,
         };
@@ -231,10 +233,8 @@ impl<T: Sharded, const QUERY: u64, R: Reach> Cursor<T, QUERY, R> {
             )));
         }
         check_cursor_id(&token.id)?;
-        match &token.p {
-            Some(parent) => check_parent_path(parent)?,
-            None if R::GROUP => return Err(invalid("a group cursor names its document's parent")),
-            None => {}
+        if let Some(parent) = &token.p {
+            check_parent_path(parent)?;
         }
         let value_type = match token.v {
             TokenValue::Timestamp(seconds, nanos) => {
@@ -255,6 +255,13 @@ impl<T: Sharded, const QUERY: u64, R: Reach> Cursor<T, QUERY, R> {
         let order_value = Value {
             value_type: Some(value_type),
         };
+        if !crate::order_key::is_stored_as::<T::OrderValue>(&order_value) {
+            return Err(Error::InvalidCursor(format!(
+                "the cursor's order value is not a stored value of `{}` ({})",
+                T::ORDER_FIELD,
+                std::any::type_name::<T::OrderValue>()
+            )));
+        }
         Ok(Self::new(order_value, token.id, token.p))
     }
 }
