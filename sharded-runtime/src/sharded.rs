@@ -62,8 +62,11 @@ pub trait Sharded: Serialize + DeserializeOwned + Send + Sync + 'static {
     /// Empty otherwise. See [`reshard`](crate::reshard).
     const PREVIOUS_SHARD_VALUES: &'static [&'static str] = Self::DESCRIPTION.previous_shard_values;
     /// After a rebalance (`retired(...)` on the type), the values no document holds any more:
-    /// queries neither read nor write them, and check, once per process and scope, that no
-    /// document still holds one ([`Error::NotRebalanced`](crate::Error::NotRebalanced)).
+    /// queries neither read nor write them, and check that no document of the scope they
+    /// read still holds one ([`Error::NotRebalanced`](crate::Error::NotRebalanced)): again
+    /// 10 minutes after a scope was found clean (a stale writer's document is noticed then),
+    /// for at most 4,096 scopes per process, and for a `collection_group` type with one
+    /// check of the whole group while it is clean.
     /// None is a current or previous value. Empty otherwise.
     const RETIRED_SHARD_VALUES: &'static [&'static str] = Self::DESCRIPTION.retired_shard_values;
     /// While resharding, when writes began moving to the new values, in seconds since the
