@@ -118,7 +118,7 @@ async fn check_scope<T: Sharded>(db: &FirestoreDb, scope: &Scope) -> Result<()> 
     }
     let job = ShardJob::<T>::new(db, scope.clone());
     for chunk in T::RETIRED_SHARD_VALUES.chunks(crate::MAX_DISJUNCTIONS) {
-        if let Some(document) = job.retired_page(chunk, 1).await?.first() {
+        if let Some(document) = job.retired_page(chunk, 1, false).await?.first() {
             return Err(Error::NotRebalanced {
                 collection: T::COLLECTION,
                 document: document.name.clone(),

@@ -303,10 +303,12 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
         Ok(report)
     }
 
-    /// After the scan: the documents that still hold a retired value, which a process still
-    /// running the type before the change wrote behind the scan, found with
-    /// `shard in [retired] ORDER BY order field` (the query the whole-collection index
-    /// serves, so it reads only them) and fixed, a page at a time, until none is left.
+    /// After the scan: the documents of the job's id range that still hold a retired value,
+    /// which a process still running the type before the change wrote behind the scan,
+    /// found with `shard in [retired] ORDER BY order field` (the query the whole-collection
+    /// index serves, so it reads only them; the range is a `__name__` inequality, which that
+    /// index ends with) and fixed, a page at a time, until none is left. Each part of a
+    /// partitioned job sweeps its own range only, so parts never race for a document.
     async fn sweep(&self, writer: &BulkWriter, report: &mut Progress) -> Result<()> {
         let retired = crate::retired::moved_out_of::<T>();
         if retired.is_empty() {
@@ -315,7 +317,7 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
         for _ in 0..MAX_SWEEPS {
             let mut found = Vec::new();
             for chunk in retired.chunks(crate::MAX_DISJUNCTIONS) {
-                found.extend(self.retired_page(chunk, self.page_size).await?);
+                found.extend(self.retired_page(chunk, self.page_size, true).await?);
             }
             if found.is_empty() {
                 return Ok(());
@@ -337,18 +339,29 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
         })
     }
 
-    /// Up to `limit` documents holding one of `values`, with only the shard field.
+    /// Up to `limit` documents holding one of `values`, with only the shard field; within
+    /// the job's id range if `in_range`, else anywhere in its scope.
     pub(crate) async fn retired_page(
         &self,
         values: &[&'static str],
         limit: u32,
+        in_range: bool,
     ) -> Result<Vec<Document>> {
-        let filter = firestore::FirestoreQueryFilter::Compare(Some(
+        let shard = firestore::FirestoreQueryFilter::Compare(Some(
             firestore::FirestoreQueryFilterCompare::In(
                 T::SHARD_FIELD_PATH.to_owned(),
                 <FirestoreValue as From<Vec<&str>>>::from(values.to_vec()),
             ),
         ));
+        let filter = match self.id_filter().filter(|_| in_range) {
+            Some(ids) => firestore::FirestoreQueryFilter::Composite(
+                firestore::FirestoreQueryFilterComposite::new(
+                    vec![shard, ids],
+                    firestore::FirestoreQueryFilterCompositeOperator::And,
+                ),
+            ),
+            None => shard,
+        };
         let direction = match T::ORDER_DIRECTION {
             sharded_indexes::Direction::Ascending => firestore::FirestoreQueryDirection::Ascending,
             sharded_indexes::Direction::Descending => {

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use sharded_runtime::bulk::BulkWriter;
 use sharded_runtime::firestore::FirestoreDb;
-use sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::value::ValueType;
+use sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::{Value, value::ValueType};
 use sharded_runtime::reshard::{draw_at, new_values_share};
 use sharded_runtime::{ShardCensus, Sharded};
 use sharded_tests::equivalence::{check_query, unsharded_ids};
@@ -531,4 +531,61 @@ async fn a_rebalance_sweeps_up_what_old_writers_left_behind_its_scan() {
     let census = During::collection(&test.db).verify().await.unwrap();
     assert_eq!((census.retired, census.missing), (0, 0), "{census:?}");
     assert_eq!(census.scanned, 240);
+}
+
+/// A rebalance split into parts (`IdRange::part`) sweeps its own range only: documents of
+/// other parts that still hold a retired value are left to their own parts, so parts never
+/// race each other for a document, and each part ends with its own range current.
+#[tokio::test]
+async fn each_part_of_a_rebalance_sweeps_its_own_range_only() {
+    use sharded_runtime::IdRange;
+    let test = test_db("rebalance-part-sweep").await;
+    let db = &test.db;
+    let alphabet = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    let mut rng = rand::rng();
+    let seed = BulkWriter::new(db, unthrottled()).unwrap();
+    for n in 0..120 {
+        use rand::Rng;
+        let id: String = (0..20)
+            .map(|_| alphabet[rng.random_range(0..62)] as char)
+            .collect();
+        drop(seed.upsert(&id, &before(n)).await.unwrap());
+    }
+    seed.close().await.unwrap();
+    let retired = |shard: &Option<Value>| {
+        matches!(
+            shard.as_ref().and_then(|v| v.value_type.as_ref()),
+            Some(ValueType::StringValue(s)) if s == "a" || s == "b"
+        )
+    };
+    let parts = 4;
+    for part in 0..parts {
+        let range = IdRange::part(part, parts).unwrap();
+        let before_run = stored_state(db, During::COLLECTION, During::SHARD_FIELD).await;
+        let progress = During::collection(db)
+            .rebalance()
+            .ids(range.clone())
+            .page_size(7)
+            .writer(unthrottled())
+            .run(|_| {})
+            .await
+            .unwrap();
+        assert_eq!(progress.swept, 0, "part {part}: {progress:?}");
+        let after_run = stored_state(db, During::COLLECTION, During::SHARD_FIELD).await;
+        for (id, (_, shard)) in &after_run {
+            match range.contains(id) {
+                true => assert!(!retired(shard), "part {part}: {id} still retired"),
+                false => assert_eq!(shard, &before_run[id].1, "part {part} wrote {id}"),
+            }
+        }
+        assert!(
+            part + 1 == parts || after_run.values().any(|(_, shard)| retired(shard)),
+            "later parts still have retired values to move"
+        );
+    }
+    let census = During::collection(db).verify().await.unwrap();
+    assert_eq!(
+        (census.retired, census.missing, census.scanned),
+        (0, 0, 120)
+    );
 }
