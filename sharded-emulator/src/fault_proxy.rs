@@ -61,6 +61,9 @@ struct Counters {
     stalled: AtomicBool,
     /// While false, the proxy forwards faithfully (to read the result of a test cleanly).
     paused: AtomicBool,
+    /// Connections numbered below this forward nothing more, either way, and stay open: a
+    /// peer gone without closing (a NAT or load balancer that dropped its state).
+    dead_below: AtomicU64,
 }
 
 impl FaultProxy {
@@ -89,6 +92,7 @@ impl FaultProxy {
                         faults,
                         rng,
                         counters.clone(),
+                        n,
                     ));
                 }
             }
@@ -131,6 +135,14 @@ impl FaultProxy {
         self.counters.stalled.store(stalled, Ordering::Relaxed);
     }
 
+    /// Every connection open now goes dead for good: it stays open, and what either side
+    /// sends is dropped, as when a NAT or a load balancer between them drops its state.
+    /// Connections made afterwards work.
+    pub fn kill_open_connections_silently(&self) {
+        let open = self.counters.connections.load(Ordering::Relaxed);
+        self.counters.dead_below.store(open, Ordering::Relaxed);
+    }
+
     /// Stops (`false`) or resumes (`true`) injecting faults; connections stay up.
     pub fn set_faults(&self, on: bool) {
         self.counters.paused.store(!on, Ordering::Relaxed);
@@ -149,6 +161,7 @@ async fn forward(
     faults: Faults,
     mut rng: StdRng,
     counters: Arc<Counters>,
+    number: u64,
 ) {
     let Ok(server) = TcpStream::connect(&upstream).await else {
         return;
@@ -169,6 +182,9 @@ async fn forward(
             Ok(0) | Err(_) => return,
             Ok(n) => n,
         };
+        if number < counters.dead_below.load(Ordering::Relaxed) {
+            continue;
+        }
         let faulty = !counters.paused.load(Ordering::Relaxed);
         let drop_chance = if to_server {
             faults.drop_chance

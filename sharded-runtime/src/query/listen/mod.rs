@@ -24,6 +24,7 @@ use crate::{Error, Result, Sharded, Stored};
 
 mod changes;
 mod checkpoint;
+mod connection;
 mod targets;
 mod verify;
 
@@ -112,13 +113,14 @@ pub struct ListenOptions {
     /// The longest wait between connections.
     pub max_retry: Duration,
     /// How long the stream may stay silent (no message at all, or no answer to opening it)
-    /// before it is given up and opened again from the committed resume tokens; `None` (the
-    /// default) waits as long as the connection lives. A connection that died without
-    /// closing is noticed by gRPC's HTTP/2 keepalive (the firestore crate's client pings
-    /// every 60 s and gives up 60 s later); until then a stream opened again goes over the
-    /// same connection, so this timeout catches a silent stream on a live connection, and
-    /// on a dead one only retries sooner. A quiet query may be silent for a while (the
-    /// emulator says nothing between changes): each timeout then costs a reconnection.
+    /// before it is given up and opened again from the committed resume tokens, over a
+    /// fresh connection; `None` (the default) waits as long as the connection lives. A
+    /// connection that died without closing (a NAT or load balancer that dropped its state)
+    /// is otherwise noticed only by gRPC's HTTP/2 keepalive (the firestore crate's client
+    /// pings every 60 s and gives up 60 s later), and a stream opened again on it is as
+    /// silent; with this timeout the stream recovers after the timeout and one reconnection.
+    /// A quiet query may be silent for a while (the emulator says nothing between changes):
+    /// each timeout then costs a reconnection and a new connection.
     pub idle_timeout: Option<Duration>,
     /// Whether each snapshot carries a [`ListenCheckpoint`] (every target's documents and
     /// resume token, encoded: as costly as the snapshot itself). Off by default.
@@ -191,6 +193,10 @@ pub(crate) struct Listener<T> {
     first: bool,
     /// The query's identity in checkpoints.
     fingerprint: u64,
+    /// What the stream and its checks go over ([`connection`]).
+    connection: connection::Connection,
+    /// The stream fell silent: the next one goes over a fresh connection.
+    silenced: bool,
     requests: Option<mpsc::UnboundedSender<ListenRequest>>,
     responses: Option<tonic::Streaming<ListenResponse>>,
     options: ListenOptions,
@@ -231,6 +237,8 @@ impl<T: Sharded> Listener<T> {
             shown,
             first: true,
             fingerprint,
+            connection: db.client().clone(),
+            silenced: false,
             requests: None,
             responses: None,
             options,
@@ -264,6 +272,7 @@ impl<T: Sharded> Listener<T> {
             let next = self.responses.as_mut().expect("connected").next();
             let Some(response) = within(self.options.idle_timeout, next).await else {
                 self.disconnect();
+                self.silenced = true;
                 self.failed(self.silence()).await?;
                 continue;
             };
@@ -329,8 +338,20 @@ impl<T: Sharded> Listener<T> {
         Ok(())
     }
 
-    /// Opens a Listen stream with every target, resuming each from its token when it has one.
+    /// Opens a Listen stream with every target, resuming each from its token when it has one;
+    /// after a silence, over a fresh connection.
     async fn connect(&mut self) -> Result<()> {
+        if self.silenced {
+            match within(self.options.idle_timeout, connection::fresh(&self.db)).await {
+                Some(Ok(fresh)) => {
+                    tracing::debug!("sharded listener opens a fresh connection");
+                    self.connection = fresh;
+                    self.silenced = false;
+                }
+                Some(Err(status)) => return self.failed(status).await,
+                None => return self.failed(self.silence()).await,
+            }
+        }
         let (sender, mut receiver) = mpsc::unbounded_channel();
         let resuming = self
             .targets
@@ -346,14 +367,17 @@ impl<T: Sharded> Listener<T> {
             let _ = sender.send(add_target(&self.db, &self.parent, target));
         }
         let requests = futures::stream::poll_fn(move |cx| receiver.poll_recv(cx));
-        let mut client = self.db.client().get();
+        let mut client = self.connection.get();
         let opened = within(
             self.options.idle_timeout,
             client.listen(tonic::Request::new(requests)),
         )
         .await;
         match opened {
-            None => self.failed(self.silence()).await,
+            None => {
+                self.silenced = true;
+                self.failed(self.silence()).await
+            }
             Some(Err(status)) => self.failed(status).await,
             Some(Ok(response)) => {
                 self.requests = Some(sender);
@@ -370,7 +394,7 @@ impl<T: Sharded> Listener<T> {
             Step::Nothing => Ok(None),
             Step::Consistent { read_time, reset } => {
                 let checked = verify::check_resets(
-                    &self.db,
+                    &self.connection,
                     &self.parent,
                     &mut self.targets,
                     read_time,

@@ -11,7 +11,6 @@
 //! replace what the stream said. The reads are retried after transient failures; if they
 //! still fail, the target is listened to afresh.
 
-use firestore::FirestoreDb;
 use firestore::gcloud_sdk::google::firestore::v1::{
     Document, RunAggregationQueryRequest, RunQueryRequest, StructuredAggregationQuery,
     StructuredQuery, run_aggregation_query_request, run_query_request,
@@ -22,12 +21,13 @@ use firestore::gcloud_sdk::prost_types::Timestamp;
 use firestore::gcloud_sdk::tonic::{Request, Status};
 use futures::TryStreamExt;
 
+use super::connection::Connection;
 use super::targets::ChunkTargets;
 
 /// Checks each target in `reset` against its query at `read_time`: its count, and when that
 /// differs from what the stream left it with, its documents, which replace those.
 pub(super) async fn check_resets(
-    db: &FirestoreDb,
+    connection: &Connection,
     parent: &str,
     targets: &mut ChunkTargets,
     read_time: Timestamp,
@@ -45,10 +45,10 @@ pub(super) async fn check_resets(
         {
             continue;
         }
-        if retried(|| count_at(db, parent, &query, read_time)).await? == held {
+        if retried(|| count_at(connection, parent, &query, read_time)).await? == held {
             continue;
         }
-        let documents = retried(|| documents_at(db, parent, &query, read_time)).await?;
+        let documents = retried(|| documents_at(connection, parent, &query, read_time)).await?;
         tracing::debug!(
             target = id,
             held,
@@ -81,7 +81,7 @@ async fn retried<R, F: std::future::Future<Output = Result<R, Status>>>(
 
 /// How many documents `query` matches at `read_time` (at most its limit).
 async fn count_at(
-    db: &FirestoreDb,
+    connection: &Connection,
     parent: &str,
     query: &StructuredQuery,
     read_time: Timestamp,
@@ -108,8 +108,7 @@ async fn count_at(
         ),
         ..Default::default()
     };
-    let responses: Vec<_> = db
-        .client()
+    let responses: Vec<_> = connection
         .get()
         .run_aggregation_query(Request::new(request))
         .await?
@@ -129,7 +128,7 @@ async fn count_at(
 
 /// The documents `query` matches at `read_time`.
 async fn documents_at(
-    db: &FirestoreDb,
+    connection: &Connection,
     parent: &str,
     query: &StructuredQuery,
     read_time: Timestamp,
@@ -140,8 +139,7 @@ async fn documents_at(
         consistency_selector: Some(run_query_request::ConsistencySelector::ReadTime(read_time)),
         ..Default::default()
     };
-    let responses: Vec<_> = db
-        .client()
+    let responses: Vec<_> = connection
         .get()
         .run_query(Request::new(request))
         .await?
@@ -221,7 +219,7 @@ mod tests {
             resume_token: vec![1],
             documents: stored(&["d0", "d1"]),
         }]);
-        check_resets(&db, &root, &mut targets, read_time, &[1])
+        check_resets(db.client(), &root, &mut targets, read_time, &[1])
             .await
             .unwrap();
         assert_eq!(names(&targets, 1), ["d0", "d1", "d2", "d3"]);
@@ -233,7 +231,7 @@ mod tests {
             resume_token: vec![1],
             documents: stored(&["d0", "d1", "d2", "x"]),
         }]);
-        check_resets(&db, &root, &mut targets, read_time, &[1])
+        check_resets(db.client(), &root, &mut targets, read_time, &[1])
             .await
             .unwrap();
         assert_eq!(names(&targets, 1), ["d0", "d1", "d2", "x"]);
