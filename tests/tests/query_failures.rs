@@ -38,6 +38,17 @@ async fn misuse_is_rejected_before_anything_is_sent() {
     );
     let longest = Tick::query().venue("v".repeat(1499)).fetch(db).await;
     assert!(longest.is_ok(), "{longest:?}");
+    for page in [0, sharded_runtime::MAX_LIMIT + 1] {
+        let stream = Tick::query()
+            .venue("XNAS")
+            .stream_in_pages_of(db, page)
+            .await;
+        assert!(
+            matches!(stream, Err(Error::InvalidQuery(_))),
+            "{page}: {:?}",
+            stream.err()
+        );
+    }
 
     assert!(matches!(
         "not a cursor".parse::<Cursor<Tick, { query_id("venue") }>>(),

@@ -12,6 +12,7 @@ mod reach;
 mod shape;
 mod shares;
 mod snapshot;
+mod stream;
 
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
@@ -22,7 +23,7 @@ use firestore::{
     FirestoreQueryFilterCompare, FirestoreQueryFilterComposite,
     FirestoreQueryFilterCompositeOperator, FirestoreQueryOrder, FirestoreValue,
 };
-use futures::stream::{BoxStream, StreamExt, TryStreamExt};
+use futures::stream::StreamExt;
 use serde::Serialize;
 use sharded_indexes::Direction;
 use tracing::Instrument as _;
@@ -350,60 +351,6 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         Ok(Page { items, next, stats })
     }
 
-    /// The matching documents as a stream, in order. Chunk queries stream concurrently and
-    /// merge as they arrive; an error in any chunk is the stream's last item.
-    pub async fn stream<'db>(
-        &self,
-        db: &'db FirestoreDb,
-    ) -> Result<BoxStream<'db, Result<Stored<T>>>> {
-        let span = query_span::<T, QUERY>("stream");
-        self.open_stream(db, &span).instrument(span.clone()).await
-    }
-
-    /// Opens every chunk's stream, within the query's span.
-    async fn open_stream<'db>(
-        &self,
-        db: &'db FirestoreDb,
-        span: &tracing::Span,
-    ) -> Result<BoxStream<'db, Result<Stored<T>>>> {
-        let (prepared, snapshot) = self.begin(db, span).await?;
-        // Every chunk's query is opened concurrently: one round trip of latency, not one each.
-        let opened =
-            futures::future::try_join_all(prepared.chunks.iter().enumerate().map(|(i, chunk)| {
-                self.select(snapshot.db(), &prepared, chunk)
-                    .stream_query_with_errors()
-                    .instrument(chunk_span(i, chunk))
-            }))
-            .await;
-        let opened = match opened {
-            Ok(opened) => opened,
-            Err(error) => {
-                snapshot.release();
-                return Err(error.into());
-            }
-        };
-        let mut streams: Vec<BoxStream<'db, Result<Document>>> = opened
-            .into_iter()
-            .map(|stream| stream.map_err(Error::from).boxed())
-            .collect();
-        let merged = if streams.len() == 1 {
-            streams.pop().expect("one stream")
-        } else {
-            merge_streams(streams, query_order::<T>)
-        };
-        let limited = match self.limit {
-            Some(limit) => merged.take(limit as usize).boxed(),
-            None => merged,
-        };
-        // The snapshot is released when the stream ends (or is dropped).
-        let released = futures::stream::once(async move { snapshot.release() })
-            .filter_map(|()| async { None });
-        Ok(limited
-            .map(|document| Stored::from_document(&document?))
-            .chain(released)
-            .boxed())
-    }
-
     /// How many documents the query returns: its limit and cursor apply, as they do to
     /// Firestore's `count`. One count aggregation per chunk, with the cursor and the limit;
     /// their sum capped at the limit.
@@ -527,20 +474,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
             .chunks
             .iter()
             .map(|chunk| {
-                let mut params = firestore::FirestoreQueryParams::new(T::COLLECTION.into())
-                    .with_filter(self.filter(&prepared, chunk))
-                    .with_order_by(prepared.orders.clone());
-                if self.scope == crate::parent::Scope::Group {
-                    params.all_descendants = Some(true);
-                }
-                if let Some(limit) = self.limit {
-                    params = params.with_limit(limit);
-                }
-                if let Some(after) = &prepared.start_after {
-                    params = params.with_start_at(FirestoreQueryCursor::AfterValue(after.clone()));
-                }
-                firestore::gcloud_sdk::google::firestore::v1::StructuredQuery::try_from(params)
-                    .map_err(Error::from)
+                self.structured_query(&prepared, chunk, prepared.start_after.clone(), self.limit)
             })
             .collect::<Result<Vec<_>>>()?;
         let limit = self.limit.map(|limit| limit as usize);
@@ -562,6 +496,31 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         })
         .flatten()
         .boxed())
+    }
+
+    /// A chunk's query as the protocol's `StructuredQuery`, starting just after `after`, at
+    /// most `limit`: what a Listen target or a raw RunQuery sends.
+    fn structured_query(
+        &self,
+        prepared: &Prepared,
+        chunk: &[&str],
+        after: Option<Vec<FirestoreValue>>,
+        limit: Option<u32>,
+    ) -> Result<firestore::gcloud_sdk::google::firestore::v1::StructuredQuery> {
+        let mut params = firestore::FirestoreQueryParams::new(T::COLLECTION.into())
+            .with_filter(self.filter(prepared, chunk))
+            .with_order_by(prepared.orders.clone());
+        if self.scope == crate::parent::Scope::Group {
+            params.all_descendants = Some(true);
+        }
+        if let Some(limit) = limit {
+            params = params.with_limit(limit);
+        }
+        if let Some(after) = after {
+            params = params.with_start_at(FirestoreQueryCursor::AfterValue(after));
+        }
+        firestore::gcloud_sdk::google::firestore::v1::StructuredQuery::try_from(params)
+            .map_err(Error::from)
     }
 
     async fn fetch_documents(&self, db: &FirestoreDb) -> Result<(Vec<Document>, QueryStats)> {
