@@ -27,6 +27,13 @@ pub struct Faults {
     pub delay_chance: f64,
     /// The longest a chunk is held back.
     pub max_delay: Duration,
+    /// The chance, for each chunk of bytes going to the server, that the client's side of
+    /// the connection is closed at once and the chunk reaches the server only `late_by`
+    /// later: a request whose connection broke, applied by the server after the client gave
+    /// up on it (and perhaps after its retry and later writes).
+    pub late_chance: f64,
+    /// How late such a chunk reaches the server.
+    pub late_by: Duration,
 }
 
 impl Faults {
@@ -37,6 +44,8 @@ impl Faults {
         lost_answer_chance: 0.0,
         delay_chance: 0.0,
         max_delay: Duration::ZERO,
+        late_chance: 0.0,
+        late_by: Duration::ZERO,
     };
 }
 
@@ -54,6 +63,8 @@ struct Counters {
     connections: AtomicU64,
     dropped: AtomicU64,
     delayed: AtomicU64,
+    /// Chunks that reached the server after the client's side was closed.
+    late: AtomicU64,
     /// Bytes forwarded from the server to the client.
     from_server: AtomicU64,
     /// While true, nothing from the server is forwarded (held until it is false again): a
@@ -122,6 +133,11 @@ impl FaultProxy {
     /// Chunks held back so far.
     pub fn delayed(&self) -> u64 {
         self.counters.delayed.load(Ordering::Relaxed)
+    }
+
+    /// Chunks that reached the server after their client's connection was closed.
+    pub fn late(&self) -> u64 {
+        self.counters.late.load(Ordering::Relaxed)
     }
 
     /// Bytes forwarded from the server to clients so far: what a client was sent.
@@ -193,6 +209,19 @@ async fn forward(
         };
         if faulty && rng.random_bool(drop_chance.clamp(0.0, 1.0)) {
             counters.dropped.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        if faulty && to_server && rng.random_bool(faults.late_chance.clamp(0.0, 1.0)) {
+            counters.late.fetch_add(1, Ordering::Relaxed);
+            drop((client_read, client_write));
+            tokio::time::sleep(faults.late_by).await;
+            let _ = server_write.write_all(&up[..n]).await;
+            // The server's side stays open a while, so that what it was sent is not cancelled
+            // by the connection closing first.
+            let _ = tokio::time::timeout(Duration::from_secs(2), async {
+                while matches!(server_read.read(&mut down).await, Ok(read) if read > 0) {}
+            })
+            .await;
             return;
         }
         if faulty

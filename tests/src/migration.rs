@@ -44,6 +44,7 @@ pub async fn faulty_client(
         lost_answer_chance: 0.01,
         delay_chance: 0.05,
         max_delay: Duration::from_millis(10),
+        ..Faults::NONE
     };
     let proxy = FaultProxy::start(test.emulator.host(), faults)
         .await

@@ -131,8 +131,39 @@ async fn queue(writer: &BulkWriter, place: &Place, op: Op) -> PendingWrite {
 /// the same ids in all three places.
 #[tokio::test]
 async fn writes_to_each_document_apply_in_the_order_queued_and_every_outcome_is_true() {
+    // A document's next write waits out a lost request's deadline: a short request timeout
+    // keeps the test short.
+    let options = BulkWriterOptions {
+        request_timeout: Duration::from_secs(4),
+        ..BulkWriterOptions::default()
+            .with_throttling(Throttling::Off)
+            .with_backoff(Backoff {
+                initial: Duration::from_millis(250),
+                ..fast_retries()
+            })
+    };
+    order_and_outcomes_hold(&[1, 2, 3], options).await;
+}
+
+/// The same with a first retry wait (20 ms) far shorter than a lost request may linger on
+/// the server (applied up to 4.6 s after later writes to its document, measured with a 50 ms
+/// wait): the document's next write waits out the lost request's deadline instead, so the
+/// order does not rest on the backoff. A short request timeout keeps those waits short.
+#[tokio::test]
+async fn the_order_per_document_does_not_rest_on_the_retry_wait() {
+    let options = BulkWriterOptions {
+        request_timeout: Duration::from_secs(4),
+        ..BulkWriterOptions::default()
+            .with_throttling(Throttling::Off)
+            .with_backoff(fast_retries())
+    };
+    order_and_outcomes_hold(&[4, 5, 6], options).await;
+}
+
+/// Each of `seeds` a run of the scripted writes through a faulty proxy, with `options`.
+async fn order_and_outcomes_hold(seeds: &[u64], options: BulkWriterOptions) {
     let (mut retried_in_all, mut read_back_in_all, mut dropped_in_all) = (0, 0, 0);
-    for seed in [1u64, 2, 3] {
+    for &seed in seeds {
         let test = test_db("bulk-order").await;
         let (proxy, db) = proxied(
             &test,
@@ -142,6 +173,7 @@ async fn writes_to_each_document_apply_in_the_order_queued_and_every_outcome_is_
                 lost_answer_chance: 0.05,
                 delay_chance: 0.05,
                 max_delay: Duration::from_millis(5),
+                ..Faults::NONE
             },
         )
         .await;
@@ -172,16 +204,7 @@ async fn writes_to_each_document_apply_in_the_order_queued_and_every_outcome_is_
         for (k, op) in script {
             by_document[k].push_back(op);
         }
-        let writer = BulkWriter::new(
-            &db,
-            BulkWriterOptions::default()
-                .with_throttling(Throttling::Off)
-                .with_backoff(Backoff {
-                    initial: Duration::from_millis(250),
-                    ..fast_retries()
-                }),
-        )
-        .unwrap();
+        let writer = BulkWriter::new(&db, options.clone()).unwrap();
         // A subcollection type's write without its parent is refused, nothing queued.
         let orphan = writer.upsert("orphan", &Note { n: 0, at: 0 }).await;
         assert!(matches!(orphan, Err(Error::InvalidParent(_))), "{orphan:?}");
@@ -683,4 +706,64 @@ async fn options_out_of_range_are_refused_when_the_writer_is_built() {
         .await
         .unwrap();
     writer.close().await.unwrap();
+}
+
+/// Many versions of each document queued at once through a proxy that, now and then, closes
+/// a connection on the client at once and hands what the client sent on it to the server
+/// 1.5 s later: a request the client saw fail is applied after its retry (20 ms later) and,
+/// on the previous writer, after the writes queued behind it too, leaving documents on an
+/// earlier version. The next write to a document now waits out a lost request's deadline (a
+/// 1 s request timeout here): each document ends on its last version.
+#[tokio::test]
+async fn each_document_ends_on_its_last_version_when_lost_requests_land_late() {
+    let test = test_db("bulk-last-version").await;
+    let (proxy, db) = proxied(
+        &test,
+        Faults {
+            seed: 7,
+            late_chance: 0.1,
+            late_by: Duration::from_millis(1500),
+            ..Faults::NONE
+        },
+    )
+    .await;
+    let writer = BulkWriter::new(
+        &db,
+        BulkWriterOptions {
+            request_timeout: Duration::from_secs(1),
+            ..BulkWriterOptions::default()
+                .with_throttling(Throttling::Off)
+                .with_backoff(fast_retries())
+        },
+    )
+    .unwrap();
+    const DOCUMENTS: u64 = 300;
+    const VERSIONS: u64 = 5;
+    for version in 1..=VERSIONS {
+        for d in 0..DOCUMENTS {
+            drop(
+                writer
+                    .upsert(&format!("v{d:03}"), &instrument(version * 1000 + d))
+                    .await
+                    .unwrap(),
+            );
+        }
+    }
+    writer.close().await.unwrap();
+    assert!(proxy.late() > 0, "no request reached the server late");
+    // Every late request has landed by now.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let mut wrong = Vec::new();
+    for document in all_documents(&test.db, Instrument::COLLECTION).await {
+        let stored: Instrument = FirestoreDb::deserialize_doc_to(&document).unwrap();
+        let d: u64 = id_of(&document)[1..].parse().unwrap();
+        if stored.price.micros as u64 != VERSIONS * 1000 + d {
+            wrong.push((d, stored.price.micros / 1000));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} documents on an earlier version: {wrong:?}",
+        wrong.len()
+    );
 }

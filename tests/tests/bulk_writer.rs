@@ -202,6 +202,7 @@ async fn every_write_lands_through_dropped_connections() {
             lost_answer_chance: 0.0,
             delay_chance: 0.05,
             max_delay: Duration::from_millis(20),
+            ..Faults::NONE
         },
     )
     .await

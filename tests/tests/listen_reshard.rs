@@ -117,6 +117,7 @@ async fn live_queries_keep_every_document_while_a_rebalance_moves_them() {
                 lost_answer_chance: 0.02,
                 delay_chance: 0.05,
                 max_delay: Duration::from_millis(10),
+                ..Faults::NONE
             },
         )
         .await

@@ -45,6 +45,12 @@ pub(super) struct Op {
     not_before: Duration,
     /// An attempt's answer was lost, so the write may have been applied.
     maybe_applied: bool,
+    /// When its last attempt was sent.
+    sent_at: Duration,
+    /// Until when an attempt whose answer was lost may still be applied by the server: its
+    /// deadline ([`BulkWriterOptions::request_timeout`] after it was sent) and
+    /// [`LOST_REQUEST_SLACK`]. The document's next write waits until then.
+    stale_until: Option<Duration>,
     /// Goes in a request of its own: its last request was refused as a whole.
     alone: bool,
     reply: Option<Reply>,
@@ -61,11 +67,18 @@ impl Op {
             attempts: 0,
             not_before: Duration::ZERO,
             maybe_applied: false,
+            sent_at: Duration::ZERO,
+            stale_until: None,
             alone: false,
             reply: Some(reply),
         }
     }
 }
+
+/// How long past its deadline a request whose answer was lost is still taken as possibly
+/// applied: the server counts the deadline from when it received the request, which is
+/// later than when it was sent by the request's trip there.
+pub(super) const LOST_REQUEST_SLACK: Duration = Duration::from_secs(1);
 
 /// What a request in flight came back with.
 enum Answer {
@@ -98,6 +111,9 @@ pub(super) struct Batcher {
     behind_count: usize,
     /// The writes of each request in flight, by request number.
     sent: HashMap<u64, Vec<Op>>,
+    /// Per document, until when a lost attempt of a settled write to it may still be
+    /// applied ([`Op::stale_until`]); entries past are dropped as writes are released.
+    stale: HashMap<String, Duration>,
     in_flight: FuturesUnordered<BoxFuture<'static, (u64, Answer)>>,
     in_flight_ops: usize,
     next_request: u64,
@@ -138,6 +154,7 @@ impl Batcher {
             behind: HashMap::new(),
             behind_count: 0,
             sent: HashMap::new(),
+            stale: HashMap::new(),
             in_flight: FuturesUnordered::new(),
             in_flight_ops: 0,
             next_request: 0,
@@ -211,7 +228,7 @@ impl Batcher {
             }
             None => {
                 self.behind.insert(op.document.clone(), VecDeque::new());
-                self.ready.push_back(op);
+                self.release(op);
             }
         }
     }
@@ -273,6 +290,7 @@ impl Batcher {
             let mut batch: Vec<Op> = queue.drain(..count).collect();
             for op in &mut batch {
                 op.attempts += 1;
+                op.sent_at = now;
             }
             let writes = batch.iter().map(|op| op.write.clone()).collect();
             self.shared.stats().requests += 1;
@@ -334,8 +352,16 @@ impl Batcher {
                 let (code, message) = (status.code(), status.message().to_owned());
                 let retry = retries_request(code);
                 for mut op in ops {
-                    // The request may have been applied before its answer was lost.
-                    op.maybe_applied |= code != Code::InvalidArgument;
+                    // The request may have been applied before its answer was lost, or be
+                    // applied still, until its deadline.
+                    if code != Code::InvalidArgument {
+                        op.maybe_applied = true;
+                        let until = op
+                            .sent_at
+                            .saturating_add(self.options.request_timeout)
+                            .saturating_add(LOST_REQUEST_SLACK);
+                        op.stale_until = op.stale_until.max(Some(until));
+                    }
                     if retry {
                         self.retry(op, code, message.clone());
                     } else {
@@ -433,9 +459,33 @@ impl Batcher {
         self.settled(op);
     }
 
-    /// `op` has its outcome: the next write to its document may go.
+    /// `op` is the next write to its document: ready, or, while a lost attempt of an
+    /// earlier write to it may still be applied, waiting until that attempt's deadline has
+    /// passed, so that the order per document does not rest on a backoff outlasting a
+    /// stale request.
+    fn release(&mut self, mut op: Op) {
+        let now = self.options.clock.now();
+        self.stale.retain(|_, until| *until > now);
+        match self.stale.get(&op.document) {
+            Some(&until) => {
+                tracing::debug!(document = %op.document, "sharded: bulk write waits out a lost request's deadline");
+                op.not_before = until;
+                self.waiting.push(op);
+            }
+            None => self.ready.push_back(op),
+        }
+    }
+
+    /// `op` has its outcome: the next write to its document may go ([`release`](Self::release)).
     fn settled(&mut self, op: Op) {
         self.outstanding.remove(&op.received);
+        if let Some(until) = op.stale_until {
+            let until = self
+                .stale
+                .get(&op.document)
+                .map_or(until, |&at| at.max(until));
+            self.stale.insert(op.document.clone(), until);
+        }
         let next = self
             .behind
             .get_mut(&op.document)
@@ -443,7 +493,7 @@ impl Batcher {
         match next {
             Some(next) => {
                 self.behind_count -= 1;
-                self.ready.push_back(next);
+                self.release(next);
             }
             None => {
                 self.behind.remove(&op.document);

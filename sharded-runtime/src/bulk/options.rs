@@ -40,7 +40,10 @@ pub struct BulkWriterOptions {
     /// (so that awaiting a single write's outcome needs no flush); at most [`MAX_DURATION`].
     pub linger: Duration,
     /// How long one BatchWrite request may take before it counts as failed (and is retried);
-    /// more than zero and at most [`MAX_DURATION`].
+    /// more than zero and at most [`MAX_DURATION`]. It is also the request's deadline on the
+    /// server: after a request of a write lost its answer, the next write to that document
+    /// waits until that deadline (and 1 s more) has passed, so that the lost request, if the
+    /// server applies it, cannot land after it.
     pub request_timeout: Duration,
     /// The clock the ramp and the backoff read.
     pub clock: Arc<dyn Clock>,
