@@ -422,8 +422,12 @@ pub async fn recovery_section() -> Result<String, Failure> {
                 idle_timeout,
                 ..ListenOptions::default()
             };
-            let (mut events, task) =
-                forward(Sharded3::query().all().limit(FEED).listen_with(&db, options)?);
+            let (mut events, task) = forward(
+                Sharded3::query()
+                    .all()
+                    .limit(FEED)
+                    .listen_with(&db, options)?,
+            );
             events.recv().await.ok_or("the listener ended")?;
             proxy.kill_open_connections_silently();
             let id = format!("recovery-{serial:03}");

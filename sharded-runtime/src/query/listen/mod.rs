@@ -399,6 +399,10 @@ impl<T: Sharded> Listener<T> {
                     &mut self.targets,
                     read_time,
                     &reset,
+                    crate::retry::Backoff {
+                        max_attempts: verify::ATTEMPTS,
+                        ..self.options.backoff()
+                    },
                 );
                 if let Err(status) = checked.await {
                     // Unchecked, they are listened to afresh.

@@ -23,6 +23,7 @@ use futures::TryStreamExt;
 
 use super::connection::Connection;
 use super::targets::ChunkTargets;
+use crate::retry::Backoff;
 
 /// Checks each target in `reset` against its query at `read_time`: its count, and when that
 /// differs from what the stream left it with, its documents, which replace those.
@@ -32,6 +33,7 @@ pub(super) async fn check_resets(
     targets: &mut ChunkTargets,
     read_time: Timestamp,
     reset: &[i32],
+    backoff: Backoff,
 ) -> Result<(), Status> {
     for &id in reset {
         let Some(query) = targets.find(id).map(|target| target.query.clone()) else {
@@ -45,10 +47,13 @@ pub(super) async fn check_resets(
         {
             continue;
         }
-        if retried(|| count_at(connection, parent, &query, read_time)).await? == held {
+        if retried(backoff, || count_at(connection, parent, &query, read_time)).await? == held {
             continue;
         }
-        let documents = retried(|| documents_at(connection, parent, &query, read_time)).await?;
+        let documents = retried(backoff, || {
+            documents_at(connection, parent, &query, read_time)
+        })
+        .await?;
         tracing::debug!(
             target = id,
             held,
@@ -60,18 +65,24 @@ pub(super) async fn check_resets(
     Ok(())
 }
 
-/// `read`, again after a transient failure (a dropped connection), up to 5 attempts 100 ms,
-/// 200 ms, ... apart: a check that fails makes the target start over, so it is worth a retry.
+/// Attempts of each check's read: a check that fails makes the target start over, so it is
+/// worth a few.
+pub(super) const ATTEMPTS: u32 = 5;
+
+/// `read`, again after a transient failure (a dropped connection), waiting as the listener's
+/// reconnections do ([`Backoff`]), up to its `max_attempts`.
 async fn retried<R, F: std::future::Future<Output = Result<R, Status>>>(
+    backoff: Backoff,
     read: impl Fn() -> F,
 ) -> Result<R, Status> {
-    let mut delay = std::time::Duration::from_millis(100);
     let mut attempt = 1;
     loop {
         match read().await {
-            Err(status) if attempt < 5 && crate::retry::retries_request(status.code()) => {
-                tokio::time::sleep(delay).await;
-                delay *= 2;
+            Err(status)
+                if attempt < backoff.max_attempts
+                    && crate::retry::retries_request(status.code()) =>
+            {
+                tokio::time::sleep(backoff.delay(attempt, status.code().into())).await;
                 attempt += 1;
             }
             done => return done,
@@ -219,9 +230,16 @@ mod tests {
             resume_token: vec![1],
             documents: stored(&["d0", "d1"]),
         }]);
-        check_resets(db.client(), &root, &mut targets, read_time, &[1])
-            .await
-            .unwrap();
+        check_resets(
+            db.client(),
+            &root,
+            &mut targets,
+            read_time,
+            &[1],
+            Backoff::default(),
+        )
+        .await
+        .unwrap();
         assert_eq!(names(&targets, 1), ["d0", "d1", "d2", "d3"]);
 
         // Complete already: nothing is read, nothing replaced.
@@ -231,9 +249,16 @@ mod tests {
             resume_token: vec![1],
             documents: stored(&["d0", "d1", "d2", "x"]),
         }]);
-        check_resets(db.client(), &root, &mut targets, read_time, &[1])
-            .await
-            .unwrap();
+        check_resets(
+            db.client(),
+            &root,
+            &mut targets,
+            read_time,
+            &[1],
+            Backoff::default(),
+        )
+        .await
+        .unwrap();
         assert_eq!(names(&targets, 1), ["d0", "d1", "d2", "x"]);
     }
 }
