@@ -421,10 +421,10 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         chunk: &[&str],
         field: NumericField<T>,
     ) -> Result<Share> {
-        let values: Vec<&[&str]> = match chunk.len() {
-            1 => Vec::new(),
-            _ => chunk.chunks(1).collect(),
-        };
+        if let [_] = chunk {
+            return self.read_share(db, prepared, chunk, field).await;
+        }
+        let values: Vec<&[&str]> = chunk.chunks(1).collect();
         let answers = futures::future::try_join_all(
             values
                 .iter()
@@ -438,9 +438,6 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
                 (Some(sum), Some(numbers)) => total = total.add(Share::of_sum(sum, numbers)),
                 _ => unsettled.push(value),
             }
-        }
-        if chunk.len() == 1 {
-            unsettled.push(chunk);
         }
         let read = futures::future::try_join_all(
             unsettled
