@@ -43,12 +43,11 @@ pub(super) struct Op {
     attempts: u32,
     /// When it was queued, for a new write; when its wait ends, for a retry.
     not_before: Duration,
-    /// An attempt's answer was lost, so the write may have been applied.
-    maybe_applied: bool,
     /// When its last attempt was sent.
     sent_at: Duration,
-    /// Until when an attempt whose answer was lost may still be applied by the server: its
-    /// deadline ([`BulkWriterOptions::request_timeout`] after it was sent) and
+    /// Set once an attempt's answer was lost (so the write may have been applied): until
+    /// when such an attempt may still be applied by the server, its deadline
+    /// ([`BulkWriterOptions::request_timeout`] after it was sent) and
     /// [`LOST_REQUEST_SLACK`]. The document's next write waits until then.
     stale_until: Option<Duration>,
     /// Goes in a request of its own: its last request was refused as a whole.
@@ -66,12 +65,16 @@ impl Op {
             received: 0,
             attempts: 0,
             not_before: Duration::ZERO,
-            maybe_applied: false,
             sent_at: Duration::ZERO,
             stale_until: None,
             alone: false,
             reply: Some(reply),
         }
+    }
+
+    /// Whether an attempt's answer was lost, so that the write may have been applied.
+    fn maybe_applied(&self) -> bool {
+        self.stale_until.is_some()
     }
 }
 
@@ -355,7 +358,6 @@ impl Batcher {
                     // The request may have been applied before its answer was lost, or be
                     // applied still, until its deadline.
                     if code != Code::InvalidArgument {
-                        op.maybe_applied = true;
                         let until = op
                             .sent_at
                             .saturating_add(self.options.request_timeout)
@@ -404,7 +406,7 @@ impl Batcher {
     /// Fails `op`, unless an earlier attempt's answer was lost: then the document is read
     /// back first, and a document that shows the write makes it a success.
     fn give_up(&mut self, op: Op, code: Code, message: String) {
-        if !op.maybe_applied {
+        if !op.maybe_applied() {
             return self.fail(op, code, message);
         }
         self.shared.stats().read_back += 1;
@@ -443,7 +445,7 @@ impl Batcher {
             code: code.into(),
             message,
             attempts: op.attempts,
-            maybe_applied: op.maybe_applied,
+            maybe_applied: op.maybe_applied(),
         };
         // Recorded before it is sent, so that a handle that yields it finds it to claim.
         self.shared.unclaimed().insert(
@@ -530,7 +532,7 @@ impl Drop for Batcher {
                     code: crate::StatusCode::Cancelled,
                     message: "the bulk writer was dropped before this write had an outcome".into(),
                     attempts: op.attempts,
-                    maybe_applied: op.maybe_applied || in_flight,
+                    maybe_applied: op.maybe_applied() || in_flight,
                 }));
             }
         }
