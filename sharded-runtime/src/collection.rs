@@ -10,8 +10,8 @@ use firestore::{
 use crate::document_id::check_document_id;
 use crate::guard::{MAX_TRACKED, Position, Required, length_mask};
 use crate::parent::{Parent, Scope};
-use crate::query::order::field_value;
 use crate::stored::{Stored, document_id};
+use crate::value_order::field_value;
 use crate::{Error, Field, Result, ShardCensus, ShardJob, Sharded};
 
 /// Writes and reads of one sharded collection. Get one with

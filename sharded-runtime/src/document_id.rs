@@ -11,7 +11,7 @@ pub const MAX_DOCUMENT_ID_BYTES: usize = 1500;
 /// numeric ids `__id<N>__` of documents imported from Datastore, which Firestore reads and
 /// writes by that name.
 pub fn check_document_id(id: &str) -> Result<()> {
-    if crate::query::order::is_legacy_numeric_id(id) {
+    if crate::value_order::is_legacy_numeric_id(id) {
         return Ok(());
     }
     let reason = if id.is_empty() {

@@ -24,6 +24,7 @@ mod sharded;
 mod status;
 mod stored;
 mod stored_names;
+mod value_order;
 
 pub use atomic::{
     AtomicBatch, AtomicBatchIn, InTransaction, MAX_COMMIT_WRITES, TransactionError,

@@ -60,7 +60,7 @@ pub(crate) fn is_stored_as<V: OrderKey>(value: &Value) -> bool {
         return false;
     };
     let stored = <FirestoreValue as From<&V>>::from(&read).value;
-    crate::query::compare_values(&stored, value) == std::cmp::Ordering::Equal
+    crate::value_order::compare_values(&stored, value) == std::cmp::Ordering::Equal
 }
 
 macro_rules! order_keys {

@@ -15,7 +15,7 @@ use std::cmp::Ordering;
 
 use serde::{Deserialize, Serialize};
 
-use crate::query::order::compare_references;
+use crate::value_order::compare_references;
 use crate::{Error, Result};
 
 /// Firestore's generated-id alphabet, in the order ids sort (UTF-8 bytes).

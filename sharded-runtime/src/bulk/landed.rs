@@ -8,7 +8,7 @@ use firestore::gcloud_sdk::google::firestore::v1::{
     Document, Value, Write, value::ValueType, write::Operation,
 };
 
-use crate::query::order::field_value;
+use crate::value_order::field_value;
 
 /// Whether `stored` (the document now, `None` if missing) is what `write` leaves behind.
 ///

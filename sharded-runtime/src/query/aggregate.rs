@@ -19,7 +19,9 @@ use futures::TryStreamExt;
 use serde::Serialize;
 use tracing::Instrument as _;
 
-use super::{Prepared, Reach, ShardedQuery, chunk_span, query_span};
+use super::prepare::Prepared;
+use super::spans::{chunk_span, query_span};
+use super::{Reach, ShardedQuery};
 use crate::{Error, Result, Sharded};
 
 /// A Rust type stored as a Firestore number on every document: what `#[sharded(aggregate)]`
@@ -331,6 +333,46 @@ impl Shares {
 }
 
 impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
+    /// The sum of `field` over every document the query matches, as the same query on an
+    /// unsharded collection returns it: an integer while every value is one and the sum
+    /// fits, otherwise a double. Integer sums are exact: a chunk query whose own sum passed
+    /// `i64::MAX` (which Firestore answers as a double) is asked again one shard value at a
+    /// time, and a shard value still past it has its values read (a projection of `field`,
+    /// one billed read per document) and added exactly. A double sum across chunk queries
+    /// adds the chunks' sums, so it may differ from the unsharded sum in the last bits, as any
+    /// reordering of a floating-point sum does.
+    ///
+    /// A query with a [`limit`](Self::limit) or a cursor ([`after`](Self::after)) is
+    /// [`Error::InvalidQuery`], nothing sent: Firestore orders an aggregation by the
+    /// aggregated field too, so its "first `limit`" is not the query's.
+    ///
+    /// Served by the index (shard, equality fields, order field, `field`), which the plan holds
+    /// for every query and every `#[sharded(aggregate)]` field.
+    pub async fn sum(&self, db: &FirestoreDb, field: NumericField<T>) -> Result<Number> {
+        Ok(self.aggregate(db, field, false).await?.0)
+    }
+
+    /// The average of `field` over every document the query matches that holds a number in
+    /// it, as Firestore's `avg` skips a null or a string (legacy data); `None` when there is
+    /// none. Across chunk queries it is the total sum over the total count of numbers, never
+    /// an average of averages. A chunk's count of numbers is its sum over its average; a
+    /// chunk averaging exactly 0 (while the total is not) leaves it open, and is asked again
+    /// as [`sum`](Self::sum) asks an overflowing chunk. Refuses a limit or a cursor as
+    /// [`sum`](Self::sum) does.
+    pub async fn avg(&self, db: &FirestoreDb, field: NumericField<T>) -> Result<Option<f64>> {
+        Ok(self.aggregate(db, field, true).await?.1)
+    }
+
+    /// [`sum`](Self::sum) and [`avg`](Self::avg) of `field` at once: one aggregation request
+    /// per chunk instead of two.
+    pub async fn sum_and_avg(
+        &self,
+        db: &FirestoreDb,
+        field: NumericField<T>,
+    ) -> Result<(Number, Option<f64>)> {
+        self.aggregate(db, field, true).await
+    }
+
     /// `sum` and `avg` of `field` across the chunks, read at one snapshot; `average` says
     /// whether the average is asked for (its count of numbers may need more reads).
     pub(super) async fn aggregate(
@@ -470,7 +512,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         documents
             .map_err(Error::from)
             .try_fold(Share::default(), |share, document| async move {
-                let value = super::order::field_value(&document, field.path)
+                let value = crate::value_order::field_value(&document, field.path)
                     .and_then(|value| value.value_type.as_ref());
                 Ok(share.add(Share::of_documents([value])))
             })

@@ -12,8 +12,8 @@ use serde::{Deserialize, Serialize};
 
 use super::reach::{InCollection, Reach};
 use crate::document_id::check_document_id;
-use crate::query::order::field_value;
 use crate::stored::document_id;
+use crate::value_order::field_value;
 use crate::{Error, Result, Sharded, Stored};
 use firestore::FirestoreValue;
 

@@ -17,10 +17,11 @@ use firestore::{FirestoreDb, FirestoreValue};
 use futures::stream::{BoxStream, StreamExt, TryStreamExt};
 use tracing::Instrument as _;
 
-use super::{
-    Cursor, Prepared, Reach, ShardedQuery, chunk_span, merge_streams, order, query_order,
-    query_span, start_after_values,
-};
+use super::prepare::Prepared;
+use super::request::{query_order, start_after_values};
+use super::spans::{chunk_span, query_span};
+use super::{Cursor, Reach, ShardedQuery, merge_streams};
+use crate::value_order as order;
 use crate::{Error, Result, Sharded, Stored};
 
 /// Documents per page of a chunk's stream, unless

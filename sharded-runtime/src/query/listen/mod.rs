@@ -25,6 +25,7 @@ use crate::{Error, Result, Sharded, Stored};
 mod changes;
 mod checkpoint;
 mod connection;
+mod entry;
 mod targets;
 mod verify;
 

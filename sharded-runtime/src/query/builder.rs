@@ -1,0 +1,126 @@
+//! Building a query: the derive's equality methods, the scope (a parent, the group), the range
+//! on the order field, the limit and the cursor. Nothing is checked or sent here; `prepare`
+//! checks what was built.
+
+use std::marker::PhantomData;
+use std::ops::{Bound, RangeBounds};
+
+use firestore::FirestoreValue;
+use firestore::gcloud_sdk::google::firestore::v1::Value;
+use serde::Serialize;
+
+use super::{Cursor, InGroup, Reach, ShardedQuery};
+use crate::Sharded;
+
+pub(super) fn to_value<V: Serialize + ?Sized>(value: &V) -> std::result::Result<Value, String> {
+    let value = <FirestoreValue as From<&V>>::from(value).value;
+    match value.value_type {
+        Some(_) => Ok(value),
+        None => Err(format!(
+            "`{}` does not serialize to a Firestore value",
+            std::any::type_name::<V>()
+        )),
+    }
+}
+
+pub(super) fn to_bound<V: Serialize>(
+    bound: Bound<&V>,
+) -> Bound<std::result::Result<Value, String>> {
+    match bound {
+        Bound::Included(v) => Bound::Included(to_value(v)),
+        Bound::Excluded(v) => Bound::Excluded(to_value(v)),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
+    /// The query on one field equal to `value`, taken as the field's type `F`: the whole body
+    /// of a generated query method, so that the conversion is compiled here, not in each one.
+    #[doc(hidden)]
+    pub fn __eq<F: Serialize, V: Into<F>>(value: V) -> Self {
+        Self::__whole_collection().__and::<F, V>(value)
+    }
+
+    /// This query also on the next field of its shape equal to `value`, taken as `F`.
+    #[doc(hidden)]
+    pub fn __and<F: Serialize, V: Into<F>>(mut self, value: V) -> Self {
+        self.values.push(to_value(&value.into()));
+        self
+    }
+
+    #[doc(hidden)]
+    pub fn __whole_collection() -> Self {
+        ShardedQuery {
+            values: Vec::new(),
+            lower: Bound::Unbounded,
+            upper: Bound::Unbounded,
+            limit: None,
+            after: None,
+            scope: crate::parent::Scope::Top,
+            marker: PhantomData,
+        }
+    }
+
+    /// The query over the documents under `parent` only, for a type declared under parent
+    /// documents (`#[sharded(parent = "rooms")]`); such a type's queries need a parent or
+    /// [`in_group`](Self::in_group), else [`Error::InvalidParent`] before anything is sent.
+    pub fn in_parent(mut self, parent: &crate::Parent<T>) -> Self
+    where
+        T: crate::Subcollection,
+    {
+        self.scope = crate::parent::Scope::under(parent);
+        self
+    }
+
+    /// The query over every collection with the type's id, under every parent: a
+    /// collection-group query, for a type that declares `collection_group` (which plans its
+    /// indexes in that scope; a type that does not, does not compile). Ties in the order field
+    /// go by the documents' full paths, as Firestore orders them, and each result's
+    /// [`Stored::parent`] says where it lives. Its cursors and pages are [`InGroup`]'s; a
+    /// cursor given before this call is refused when the query runs
+    /// ([`Error::InvalidCursor`]).
+    pub fn in_group(self) -> ShardedQuery<T, QUERY, InGroup>
+    where
+        T: crate::CollectionGroup,
+    {
+        ShardedQuery {
+            values: self.values,
+            lower: self.lower,
+            upper: self.upper,
+            limit: self.limit,
+            after: self.after,
+            scope: crate::parent::Scope::Group,
+            marker: PhantomData,
+        }
+    }
+}
+
+impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
+    /// Only documents whose order field lies in `range`, e.g. `since..until` or `since..`.
+    /// Served by the same index: a range on the field the index ends with. Bounds are of the
+    /// order field's type, or one that converts into it ([`OrderBound`](crate::OrderBound):
+    /// `"a".."b"` for a `String` field); an integer literal takes the field's type
+    /// (`10..20` on a `u32` field).
+    pub fn range<B, Range>(mut self, range: Range) -> Self
+    where
+        B: Clone + crate::OrderBound<T::OrderValue>,
+        Range: RangeBounds<B>,
+    {
+        let convert = |bound: Bound<&B>| bound.cloned().map(crate::OrderBound::into_order_value);
+        self.lower = to_bound(convert(range.start_bound()).as_ref());
+        self.upper = to_bound(convert(range.end_bound()).as_ref());
+        self
+    }
+
+    /// At most `limit` documents; at most [`MAX_LIMIT`], checked before sending.
+    pub fn limit(mut self, limit: u32) -> Self {
+        self.limit = Some(limit);
+        self
+    }
+
+    /// Starts just after the document `cursor` points at.
+    pub fn after(mut self, cursor: Cursor<T, QUERY, R>) -> Self {
+        self.after = Some(cursor.position);
+        self
+    }
+}

@@ -1,0 +1,45 @@
+//! `count()`: one count aggregation per chunk at one snapshot, summed.
+
+use firestore::FirestoreDb;
+use firestore::gcloud_sdk::google::firestore::v1::{Document, value::ValueType};
+use tracing::Instrument as _;
+
+use super::spans::query_span;
+use super::{Reach, ShardedQuery};
+use crate::{Error, Result, Sharded};
+
+impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
+    /// How many documents the query returns: its limit and cursor apply, as they do to
+    /// Firestore's `count`. One count aggregation per chunk, with the cursor and the limit;
+    /// their sum capped at the limit.
+    pub async fn count(&self, db: &FirestoreDb) -> Result<u64> {
+        let span = query_span::<T, QUERY>("count");
+        self.count_in(db, &span).instrument(span.clone()).await
+    }
+
+    pub(super) async fn count_in(&self, db: &FirestoreDb, span: &tracing::Span) -> Result<u64> {
+        let counts = self
+            .in_every_chunk(db, span, |db, prepared, chunk| {
+                let count = self
+                    .select(db, prepared, chunk)
+                    .aggregate(|a| a.fields([a.field("count").count()]));
+                Box::pin(async move { count_of(&count.query().await?) })
+            })
+            .await?;
+        let total: u64 = counts.into_iter().sum();
+        Ok(self
+            .limit
+            .map_or(total, |limit| total.min(u64::from(limit))))
+    }
+}
+
+/// The count a `count` aggregation named "count" returned.
+pub(crate) fn count_of(rows: &[Document]) -> Result<u64> {
+    rows.first()
+        .and_then(|row| row.fields.get("count"))
+        .and_then(|value| match value.value_type {
+            Some(ValueType::IntegerValue(count)) => u64::try_from(count).ok(),
+            _ => None,
+        })
+        .ok_or_else(|| Error::InvalidQuery("Firestore returned no count".into()))
+}

@@ -1,0 +1,246 @@
+//! Reading a query's documents: every chunk query at one snapshot, in rounds for a limited
+//! fan-out past 30 shard values, merged into the order one query would return; and pages.
+
+use firestore::gcloud_sdk::google::firestore::v1::Document;
+use firestore::{FirestoreDb, FirestoreValue};
+use tracing::Instrument as _;
+
+use super::prepare::Prepared;
+use super::request::{query_order, start_after_values};
+use super::snapshot::Snapshot;
+use super::spans::{chunk_span, query_span};
+use super::{Cursor, MAX_LIMIT, Page, QueryStats, Reach, ShardedQuery, merge_sorted, shares};
+use crate::value_order;
+use crate::{Error, Result, Sharded, Stored};
+
+impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
+    /// The matching documents, in order.
+    pub async fn fetch(&self, db: &FirestoreDb) -> Result<Vec<T>> {
+        Ok(self
+            .fetch_stored(db)
+            .await?
+            .into_iter()
+            .map(|stored| stored.document)
+            .collect())
+    }
+
+    /// The matching documents with their ids and shards, in order.
+    pub async fn fetch_stored(&self, db: &FirestoreDb) -> Result<Vec<Stored<T>>> {
+        Ok(self.fetch_with_stats(db).await?.0)
+    }
+
+    /// [`fetch_stored`](Self::fetch_stored), with what the fetch cost.
+    pub async fn fetch_with_stats(&self, db: &FirestoreDb) -> Result<(Vec<Stored<T>>, QueryStats)> {
+        let (documents, stats) = self.fetch_documents(db).await?;
+        let items = documents
+            .iter()
+            .map(Stored::from_document)
+            .collect::<Result<_>>()?;
+        Ok((items, stats))
+    }
+
+    /// One page of at most `limit` documents (replacing any [`limit`](Self::limit) set
+    /// before), and the cursor of the next page if there is one. The limit is an argument, so
+    /// a page query without one does not compile.
+    ///
+    /// The page asks for one document more than `limit`, so it knows whether another page
+    /// follows: a full last page has no `next`, and reading on costs no empty round trip. That
+    /// one look-ahead document is read (and billed) but not returned.
+    pub async fn page(&self, db: &FirestoreDb, limit: u32) -> Result<Page<T, QUERY, R>> {
+        let mut ahead = self.clone();
+        ahead.limit = Some(limit);
+        // Checked before sending, as for any query; at the largest limit there is no room to
+        // look ahead, so a full page then has a `next`.
+        ahead.prepare(db)?;
+        let look_ahead = limit < MAX_LIMIT;
+        ahead.limit = Some(limit + u32::from(look_ahead));
+        let (mut documents, stats) = ahead.fetch_documents(db).await?;
+        let more =
+            documents.len() > limit as usize || (!look_ahead && documents.len() == limit as usize);
+        documents.truncate(limit as usize);
+        let next = match documents.last() {
+            Some(last) if more => Some(Cursor::after_document(last)?),
+            _ => None,
+        };
+        let items = documents
+            .iter()
+            .map(Stored::from_document)
+            .collect::<Result<_>>()?;
+        Ok(Page { items, next, stats })
+    }
+
+    pub(super) async fn fetch_documents(
+        &self,
+        db: &FirestoreDb,
+    ) -> Result<(Vec<Document>, QueryStats)> {
+        let span = query_span::<T, QUERY>("fetch");
+        self.fetch_documents_in(db, &span)
+            .instrument(span.clone())
+            .await
+    }
+
+    pub(super) async fn fetch_documents_in(
+        &self,
+        db: &FirestoreDb,
+        span: &tracing::Span,
+    ) -> Result<(Vec<Document>, QueryStats)> {
+        let (prepared, snapshot) = self.begin(db, span).await?;
+        let fetched = self.fetch_rounds(snapshot.db(), &prepared).await;
+        snapshot.release();
+        let (mut results, stats) = fetched?;
+        span.record("documents_read", stats.documents_read);
+        if results.len() == 1 {
+            return Ok((results.pop().expect("one result"), stats));
+        }
+        let merged = merge_sorted(
+            results,
+            self.limit.map(|limit| limit as usize),
+            query_order::<T>,
+        );
+        Ok((merged, stats))
+    }
+
+    /// Every chunk's documents, as many as the merge of the first `limit` needs
+    /// ([`shares`]): one round of one query per chunk, and for a limited query past 30 shard
+    /// values, up to three more rounds to the chunks that may hold more of them.
+    pub(super) async fn fetch_rounds(
+        &self,
+        db: &FirestoreDb,
+        prepared: &Prepared,
+    ) -> Result<(Vec<Vec<Document>>, QueryStats)> {
+        let chunks = &prepared.chunks;
+        let query = |i: usize, after: Option<Vec<FirestoreValue>>, limit: Option<u32>| {
+            self.select_page(db, prepared, chunks[i], after, limit)
+                .query()
+                .instrument(chunk_span(i, chunks[i]))
+        };
+        let limit = match self.limit {
+            Some(limit) if chunks.len() > 1 => limit as usize,
+            _ => {
+                let results = futures::future::try_join_all(
+                    (0..chunks.len()).map(|i| query(i, prepared.start_after.clone(), self.limit)),
+                )
+                .await?;
+                let stats = QueryStats {
+                    queries: results.len(),
+                    documents_read: results.iter().map(Vec::len).sum(),
+                    rounds: 1,
+                };
+                return Ok((results, stats));
+            }
+        };
+        let values: Vec<usize> = chunks.iter().map(|chunk| chunk.len()).collect();
+        let asked = shares::first_round(limit, &values);
+        let mut fetched = futures::future::try_join_all(
+            asked
+                .iter()
+                .enumerate()
+                .map(|(i, &ask)| query(i, prepared.start_after.clone(), Some(ask as u32))),
+        )
+        .await?;
+        let mut ran_out: Vec<bool> = fetched
+            .iter()
+            .zip(&asked)
+            .map(|(documents, &ask)| documents.len() < ask)
+            .collect();
+        let mut stats = QueryStats {
+            queries: chunks.len(),
+            documents_read: fetched.iter().map(Vec::len).sum(),
+            rounds: 1,
+        };
+        loop {
+            let next = shares::next_round(
+                limit,
+                stats.rounds,
+                &fetched,
+                &ran_out,
+                &values,
+                query_order::<T>,
+            );
+            if next.is_empty() {
+                return Ok((fetched, stats));
+            }
+            // Just after the chunk's last document; from the start again when that document's
+            // order value is a string Firestore refuses as a cursor (over 1,500 bytes).
+            let requests: Vec<(usize, bool, usize)> = next
+                .iter()
+                .map(|&(i, more)| {
+                    let last = fetched[i]
+                        .last()
+                        .expect("a chunk asked again returned documents");
+                    let resumable = value_order::field_value(last, T::ORDER_FIELD)
+                        .is_some_and(value_order::usable_in_cursor);
+                    match resumable {
+                        true => (i, true, more),
+                        false => (i, false, fetched[i].len() + more),
+                    }
+                })
+                .collect();
+            let extra = futures::future::try_join_all(requests.iter().map(|&(i, resume, ask)| {
+                let after = match resume {
+                    true => fetched[i]
+                        .last()
+                        .map(|last| -> Result<_> {
+                            let cursor = Cursor::<T, QUERY, R>::after_document(last)?;
+                            Ok(start_after_values(
+                                cursor.position.order_value,
+                                last.name.clone(),
+                            ))
+                        })
+                        .transpose(),
+                    false => Ok(prepared.start_after.clone()),
+                };
+                async move { Ok::<_, Error>(query(i, after?, Some(ask as u32)).await?) }
+            }))
+            .await?;
+            stats.rounds += 1;
+            stats.queries += requests.len();
+            for ((i, resume, ask), documents) in requests.into_iter().zip(extra) {
+                stats.documents_read += documents.len();
+                ran_out[i] = documents.len() < ask;
+                match resume {
+                    true => fetched[i].extend(documents),
+                    false => fetched[i] = documents,
+                }
+            }
+        }
+    }
+
+    /// `per_chunk` on every chunk at once, all reading one snapshot, released before the
+    /// results return; each in a span of its own. A failure in any chunk fails the whole: no
+    /// partial result.
+    pub(super) async fn in_every_chunk<Each>(
+        &self,
+        db: &FirestoreDb,
+        span: &tracing::Span,
+        per_chunk: impl for<'a> Fn(
+            &'a FirestoreDb,
+            &'a Prepared,
+            &'a [&'static str],
+        ) -> futures::future::BoxFuture<'a, Result<Each>>,
+    ) -> Result<Vec<Each>> {
+        let (prepared, snapshot) = self.begin(db, span).await?;
+        let results =
+            futures::future::try_join_all(prepared.chunks.iter().enumerate().map(|(i, chunk)| {
+                per_chunk(snapshot.db(), &prepared, chunk).instrument(chunk_span(i, chunk))
+            }))
+            .await;
+        snapshot.release();
+        results
+    }
+
+    /// The start of every read: the query checked and prepared, its chunk count on `span`, no
+    /// document left in a retired shard value ([`crate::retired`]), and the snapshot its chunk
+    /// queries share.
+    pub(super) async fn begin<'db>(
+        &self,
+        db: &'db FirestoreDb,
+        span: &tracing::Span,
+    ) -> Result<(Prepared, Snapshot<'db>)> {
+        let prepared = self.prepare(db)?;
+        span.record("chunks", prepared.chunks.len());
+        crate::retired::check::<T>(db, &self.scope).await?;
+        let snapshot = Snapshot::begin(db, prepared.chunks.len()).await?;
+        Ok((prepared, snapshot))
+    }
+}

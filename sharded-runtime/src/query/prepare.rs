@@ -1,0 +1,215 @@
+//! A query checked and turned into Firestore terms, before anything is sent: its shape, limit,
+//! filter values, range, cursor and the chunks of shard values it fans out over.
+
+use std::ops::Bound;
+
+use firestore::gcloud_sdk::google::firestore::v1::{Value, value::ValueType};
+use firestore::{
+    FirestoreDb, FirestoreQueryDirection, FirestoreQueryFilter, FirestoreQueryFilterCompare,
+    FirestoreQueryOrder, FirestoreValue,
+};
+use sharded_indexes::Direction;
+
+use super::request::start_after_values;
+use super::{MAX_DISJUNCTIONS, Reach, ShardedQuery, shape};
+use crate::value_order;
+use crate::{Error, Result, Sharded};
+
+/// A query checked and turned into Firestore terms, before anything is sent.
+pub(super) struct Prepared {
+    pub(super) filters: Vec<FirestoreQueryFilter>,
+    pub(super) orders: Vec<FirestoreQueryOrder>,
+    pub(super) start_after: Option<Vec<FirestoreValue>>,
+    pub(super) chunks: Vec<&'static [&'static str]>,
+}
+
+/// The shard values split into the fewest chunks of at most 30, of near-equal size.
+pub fn shard_chunks(values: &'static [&'static str]) -> Vec<&'static [&'static str]> {
+    if values.is_empty() {
+        return Vec::new();
+    }
+    let chunks = values.len().div_ceil(MAX_DISJUNCTIONS);
+    let (size, extra) = (values.len() / chunks, values.len() % chunks);
+    let mut rest = values;
+    (0..chunks)
+        .map(|i| {
+            let (chunk, tail) = rest.split_at(size + usize::from(i < extra));
+            rest = tail;
+            chunk
+        })
+        .collect()
+}
+
+impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
+    /// Checks the query and turns it into Firestore terms; an error here means nothing was sent.
+    pub(super) fn prepare(&self, db: &FirestoreDb) -> Result<Prepared> {
+        self.scope.check::<T>()?;
+        let invalid = |why: String| Error::InvalidQuery(why);
+        let Some(shape) = shape::<T>(QUERY).filter(|s| s.fields.len() == self.values.len()) else {
+            return Err(invalid(format!(
+                "`{}` has no query with id {QUERY} on {} field(s)",
+                T::COLLECTION,
+                self.values.len()
+            )));
+        };
+        if T::READ_SHARD_VALUES.is_empty() {
+            return Err(invalid(format!("`{}` has no shard values", T::COLLECTION)));
+        }
+        match self.limit {
+            Some(0) => {
+                return Err(invalid(
+                    "`limit(0)` asks for nothing; Firestore rejects it".into(),
+                ));
+            }
+            Some(limit) if limit > MAX_LIMIT => {
+                return Err(invalid(format!(
+                    "`limit({limit})` is more than Firestore's largest limit, {MAX_LIMIT}"
+                )));
+            }
+            _ => {}
+        }
+        let chunks = shard_chunks(T::READ_SHARD_VALUES);
+        if let Some(chunk) = chunks.iter().find(|chunk| chunk.len() > MAX_DISJUNCTIONS) {
+            return Err(invalid(format!(
+                "{} disjunctions in one query; Firestore allows {MAX_DISJUNCTIONS}",
+                chunk.len()
+            )));
+        }
+        let mut filters = Vec::new();
+        for (field, value) in shape.fields.iter().zip(&self.values) {
+            let value = value.clone().map_err(invalid)?;
+            check_filter_value(field, &value)?;
+            filters.push(compare(FirestoreQueryFilterCompare::Equal(
+                (*field).to_owned(),
+                FirestoreValue { value },
+            )));
+        }
+        let order = T::ORDER_FIELD.to_owned();
+        use FirestoreQueryFilterCompare::{
+            GreaterThan, GreaterThanOrEqual, LessThan, LessThanOrEqual,
+        };
+        for (bound, inclusive, exclusive) in [
+            (
+                &self.lower,
+                GreaterThanOrEqual as Comparison,
+                GreaterThan as Comparison,
+            ),
+            (&self.upper, LessThanOrEqual, LessThan),
+        ] {
+            let (compare_with, value) = match bound {
+                Bound::Included(value) => (inclusive, value),
+                Bound::Excluded(value) => (exclusive, value),
+                Bound::Unbounded => continue,
+            };
+            let value = value.clone().map_err(invalid)?;
+            check_filter_value(T::ORDER_FIELD, &value)?;
+            let value = FirestoreValue { value };
+            filters.push(compare(compare_with(order.clone(), value)));
+        }
+        let direction = match T::ORDER_DIRECTION {
+            Direction::Ascending => FirestoreQueryDirection::Ascending,
+            Direction::Descending => FirestoreQueryDirection::Descending,
+        };
+        let orders = vec![
+            FirestoreQueryOrder {
+                field_name: order,
+                direction: direction.clone(),
+            },
+            FirestoreQueryOrder {
+                field_name: "__name__".to_owned(),
+                direction,
+            },
+        ];
+        if let Some(cursor) = &self.after
+            && !value_order::usable_in_cursor(&cursor.order_value)
+        {
+            return Err(Error::InvalidCursor(format!(
+                "the cursor's `{}` is a string of more than {MAX_FILTER_VALUE_BYTES} bytes that Firestore compares whole, which it refuses as a cursor value (\"the cursor value is too large\"); no query, sharded or not, can start after this document",
+                T::ORDER_FIELD
+            )));
+        }
+        if let Some(cursor) = &self.after {
+            cursor.check_scope(&self.scope)?;
+        }
+        let start_after = self.after.as_ref().map(|cursor| {
+            let name = cursor.document_name(db, T::COLLECTION);
+            start_after_values(cursor.order_value.clone(), name)
+        });
+        Ok(Prepared {
+            filters,
+            orders,
+            start_after,
+            chunks,
+        })
+    }
+}
+
+/// Firestore's largest query limit (an `int32`).
+pub const MAX_LIMIT: u32 = i32::MAX as u32;
+
+/// The longest string a filter may compare with, in UTF-8 bytes: the server refuses longer
+/// ones ("too large to be used in a query"; measured in `tests/server_order.rs`). A bytes
+/// value may have one byte more.
+pub const MAX_FILTER_VALUE_BYTES: usize = value_order::INDEXED_STRING_BYTES;
+
+/// Refuses, before sending, a filter value the server would reject as too large; values
+/// inside arrays and maps count too.
+pub(super) fn check_filter_value(path: &str, value: &Value) -> Result<()> {
+    let too_long = match &value.value_type {
+        Some(ValueType::StringValue(s)) => s.len() > MAX_FILTER_VALUE_BYTES,
+        Some(ValueType::BytesValue(b)) => b.len() > value_order::INDEXED_BYTES_BYTES,
+        Some(ValueType::ArrayValue(array)) => {
+            return array
+                .values
+                .iter()
+                .try_for_each(|v| check_filter_value(path, v));
+        }
+        Some(ValueType::MapValue(map)) => {
+            return map
+                .fields
+                .values()
+                .try_for_each(|v| check_filter_value(path, v));
+        }
+        _ => false,
+    };
+    if too_long {
+        return Err(Error::InvalidQuery(format!(
+            "a value compared with `{path}` is longer than Firestore takes in a query ({MAX_FILTER_VALUE_BYTES} bytes of a string, {} of bytes)",
+            value_order::INDEXED_BYTES_BYTES
+        )));
+    }
+    Ok(())
+}
+
+/// A comparison of a field path with a value.
+pub(super) type Comparison = fn(String, FirestoreValue) -> FirestoreQueryFilterCompare;
+
+pub(super) fn compare(compare: FirestoreQueryFilterCompare) -> FirestoreQueryFilter {
+    FirestoreQueryFilter::Compare(Some(compare))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_are_few_and_even() {
+        static FORTY: [&str; 40] = [""; 40];
+        let sizes = |values: &'static [&'static str]| {
+            shard_chunks(values)
+                .iter()
+                .map(|c| c.len())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(sizes(&FORTY), [20, 20]);
+        assert_eq!(sizes(&FORTY[..3]), [3]);
+        assert_eq!(sizes(&FORTY[..30]), [30]);
+        assert_eq!(sizes(&FORTY[..31]), [16, 15]);
+        assert_eq!(sizes(&[]), Vec::<usize>::new());
+        static MANY: [&str; 301] = [""; 301];
+        let chunks = sizes(&MANY);
+        assert_eq!(chunks.len(), 11);
+        assert!(chunks.iter().all(|&c| (27..=28).contains(&c)));
+        assert_eq!(chunks.iter().sum::<usize>(), 301);
+    }
+}

@@ -1,0 +1,133 @@
+//! A prepared query in the firestore crate's terms: one chunk's filter (`shard in [...]` and
+//! the query's own), its order, the cursor values it starts after, and the same order on the
+//! client, for merging chunks.
+
+use firestore::gcloud_sdk::google::firestore::v1::{Document, Value, value::ValueType};
+use firestore::{
+    FirestoreDb, FirestoreQueryCursor, FirestoreQueryFilter, FirestoreQueryFilterCompare,
+    FirestoreQueryFilterComposite, FirestoreQueryFilterCompositeOperator, FirestoreQueryOrder,
+    FirestoreValue,
+};
+
+use super::prepare::{Prepared, compare};
+use super::{Reach, ShardedQuery, compare_documents};
+use crate::{Error, Result, Sharded};
+
+impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
+    /// A chunk's query as the protocol's `StructuredQuery`, starting just after `after`, at
+    /// most `limit`: what a Listen target or a raw RunQuery sends.
+    pub(super) fn structured_query(
+        &self,
+        prepared: &Prepared,
+        chunk: &[&str],
+        after: Option<Vec<FirestoreValue>>,
+        limit: Option<u32>,
+    ) -> Result<firestore::gcloud_sdk::google::firestore::v1::StructuredQuery> {
+        let mut params = firestore::FirestoreQueryParams::new(T::COLLECTION.into())
+            .with_filter(self.filter(prepared, chunk))
+            .with_order_by(prepared.orders.clone());
+        if self.scope == crate::parent::Scope::Group {
+            params.all_descendants = Some(true);
+        }
+        if let Some(limit) = limit {
+            params = params.with_limit(limit);
+        }
+        if let Some(after) = after {
+            params = params.with_start_at(FirestoreQueryCursor::AfterValue(after));
+        }
+        firestore::gcloud_sdk::google::firestore::v1::StructuredQuery::try_from(params)
+            .map_err(Error::from)
+    }
+
+    pub(super) fn select<'db>(
+        &self,
+        db: &'db FirestoreDb,
+        prepared: &Prepared,
+        chunk: &[&str],
+    ) -> firestore::select_builder::FirestoreSelectDocBuilder<'db, FirestoreDb> {
+        self.select_page(
+            db,
+            prepared,
+            chunk,
+            prepared.start_after.clone(),
+            self.limit,
+        )
+    }
+
+    /// A chunk's query, starting just after `after` (cursor values), at most `limit`.
+    pub(super) fn select_page<'db>(
+        &self,
+        db: &'db FirestoreDb,
+        prepared: &Prepared,
+        chunk: &[&str],
+        after: Option<Vec<FirestoreValue>>,
+        limit: Option<u32>,
+    ) -> firestore::select_builder::FirestoreSelectDocBuilder<'db, FirestoreDb> {
+        let mut select = self.select_ordered(db, prepared, chunk, prepared.orders.clone(), None);
+        if let Some(limit) = limit {
+            select = select.limit(limit);
+        }
+        if let Some(after) = after {
+            select = select.start_at(FirestoreQueryCursor::AfterValue(after));
+        }
+        select
+    }
+
+    /// A chunk's query where the query's scope reads, ordered by `orders`; with a
+    /// `projection`, of that field alone.
+    pub(super) fn select_ordered<'db>(
+        &self,
+        db: &'db FirestoreDb,
+        prepared: &Prepared,
+        chunk: &[&str],
+        orders: Vec<FirestoreQueryOrder>,
+        projection: Option<&str>,
+    ) -> firestore::select_builder::FirestoreSelectDocBuilder<'db, FirestoreDb> {
+        let filter = self.filter(prepared, chunk);
+        let select = db.fluent().select();
+        let select = match projection {
+            Some(field) => select.fields([field]),
+            None => select,
+        };
+        let select = select
+            .from(T::COLLECTION)
+            .parent(self.scope.parent_path(db))
+            .filter(move |_| Some(filter.clone()))
+            .order(move |o| o.fields(orders.clone()));
+        match self.scope {
+            crate::parent::Scope::Group => select.all_descendants(),
+            _ => select,
+        }
+    }
+
+    pub(super) fn filter(&self, prepared: &Prepared, chunk: &[&str]) -> FirestoreQueryFilter {
+        let shards: Vec<&str> = chunk.to_vec();
+        let mut filters = vec![compare(FirestoreQueryFilterCompare::In(
+            T::SHARD_FIELD_PATH.to_owned(),
+            <FirestoreValue as From<Vec<&str>>>::from(shards),
+        ))];
+        filters.extend(prepared.filters.iter().cloned());
+        FirestoreQueryFilter::Composite(FirestoreQueryFilterComposite {
+            for_all_filters: filters,
+            operator: FirestoreQueryFilterCompositeOperator::And,
+        })
+    }
+}
+
+/// The cursor values a query starts just after: a document's order value and full name, as
+/// the query orders.
+pub(super) fn start_after_values(order_value: Value, name: String) -> Vec<FirestoreValue> {
+    vec![
+        FirestoreValue { value: order_value },
+        FirestoreValue {
+            value: Value {
+                value_type: Some(ValueType::ReferenceValue(name)),
+            },
+        },
+    ]
+}
+
+/// The order of `T`'s sharded queries: order field, then document name, in its direction.
+pub(super) fn query_order<T: Sharded>(a: &Document, b: &Document) -> std::cmp::Ordering {
+    compare_documents(a, b, T::ORDER_FIELD, T::ORDER_DIRECTION)
+}
