@@ -557,17 +557,13 @@ fn check_shard_sets(
 
 /// Every value a collection's documents may hold: the current, previous and retired ones.
 fn declared_values(description: &CollectionDescriptionBuf) -> Vec<String> {
-    let mut values = description.shard_values.clone();
-    for value in description
-        .previous_shard_values
-        .iter()
-        .chain(&description.retired_shard_values)
-    {
-        if !values.contains(value) {
-            values.push(value.clone());
-        }
-    }
-    values
+    description.with(|description| {
+        description
+            .declared_values()
+            .into_iter()
+            .map(str::to_owned)
+            .collect()
+    })
 }
 
 /// `"x", "y", "z"`, shortened past a dozen values.

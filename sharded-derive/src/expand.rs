@@ -27,7 +27,6 @@ pub fn derive(input: &syn::DeriveInput) -> TokenStream {
 fn expand(model: &Model) -> TokenStream {
     let ident = model.ident;
     let collection = &model.collection;
-    let shard_field = &model.shard_field;
     let shard_path = &model.shard_path;
     let shard_values = shard_values(&model.shard_values);
     let resharding = resharding(model);
@@ -73,7 +72,6 @@ fn expand(model: &Model) -> TokenStream {
                     ..::sharded_runtime::__private::CollectionDescription::EMPTY
                 };
             const TABLES: ::sharded_runtime::__private::Tables = ::sharded_runtime::__private::Tables {
-                shard_field: #shard_field,
                 query_names: &[#(#query_names),*],
                 required_fields: #required_fields,
                 required_segments: #required_segments,
@@ -202,13 +200,16 @@ fn placement(model: &Model) -> TokenStream {
 
 /// While resharding, the values queries read and writes draw (the description holds the sets).
 fn resharding(model: &Model) -> TokenStream {
-    let resharding = &model.resharding;
-    if resharding.previous_values.is_empty() {
+    if model.resharding.previous_values.is_empty() {
         return TokenStream::new();
     }
-    let read = shard_values(&resharding.read_values(&model.shard_values));
-    let kept = shard_values(&resharding.kept_values(&model.shard_values));
-    let new = shard_values(&resharding.new_values(&model.shard_values));
+    let (read, kept, new) = model.description(Vec::new()).with(|description| {
+        (
+            shard_values(&description.read_values()),
+            shard_values(&description.kept_values()),
+            shard_values(&description.new_values()),
+        )
+    });
     quote! {
         const READ_SHARD_VALUES: &'static [&'static str] = #read;
         const NEW_SHARD_VALUES: &'static [&'static str] = #new;

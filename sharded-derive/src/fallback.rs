@@ -166,7 +166,6 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
             const DESCRIPTION: ::sharded_runtime::__private::CollectionDescription<'static> =
                 ::sharded_runtime::__private::CollectionDescription::EMPTY;
             const TABLES: ::sharded_runtime::__private::Tables = ::sharded_runtime::__private::Tables {
-                shard_field: "",
                 query_names: &[],
                 required_fields: &[],
                 required_segments: &[],

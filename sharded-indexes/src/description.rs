@@ -68,10 +68,80 @@ impl CollectionDescription<'static> {
     };
 }
 
-impl CollectionDescription<'_> {
+impl<'a> CollectionDescription<'a> {
     /// The composite indexes and field overrides the collection needs.
     pub fn plan(&self) -> IndexPlan {
         crate::plan(self)
+    }
+
+    /// The values queries read: the current ones, then the previous ones not among them.
+    pub fn read_values(&self) -> Vec<&'a str> {
+        let mut values = self.shard_values.to_vec();
+        values.extend(
+            self.previous_shard_values
+                .iter()
+                .filter(|value| !self.shard_values.contains(value)),
+        );
+        values
+    }
+
+    /// The current values that were previous values too: all of them when not resharding.
+    /// Writes keep drawing them at full rate.
+    pub fn kept_values(&self) -> Vec<&'a str> {
+        let resharding = !self.previous_shard_values.is_empty();
+        self.shard_values
+            .iter()
+            .copied()
+            .filter(|value| !resharding || self.previous_shard_values.contains(value))
+            .collect()
+    }
+
+    /// The current values that are new key ranges (not previous ones), which writes move to
+    /// gradually: none when not resharding.
+    pub fn new_values(&self) -> Vec<&'a str> {
+        if self.previous_shard_values.is_empty() {
+            return Vec::new();
+        }
+        self.shard_values
+            .iter()
+            .copied()
+            .filter(|value| !self.previous_shard_values.contains(value))
+            .collect()
+    }
+
+    /// Whether a rebalance moves documents out of `value`: a previous value the current set
+    /// dropped, or a retired one.
+    pub fn moves_out_of(&self, value: &str) -> bool {
+        !self.shard_values.contains(&value)
+            && (self.previous_shard_values.contains(&value)
+                || self.retired_shard_values.contains(&value))
+    }
+
+    /// Every value [`moves_out_of`](Self::moves_out_of) holds for, once each.
+    pub fn moved_out_of(&self) -> Vec<&'a str> {
+        let mut values: Vec<&'a str> = Vec::new();
+        for &value in self
+            .previous_shard_values
+            .iter()
+            .chain(self.retired_shard_values)
+        {
+            if self.moves_out_of(value) && !values.contains(&value) {
+                values.push(value);
+            }
+        }
+        values
+    }
+
+    /// Every value the collection's documents may hold: the current, previous and retired
+    /// ones, once each.
+    pub fn declared_values(&self) -> Vec<&'a str> {
+        let mut values = self.read_values();
+        for &value in self.retired_shard_values {
+            if !values.contains(&value) {
+                values.push(value);
+            }
+        }
+        values
     }
 }
 
@@ -170,6 +240,33 @@ impl From<&CollectionDescription<'_>> for CollectionDescriptionBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn resharding_sets_partition_the_declared_values() {
+        let resharding = CollectionDescription {
+            shard_values: &["0", "1", "5", "6"],
+            previous_shard_values: &["0", "1", "2"],
+            retired_shard_values: &["9"],
+            ..CollectionDescription::EMPTY
+        };
+        assert_eq!(resharding.read_values(), ["0", "1", "5", "6", "2"]);
+        assert_eq!(resharding.kept_values(), ["0", "1"]);
+        assert_eq!(resharding.new_values(), ["5", "6"]);
+        assert_eq!(resharding.moved_out_of(), ["2", "9"]);
+        assert!(resharding.moves_out_of("2") && !resharding.moves_out_of("0"));
+        assert!(
+            !resharding.moves_out_of("7"),
+            "a value no set has is missing, not moved"
+        );
+        assert_eq!(resharding.declared_values(), ["0", "1", "5", "6", "2", "9"]);
+        let settled = CollectionDescription {
+            shard_values: &["0", "1"],
+            ..CollectionDescription::EMPTY
+        };
+        assert_eq!(settled.read_values(), ["0", "1"]);
+        assert_eq!(settled.kept_values(), ["0", "1"]);
+        assert!(settled.new_values().is_empty() && settled.moved_out_of().is_empty());
+    }
 
     #[test]
     fn owned_and_borrowed_plan_alike_and_round_trip() {

@@ -18,6 +18,27 @@ pub const fn is_simple(segment: &[u8]) -> bool {
     true
 }
 
+/// The name a one-segment path stands for, unquoted (`shard-id` for `` `shard-id` ``), at
+/// compile time: the shard field is described once, as a path, and its stored name read
+/// from it. A quoted segment with an escape in it (a name holding `` ` `` or `\`) has no
+/// borrowed unquoted form; the front end refuses such a shard field name, and this panics
+/// (at compile time, in a `const`) on one.
+pub const fn unquoted_segment(path: &str) -> &str {
+    let bytes = path.as_bytes();
+    if bytes.len() < 2 || bytes[0] != b'`' || bytes[bytes.len() - 1] != b'`' {
+        return path;
+    }
+    let mut i = 1;
+    while i < bytes.len() - 1 {
+        if bytes[i] == b'\\' {
+            panic!("a quoted field path segment with an escape has no borrowed unquoted form");
+        }
+        i += 1;
+    }
+    let (_, rest) = path.split_at(1);
+    rest.split_at(rest.len() - 1).0
+}
+
 /// The length of the field path of `segments`.
 pub const fn path_len(segments: &[&str]) -> usize {
     let mut len = 0;
@@ -90,6 +111,15 @@ pub fn field_path(segments: &[&str]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_segment_paths_unquote_to_their_name() {
+        for name in ["shard", "shard-id", "1st", "région", "_x", "a b"] {
+            assert_eq!(unquoted_segment(&field_path(&[name])), name);
+        }
+        const NAME: &str = unquoted_segment("`shard-id`");
+        assert_eq!(NAME, "shard-id");
+    }
 
     #[test]
     fn segments_are_quoted_only_when_needed() {

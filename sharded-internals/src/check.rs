@@ -344,6 +344,13 @@ fn shard_field(cx: &Ctxt, cont: &Container) -> Option<String> {
         );
         return None;
     }
+    if name.contains(['`', '\\']) {
+        cx.error_spanned_by(
+            &lit.value,
+            "the shard field's name holds no `` ` `` or `\\`: Firestore would need it escaped in every query and index; choose a name without them",
+        );
+        return None;
+    }
     Some(name)
 }
 

@@ -81,39 +81,6 @@ pub struct Resharding {
     pub retired_values: Vec<String>,
 }
 
-impl Resharding {
-    /// `current` then the previous values not among them: what queries read.
-    pub fn read_values(&self, current: &[String]) -> Vec<String> {
-        let mut values = current.to_vec();
-        values.extend(
-            self.previous_values
-                .iter()
-                .filter(|value| !current.contains(value))
-                .cloned(),
-        );
-        values
-    }
-
-    /// The current values that were previous values too: all of them when not resharding.
-    pub fn kept_values<'v>(&self, current: &'v [String]) -> Vec<&'v String> {
-        current
-            .iter()
-            .filter(|value| self.previous_values.is_empty() || self.previous_values.contains(value))
-            .collect()
-    }
-
-    /// The current values that are new: none when not resharding.
-    pub fn new_values<'v>(&self, current: &'v [String]) -> Vec<&'v String> {
-        if self.previous_values.is_empty() {
-            return Vec::new();
-        }
-        current
-            .iter()
-            .filter(|value| !self.previous_values.contains(value))
-            .collect()
-    }
-}
-
 /// The field every sharded query orders by.
 #[derive(Clone)]
 pub struct OrderField<'a> {

@@ -71,23 +71,6 @@ impl Memo {
     }
 }
 
-/// Whether a rebalance moves documents out of `value`: a previous value the current set
-/// dropped, or a retired one.
-pub(crate) fn moves_out_of<T: Sharded>(value: &str) -> bool {
-    !T::SHARD_VALUES.contains(&value)
-        && (T::PREVIOUS_SHARD_VALUES.contains(&value) || T::RETIRED_SHARD_VALUES.contains(&value))
-}
-
-/// Every value [`moves_out_of`] says a rebalance moves documents out of.
-pub(crate) fn moved_out_of<T: Sharded>() -> Vec<&'static str> {
-    T::PREVIOUS_SHARD_VALUES
-        .iter()
-        .chain(T::RETIRED_SHARD_VALUES)
-        .copied()
-        .filter(|value| moves_out_of::<T>(value))
-        .collect()
-}
-
 /// Fails with [`Error::NotRebalanced`] if a document in `scope` holds one of `T`'s retired
 /// values; reads the database only when the scope (or, for a collection-group type, the
 /// whole group) was not found clean in the last [`RECHECK_AFTER`].

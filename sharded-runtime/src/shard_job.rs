@@ -310,7 +310,7 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
     /// index ends with) and fixed, a page at a time, until none is left. Each part of a
     /// partitioned job sweeps its own range only, so parts never race for a document.
     async fn sweep(&self, writer: &BulkWriter, report: &mut Progress) -> Result<()> {
-        let retired = crate::retired::moved_out_of::<T>();
+        let retired = T::DESCRIPTION.moved_out_of();
         if retired.is_empty() {
             return Ok(());
         }
@@ -630,7 +630,7 @@ fn census<T: Sharded>(census: &mut ShardCensus, document: &Document) {
     };
     if T::SHARD_VALUES.contains(&shard) {
         census.current += 1;
-    } else if crate::retired::moves_out_of::<T>(shard) {
+    } else if T::DESCRIPTION.moves_out_of(shard) {
         census.retired += 1;
     } else {
         census.missing += 1;

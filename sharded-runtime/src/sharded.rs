@@ -13,8 +13,6 @@ use crate::collection::ShardedCollection;
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy)]
 pub struct Tables {
-    /// The shard field's stored name, unquoted.
-    pub shard_field: &'static str,
     /// The name of every typed query but `all`: one per indexed field, then one per field set,
     /// in the order of [`CollectionDescription::indexed_fields`] and
     /// [`CollectionDescription::field_sets`], which hold the fields each compares.
@@ -50,7 +48,8 @@ pub trait Sharded: Serialize + DeserializeOwned + Send + Sync + 'static {
     const TABLES: Tables;
     /// The stored name of the shard field (unquoted; [`SHARD_FIELD_PATH`](Self::SHARD_FIELD_PATH)
     /// is its field path).
-    const SHARD_FIELD: &'static str = Self::TABLES.shard_field;
+    const SHARD_FIELD: &'static str =
+        sharded_indexes::field_path::unquoted_segment(Self::DESCRIPTION.shard_field);
     /// The shard field as a field path, backtick-quoted where Firestore needs it
     /// (`` `shard-id` ``): what queries and indexes name.
     const SHARD_FIELD_PATH: &'static str = Self::DESCRIPTION.shard_field;

@@ -9,8 +9,64 @@ use firestore::FirestoreValue;
 use firestore::gcloud_sdk::google::firestore::v1::Value;
 use serde::Serialize;
 
-use super::{Cursor, InGroup, Reach, ShardedQuery};
+use super::{Cursor, InCollection, InGroup, Reach};
 use crate::Sharded;
+
+/// An equality query on one indexed field or on a declared set of fields, or the whole
+/// collection, ordered by the order field, over every shard.
+///
+/// Built by the derive's `T::query().<field>(value)`, `T::query().<a>_and_<b>(x, y)` or
+/// `T::query().all()`. `QUERY` is [`query_id`] of that method's name, so the type names its
+/// query by name, not by a field's position: `ShardedQuery<Instrument, { query_id("exchange") }>`.
+/// Every query this type can express is served by a composite index the index plan generates:
+/// (shard, field(s), order field), or (shard, order field) for the whole collection.
+///
+/// With at most 30 shard values it is one Firestore query, `shard in [...]`, which the server
+/// merges; with more, one query per chunk of ≤ 30 values, sent concurrently and merged here on
+/// (order field, document name). Either way the documents and their order are exactly those of
+/// the same query on an unsharded collection ordered by (order field, `__name__`).
+///
+/// `R` is what the query reads: [`InCollection`], one collection (the top-level one, or one
+/// parent's); or [`InGroup`], after [`in_group`](Self::in_group), every parent's. Its cursors
+/// and pages carry the same `R`, so a group query's cursor does not compile with a per-parent
+/// query, nor the reverse.
+pub struct ShardedQuery<T, const QUERY: u64, R: Reach = InCollection> {
+    /// The values the query's fields equal, in the shape's order; none for the whole collection.
+    pub(super) values: Vec<std::result::Result<Value, String>>,
+    pub(super) lower: Bound<std::result::Result<Value, String>>,
+    pub(super) upper: Bound<std::result::Result<Value, String>>,
+    pub(super) limit: Option<u32>,
+    pub(super) after: Option<super::cursor::Position>,
+    pub(super) scope: crate::parent::Scope,
+    pub(super) marker: PhantomData<fn() -> (T, R)>,
+}
+
+impl<T, const QUERY: u64, R: Reach> Clone for ShardedQuery<T, QUERY, R> {
+    fn clone(&self) -> Self {
+        ShardedQuery {
+            values: self.values.clone(),
+            lower: self.lower.clone(),
+            upper: self.upper.clone(),
+            limit: self.limit,
+            after: self.after.clone(),
+            scope: self.scope.clone(),
+            marker: PhantomData,
+        }
+    }
+}
+
+impl<T, const QUERY: u64, R: Reach> std::fmt::Debug for ShardedQuery<T, QUERY, R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ShardedQuery")
+            .field("values", &self.values)
+            .field("lower", &self.lower)
+            .field("upper", &self.upper)
+            .field("limit", &self.limit)
+            .field("after", &self.after)
+            .field("scope", &self.scope)
+            .finish()
+    }
+}
 
 pub(super) fn to_value<V: Serialize + ?Sized>(value: &V) -> std::result::Result<Value, String> {
     let value = <FirestoreValue as From<&V>>::from(value).value;
