@@ -7,6 +7,8 @@ use sharded_internals::{Ctxt, Direction, Model};
 
 use crate::fallback;
 use crate::namespace::{Kind, Member, Members, Namespace, namespaces};
+use crate::query_names::{query_alias, query_aliases, query_names};
+use crate::wrap::wrap;
 
 /// Parse → validate → expand; on any error, the errors plus a minimal impl.
 pub fn derive(input: &syn::DeriveInput) -> TokenStream {
@@ -287,17 +289,6 @@ fn queries<'a>(model: &'a Model) -> Namespace<'a> {
     }
 }
 
-/// The name of every query but `all`, in the description's order: the indexed paths, then the
-/// field sets (the runtime reads each query's fields from the description by position).
-fn query_names(model: &Model) -> Vec<String> {
-    let single = model
-        .indexes
-        .iter()
-        .map(|index| syn::ext::IdentExt::unraw(&index.method).to_string());
-    let sets = model.field_sets.iter().map(|set| set.method.to_string());
-    single.chain(sets).collect()
-}
-
 /// `T::aggregates()`: what it returns has one public `NumericField<T>` per
 /// `#[sharded(aggregate)]` field (whose type must be `Numeric`, checked on the user's type);
 /// none without such fields.
@@ -340,12 +331,6 @@ fn fields<'a>(model: &'a Model) -> Namespace<'a> {
         doc: format!("The stored fields of `{ident}`, for `ShardedCollection::update_fields`."),
         members: Members::Fields(members.collect()),
     }
-}
-
-/// `query_id(name)` as a `u64` literal: a type naming a query costs no const evaluation (the
-/// front end has refused names whose ids collide).
-pub(crate) fn query_id(name: &str) -> proc_macro2::Literal {
-    proc_macro2::Literal::u64_suffixed(sharded_internals::query_id(name))
 }
 
 /// Each indexed field's stored path and its stored segments, as expressions: literals for the
@@ -431,68 +416,6 @@ pub(crate) fn direction(direction: Direction) -> TokenStream {
     match direction {
         Direction::Ascending => quote!(::sharded_runtime::__private::Direction::Ascending),
         Direction::Descending => quote!(::sharded_runtime::__private::Direction::Descending),
-    }
-}
-
-/// A name for every query's type, beside the struct (outside the anonymous const, so that
-/// users can name it): `{T}{Method}Query` for each query method, so that a query can be stored
-/// in a struct without spelling `ShardedQuery<T, { query_id("method") }>`, and its cursor and
-/// page as `CursorOf<{T}{Method}Query>` and `PageOf<..>`. A type that declares
-/// `collection_group` gets aliases that take the query's reach, one collection by default
-/// (`{T}{Method}Query<InGroup>` for a group query's); other types' queries have one reach
-/// only. One alias per query, not three, and none for `all()`, which the runtime's
-/// `WholeCollection<T>` names: each item, and each parameter, costs every user's build.
-pub(crate) fn query_aliases(
-    ident: &syn::Ident,
-    vis: &syn::Visibility,
-    methods: &[String],
-    reach: bool,
-) -> TokenStream {
-    // `<Reach = InCollection>` and its use, or nothing.
-    let (params, reach_arg, in_group) = if reach {
-        (
-            quote!(<Reach = ::sharded_runtime::InCollection>),
-            quote!(, Reach),
-            ", `<InGroup>` after `.in_group()`",
-        )
-    } else {
-        (TokenStream::new(), TokenStream::new(), "")
-    };
-    let aliases = methods.iter().map(|method| {
-        let query = query_alias(ident, method);
-        let id = query_id(method);
-        let doc = format!(
-            "The query `{ident}::query().{method}(..)`{in_group}; \
-                 `CursorOf<{query}>` and `PageOf<{query}>` are its cursor and page."
-        );
-        quote! {
-            #[doc = #doc]
-            #vis type #query #params = ::sharded_runtime::ShardedQuery<#ident, #id #reach_arg>;
-        }
-    });
-    quote!(#(#aliases)*)
-}
-
-/// The alias naming the query `method` of `ident`: `{T}{Method}Query`.
-fn query_alias(ident: &syn::Ident, method: &str) -> syn::Ident {
-    let pascal = sharded_internals::case::RenameRule::Pascal.apply_to_field(method);
-    quote::format_ident!("{ident}{pascal}Query")
-}
-
-/// Generated items live in an anonymous const, as serde's do.
-pub(crate) fn wrap(items: TokenStream) -> TokenStream {
-    quote! {
-        #[doc(hidden)]
-        #[allow(
-            non_upper_case_globals,
-            non_snake_case,
-            dead_code,
-            unused_qualifications,
-            clippy::all
-        )]
-        const _: () = {
-            #items
-        };
     }
 }
 

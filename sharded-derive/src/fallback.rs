@@ -5,8 +5,9 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use sharded_internals::ast::Container;
 
-use crate::expand::{query_id, wrap};
 use crate::namespace::{Kind, Member, Members, Namespace, namespaces};
+use crate::query_names::query_id;
+use crate::wrap::wrap;
 use sharded_internals::attr::IndexSpec;
 use sharded_internals::model::query_method;
 
@@ -152,7 +153,7 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
     }
     let namespaces = namespaces(ident, &syn::parse_quote!(pub), &entries);
     let query_methods = Kind::Queries.struct_ident(ident);
-    let aliases = crate::expand::query_aliases(
+    let aliases = crate::query_names::query_aliases(
         ident,
         &container.input.vis,
         &alias_names,

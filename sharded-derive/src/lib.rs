@@ -4,7 +4,9 @@
 mod expand;
 mod fallback;
 mod namespace;
+mod query_names;
 mod stored_names;
+mod wrap;
 
 use proc_macro::TokenStream;
 use syn::{DeriveInput, parse_macro_input};

@@ -5,7 +5,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use sharded_internals::Ctxt;
 
-use crate::expand::wrap;
+use crate::wrap::wrap;
 
 pub fn derive(input: &syn::DeriveInput) -> TokenStream {
     let cx = Ctxt::new();

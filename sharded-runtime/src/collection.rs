@@ -8,9 +8,10 @@ use firestore::{
 };
 
 use crate::document_id::check_document_id;
+use crate::document_path::DocumentPath;
 use crate::guard::{MAX_TRACKED, Position, Required, length_mask};
 use crate::parent::{Parent, Scope};
-use crate::stored::{Stored, document_id};
+use crate::stored::Stored;
 use crate::value_order::field_value;
 use crate::{Error, Field, Result, ShardCensus, ShardJob, Sharded};
 
@@ -87,7 +88,7 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
             .document(serialize(document, "")?)
             .execute()
             .await?;
-        Ok(document_id(&stored.name).to_owned())
+        Ok(DocumentPath::parse(&stored.name).id().to_owned())
     }
 
     /// Creates the document `id`; fails if it exists.

@@ -135,6 +135,14 @@ impl Scope {
         Scope::Under(parent.path.clone())
     }
 
+    /// The path below the database root of the one parent document this scope is under.
+    pub(crate) fn parent(&self) -> Option<&str> {
+        match self {
+            Scope::Under(parent) => Some(parent),
+            Scope::Top | Scope::Group => None,
+        }
+    }
+
     /// [`Error::InvalidParent`] for a subcollection type without its parent, and a group query
     /// on a type that did not declare one: before anything is sent.
     pub(crate) fn check<T: Sharded>(&self) -> Result<()> {
@@ -161,14 +169,20 @@ impl Scope {
     /// The full path of the documents' parent: the database's documents root, or the parent
     /// document (for a group, the root every parent is under).
     pub(crate) fn parent_path(&self, db: &FirestoreDb) -> String {
-        self.parent_path_in(db.get_documents_path())
+        crate::document_path::container_name(db.get_documents_path(), self.parent())
     }
 
-    /// [`parent_path`](Self::parent_path) below the documents root `documents_path`.
-    fn parent_path_in(&self, documents_path: &str) -> String {
+    /// `select` reading this scope: its one collection (at the top or under the parent), or
+    /// for a group every collection of the type's id.
+    pub(crate) fn select<'a>(
+        &self,
+        db: &FirestoreDb,
+        select: firestore::select_builder::FirestoreSelectDocBuilder<'a, FirestoreDb>,
+    ) -> firestore::select_builder::FirestoreSelectDocBuilder<'a, FirestoreDb> {
+        let select = select.parent(self.parent_path(db));
         match self {
-            Scope::Under(parent) => format!("{documents_path}/{parent}"),
-            Scope::Top | Scope::Group => documents_path.to_owned(),
+            Scope::Group => select.all_descendants(),
+            _ => select,
         }
     }
 
@@ -191,8 +205,9 @@ impl Scope {
                 "a collection group is read, not written: write under a parent".into(),
             ));
         }
-        Ok(crate::stored::document_name(
-            &self.parent_path_in(documents_path),
+        Ok(crate::document_path::document_name(
+            documents_path,
+            self.parent(),
             T::COLLECTION,
             id,
         ))

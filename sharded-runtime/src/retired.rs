@@ -22,10 +22,15 @@ use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
-use firestore::FirestoreDb;
+use firestore::gcloud_sdk::google::firestore::v1::Document;
+use firestore::{
+    FirestoreDb, FirestoreQueryDirection, FirestoreQueryFilter, FirestoreQueryFilterCompare,
+    FirestoreQueryFilterComposite, FirestoreQueryFilterCompositeOperator, FirestoreValue,
+};
+use sharded_indexes::Direction;
 
 use crate::parent::Scope;
-use crate::shard_job::ShardJob;
+use crate::retry::Backoff;
 use crate::stored::shard_value;
 use crate::{Error, Result, Sharded};
 
@@ -99,9 +104,12 @@ async fn check_scope<T: Sharded>(db: &FirestoreDb, scope: &Scope) -> Result<()> 
     if clean().is_clean(&key, Instant::now()) {
         return Ok(());
     }
-    let job = ShardJob::<T>::new(db, scope.clone());
+    let backoff = Backoff::default();
     for chunk in T::RETIRED_SHARD_VALUES.chunks(crate::MAX_DISJUNCTIONS) {
-        if let Some(document) = job.retired_page(chunk, 1, false).await?.first() {
+        if let Some(document) = holding::<T>(db, scope, chunk, 1, None, &backoff)
+            .await?
+            .first()
+        {
             return Err(Error::NotRebalanced {
                 collection: T::COLLECTION,
                 document: document.name.clone(),
@@ -111,6 +119,52 @@ async fn check_scope<T: Sharded>(db: &FirestoreDb, scope: &Scope) -> Result<()> 
     }
     clean().remember(key, Instant::now());
     Ok(())
+}
+
+/// Up to `limit` documents of `scope` holding one of `values` (at most 30), with only the
+/// shard field, first in the order field's order: `shard in [values] ORDER BY order field`,
+/// the query the whole-collection index serves, so it reads only such documents. `ids`
+/// (bounds on `__name__`, which that index ends with) keeps it to a job's part. Reads are
+/// retried with `backoff`.
+pub(crate) async fn holding<T: Sharded>(
+    db: &FirestoreDb,
+    scope: &Scope,
+    values: &[&'static str],
+    limit: u32,
+    ids: Option<FirestoreQueryFilter>,
+    backoff: &Backoff,
+) -> Result<Vec<Document>> {
+    let shard = FirestoreQueryFilter::Compare(Some(FirestoreQueryFilterCompare::In(
+        T::SHARD_FIELD_PATH.to_owned(),
+        <FirestoreValue as From<Vec<&str>>>::from(values.to_vec()),
+    )));
+    let filter = match ids {
+        Some(ids) => FirestoreQueryFilter::Composite(FirestoreQueryFilterComposite::new(
+            vec![shard, ids],
+            FirestoreQueryFilterCompositeOperator::And,
+        )),
+        None => shard,
+    };
+    let direction = match T::ORDER_DIRECTION {
+        Direction::Ascending => FirestoreQueryDirection::Ascending,
+        Direction::Descending => FirestoreQueryDirection::Descending,
+    };
+    crate::retry::retry_reads(backoff, || {
+        let (filter, direction) = (filter.clone(), direction.clone());
+        scope
+            .select(
+                db,
+                db.fluent()
+                    .select()
+                    .fields([T::SHARD_FIELD_PATH])
+                    .from(T::COLLECTION),
+            )
+            .filter(move |_| Some(filter.clone()))
+            .order(move |o| o.fields([o.field(T::ORDER_FIELD).direction(direction.clone())]))
+            .limit(limit)
+            .query()
+    })
+    .await
 }
 
 fn clean() -> std::sync::MutexGuard<'static, Memo> {

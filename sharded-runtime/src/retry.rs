@@ -62,7 +62,7 @@ impl Backoff {
     /// Whether these settings can run: [`Error::InvalidOptions`](crate::Error::InvalidOptions)
     /// naming the first one out of range.
     pub fn validate(&self) -> crate::Result<()> {
-        use crate::bulk::{MAX_DURATION, check};
+        use crate::option_check::{MAX_DURATION, check};
         check(
             self.maximum <= MAX_DURATION,
             "backoff.maximum",

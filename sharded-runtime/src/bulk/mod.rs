@@ -11,10 +11,10 @@ mod rate_limiter;
 mod sequential_ids;
 mod writer;
 
+pub use crate::option_check::MAX_DURATION;
 pub use crate::retry::Backoff;
 pub use clock::{Clock, Sleep, SystemClock, VirtualClock};
-pub(crate) use options::check;
-pub use options::{BulkWriterOptions, MAX_BATCH_SIZE, MAX_DURATION, MAX_PENDING};
+pub use options::{BulkWriterOptions, MAX_BATCH_SIZE, MAX_PENDING};
 pub use outcome::{BulkStats, PendingWrite, WriteFailure, WriteOutcome};
 /// The writer's token bucket, reachable for the benchmarks and the ramp's tests only.
 #[doc(hidden)]

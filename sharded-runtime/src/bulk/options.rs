@@ -5,8 +5,9 @@ use std::time::Duration;
 
 use super::clock::{Clock, SystemClock};
 use super::rate_limiter::Throttling;
+use crate::option_check::{MAX_DURATION, check};
 use crate::retry::Backoff;
-use crate::{Error, Result, Sharded};
+use crate::{Result, Sharded};
 
 /// The most writes one BatchWrite request carries.
 pub const MAX_BATCH_SIZE: usize = 500;
@@ -14,10 +15,6 @@ pub const MAX_BATCH_SIZE: usize = 500;
 /// The most operations a writer keeps sent and unanswered ([`BulkWriterOptions::max_pending`]):
 /// a hundred times Google's 500. Each one holds its document in memory until answered.
 pub const MAX_PENDING: usize = 50_000;
-
-/// The longest `linger`, `request_timeout`, backoff wait or ramp interval a writer accepts:
-/// a day. Longer ones are mistakes, and would overflow the writer's deadlines.
-pub const MAX_DURATION: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// How a [`BulkWriter`](super::BulkWriter) batches, throttles and retries. [`Default`] is
 /// Google's bulk writers' settings; [`for_type`](Self::for_type) caps the ramp at the rate a
@@ -169,17 +166,5 @@ impl BulkWriterOptions {
         )?;
         self.throttling.validate()?;
         self.backoff.validate()
-    }
-}
-
-/// `Ok` if `valid`, else the typed error naming `option` and its range.
-pub(crate) fn check(valid: bool, option: &'static str, range: &'static str) -> Result<()> {
-    if valid {
-        Ok(())
-    } else {
-        Err(Error::InvalidOptions {
-            option,
-            expected: range,
-        })
     }
 }

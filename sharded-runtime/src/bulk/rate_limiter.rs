@@ -41,7 +41,7 @@ impl Throttling {
     /// [`Error::InvalidOptions`](crate::Error::InvalidOptions) naming the first setting out of
     /// range.
     pub fn validate(&self) -> crate::Result<()> {
-        use super::options::{MAX_DURATION, check};
+        use crate::option_check::{MAX_DURATION, check};
         let Throttling::Ramp {
             initial,
             growth,
@@ -134,7 +134,7 @@ fn window(elapsed: Duration, interval: Duration) -> u64 {
 }
 
 /// The longest a limiter asks to wait at once: after it, it is asked again.
-const MAX_WAIT: Duration = super::options::MAX_DURATION;
+const MAX_WAIT: Duration = crate::option_check::MAX_DURATION;
 
 /// When the `k`-th window of the ramp starts; saturating, so that no setting can overflow.
 fn window_start(start: Duration, interval: Duration, k: u64) -> Duration {

@@ -284,7 +284,7 @@ impl BulkWriter {
     }
 
     fn document_name(&self, collection: &str, id: &str) -> String {
-        crate::stored::document_name(&self.documents_path, collection, id)
+        crate::document_path::document_name(&self.documents_path, None, collection, id)
     }
 
     fn note_created(&self, id: &str) {

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::reach::{InCollection, Reach};
 use crate::document_id::check_document_id;
-use crate::stored::document_id;
+use crate::document_path::DocumentPath;
 use crate::value_order::field_value;
 use crate::{Error, Result, Sharded, Stored};
 use firestore::FirestoreValue;
@@ -73,11 +73,12 @@ impl Position {
 
     /// The full name of the cursor's document in `collection`.
     pub(crate) fn document_name(&self, db: &firestore::FirestoreDb, collection: &str) -> String {
-        let container = match &self.parent {
-            Some(parent) => format!("{}/{parent}", db.get_documents_path()),
-            None => db.get_documents_path().to_owned(),
-        };
-        crate::stored::document_name(&container, collection, &self.id)
+        crate::document_path::document_name(
+            db.get_documents_path(),
+            self.parent.as_deref(),
+            collection,
+            &self.id,
+        )
     }
 }
 
@@ -136,10 +137,11 @@ impl<T: Sharded, const QUERY: u64, R: Reach> Cursor<T, QUERY, R> {
                 document: document.name.clone(),
                 field: T::ORDER_FIELD.to_owned(),
             })?;
+        let path = DocumentPath::parse(&document.name);
         Ok(Self::new(
             order_value,
-            document_id(&document.name).to_owned(),
-            crate::stored::parent_of(&document.name),
+            path.id().to_owned(),
+            path.parent().map(str::to_owned),
         ))
     }
 

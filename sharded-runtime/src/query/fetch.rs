@@ -6,7 +6,8 @@ use firestore::{FirestoreDb, FirestoreValue};
 use tracing::Instrument as _;
 
 use super::prepare::Prepared;
-use super::request::{query_order, start_after_values};
+use super::prepare::start_after_values;
+use super::request::query_order;
 use super::snapshot::Snapshot;
 use super::spans::{chunk_span, query_span};
 use super::{Cursor, MAX_LIMIT, Page, QueryStats, Reach, ShardedQuery, merge_sorted, shares};

@@ -10,7 +10,6 @@ use firestore::{
 };
 use sharded_indexes::Direction;
 
-use super::request::start_after_values;
 use super::{MAX_DISJUNCTIONS, Reach, ShardedQuery, shape};
 use crate::value_order;
 use crate::{Error, Result, Sharded};
@@ -142,6 +141,19 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
             chunks,
         })
     }
+}
+
+/// The cursor values a query starts just after: a document's order value and full name, as
+/// the query orders.
+pub(super) fn start_after_values(order_value: Value, name: String) -> Vec<FirestoreValue> {
+    vec![
+        FirestoreValue { value: order_value },
+        FirestoreValue {
+            value: Value {
+                value_type: Some(ValueType::ReferenceValue(name)),
+            },
+        },
+    ]
 }
 
 /// Firestore's largest query limit (an `int32`).

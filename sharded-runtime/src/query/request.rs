@@ -2,7 +2,7 @@
 //! the query's own), its order, the cursor values it starts after, and the same order on the
 //! client, for merging chunks.
 
-use firestore::gcloud_sdk::google::firestore::v1::{Document, Value, value::ValueType};
+use firestore::gcloud_sdk::google::firestore::v1::Document;
 use firestore::{
     FirestoreDb, FirestoreQueryCursor, FirestoreQueryFilter, FirestoreQueryFilterCompare,
     FirestoreQueryFilterComposite, FirestoreQueryFilterCompositeOperator, FirestoreQueryOrder,
@@ -89,15 +89,10 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
             Some(field) => select.fields([field]),
             None => select,
         };
-        let select = select
-            .from(T::COLLECTION)
-            .parent(self.scope.parent_path(db))
+        self.scope
+            .select(db, select.from(T::COLLECTION))
             .filter(move |_| Some(filter.clone()))
-            .order(move |o| o.fields(orders.clone()));
-        match self.scope {
-            crate::parent::Scope::Group => select.all_descendants(),
-            _ => select,
-        }
+            .order(move |o| o.fields(orders.clone()))
     }
 
     pub(super) fn filter(&self, prepared: &Prepared, chunk: &[&str]) -> FirestoreQueryFilter {
@@ -112,19 +107,6 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
             operator: FirestoreQueryFilterCompositeOperator::And,
         })
     }
-}
-
-/// The cursor values a query starts just after: a document's order value and full name, as
-/// the query orders.
-pub(super) fn start_after_values(order_value: Value, name: String) -> Vec<FirestoreValue> {
-    vec![
-        FirestoreValue { value: order_value },
-        FirestoreValue {
-            value: Value {
-                value_type: Some(ValueType::ReferenceValue(name)),
-            },
-        },
-    ]
 }
 
 /// The order of `T`'s sharded queries: order field, then document name, in its direction.

@@ -18,7 +18,8 @@ use futures::stream::{BoxStream, StreamExt, TryStreamExt};
 use tracing::Instrument as _;
 
 use super::prepare::Prepared;
-use super::request::{query_order, start_after_values};
+use super::prepare::start_after_values;
+use super::request::query_order;
 use super::spans::{chunk_span, query_span};
 use super::{Cursor, Reach, ShardedQuery, merge_streams};
 use crate::value_order as order;

@@ -146,8 +146,8 @@ impl ListenOptions {
     /// Whether a listener can run with these options:
     /// [`Error::InvalidOptions`] naming the first out of range.
     pub fn validate(&self) -> Result<()> {
-        use crate::bulk::check;
-        let day = crate::bulk::MAX_DURATION;
+        use crate::option_check::check;
+        let day = crate::option_check::MAX_DURATION;
         check(
             self.max_retry <= day,
             "max_retry",

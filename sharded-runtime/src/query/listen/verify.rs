@@ -218,7 +218,12 @@ mod tests {
             names
                 .iter()
                 .map(|name| Document {
-                    name: format!("{}/verify/{name}", db.get_documents_path()),
+                    name: crate::document_path::document_name(
+                        db.get_documents_path(),
+                        None,
+                        "verify",
+                        &name,
+                    ),
                     ..Default::default()
                 })
                 .collect()

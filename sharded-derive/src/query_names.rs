@@ -1,0 +1,68 @@
+//! How the derive names a type's queries: the method names in the description's order, their
+//! `u64` ids, and the `{T}{Method}Query` aliases; the expansion and the fallback emit the same.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use sharded_internals::Model;
+
+/// The name of every query but `all`, in the description's order: the indexed paths, then the
+/// field sets (the runtime reads each query's fields from the description by position).
+pub(crate) fn query_names(model: &Model) -> Vec<String> {
+    let single = model
+        .indexes
+        .iter()
+        .map(|index| syn::ext::IdentExt::unraw(&index.method).to_string());
+    let sets = model.field_sets.iter().map(|set| set.method.to_string());
+    single.chain(sets).collect()
+}
+
+/// `query_id(name)` as a `u64` literal: a type naming a query costs no const evaluation (the
+/// front end has refused names whose ids collide).
+pub(crate) fn query_id(name: &str) -> proc_macro2::Literal {
+    proc_macro2::Literal::u64_suffixed(sharded_internals::query_id(name))
+}
+
+/// A name for every query's type, beside the struct (outside the anonymous const, so that
+/// users can name it): `{T}{Method}Query` for each query method, so that a query can be stored
+/// in a struct without spelling `ShardedQuery<T, { query_id("method") }>`, and its cursor and
+/// page as `CursorOf<{T}{Method}Query>` and `PageOf<..>`. A type that declares
+/// `collection_group` gets aliases that take the query's reach, one collection by default
+/// (`{T}{Method}Query<InGroup>` for a group query's); other types' queries have one reach
+/// only. One alias per query, not three, and none for `all()`, which the runtime's
+/// `WholeCollection<T>` names: each item, and each parameter, costs every user's build.
+pub(crate) fn query_aliases(
+    ident: &syn::Ident,
+    vis: &syn::Visibility,
+    methods: &[String],
+    reach: bool,
+) -> TokenStream {
+    // `<Reach = InCollection>` and its use, or nothing.
+    let (params, reach_arg, in_group) = if reach {
+        (
+            quote!(<Reach = ::sharded_runtime::InCollection>),
+            quote!(, Reach),
+            ", `<InGroup>` after `.in_group()`",
+        )
+    } else {
+        (TokenStream::new(), TokenStream::new(), "")
+    };
+    let aliases = methods.iter().map(|method| {
+        let query = query_alias(ident, method);
+        let id = query_id(method);
+        let doc = format!(
+            "The query `{ident}::query().{method}(..)`{in_group}; \
+                 `CursorOf<{query}>` and `PageOf<{query}>` are its cursor and page."
+        );
+        quote! {
+            #[doc = #doc]
+            #vis type #query #params = ::sharded_runtime::ShardedQuery<#ident, #id #reach_arg>;
+        }
+    });
+    quote!(#(#aliases)*)
+}
+
+/// The alias naming the query `method` of `ident`: `{T}{Method}Query`.
+pub(crate) fn query_alias(ident: &syn::Ident, method: &str) -> syn::Ident {
+    let pascal = sharded_internals::case::RenameRule::Pascal.apply_to_field(method);
+    quote::format_ident!("{ident}{pascal}Query")
+}

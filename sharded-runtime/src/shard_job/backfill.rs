@@ -1,0 +1,204 @@
+//! The job's run: a scan a page at a time, each document without a current shard value
+//! given one by a field-masked write with the scanned update time as a precondition; a write
+//! that lost to a concurrent change is read again and tried again.
+
+use std::time::Instant;
+
+use firestore::gcloud_sdk::google::firestore::v1::{
+    Document, DocumentMask, Precondition, Value, Write, precondition, value::ValueType,
+    write::Operation,
+};
+
+use super::{Checkpoint, Progress, ShardJob};
+use crate::bulk::{BulkWriter, PendingWrite, WriteFailure};
+use crate::parent::Scope;
+use crate::stored::shard_value;
+use crate::{Error, Result, Sharded, StatusCode};
+
+/// One document's shard write, in flight.
+pub(super) struct Fix {
+    /// The document's full name.
+    pub(super) name: String,
+    pub(super) pending: PendingWrite,
+    pub(super) conflicts: u32,
+}
+
+impl<'db, T: Sharded> ShardJob<'db, T> {
+    /// Runs the job, calling `progress` after each page; returns the final progress.
+    ///
+    /// On an error (a write given up on, a scan that kept failing) it stops and returns it;
+    /// the last progress reported holds the checkpoint to resume from. A checkpoint whose id
+    /// no document could have is [`Error::InvalidCursor`], and a type whose resharding onto
+    /// new values starts at a `since` still to come is [`Error::ReshardingNotStarted`]; both
+    /// with nothing sent. Dropping the future stops the job and its writer at once.
+    pub async fn run(self, mut progress: impl FnMut(&Progress)) -> Result<Progress> {
+        self.scope.check::<T>()?;
+        let group = self.scope == Scope::Group;
+        if let Some(checkpoint) = &self.resume {
+            // Over a collection group a checkpoint is a path: `rooms/lobby/messages/m1`.
+            let checked = match group {
+                true => crate::document_id::check_document_path(checkpoint.last_id()),
+                false => crate::check_document_id(checkpoint.last_id()),
+            };
+            checked.map_err(|error| Error::InvalidCursor(format!("checkpoint: {error}")))?;
+            if !self
+                .ids
+                .contains_under(self.bound_prefix(), checkpoint.last_id())
+            {
+                return Err(Error::InvalidCursor(format!(
+                    "checkpoint: `{}` is not in the job's id range {:?}",
+                    checkpoint.last_id(),
+                    self.ids
+                )));
+            }
+        }
+        if let Some(since) = crate::reshard::not_started::<T>() {
+            return Err(Error::ReshardingNotStarted { since });
+        }
+        let started = Instant::now();
+        let writer = BulkWriter::new(self.db, self.writer.clone())?;
+        let mut report = Progress {
+            total: match &self.resume {
+                None => Some(self.count().await?),
+                Some(_) => None,
+            },
+            checkpoint: self.resume.clone(),
+            ..Progress::default()
+        };
+        let after = self.resume.as_ref().map(|c| c.last_id().to_owned());
+        let mut page = self.scan_page(after.as_deref()).await?;
+        // Each page's writes finish while the next page is read.
+        while let Some(last) = page.last().map(|document| self.position(&document.name)) {
+            let mut fixes = Vec::new();
+            for document in &page {
+                report.scanned += 1;
+                if has_current_shard::<T>(document) {
+                    report.unchanged += 1;
+                } else {
+                    fixes.push(Fix {
+                        name: document.name.clone(),
+                        pending: writer.queue(shard_write::<T>(document)).await?,
+                        conflicts: 0,
+                    });
+                }
+            }
+            let full = page.len() == self.page_size as usize;
+            let (next, finished) = tokio::join!(
+                async {
+                    if full {
+                        self.scan_page(Some(&last)).await
+                    } else {
+                        Ok(Vec::new())
+                    }
+                },
+                self.finish(&writer, fixes, &mut report)
+            );
+            finished?;
+            report.checkpoint = Some(Checkpoint::after(last));
+            report.elapsed = started.elapsed();
+            if full {
+                progress(&report);
+            }
+            page = next?;
+        }
+        self.sweep(&writer, &mut report).await?;
+        writer.close().await?;
+        report.elapsed = started.elapsed();
+        progress(&report);
+        Ok(report)
+    }
+
+    /// Waits for a page's writes; a write that lost to a concurrent change is read again
+    /// and, if the document still needs a shard, written again.
+    pub(super) async fn finish(
+        &self,
+        writer: &BulkWriter,
+        fixes: Vec<Fix>,
+        report: &mut Progress,
+    ) -> Result<()> {
+        // Every handle is awaited here, so each failure is claimed from it (a flush would
+        // report the conflicts this loop resolves).
+        let mut queue = fixes;
+        let mut failures = Vec::new();
+        while !queue.is_empty() {
+            let mut retry = Vec::new();
+            for fix in queue {
+                let failure = match fix.pending.await {
+                    Ok(_) => {
+                        report.updated += 1;
+                        continue;
+                    }
+                    Err(failure) => failure,
+                };
+                // A concurrent change (a failed precondition, a deletion), or a transaction
+                // holding the document past the writer's retries (ABORTED: a lock timeout):
+                // read it again and go on, slower, rather than fail the job.
+                let conflict = matches!(
+                    failure.code,
+                    StatusCode::FailedPrecondition | StatusCode::NotFound | StatusCode::Aborted
+                );
+                if !conflict {
+                    failures.push(failure);
+                    continue;
+                }
+                report.conflicts += 1;
+                match self.read_again(&fix.name).await? {
+                    None => report.deleted += 1,
+                    Some(document) if has_current_shard::<T>(&document) => report.unchanged += 1,
+                    Some(_) if fix.conflicts + 1 >= self.max_conflicts => {
+                        failures.push(WriteFailure {
+                            message: format!(
+                                "changed by another writer {} times in a row; run the job again",
+                                fix.conflicts + 1
+                            ),
+                            ..failure
+                        })
+                    }
+                    Some(document) => retry.push(Fix {
+                        pending: writer.queue(shard_write::<T>(&document)).await?,
+                        name: fix.name,
+                        conflicts: fix.conflicts + 1,
+                    }),
+                }
+            }
+            queue = retry;
+        }
+        if failures.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::BulkWrite { failures })
+        }
+    }
+}
+
+/// Whether `document` holds one of `T`'s current shard values.
+pub(super) fn has_current_shard<T: Sharded>(document: &Document) -> bool {
+    shard_value::<T>(document).is_some_and(|shard| T::SHARD_VALUES.contains(&shard))
+}
+
+/// The write of a freshly drawn shard to `document`, and of nothing else, if it has not
+/// changed since it was read.
+pub(super) fn shard_write<T: Sharded>(document: &Document) -> Write {
+    let shard = Value {
+        value_type: Some(ValueType::StringValue(
+            crate::reshard::draw::<T>().to_owned(),
+        )),
+    };
+    Write {
+        operation: Some(Operation::Update(Document {
+            name: document.name.clone(),
+            fields: [(T::SHARD_FIELD.to_owned(), shard)].into_iter().collect(),
+            ..Document::default()
+        })),
+        update_mask: Some(DocumentMask {
+            field_paths: vec![T::SHARD_FIELD_PATH.to_owned()],
+        }),
+        current_document: Some(Precondition {
+            condition_type: document
+                .update_time
+                .map(precondition::ConditionType::UpdateTime)
+                .or(Some(precondition::ConditionType::Exists(true))),
+        }),
+        ..Write::default()
+    }
+}

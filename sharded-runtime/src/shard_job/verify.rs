@@ -1,0 +1,71 @@
+//! The census after a job: how every document's shard value stands against the type's sets.
+
+use firestore::gcloud_sdk::google::firestore::v1::Document;
+
+use super::ShardJob;
+use crate::stored::shard_value;
+use crate::{Result, Sharded};
+
+/// How a collection's documents stand against its shard set: what [`verify`] counts.
+///
+/// [`verify`]: crate::ShardedCollection::verify
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ShardCensus {
+    /// Documents read.
+    pub scanned: u64,
+    /// Documents with a current shard value.
+    pub current: u64,
+    /// Documents with a shard value the current set dropped (a `previous(...)` value that is
+    /// not current, or a `retired(...)` one): queries read them while `previous(...)`
+    /// declares them, and no longer after.
+    pub retired: u64,
+    /// Documents with no shard field, or a value no set has: invisible to sharded queries.
+    pub missing: u64,
+}
+
+impl ShardCensus {
+    /// Documents a [`ShardJob`] would still update: `missing + retired`. Zero means every
+    /// document has a current value, so `previous(...)` can become `retired(...)`.
+    pub fn outstanding(&self) -> u64 {
+        self.missing + self.retired
+    }
+}
+
+impl<'db, T: Sharded> ShardJob<'db, T> {
+    /// Counts the documents by how their shard value stands: the check after a backfill or a
+    /// rebalance. It scans the whole collection as the job does, so it costs one billed read
+    /// per document; nothing is written.
+    pub async fn verify(&self) -> Result<ShardCensus> {
+        self.scope.check::<T>()?;
+        let mut counts = ShardCensus::default();
+        let mut after: Option<String> = None;
+        loop {
+            let page = self.scan_page(after.as_deref()).await?;
+            for document in &page {
+                census::<T>(&mut counts, document);
+            }
+            match page.last() {
+                Some(last) if page.len() == self.page_size as usize => {
+                    after = Some(self.position(&last.name));
+                }
+                _ => return Ok(counts),
+            }
+        }
+    }
+}
+
+/// What a [`ShardCensus`] counts `document` as.
+fn census<T: Sharded>(census: &mut ShardCensus, document: &Document) {
+    census.scanned += 1;
+    let Some(shard) = shard_value::<T>(document) else {
+        census.missing += 1;
+        return;
+    };
+    if T::SHARD_VALUES.contains(&shard) {
+        census.current += 1;
+    } else if T::DESCRIPTION.moves_out_of(shard) {
+        census.retired += 1;
+    } else {
+        census.missing += 1;
+    }
+}
