@@ -10,10 +10,12 @@ pub mod attr;
 pub mod case;
 mod check;
 pub mod ctxt;
+mod lower;
 pub mod model;
 mod rfc3339;
 mod suggest;
 pub mod symbol;
+mod types;
 
 pub use attr::Direction;
 pub use ctxt::Ctxt;
@@ -29,5 +31,5 @@ pub fn parse<'a>(cx: &Ctxt, input: &'a syn::DeriveInput) -> ast::Container<'a> {
 
 /// The checks that relate attributes and fields to each other; `None` when any error was reported.
 pub fn validate<'a>(cx: &Ctxt, container: &'a ast::Container<'a>) -> Option<Model<'a>> {
-    check::validate(cx, container)
+    lower::validate(cx, container)
 }

@@ -1,5 +1,5 @@
 //! The validated description of a sharded collection: what the derive expands and what the
-//! build-time crate turns into indexes. Only `check::validate` builds one.
+//! build-time crate turns into indexes. Only `lower::validate` builds one, after `check`'s rules pass.
 
 use crate::attr::Direction;
 

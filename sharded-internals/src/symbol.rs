@@ -70,3 +70,6 @@ pub const DEFAULT_SHARD_FIELD: &str = "shard";
 /// Writes per second one shard value sustains on a sequentially indexed field.
 pub const WRITES_PER_SHARD: u64 = 500;
 pub use sharded_indexes::MAX_SHARDS;
+
+/// The whole collection's query method, `T::query().all()`, which no other query may take.
+pub const WHOLE_COLLECTION_METHOD: &str = "all";

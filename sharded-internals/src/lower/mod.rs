@@ -1,0 +1,80 @@
+//! The model built from a container whose attributes passed every check: each part lowered
+//! from its attributes (reporting what cannot be lowered, spanned on the user's token), the
+//! cross-field rules of `check` applied, and a `Model` only when nothing was wrong.
+
+mod order;
+mod placement;
+mod queries;
+mod shard_sets;
+
+use crate::ast::Container;
+use crate::check::{check_shape, check_shard_field_is_free, query_id_collision};
+use crate::ctxt::Ctxt;
+use crate::model::{Model, Resharding, field_path};
+
+/// Validates `cont`; `None` when any error was reported (to `cx`, here or while parsing).
+pub fn validate<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Option<Model<'a>> {
+    check_shape(cx, cont);
+    let shard_values = shard_sets::shard_values(cx, cont);
+    let resharding =
+        shard_sets::previous(cx, cont, shard_values.as_deref()).map(|resharding| Resharding {
+            retired_values: shard_sets::retired(cx, cont, shard_values.as_deref(), &resharding),
+            ..resharding
+        });
+    let collection = placement::collection(cx, cont);
+    let parent = placement::parent(cx, cont);
+    let shard_field = placement::shard_field(cx, cont);
+    let order = order::order_field(cx, cont);
+    if let Some(shard_field) = &shard_field {
+        check_shard_field_is_free(cx, cont, shard_field);
+    }
+    let indexes = queries::indexed_fields(cx, cont);
+    let field_sets = queries::field_sets(cx, cont, &indexes);
+    let methods = indexes
+        .iter()
+        .map(|index| &index.method)
+        .chain(field_sets.iter().map(|set| &set.method));
+    if let Some((method, other)) = query_id_collision(methods, sharded_indexes::query_id) {
+        cx.error_spanned_by(
+            method,
+            format!("the query names `{method}` and `{other}` hash to the same id (`sharded_runtime::query_id`), so their types would be one; rename one of the fields"),
+        );
+    }
+    let aggregates = queries::aggregates(cx, cont);
+    if cx.has_errors() {
+        return None;
+    }
+    Some(Model {
+        ident: cont.ident,
+        vis: &cont.input.vis,
+        collection: collection?,
+        parent_collections: parent?,
+        collection_group: cont.attrs.collection_group.is_some(),
+        shard_path: field_path([shard_field.as_deref()?]),
+        shard_field: shard_field?,
+        shard_values: shard_values?,
+        resharding: resharding?,
+        order: order?,
+        indexes,
+        field_sets,
+        aggregates,
+        stored_fields: stored_fields(cont),
+    })
+}
+
+/// The fields serde stores under a name of their own (not always skipped, not flattened).
+fn stored_fields<'a>(cont: &'a Container<'a>) -> Vec<(&'a syn::Ident, String)> {
+    cont.fields
+        .iter()
+        .filter(|field| field.is_stored_by_name())
+        .map(|field| (field.ident, field_path([field.stored_name.as_str()])))
+        .collect()
+}
+
+/// An error on the `#[sharded]` attribute if there is one, else on the struct's name.
+pub(crate) fn missing(cont: &Container, message: impl std::fmt::Display) -> syn::Error {
+    match &cont.attrs.attribute {
+        Some(attr) => syn::Error::new_spanned(attr, message),
+        None => syn::Error::new_spanned(cont.ident, message),
+    }
+}

@@ -1,0 +1,94 @@
+//! The order field every query orders by, and its direction.
+
+use syn::ext::IdentExt as _;
+
+use super::missing;
+use crate::ast::Container;
+use crate::attr::Direction;
+use crate::check::check_plain_serde;
+use crate::ctxt::Ctxt;
+use crate::model::{OrderField, field_path};
+use crate::suggest::did_you_mean;
+use crate::types::looks_like_time;
+
+pub(super) fn order_field<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Option<OrderField<'a>> {
+    let direction = cont
+        .attrs
+        .direction
+        .as_ref()
+        .map_or(Direction::Descending, |keyed| keyed.value);
+    let Some(order_by) = &cont.attrs.order_by else {
+        if !cont.fields.is_empty() {
+            let hint = cont
+                .fields
+                .iter()
+                .find(|field| looks_like_time(field))
+                .map(|field| format!(", e.g. `order_by = \"{}\"`", field.ident))
+                .unwrap_or_default();
+            cx.syn_error(missing(
+                cont,
+                format!("missing `order_by`: name the field that sharded queries sort by{hint}"),
+            ));
+        }
+        return None;
+    };
+    let name = order_by.value.value();
+    let Some(field) = cont.field(&name) else {
+        if !cont.fields.is_empty() {
+            let hint = field_hint(cont, &name);
+            cx.error_spanned_by(
+                &order_by.value,
+                format!("`order_by`: no field `{name}` in `{}`{hint}", cont.ident),
+            );
+        }
+        return None;
+    };
+    let mut ok = true;
+    if let Some(path) = &field.serde.skipped {
+        cx.error_spanned_by(
+            path,
+            format!("the order field `{name}` must always be stored: a document without it drops out of every sharded query"),
+        );
+        ok = false;
+    }
+    if let Some(path) = &field.serde.flatten {
+        cx.error_spanned_by(
+            path,
+            format!("the order field `{name}` cannot be flattened: order by a single value"),
+        );
+        ok = false;
+    }
+    if !check_plain_serde(
+        cx,
+        field,
+        "the order field",
+        "range bounds and cursors",
+        "for a timestamp, use `FirestoreTimestamp`, which is stored as one without an adapter",
+    ) {
+        ok = false;
+    }
+    ok.then(|| OrderField {
+        ident: field.ident,
+        ty: field.ty,
+        path: field_path([field.stored_name.as_str()]),
+        stored_name: field.stored_name.clone(),
+        direction,
+    })
+}
+
+/// Why `name` names no field of `cont`, when it can tell: it is the name a field is stored
+/// under (attributes name Rust fields), or it is close to a field's name.
+pub(super) fn field_hint(cont: &Container, name: &str) -> String {
+    if let Some(field) = cont
+        .fields
+        .iter()
+        .find(|field| field.is_stored_by_name() && field.stored_name == name)
+    {
+        let rust = field.ident.unraw();
+        return format!(
+            "; `{name}` is the name `{rust}` is stored under, and attributes name the Rust field: `{rust}`"
+        );
+    }
+    let names: Vec<String> = cont.fields.iter().map(|f| f.ident.to_string()).collect();
+    did_you_mean(name, names.iter().map(String::as_str))
+}

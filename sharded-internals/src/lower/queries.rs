@@ -1,0 +1,252 @@
+//! The typed queries: one per `#[sharded(index)]` path, one per `index(a, b)` set, and the
+//! `#[sharded(aggregate)]` fields' sums and averages.
+
+use std::collections::HashSet;
+
+use syn::ext::IdentExt as _;
+
+use super::order::field_hint;
+use crate::ast::Container;
+use crate::attr::IndexSpec;
+use crate::check::{Use, check_plain_serde, check_stored_by_name, not_stored};
+use crate::ctxt::Ctxt;
+use crate::model::{AggregateField, FieldSet, IndexedField, SetField, field_path, query_method};
+use crate::symbol::WHOLE_COLLECTION_METHOD;
+use crate::types::{option_inner, value_type};
+
+pub(super) fn indexed_fields<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Vec<IndexedField<'a>> {
+    let mut indexes = Vec::new();
+    let mut by_method: HashSet<String> = HashSet::new();
+    let mut by_path: HashSet<String> = HashSet::new();
+    for field in &cont.fields {
+        let Some(index) = &field.attrs.index else {
+            continue;
+        };
+        // By the attribute, not the validated order field, so this is reported even when the
+        // order field itself has an error.
+        if cont
+            .attrs
+            .order_by
+            .as_ref()
+            .is_some_and(|o| field.ident == &o.value.value())
+        {
+            cx.error_spanned_by(
+                &index.key,
+                format!("`{}` is the order field, which every index already ends with; index the fields you filter on", field.ident),
+            );
+            continue;
+        }
+        if let Some((why, hint)) = not_stored(field, Use::Queried) {
+            cx.error_spanned_by(&index.key, format!("{why}, so it cannot be queried{hint}"));
+            continue;
+        }
+        if !check_plain_serde(
+            cx,
+            field,
+            "an indexed field",
+            "query values",
+            "store the value as its plain type",
+        ) {
+            continue;
+        }
+        let entries: Vec<(Vec<syn::Ident>, syn::Type, bool, proc_macro2::Span)> = match &index.value
+        {
+            IndexSpec::Field => vec![(
+                Vec::new(),
+                value_type(field.ty),
+                option_inner(field.ty).is_some(),
+                field.ident.span(),
+            )],
+            IndexSpec::Nested(nested) => nested
+                .iter()
+                .map(|n| {
+                    let optional = option_inner(&n.ty).is_some();
+                    (n.path.clone(), n.ty.clone(), optional, n.path[0].span())
+                })
+                .collect(),
+        };
+        for (nested, value_ty, optional, span) in entries {
+            let mut segments = vec![field.stored_name.clone()];
+            segments.extend(nested.iter().map(|ident| ident.unraw().to_string()));
+            let path = field_path(segments.iter().map(String::as_str));
+            let method = query_method(field.ident, &nested, span);
+            let method_name = method.unraw().to_string();
+            let culprit = nested
+                .last()
+                .cloned()
+                .unwrap_or_else(|| field.ident.clone());
+            if !by_path.insert(path.clone()) {
+                cx.error_spanned_by(&culprit, format!("`{path}` is indexed twice"));
+                continue;
+            }
+            if method_name == WHOLE_COLLECTION_METHOD {
+                cx.error_spanned_by(
+                    &culprit,
+                    format!(
+                        "`{method_name}` would be this field's query method, and `T::query().all()` is the whole collection's; rename the field (e.g. `#[serde(rename = \"all\")] all_of: ...`)"
+                    ),
+                );
+                continue;
+            }
+            if !by_method.insert(method_name.clone()) {
+                cx.error_spanned_by(
+                    &culprit,
+                    format!("two indexed paths would both get the query method `{method_name}`"),
+                );
+                continue;
+            }
+            indexes.push(IndexedField {
+                field: field.ident,
+                stored_field: field.stored_name.clone(),
+                nested,
+                path,
+                value_ty,
+                method,
+                optional,
+            });
+        }
+    }
+    indexes
+}
+
+/// `index(a, b, ...)` on the struct: each names two or more distinct stored fields, none the
+/// order field, and no two name the same set.
+pub(super) fn field_sets<'a>(
+    cx: &Ctxt,
+    cont: &'a Container<'a>,
+    indexes: &[IndexedField],
+) -> Vec<FieldSet<'a>> {
+    let mut methods: HashSet<String> = indexes
+        .iter()
+        .map(|index| index.method.unraw().to_string())
+        .collect();
+    methods.insert(WHOLE_COLLECTION_METHOD.to_owned());
+    let mut seen: Vec<std::collections::BTreeSet<String>> = Vec::new();
+    let mut sets = Vec::new();
+    for set in &cont.attrs.field_sets {
+        if set.value.len() < 2 {
+            let hint = match set.value.first() {
+                Some(field) => format!("put `#[sharded(index)]` on `{field}`"),
+                None => "name two or more fields".to_owned(),
+            };
+            cx.error_spanned_by(
+                &set.key,
+                format!("`index(...)` on the struct queries two or more fields together; {hint}"),
+            );
+            continue;
+        }
+        let mut fields = Vec::new();
+        let mut names = HashSet::new();
+        for ident in &set.value {
+            let name = ident.unraw().to_string();
+            let Some(field) = cont.fields.iter().find(|f| f.ident.unraw() == name) else {
+                cx.error_spanned_by(
+                    ident,
+                    format!(
+                        "`{name}` is not a field of `{}`{}",
+                        cont.ident,
+                        field_hint(cont, &name),
+                    ),
+                );
+                continue;
+            };
+            if !names.insert(name.clone()) {
+                cx.error_spanned_by(ident, format!("`{name}` is named twice in this index"));
+                continue;
+            }
+            if cont
+                .attrs
+                .order_by
+                .as_ref()
+                .is_some_and(|o| name == o.value.value())
+            {
+                cx.error_spanned_by(
+                    ident,
+                    format!("`{name}` is the order field, which every index already ends with; name the fields you filter on"),
+                );
+                continue;
+            }
+            if !check_stored_by_name(cx, field, ident, "queried") {
+                continue;
+            }
+            if !check_plain_serde(
+                cx,
+                field,
+                "in an index",
+                "query values",
+                "store the value as its plain type",
+            ) {
+                continue;
+            }
+            fields.push(SetField {
+                ident,
+                path: field_path([field.stored_name.as_str()]),
+                value_ty: value_type(field.ty),
+            });
+        }
+        if fields.len() != set.value.len() {
+            continue;
+        }
+        let key: std::collections::BTreeSet<String> =
+            fields.iter().map(|f| f.path.clone()).collect();
+        if seen.contains(&key) {
+            cx.error_spanned_by(
+                &set.key,
+                "an earlier `index(...)` names the same fields; an equality query on a set of fields is the same in any order",
+            );
+            continue;
+        }
+        seen.push(key);
+        let name = set
+            .value
+            .iter()
+            .map(|ident| ident.unraw().to_string())
+            .collect::<Vec<_>>()
+            .join("_and_");
+        if !methods.insert(name.clone()) {
+            cx.error_spanned_by(
+                &set.key,
+                format!("this index would get the query method `{name}`, which another query has"),
+            );
+            continue;
+        }
+        let span = set
+            .key
+            .get_ident()
+            .map_or_else(proc_macro2::Span::call_site, |k| k.span());
+        sets.push(FieldSet {
+            fields,
+            method: syn::Ident::new(&name, span),
+        });
+    }
+    sets
+}
+
+/// `#[sharded(aggregate)]` fields: stored under their own name as their plain type. Whether
+/// the type is numeric is a trait bound the derive's output checks, spanned on the type.
+pub(super) fn aggregates<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Vec<AggregateField<'a>> {
+    let mut out = Vec::new();
+    for field in &cont.fields {
+        let Some(key) = &field.attrs.aggregate else {
+            continue;
+        };
+        if !check_stored_by_name(cx, field, key, "summed") {
+            continue;
+        }
+        if !check_plain_serde(
+            cx,
+            field,
+            "aggregated",
+            "its values",
+            "store the value as its plain number",
+        ) {
+            continue;
+        }
+        out.push(AggregateField {
+            ident: field.ident,
+            ty: field.ty,
+            path: field_path([field.stored_name.as_str()]),
+        });
+    }
+    out
+}
