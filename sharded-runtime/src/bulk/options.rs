@@ -87,7 +87,7 @@ impl BulkWriterOptions {
     /// These options for one of `workers` writers sharing the write budget (a job split with
     /// [`IdRange::part`](crate::IdRange::part) across processes): the ramp starts at, and
     /// stops at, 1/`workers` of its rates, so that together they ramp as one writer would.
-    /// [`Error::InvalidOptions`] unless `1 <= workers <=` [`MAX_PARTS`](crate::MAX_PARTS), the
+    /// [`Error::InvalidOptions`](crate::Error::InvalidOptions) unless `1 <= workers <=` [`MAX_PARTS`](crate::MAX_PARTS), the
     /// most parts a job splits into, with or without throttling.
     pub fn share_of(self, workers: u32) -> Result<Self> {
         check(
@@ -135,7 +135,7 @@ impl BulkWriterOptions {
         BulkWriterOptions { batch_size, ..self }
     }
 
-    /// Whether a writer can run with these options: [`Error::InvalidOptions`] naming the
+    /// Whether a writer can run with these options: [`Error::InvalidOptions`](crate::Error::InvalidOptions) naming the
     /// first option out of range.
     pub fn validate(&self) -> Result<()> {
         let sizes = 1..=MAX_BATCH_SIZE;

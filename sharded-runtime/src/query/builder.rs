@@ -16,7 +16,7 @@ use crate::Sharded;
 /// collection, ordered by the order field, over every shard.
 ///
 /// Built by the derive's `T::query().<field>(value)`, `T::query().<a>_and_<b>(x, y)` or
-/// `T::query().all()`. `QUERY` is [`query_id`] of that method's name, so the type names its
+/// `T::query().all()`. `QUERY` is [`query_id`](crate::query_id) of that method's name, so the type names its
 /// query by name, not by a field's position: `ShardedQuery<Instrument, { query_id("exchange") }>`.
 /// Every query this type can express is served by a composite index the index plan generates:
 /// (shard, field(s), order field), or (shard, order field) for the whole collection.
@@ -119,7 +119,7 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
 
     /// The query over the documents under `parent` only, for a type declared under parent
     /// documents (`#[sharded(parent = "rooms")]`); such a type's queries need a parent or
-    /// [`in_group`](Self::in_group), else [`Error::InvalidParent`] before anything is sent.
+    /// [`in_group`](Self::in_group), else [`Error::InvalidParent`](crate::Error::InvalidParent) before anything is sent.
     pub fn in_parent(mut self, parent: &crate::Parent<T>) -> Self
     where
         T: crate::Subcollection,
@@ -132,9 +132,9 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
     /// collection-group query, for a type that declares `collection_group` (which plans its
     /// indexes in that scope; a type that does not, does not compile). Ties in the order field
     /// go by the documents' full paths, as Firestore orders them, and each result's
-    /// [`Stored::parent`] says where it lives. Its cursors and pages are [`InGroup`]'s; a
+    /// [`Stored::parent`](crate::Stored::parent) says where it lives. Its cursors and pages are [`InGroup`]'s; a
     /// cursor given before this call is refused when the query runs
-    /// ([`Error::InvalidCursor`]).
+    /// ([`Error::InvalidCursor`](crate::Error::InvalidCursor)).
     pub fn in_group(self) -> ShardedQuery<T, QUERY, InGroup>
     where
         T: crate::CollectionGroup,
@@ -168,7 +168,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         self
     }
 
-    /// At most `limit` documents; at most [`MAX_LIMIT`], checked before sending.
+    /// At most `limit` documents; at most [`MAX_LIMIT`](crate::MAX_LIMIT), checked before sending.
     pub fn limit(mut self, limit: u32) -> Self {
         self.limit = Some(limit);
         self

@@ -32,14 +32,14 @@ pub use verify::ShardCensus;
 /// - **Reads:** a scan in document-name order, a page at a time, with a projection of the
 ///   shard field alone: memory stays bounded by a page whatever the collection's size.
 ///   Every document scanned is one billed read.
-/// - **Writes:** only the shard field (a field mask), through a [`BulkWriter`] that ramps up
+/// - **Writes:** only the shard field (a field mask), through a [`BulkWriter`](crate::bulk::BulkWriter) that ramps up
 ///   as Firestore's best practices ask, each with the update time the scan saw as a
 ///   precondition: a document changed since it was read is never overwritten. It is read
 ///   again, and written only if it still needs a shard.
 /// - **Behind the scan:** a rebalance then looks for documents that still hold a retired
 ///   value (a process still running the type before the change wrote them behind the scan)
 ///   and fixes them too, until none is left ([`Progress::swept`]); if they keep coming it
-///   fails with [`Error::RetiredValuesStillWritten`].
+///   fails with [`Error::RetiredValuesStillWritten`](crate::Error::RetiredValuesStillWritten).
 /// - **Resuming:** after each page, every document up to it is done; its [`Checkpoint`]
 ///   comes with the progress. A run started from it goes on from there, and a run over a
 ///   collection that is done changes nothing.

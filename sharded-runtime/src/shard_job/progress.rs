@@ -4,10 +4,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-/// How far a [`ShardJob`] got: every document whose id sorts at or before
+/// How far a [`ShardJob`](crate::ShardJob) got: every document whose id sorts at or before
 /// [`last_id`](Self::last_id) has a current shard value (or was deleted). Persist it (it is
 /// `Serialize`, or keep [`last_id`](Self::last_id)) and pass it to
-/// [`ShardJob::resume_from`] to go on after an interruption.
+/// [`ShardJob::resume_from`](crate::ShardJob::resume_from) to go on after an interruption.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Checkpoint {
     last_id: String,
@@ -27,7 +27,7 @@ impl Checkpoint {
     }
 }
 
-/// What a [`ShardJob`] has done, reported after each page and returned at the end.
+/// What a [`ShardJob`](crate::ShardJob) has done, reported after each page and returned at the end.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Progress {
     /// Documents read by the scan (one billed read each).

@@ -19,7 +19,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
     /// another chunk appears once. When the server or the network closes the stream, it is
     /// opened again and each target resumes from its resume token; a target the server
     /// removes (a missing index) or connections that keep failing end the stream with
-    /// [`Error::Listen`]. The query is checked before anything is sent.
+    /// [`Error::Listen`](crate::Error::Listen). The query is checked before anything is sent.
     ///
     /// What each snapshot is, as the Firebase SDKs keep it: each target's documents and its
     /// resume token are committed together at a point the server declares consistent, and a
@@ -47,7 +47,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
     /// from the checkpoint's resume token, so the server sends only the documents changed
     /// since, not the whole result. The first snapshot holds every document, and its changes
     /// are those since the checkpoint's snapshot. A checkpoint of another query or database is
-    /// [`Error::InvalidCheckpoint`]. The server may decline an old token; it then sends the
+    /// [`Error::InvalidCheckpoint`](crate::Error::InvalidCheckpoint). The server may decline an old token; it then sends the
     /// whole result again (with a reset), which costs reads but is exact all the same.
     pub fn listen_from(
         &self,

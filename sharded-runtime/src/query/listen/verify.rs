@@ -222,7 +222,7 @@ mod tests {
                         db.get_documents_path(),
                         None,
                         "verify",
-                        &name,
+                        name,
                     ),
                     ..Default::default()
                 })

@@ -1,125 +1,15 @@
-//! `sum` and `avg` of a numeric field across shards, exact across chunk queries.
-//!
-//! Each chunk query answers its count, sum and average. Where those fix the chunk's exact
-//! share of the total (its sum, and how many of its documents hold a number), the total is
-//! added from them; where they do not, the chunk is asked again one shard value at a time,
-//! and a shard value that still leaves its share open has its values read (a projection of
-//! the field alone) and added here. Two answers leave a share open:
-//! - an integer field's sum that came back a double: Firestore turns a sum that passes
-//!   `i64::MAX` into a double, though the total of every chunk may fit;
-//! - an average that does not fix how many numbers it divided by: Firestore's `avg` skips
-//!   values that are not numbers (a null, a string: legacy data a backfill adopted), which the
-//!   count beside it counts; sum / avg gives that number, except where the average is 0.
+//! Adding chunk queries' answers into the query's total: each chunk's share known exactly, or
+//! left open to be asked again (see the module above).
 
-use std::marker::PhantomData;
-
-use firestore::FirestoreDb;
 use firestore::gcloud_sdk::google::firestore::v1::{Document, value::ValueType};
-use futures::TryStreamExt;
-use serde::Serialize;
-use tracing::Instrument as _;
 
-use super::prepare::Prepared;
-use super::spans::{chunk_span, query_span};
-use super::{Reach, ShardedQuery};
-use crate::{Error, Result, Sharded};
-
-/// A Rust type stored as a Firestore number on every document: what `#[sharded(aggregate)]`
-/// accepts. `Option` is not one (a `None` is stored as null, which `avg` skips but a count
-/// does not), and neither are `u64`/`usize` (values above `i64::MAX` are stored wrapped).
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be summed or averaged by sharded",
-    label = "not a number stored on every document",
-    note = "`#[sharded(aggregate)]` takes `i8`, `i16`, `i32`, `i64`, `isize`, `u8`, `u16`, `u32`, `f32` or `f64`: a value every document stores as a number, so an average across chunk queries can be weighted by their counts"
-)]
-pub trait Numeric: Serialize {
-    /// Whether Firestore stores it as an integer: a sum of integers is exact, so a chunk's
-    /// sum that comes back a double (past `i64::MAX`) is added again from its values.
-    const INTEGER: bool;
-}
-
-macro_rules! numeric {
-    ($integer:literal: $($ty:ty),*) => { $(impl Numeric for $ty { const INTEGER: bool = $integer; })* };
-}
-numeric!(true: i8, i16, i32, i64, isize, u8, u16, u32);
-numeric!(false: f32, f64);
-
-/// A numeric field of `T` (`T::aggregates().price`), to pass to
-/// [`ShardedQuery::sum`](crate::ShardedQuery::sum) and [`avg`](crate::ShardedQuery::avg).
-pub struct NumericField<T> {
-    pub(crate) path: &'static str,
-    integer: bool,
-    marker: PhantomData<fn() -> T>,
-}
-
-/// The numeric field `path` of `T`, of type `V`: what the derive's `T::aggregates()` is made
-/// of, with every type written out, as `field`. `V: Numeric` is what
-/// refuses an aggregate on a field that is not a number, on the field's type.
-pub fn numeric_field<T, V: Numeric>(path: &'static str) -> NumericField<T> {
-    NumericField {
-        path,
-        integer: V::INTEGER,
-        marker: PhantomData,
-    }
-}
-
-impl<T> NumericField<T> {
-    /// The stored field path.
-    pub fn path(&self) -> &'static str {
-        self.path
-    }
-}
-
-impl<T> Clone for NumericField<T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<T> Copy for NumericField<T> {}
-
-impl<T> std::fmt::Debug for NumericField<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("NumericField").field(&self.path).finish()
-    }
-}
-
-/// A sum as Firestore returns it: an integer while every value is an integer and the sum fits
-/// in an `i64`, otherwise a double.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Number {
-    /// The exact sum of integers.
-    Integer(i64),
-    /// A sum with a double in it, or one that overflowed an `i64`.
-    Double(f64),
-}
-
-impl Number {
-    /// The value as a double.
-    pub fn as_f64(self) -> f64 {
-        match self {
-            Number::Integer(i) => i as f64,
-            Number::Double(d) => d,
-        }
-    }
-
-    /// The total of partial sums as Firestore totals values: integers add exactly whatever
-    /// their order, and the total is an integer when it fits in an `i64` (a partial sum past
-    /// `i64::MAX` that later ones bring back does not make it a double); with a double among
-    /// them, or a total that does not fit, it is a double.
-    #[cfg(test)]
-    pub(crate) fn total(sums: impl IntoIterator<Item = Number>) -> Number {
-        sums.into_iter()
-            .map(|sum| Share::of_sum(sum, 0))
-            .fold(Share::default(), Share::add)
-            .sum()
-    }
-}
+use super::Number;
+use crate::{Error, Result};
 
 /// A part of the query's documents, its sum and its count of numbers known exactly: what
 /// adds up to the total.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-struct Share {
+pub(super) struct Share {
     /// The integers' sum. At most 2^64 values of at most 2^63 each: an i128 cannot overflow.
     integers: i128,
     /// The doubles' sum, if the part holds any.
@@ -129,7 +19,7 @@ struct Share {
 }
 
 impl Share {
-    fn of_sum(sum: Number, numbers: u64) -> Share {
+    pub(super) fn of_sum(sum: Number, numbers: u64) -> Share {
         match sum {
             Number::Integer(i) => Share {
                 integers: i128::from(i),
@@ -145,7 +35,9 @@ impl Share {
     }
 
     /// The share of documents as read, their field's values added here.
-    fn of_documents<'d>(values: impl IntoIterator<Item = Option<&'d ValueType>>) -> Share {
+    pub(super) fn of_documents<'d>(
+        values: impl IntoIterator<Item = Option<&'d ValueType>>,
+    ) -> Share {
         values
             .into_iter()
             .fold(Share::default(), |share, value| match value {
@@ -163,7 +55,7 @@ impl Share {
             })
     }
 
-    fn add(self, other: Share) -> Share {
+    pub(super) fn add(self, other: Share) -> Share {
         Share {
             integers: self.integers + other.integers,
             doubles: match (self.doubles, other.doubles) {
@@ -175,7 +67,7 @@ impl Share {
     }
 
     /// The sum as Firestore returns it: an integer while every value is one and the sum fits.
-    fn sum(&self) -> Number {
+    pub(super) fn sum(&self) -> Number {
         match (self.doubles, i64::try_from(self.integers)) {
             (None, Ok(exact)) => Number::Integer(exact),
             (None, Err(_)) => Number::Double(self.integers as f64),
@@ -184,11 +76,11 @@ impl Share {
     }
 
     /// Whether the sum is exactly zero, so that an average is 0 (or none) whatever it divides by.
-    fn is_zero(&self) -> bool {
+    pub(super) fn is_zero(&self) -> bool {
         self.integers == 0 && self.doubles.is_none_or(|d| d == 0.0)
     }
 
-    fn avg(&self) -> Option<f64> {
+    pub(super) fn avg(&self) -> Option<f64> {
         (self.numbers > 0).then(|| self.sum().as_f64() / self.numbers as f64)
     }
 }
@@ -211,7 +103,7 @@ impl ChunkAggregate {
                 .and_then(|value| value.value_type.clone())
         };
         let missing = |name: &str| Error::InvalidQuery(format!("Firestore returned no {name}"));
-        let count = super::count_of(rows)?;
+        let count = crate::query::count_of(rows)?;
         let sum = match field("sum") {
             Some(ValueType::IntegerValue(i)) => Number::Integer(i),
             Some(ValueType::DoubleValue(d)) => Number::Double(d),
@@ -227,7 +119,7 @@ impl ChunkAggregate {
 
     /// The exact sum, if the answer fixes it: an integer field's sum is exact unless it came
     /// back a double; a double field's sum is Firestore's own.
-    fn exact_sum(&self, integer: bool) -> Option<Number> {
+    pub(super) fn exact_sum(&self, integer: bool) -> Option<Number> {
         match self.sum {
             Number::Double(_) if integer => None,
             sum => Some(sum),
@@ -238,7 +130,7 @@ impl ChunkAggregate {
     /// sum / avg when that is a whole count the average checks out with; one when only one
     /// document has the field. An average of 0 fixes nothing else (a chunk of 5, -5 and two
     /// nulls averages 0 over 2 of its 4 counted documents).
-    fn numbers(&self) -> Option<u64> {
+    pub(super) fn numbers(&self) -> Option<u64> {
         let avg = match self.avg {
             None => return Some(0),
             Some(avg) => avg,
@@ -267,13 +159,13 @@ impl ChunkAggregate {
 
 /// The query's shares as the chunk queries answered them, each known or still open.
 #[derive(Debug)]
-struct Shares {
+pub(super) struct Shares {
     integer: bool,
     chunks: Vec<(ChunkAggregate, Option<Share>)>,
 }
 
 impl Shares {
-    fn new(integer: bool, chunks: Vec<ChunkAggregate>) -> Shares {
+    pub(super) fn new(integer: bool, chunks: Vec<ChunkAggregate>) -> Shares {
         Shares {
             integer,
             chunks: chunks.into_iter().map(|chunk| (chunk, None)).collect(),
@@ -283,7 +175,7 @@ impl Shares {
     /// The chunks whose share the answers leave open: those whose sum is not exact, and,
     /// when an average is asked for, those whose count of numbers is not fixed, unless the
     /// total is zero (its average is then 0 whatever the count).
-    fn open(&self, average: bool) -> Vec<usize> {
+    pub(super) fn open(&self, average: bool) -> Vec<usize> {
         if self.chunks.len() == 1 {
             // One query over every shard value: its answers are the unsharded query's.
             return Vec::new();
@@ -306,12 +198,12 @@ impl Shares {
     }
 
     /// Chunk `i`'s share, found by asking again.
-    fn settle(&mut self, i: usize, share: Share) {
+    pub(super) fn settle(&mut self, i: usize, share: Share) {
         self.chunks[i].1 = Some(share);
     }
 
     /// Every share added, a share left open counted by its sum and by its count of documents.
-    fn known_total(&self) -> Share {
+    pub(super) fn known_total(&self) -> Share {
         self.chunks
             .iter()
             .map(|(chunk, settled)| match settled {
@@ -322,7 +214,7 @@ impl Shares {
     }
 
     /// The total, once nothing is open that the answer needs.
-    fn total(&self) -> (Number, Option<f64>) {
+    pub(super) fn total(&self) -> (Number, Option<f64>) {
         if let [(only, None)] = self.chunks.as_slice() {
             // One query: its answers are Firestore's own.
             return (only.sum, only.avg);
@@ -332,191 +224,17 @@ impl Shares {
     }
 }
 
-impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
-    /// The sum of `field` over every document the query matches, as the same query on an
-    /// unsharded collection returns it: an integer while every value is one and the sum
-    /// fits, otherwise a double. Integer sums are exact: a chunk query whose own sum passed
-    /// `i64::MAX` (which Firestore answers as a double) is asked again one shard value at a
-    /// time, and a shard value still past it has its values read (a projection of `field`,
-    /// one billed read per document) and added exactly. A double sum across chunk queries
-    /// adds the chunks' sums, so it may differ from the unsharded sum in the last bits, as any
-    /// reordering of a floating-point sum does.
-    ///
-    /// A query with a [`limit`](Self::limit) or a cursor ([`after`](Self::after)) is
-    /// [`Error::InvalidQuery`], nothing sent: Firestore orders an aggregation by the
-    /// aggregated field too, so its "first `limit`" is not the query's.
-    ///
-    /// Served by the index (shard, equality fields, order field, `field`), which the plan holds
-    /// for every query and every `#[sharded(aggregate)]` field.
-    pub async fn sum(&self, db: &FirestoreDb, field: NumericField<T>) -> Result<Number> {
-        Ok(self.aggregate(db, field, false).await?.0)
-    }
-
-    /// The average of `field` over every document the query matches that holds a number in
-    /// it, as Firestore's `avg` skips a null or a string (legacy data); `None` when there is
-    /// none. Across chunk queries it is the total sum over the total count of numbers, never
-    /// an average of averages. A chunk's count of numbers is its sum over its average; a
-    /// chunk averaging exactly 0 (while the total is not) leaves it open, and is asked again
-    /// as [`sum`](Self::sum) asks an overflowing chunk. Refuses a limit or a cursor as
-    /// [`sum`](Self::sum) does.
-    pub async fn avg(&self, db: &FirestoreDb, field: NumericField<T>) -> Result<Option<f64>> {
-        Ok(self.aggregate(db, field, true).await?.1)
-    }
-
-    /// [`sum`](Self::sum) and [`avg`](Self::avg) of `field` at once: one aggregation request
-    /// per chunk instead of two.
-    pub async fn sum_and_avg(
-        &self,
-        db: &FirestoreDb,
-        field: NumericField<T>,
-    ) -> Result<(Number, Option<f64>)> {
-        self.aggregate(db, field, true).await
-    }
-
-    /// `sum` and `avg` of `field` across the chunks, read at one snapshot; `average` says
-    /// whether the average is asked for (its count of numbers may need more reads).
-    pub(super) async fn aggregate(
-        &self,
-        db: &FirestoreDb,
-        field: NumericField<T>,
-        average: bool,
-    ) -> Result<(Number, Option<f64>)> {
-        if self.limit.is_some() || self.after.is_some() {
-            return Err(Error::InvalidQuery(
-                "`sum` and `avg` apply to every document the query matches: Firestore orders an aggregation by the aggregated field too, so a limit or a cursor would not select the query's documents; drop `limit` and `after`, or fetch the documents".into(),
-            ));
-        }
-        let span = query_span::<T, QUERY>("aggregate");
-        async {
-            let (prepared, snapshot) = self.begin(db, &span).await?;
-            let total = self
-                .aggregate_in(snapshot.db(), &prepared, field, average)
-                .await;
-            snapshot.release();
-            total
-        }
-        .instrument(span.clone())
-        .await
-    }
-
-    async fn aggregate_in(
-        &self,
-        db: &FirestoreDb,
-        prepared: &Prepared,
-        field: NumericField<T>,
-        average: bool,
-    ) -> Result<(Number, Option<f64>)> {
-        let answers =
-            futures::future::try_join_all(prepared.chunks.iter().enumerate().map(|(i, chunk)| {
-                self.aggregate_of(db, prepared, chunk, field)
-                    .instrument(chunk_span(i, chunk))
-            }))
-            .await?;
-        let mut shares = Shares::new(field.integer, answers);
-        // Twice at most: the open sums first, then the counts an average needs.
-        for _ in 0..2 {
-            let open = shares.open(average);
-            let settled = futures::future::try_join_all(open.iter().map(|&i| {
-                let chunk = prepared.chunks[i];
-                self.exact_share(db, prepared, chunk, field)
-                    .instrument(chunk_span(i, chunk))
-            }))
-            .await?;
-            for (i, share) in open.into_iter().zip(settled) {
-                shares.settle(i, share);
-            }
-        }
-        Ok(shares.total())
-    }
-
-    /// One query's count, sum and average of `field` over the shard values `chunk`.
-    async fn aggregate_of(
-        &self,
-        db: &FirestoreDb,
-        prepared: &Prepared,
-        chunk: &[&str],
-        field: NumericField<T>,
-    ) -> Result<ChunkAggregate> {
-        // The order field alone, so the index (shard, fields, order field, aggregated
-        // field) serves it with a range or without.
-        let order = vec![prepared.orders[0].clone()];
-        let rows = self
-            .select_ordered(db, prepared, chunk, order, None)
-            .aggregate(|a| {
-                a.fields([
-                    a.field("count").count(),
-                    a.field("sum").sum(field.path),
-                    a.field("avg").avg(field.path),
-                ])
-            })
-            .query()
-            .await?;
-        ChunkAggregate::from_rows(&rows)
-    }
-
-    /// The exact share of the shard values `chunk`: asked again one value at a time, and the
-    /// values of a shard value whose answer still leaves it open read and added here.
-    async fn exact_share(
-        &self,
-        db: &FirestoreDb,
-        prepared: &Prepared,
-        chunk: &[&str],
-        field: NumericField<T>,
-    ) -> Result<Share> {
-        if let [_] = chunk {
-            return self.read_share(db, prepared, chunk, field).await;
-        }
-        let values: Vec<&[&str]> = chunk.chunks(1).collect();
-        let answers = futures::future::try_join_all(
-            values
-                .iter()
-                .map(|value| self.aggregate_of(db, prepared, value, field)),
-        )
-        .await?;
-        let mut total = Share::default();
-        let mut unsettled: Vec<&[&str]> = Vec::new();
-        for (value, answer) in values.iter().zip(&answers) {
-            match (answer.exact_sum(field.integer), answer.numbers()) {
-                (Some(sum), Some(numbers)) => total = total.add(Share::of_sum(sum, numbers)),
-                _ => unsettled.push(value),
-            }
-        }
-        let read = futures::future::try_join_all(
-            unsettled
-                .into_iter()
-                .map(|value| self.read_share(db, prepared, value, field)),
-        )
-        .await?;
-        Ok(read.into_iter().fold(total, Share::add))
-    }
-
-    /// The share of the shard values `chunk`, from its documents' values of `field` (a
-    /// projection of the field alone, streamed: one billed read per document).
-    async fn read_share(
-        &self,
-        db: &FirestoreDb,
-        prepared: &Prepared,
-        chunk: &[&str],
-        field: NumericField<T>,
-    ) -> Result<Share> {
-        let documents = self
-            .select_ordered(
-                db,
-                prepared,
-                chunk,
-                prepared.orders.clone(),
-                Some(field.path),
-            )
-            .stream_query_with_errors()
-            .await?;
-        documents
-            .map_err(Error::from)
-            .try_fold(Share::default(), |share, document| async move {
-                let value = crate::value_order::field_value(&document, field.path)
-                    .and_then(|value| value.value_type.as_ref());
-                Ok(share.add(Share::of_documents([value])))
-            })
-            .await
+#[cfg(test)]
+impl Number {
+    /// The total of partial sums as Firestore totals values: integers add exactly whatever
+    /// their order, and the total is an integer when it fits in an `i64` (a partial sum past
+    /// `i64::MAX` that later ones bring back does not make it a double); with a double among
+    /// them, or a total that does not fit, it is a double.
+    pub(crate) fn total(sums: impl IntoIterator<Item = Number>) -> Number {
+        sums.into_iter()
+            .map(|sum| Share::of_sum(sum, 0))
+            .fold(Share::default(), Share::add)
+            .sum()
     }
 }
 

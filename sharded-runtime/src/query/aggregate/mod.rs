@@ -1,0 +1,215 @@
+//! `sum` and `avg` of a numeric field across shards, exact across chunk queries.
+//!
+//! Each chunk query answers its count, sum and average. Where those fix the chunk's exact
+//! share of the total (its sum, and how many of its documents hold a number), the total is
+//! added from them; where they do not, the chunk is asked again one shard value at a time,
+//! and a shard value that still leaves its share open has its values read (a projection of
+//! the field alone) and added here. Two answers leave a share open:
+//! - an integer field's sum that came back a double: Firestore turns a sum that passes
+//!   `i64::MAX` into a double, though the total of every chunk may fit;
+//! - an average that does not fix how many numbers it divided by: Firestore's `avg` skips
+//!   values that are not numbers (a null, a string: legacy data a backfill adopted), which the
+//!   count beside it counts; sum / avg gives that number, except where the average is 0.
+
+use firestore::FirestoreDb;
+use futures::TryStreamExt;
+use tracing::Instrument as _;
+
+mod numeric;
+mod totals;
+
+pub use numeric::{Number, Numeric, NumericField, numeric_field};
+use totals::{ChunkAggregate, Share, Shares};
+
+use super::prepare::Prepared;
+use super::spans::{chunk_span, query_span};
+use super::{Reach, ShardedQuery};
+use crate::{Error, Result, Sharded};
+
+impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
+    /// The sum of `field` over every document the query matches, as the same query on an
+    /// unsharded collection returns it: an integer while every value is one and the sum
+    /// fits, otherwise a double. Integer sums are exact: a chunk query whose own sum passed
+    /// `i64::MAX` (which Firestore answers as a double) is asked again one shard value at a
+    /// time, and a shard value still past it has its values read (a projection of `field`,
+    /// one billed read per document) and added exactly. A double sum across chunk queries
+    /// adds the chunks' sums, so it may differ from the unsharded sum in the last bits, as any
+    /// reordering of a floating-point sum does.
+    ///
+    /// A query with a [`limit`](Self::limit) or a cursor ([`after`](Self::after)) is
+    /// [`Error::InvalidQuery`], nothing sent: Firestore orders an aggregation by the
+    /// aggregated field too, so its "first `limit`" is not the query's.
+    ///
+    /// Served by the index (shard, equality fields, order field, `field`), which the plan holds
+    /// for every query and every `#[sharded(aggregate)]` field.
+    pub async fn sum(&self, db: &FirestoreDb, field: NumericField<T>) -> Result<Number> {
+        Ok(self.aggregate(db, field, false).await?.0)
+    }
+
+    /// The average of `field` over every document the query matches that holds a number in
+    /// it, as Firestore's `avg` skips a null or a string (legacy data); `None` when there is
+    /// none. Across chunk queries it is the total sum over the total count of numbers, never
+    /// an average of averages. A chunk's count of numbers is its sum over its average; a
+    /// chunk averaging exactly 0 (while the total is not) leaves it open, and is asked again
+    /// as [`sum`](Self::sum) asks an overflowing chunk. Refuses a limit or a cursor as
+    /// [`sum`](Self::sum) does.
+    pub async fn avg(&self, db: &FirestoreDb, field: NumericField<T>) -> Result<Option<f64>> {
+        Ok(self.aggregate(db, field, true).await?.1)
+    }
+
+    /// [`sum`](Self::sum) and [`avg`](Self::avg) of `field` at once: one aggregation request
+    /// per chunk instead of two.
+    pub async fn sum_and_avg(
+        &self,
+        db: &FirestoreDb,
+        field: NumericField<T>,
+    ) -> Result<(Number, Option<f64>)> {
+        self.aggregate(db, field, true).await
+    }
+
+    /// `sum` and `avg` of `field` across the chunks, read at one snapshot; `average` says
+    /// whether the average is asked for (its count of numbers may need more reads).
+    pub(super) async fn aggregate(
+        &self,
+        db: &FirestoreDb,
+        field: NumericField<T>,
+        average: bool,
+    ) -> Result<(Number, Option<f64>)> {
+        if self.limit.is_some() || self.after.is_some() {
+            return Err(Error::InvalidQuery(
+                "`sum` and `avg` apply to every document the query matches: Firestore orders an aggregation by the aggregated field too, so a limit or a cursor would not select the query's documents; drop `limit` and `after`, or fetch the documents".into(),
+            ));
+        }
+        let span = query_span::<T, QUERY>("aggregate");
+        async {
+            let (prepared, snapshot) = self.begin(db, &span).await?;
+            let total = self
+                .aggregate_in(snapshot.db(), &prepared, field, average)
+                .await;
+            snapshot.release();
+            total
+        }
+        .instrument(span.clone())
+        .await
+    }
+
+    async fn aggregate_in(
+        &self,
+        db: &FirestoreDb,
+        prepared: &Prepared,
+        field: NumericField<T>,
+        average: bool,
+    ) -> Result<(Number, Option<f64>)> {
+        let answers =
+            futures::future::try_join_all(prepared.chunks.iter().enumerate().map(|(i, chunk)| {
+                self.aggregate_of(db, prepared, chunk, field)
+                    .instrument(chunk_span(i, chunk))
+            }))
+            .await?;
+        let mut shares = Shares::new(field.integer, answers);
+        // Twice at most: the open sums first, then the counts an average needs.
+        for _ in 0..2 {
+            let open = shares.open(average);
+            let settled = futures::future::try_join_all(open.iter().map(|&i| {
+                let chunk = prepared.chunks[i];
+                self.exact_share(db, prepared, chunk, field)
+                    .instrument(chunk_span(i, chunk))
+            }))
+            .await?;
+            for (i, share) in open.into_iter().zip(settled) {
+                shares.settle(i, share);
+            }
+        }
+        Ok(shares.total())
+    }
+
+    /// One query's count, sum and average of `field` over the shard values `chunk`.
+    async fn aggregate_of(
+        &self,
+        db: &FirestoreDb,
+        prepared: &Prepared,
+        chunk: &[&str],
+        field: NumericField<T>,
+    ) -> Result<ChunkAggregate> {
+        // The order field alone, so the index (shard, fields, order field, aggregated
+        // field) serves it with a range or without.
+        let order = vec![prepared.orders[0].clone()];
+        let rows = self
+            .select_ordered(db, prepared, chunk, order, None)
+            .aggregate(|a| {
+                a.fields([
+                    a.field("count").count(),
+                    a.field("sum").sum(field.path),
+                    a.field("avg").avg(field.path),
+                ])
+            })
+            .query()
+            .await?;
+        ChunkAggregate::from_rows(&rows)
+    }
+
+    /// The exact share of the shard values `chunk`: asked again one value at a time, and the
+    /// values of a shard value whose answer still leaves it open read and added here.
+    async fn exact_share(
+        &self,
+        db: &FirestoreDb,
+        prepared: &Prepared,
+        chunk: &[&str],
+        field: NumericField<T>,
+    ) -> Result<Share> {
+        if let [_] = chunk {
+            return self.read_share(db, prepared, chunk, field).await;
+        }
+        let values: Vec<&[&str]> = chunk.chunks(1).collect();
+        let answers = futures::future::try_join_all(
+            values
+                .iter()
+                .map(|value| self.aggregate_of(db, prepared, value, field)),
+        )
+        .await?;
+        let mut total = Share::default();
+        let mut unsettled: Vec<&[&str]> = Vec::new();
+        for (value, answer) in values.iter().zip(&answers) {
+            match (answer.exact_sum(field.integer), answer.numbers()) {
+                (Some(sum), Some(numbers)) => total = total.add(Share::of_sum(sum, numbers)),
+                _ => unsettled.push(value),
+            }
+        }
+        let read = futures::future::try_join_all(
+            unsettled
+                .into_iter()
+                .map(|value| self.read_share(db, prepared, value, field)),
+        )
+        .await?;
+        Ok(read.into_iter().fold(total, Share::add))
+    }
+
+    /// The share of the shard values `chunk`, from its documents' values of `field` (a
+    /// projection of the field alone, streamed: one billed read per document).
+    async fn read_share(
+        &self,
+        db: &FirestoreDb,
+        prepared: &Prepared,
+        chunk: &[&str],
+        field: NumericField<T>,
+    ) -> Result<Share> {
+        let documents = self
+            .select_ordered(
+                db,
+                prepared,
+                chunk,
+                prepared.orders.clone(),
+                Some(field.path),
+            )
+            .stream_query_with_errors()
+            .await?;
+        documents
+            .map_err(Error::from)
+            .try_fold(Share::default(), |share, document| async move {
+                let value = crate::value_order::field_value(&document, field.path)
+                    .and_then(|value| value.value_type.as_ref());
+                Ok(share.add(Share::of_documents([value])))
+            })
+            .await
+    }
+}
