@@ -754,7 +754,7 @@ async fn pages_of_a_top_level_types_group_walk_to_the_end() {
 /// own. Measured too: the emulator itself refuses every query in such a database (it reads
 /// the name as the project `dev~`), though it writes and reads documents by name; so the
 /// names are read here from gets, and the queries' own use of them is unit-tested
-/// (`stored.rs`).
+/// (`document_path.rs`).
 #[tokio::test]
 async fn a_database_named_documents_reads_its_document_names_right() {
     let test = test_db("database-named-documents").await;
