@@ -3,11 +3,15 @@
 use super::query_name;
 use crate::Sharded;
 
+/// The spans' target, as before they had a file of their own: what users' filters name.
+const TARGET: &str = "sharded_runtime::query";
+
 /// The span of one sharded query, at INFO: a production service keeps it, and a slow fan-out
 /// shows as a long span with its chunks (DEBUG) inside. Fields: the collection, the indexed
 /// field, the shard count, the chunk queries sent and the documents they read.
 pub(super) fn query_span<T: Sharded, const QUERY: u64>(operation: &'static str) -> tracing::Span {
     tracing::info_span!(
+        target: TARGET,
         "sharded_query",
         operation,
         collection = T::COLLECTION,
@@ -20,5 +24,5 @@ pub(super) fn query_span<T: Sharded, const QUERY: u64>(operation: &'static str) 
 
 /// The span of one chunk query of a fan-out.
 pub(super) fn chunk_span(index: usize, chunk: &[&str]) -> tracing::Span {
-    tracing::debug_span!("sharded_chunk", index, shards = chunk.len())
+    tracing::debug_span!(target: TARGET, "sharded_chunk", index, shards = chunk.len())
 }
