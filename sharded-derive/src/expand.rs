@@ -241,6 +241,11 @@ fn queries<'a>(model: &'a Model) -> Namespace<'a> {
         let doc =
             format!("Documents whose `{rust_path}` equals `value`, by `{order}` {direction}.",);
         let param = value_param(value_ty);
+        let method_in = quote::format_ident!("{}_in", syn::ext::IdentExt::unraw(method));
+        let doc_in = format!(
+            "Documents whose `{rust_path}` equals any of `values` (Firestore's `in`: 1 to 30 values), by `{order}` {direction}; the same query type, cursors and index as `{}`.",
+            syn::ext::IdentExt::unraw(method)
+        );
         quote! {
             #[doc = #doc]
             #[inline]
@@ -249,6 +254,15 @@ fn queries<'a>(model: &'a Model) -> Namespace<'a> {
                 value: #param,
             ) -> #query {
                 ::sharded_runtime::ShardedQuery::__eq::<#value_ty, _>(value)
+            }
+
+            #[doc = #doc_in]
+            #[inline]
+            #vis fn #method_in(
+                &self,
+                values: impl ::core::iter::IntoIterator<Item = #param>,
+            ) -> #query {
+                ::sharded_runtime::ShardedQuery::__in::<#value_ty, _>(values)
             }
         }
     });

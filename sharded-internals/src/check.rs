@@ -169,6 +169,24 @@ pub(crate) fn check_plain_serde(
     false
 }
 
+/// Each indexed field's `in` query is its method's name with `_in`: no other query may have
+/// that name (`venue` and `venue_in` both indexed), or the two methods would be one.
+pub(crate) fn check_in_methods_are_free<'m>(
+    cx: &Ctxt,
+    indexed: impl IntoIterator<Item = &'m syn::Ident>,
+    methods: &[&syn::Ident],
+) {
+    for method in indexed {
+        let name = format!("{}_in", method.unraw());
+        if methods.iter().any(|other| other.unraw() == name.as_str()) {
+            cx.error_spanned_by(
+                method,
+                format!("`{name}`, the `in` query of `{}`, is also the name of another query; rename one of the fields", method.unraw()),
+            );
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::query_id_collision;

@@ -159,6 +159,8 @@ fn order_direction<T: Sharded>() -> FirestoreQueryDirection {
 #[derive(Clone, Default)]
 pub struct Unsharded {
     pub equalities: Vec<(String, FirestoreValue)>,
+    /// `field in [values]`, the values an array value.
+    pub any_of: Option<(String, FirestoreValue)>,
     pub lower: Option<(FirestoreValue, bool)>,
     pub upper: Option<(FirestoreValue, bool)>,
     pub limit: Option<u32>,
@@ -170,6 +172,12 @@ impl Unsharded {
     /// `field == value` and any more equalities given later.
     pub fn equal(mut self, field: &str, value: impl Into<FirestoreValue>) -> Self {
         self.equalities.push((field.to_owned(), value.into()));
+        self
+    }
+
+    /// `field in values`.
+    pub fn any_of(mut self, field: &str, values: impl Into<FirestoreValue>) -> Self {
+        self.any_of = Some((field.to_owned(), values.into()));
         self
     }
 
@@ -262,7 +270,11 @@ impl Unsharded {
                     true => q.field(order).less_than_or_equal(v),
                     false => q.field(order).less_than(v),
                 });
-            q.for_all(equalities.chain([lower, upper]).collect::<Vec<_>>())
+            let any_of = this
+                .any_of
+                .clone()
+                .and_then(|(field, values)| q.field(field.as_str()).is_in(values));
+            q.for_all(equalities.chain([any_of, lower, upper]).collect::<Vec<_>>())
         }
     }
 

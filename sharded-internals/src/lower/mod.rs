@@ -8,7 +8,9 @@ mod queries;
 mod shard_sets;
 
 use crate::ast::Container;
-use crate::check::{check_shape, check_shard_field_is_free, query_id_collision};
+use crate::check::{
+    check_in_methods_are_free, check_shape, check_shard_field_is_free, query_id_collision,
+};
 use crate::ctxt::Ctxt;
 use crate::model::{Model, Resharding, field_path};
 
@@ -40,6 +42,12 @@ pub fn validate<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Option<Model<'a>> {
             format!("the query names `{method}` and `{other}` hash to the same id (`sharded_runtime::query_id`), so their types would be one; rename one of the fields"),
         );
     }
+    let methods: Vec<&syn::Ident> = indexes
+        .iter()
+        .map(|index| &index.method)
+        .chain(field_sets.iter().map(|set| &set.method))
+        .collect();
+    check_in_methods_are_free(cx, indexes.iter().map(|index| &index.method), &methods);
     let aggregates = queries::aggregates(cx, cont);
     if cx.has_errors() {
         return None;

@@ -33,6 +33,9 @@ use crate::Sharded;
 pub struct ShardedQuery<T, const QUERY: u64, R: Reach = InCollection> {
     /// The values the query's fields equal, in the shape's order; none for the whole collection.
     pub(super) values: Vec<std::result::Result<Value, String>>,
+    /// For an `in` query (`T::query().<field>_in([..])`), the values the shape's next field
+    /// is one of; `None` otherwise.
+    pub(super) any_of: Option<Vec<std::result::Result<Value, String>>>,
     pub(super) lower: Bound<std::result::Result<Value, String>>,
     pub(super) upper: Bound<std::result::Result<Value, String>>,
     pub(super) limit: Option<u32>,
@@ -45,6 +48,7 @@ impl<T, const QUERY: u64, R: Reach> Clone for ShardedQuery<T, QUERY, R> {
     fn clone(&self) -> Self {
         ShardedQuery {
             values: self.values.clone(),
+            any_of: self.any_of.clone(),
             lower: self.lower.clone(),
             upper: self.upper.clone(),
             limit: self.limit,
@@ -59,6 +63,7 @@ impl<T, const QUERY: u64, R: Reach> std::fmt::Debug for ShardedQuery<T, QUERY, R
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ShardedQuery")
             .field("values", &self.values)
+            .field("any_of", &self.any_of)
             .field("lower", &self.lower)
             .field("upper", &self.upper)
             .field("limit", &self.limit)
@@ -104,10 +109,26 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
         self
     }
 
+    /// The query on one field equal to any of `values`, each taken as the field's type `F`: the
+    /// whole body of a generated `<field>_in` method. Firestore's `in`, with the same index as
+    /// the equality; its checks (1 to 30 values) are made when it runs.
+    #[doc(hidden)]
+    pub fn __in<F: Serialize, V: Into<F>>(values: impl IntoIterator<Item = V>) -> Self {
+        let mut query = Self::__whole_collection();
+        query.any_of = Some(
+            values
+                .into_iter()
+                .map(|value| to_value(&value.into()))
+                .collect(),
+        );
+        query
+    }
+
     #[doc(hidden)]
     pub fn __whole_collection() -> Self {
         ShardedQuery {
             values: Vec::new(),
+            any_of: None,
             lower: Bound::Unbounded,
             upper: Bound::Unbounded,
             limit: None,
@@ -141,6 +162,7 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
     {
         ShardedQuery {
             values: self.values,
+            any_of: self.any_of,
             lower: self.lower,
             upper: self.upper,
             limit: self.limit,

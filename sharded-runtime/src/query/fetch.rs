@@ -5,6 +5,7 @@ use firestore::gcloud_sdk::google::firestore::v1::Document;
 use firestore::{FirestoreDb, FirestoreValue};
 use tracing::Instrument as _;
 
+use super::chunk::Chunk;
 use super::prepare::Prepared;
 use super::prepare::start_after_values;
 use super::request::query_order;
@@ -130,7 +131,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
                 return Ok((results, stats));
             }
         };
-        let values: Vec<usize> = chunks.iter().map(|chunk| chunk.len()).collect();
+        let values: Vec<usize> = chunks.iter().map(|chunk| chunk.weight()).collect();
         let asked = shares::first_round(limit, &values);
         let mut fetched = futures::future::try_join_all(
             asked
@@ -217,13 +218,13 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         per_chunk: impl for<'a> Fn(
             &'a FirestoreDb,
             &'a Prepared,
-            &'a [&'static str],
+            Chunk,
         ) -> futures::future::BoxFuture<'a, Result<Each>>,
     ) -> Result<Vec<Each>> {
         let (prepared, snapshot) = self.begin(db, span).await?;
         let results =
             futures::future::try_join_all(prepared.chunks.iter().enumerate().map(|(i, chunk)| {
-                per_chunk(snapshot.db(), &prepared, chunk).instrument(chunk_span(i, chunk))
+                per_chunk(snapshot.db(), &prepared, *chunk).instrument(chunk_span(i, *chunk))
             }))
             .await;
         snapshot.release();

@@ -3,6 +3,7 @@
 
 mod aggregate;
 mod builder;
+mod chunk;
 mod count;
 mod cursor;
 mod fetch;
@@ -24,6 +25,7 @@ pub use crate::value_order::{
 };
 pub use aggregate::{Number, Numeric, NumericField, numeric_field};
 pub use builder::ShardedQuery;
+pub use chunk::shard_chunks;
 pub(crate) use count::count_of;
 pub use cursor::Cursor;
 pub use listen::{
@@ -31,7 +33,7 @@ pub use listen::{
 };
 pub use merge::{merge_sorted, merge_streams};
 pub use names::{CursorOf, PageOf, PagedQuery};
-pub use prepare::{MAX_FILTER_VALUE_BYTES, MAX_LIMIT, shard_chunks};
+pub use prepare::{MAX_FILTER_VALUE_BYTES, MAX_LIMIT};
 pub use queries::{Queries, queries};
 pub use reach::{InCollection, InGroup, Reach};
 pub use shape::{QueryShape, query_id};

@@ -10,6 +10,7 @@ use firestore::{
 };
 use sharded_indexes::Direction;
 
+use super::chunk::{Chunk, fan_out};
 use super::{MAX_DISJUNCTIONS, Reach, ShardedQuery, shape};
 use crate::value_order;
 use crate::{Error, Result, Sharded};
@@ -19,24 +20,10 @@ pub(super) struct Prepared {
     pub(super) filters: Vec<FirestoreQueryFilter>,
     pub(super) orders: Vec<FirestoreQueryOrder>,
     pub(super) start_after: Option<Vec<FirestoreValue>>,
-    pub(super) chunks: Vec<&'static [&'static str]>,
-}
-
-/// The shard values split into the fewest chunks of at most 30, of near-equal size.
-pub fn shard_chunks(values: &'static [&'static str]) -> Vec<&'static [&'static str]> {
-    if values.is_empty() {
-        return Vec::new();
-    }
-    let chunks = values.len().div_ceil(MAX_DISJUNCTIONS);
-    let (size, extra) = (values.len() / chunks, values.len() % chunks);
-    let mut rest = values;
-    (0..chunks)
-        .map(|i| {
-            let (chunk, tail) = rest.split_at(size + usize::from(i < extra));
-            rest = tail;
-            chunk
-        })
-        .collect()
+    /// For an `in` query, the field and its values (checked, each once); each chunk asks
+    /// for a range of them.
+    pub(super) any_of: Option<(String, Vec<Value>)>,
+    pub(super) chunks: Vec<Chunk>,
 }
 
 impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
@@ -44,11 +31,11 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
     pub(super) fn prepare(&self, db: &FirestoreDb) -> Result<Prepared> {
         self.scope.check::<T>()?;
         let invalid = |why: String| Error::InvalidQuery(why);
-        let Some(shape) = shape::<T>(QUERY).filter(|s| s.fields.len() == self.values.len()) else {
+        let compared = self.values.len() + usize::from(self.any_of.is_some());
+        let Some(shape) = shape::<T>(QUERY).filter(|s| s.fields.len() == compared) else {
             return Err(invalid(format!(
-                "`{}` has no query with id {QUERY} on {} field(s)",
+                "`{}` has no query with id {QUERY} on {compared} field(s)",
                 T::COLLECTION,
-                self.values.len()
             )));
         };
         if T::READ_SHARD_VALUES.is_empty() {
@@ -67,11 +54,24 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
             }
             _ => {}
         }
-        let chunks = shard_chunks(T::READ_SHARD_VALUES);
-        if let Some(chunk) = chunks.iter().find(|chunk| chunk.len() > MAX_DISJUNCTIONS) {
+        let any_of = match &self.any_of {
+            Some(values) => {
+                let field = shape.fields[self.values.len()];
+                Some((field.to_owned(), any_of_values(field, values)?))
+            }
+            None => None,
+        };
+        let chunks = fan_out(
+            T::READ_SHARD_VALUES,
+            any_of.as_ref().map_or(0, |(_, values)| values.len()),
+        );
+        if let Some(chunk) = chunks
+            .iter()
+            .find(|chunk| chunk.weight() > MAX_DISJUNCTIONS)
+        {
             return Err(invalid(format!(
                 "{} disjunctions in one query; Firestore allows {MAX_DISJUNCTIONS}",
-                chunk.len()
+                chunk.weight()
             )));
         }
         let mut filters = Vec::new();
@@ -138,9 +138,40 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
             filters,
             orders,
             start_after,
+            any_of,
             chunks,
         })
     }
+}
+
+/// The values of an `in` on `field`, as Firestore takes them (1 to 30, each no longer than a
+/// filter value may be), each once: a value given twice, or two that Firestore holds equal
+/// (`1` and `1.0`), would otherwise be asked for by two chunk queries, which would each
+/// return its documents.
+fn any_of_values(field: &str, values: &[std::result::Result<Value, String>]) -> Result<Vec<Value>> {
+    if values.is_empty() {
+        return Err(Error::InvalidQuery(format!(
+            "`in` on `{field}` with no values matches nothing; Firestore rejects it"
+        )));
+    }
+    if values.len() > MAX_DISJUNCTIONS {
+        return Err(Error::InvalidQuery(format!(
+            "`in` on `{field}` with {} values; Firestore allows {MAX_DISJUNCTIONS}",
+            values.len()
+        )));
+    }
+    let mut distinct: Vec<Value> = Vec::with_capacity(values.len());
+    for value in values {
+        let value = value.clone().map_err(Error::InvalidQuery)?;
+        check_filter_value(field, &value)?;
+        let seen = distinct
+            .iter()
+            .any(|other| value_order::compare_values(other, &value) == std::cmp::Ordering::Equal);
+        if !seen {
+            distinct.push(value);
+        }
+    }
+    Ok(distinct)
 }
 
 /// The cursor values a query starts just after: a document's order value and full name, as
@@ -198,30 +229,4 @@ pub(super) type Comparison = fn(String, FirestoreValue) -> FirestoreQueryFilterC
 
 pub(super) fn compare(compare: FirestoreQueryFilterCompare) -> FirestoreQueryFilter {
     FirestoreQueryFilter::Compare(Some(compare))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn chunks_are_few_and_even() {
-        static FORTY: [&str; 40] = [""; 40];
-        let sizes = |values: &'static [&'static str]| {
-            shard_chunks(values)
-                .iter()
-                .map(|c| c.len())
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(sizes(&FORTY), [20, 20]);
-        assert_eq!(sizes(&FORTY[..3]), [3]);
-        assert_eq!(sizes(&FORTY[..30]), [30]);
-        assert_eq!(sizes(&FORTY[..31]), [16, 15]);
-        assert_eq!(sizes(&[]), Vec::<usize>::new());
-        static MANY: [&str; 301] = [""; 301];
-        let chunks = sizes(&MANY);
-        assert_eq!(chunks.len(), 11);
-        assert!(chunks.iter().all(|&c| (27..=28).contains(&c)));
-        assert_eq!(chunks.iter().sum::<usize>(), 301);
-    }
 }

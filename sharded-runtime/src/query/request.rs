@@ -2,13 +2,14 @@
 //! the query's own), its order, the cursor values it starts after, and the same order on the
 //! client, for merging chunks.
 
-use firestore::gcloud_sdk::google::firestore::v1::Document;
+use firestore::gcloud_sdk::google::firestore::v1::{ArrayValue, Document, Value, value::ValueType};
 use firestore::{
     FirestoreDb, FirestoreQueryCursor, FirestoreQueryFilter, FirestoreQueryFilterCompare,
     FirestoreQueryFilterComposite, FirestoreQueryFilterCompositeOperator, FirestoreQueryOrder,
     FirestoreValue,
 };
 
+use super::chunk::Chunk;
 use super::prepare::{Prepared, compare};
 use super::{Reach, ShardedQuery, compare_documents};
 use crate::{Error, Result, Sharded};
@@ -19,7 +20,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
     pub(super) fn structured_query(
         &self,
         prepared: &Prepared,
-        chunk: &[&str],
+        chunk: Chunk,
         after: Option<Vec<FirestoreValue>>,
         limit: Option<u32>,
     ) -> Result<firestore::gcloud_sdk::google::firestore::v1::StructuredQuery> {
@@ -43,7 +44,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         &self,
         db: &'db FirestoreDb,
         prepared: &Prepared,
-        chunk: &[&str],
+        chunk: Chunk,
     ) -> firestore::select_builder::FirestoreSelectDocBuilder<'db, FirestoreDb> {
         self.select_page(
             db,
@@ -59,7 +60,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         &self,
         db: &'db FirestoreDb,
         prepared: &Prepared,
-        chunk: &[&str],
+        chunk: Chunk,
         after: Option<Vec<FirestoreValue>>,
         limit: Option<u32>,
     ) -> firestore::select_builder::FirestoreSelectDocBuilder<'db, FirestoreDb> {
@@ -79,7 +80,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         &self,
         db: &'db FirestoreDb,
         prepared: &Prepared,
-        chunk: &[&str],
+        chunk: Chunk,
         orders: Vec<FirestoreQueryOrder>,
         projection: Option<&str>,
     ) -> firestore::select_builder::FirestoreSelectDocBuilder<'db, FirestoreDb> {
@@ -95,13 +96,25 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
             .order(move |o| o.fields(orders.clone()))
     }
 
-    pub(super) fn filter(&self, prepared: &Prepared, chunk: &[&str]) -> FirestoreQueryFilter {
-        let shards: Vec<&str> = chunk.to_vec();
+    pub(super) fn filter(&self, prepared: &Prepared, chunk: Chunk) -> FirestoreQueryFilter {
+        let shards: Vec<&str> = chunk.shards.to_vec();
         let mut filters = vec![compare(FirestoreQueryFilterCompare::In(
             T::SHARD_FIELD_PATH.to_owned(),
             <FirestoreValue as From<Vec<&str>>>::from(shards),
         ))];
         filters.extend(prepared.filters.iter().cloned());
+        if let Some((field, values)) = &prepared.any_of {
+            let (start, end) = chunk.values;
+            let values = Value {
+                value_type: Some(ValueType::ArrayValue(ArrayValue {
+                    values: values[start..end].to_vec(),
+                })),
+            };
+            filters.push(compare(FirestoreQueryFilterCompare::In(
+                field.clone(),
+                FirestoreValue { value: values },
+            )));
+        }
         FirestoreQueryFilter::Composite(FirestoreQueryFilterComposite {
             for_all_filters: filters,
             operator: FirestoreQueryFilterCompositeOperator::And,

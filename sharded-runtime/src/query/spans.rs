@@ -1,5 +1,6 @@
 //! The tracing spans of a query and of its chunk queries.
 
+use super::chunk::Chunk;
 use super::query_name;
 use crate::Sharded;
 
@@ -23,6 +24,6 @@ pub(super) fn query_span<T: Sharded, const QUERY: u64>(operation: &'static str) 
 }
 
 /// The span of one chunk query of a fan-out.
-pub(super) fn chunk_span(index: usize, chunk: &[&str]) -> tracing::Span {
-    tracing::debug_span!(target: TARGET, "sharded_chunk", index, shards = chunk.len())
+pub(super) fn chunk_span(index: usize, chunk: Chunk) -> tracing::Span {
+    tracing::debug_span!(target: TARGET, "sharded_chunk", index, shards = chunk.shards.len())
 }

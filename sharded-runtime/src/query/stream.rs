@@ -17,6 +17,7 @@ use firestore::{FirestoreDb, FirestoreValue};
 use futures::stream::{BoxStream, StreamExt, TryStreamExt};
 use tracing::Instrument as _;
 
+use super::chunk::Chunk;
 use super::prepare::Prepared;
 use super::prepare::start_after_values;
 use super::request::query_order;
@@ -93,12 +94,12 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
                 self.stream_page(
                     snapshot.db(),
                     &prepared,
-                    chunk,
+                    *chunk,
                     None,
                     prepared.start_after.clone(),
                     page,
                 )
-                .instrument(chunk_span(i, chunk))
+                .instrument(chunk_span(i, *chunk))
             }))
             .await;
         snapshot.release();
@@ -237,7 +238,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         &self,
         db: &FirestoreDb,
         prepared: &Prepared,
-        chunk: &[&str],
+        chunk: Chunk,
         read_time: Option<Timestamp>,
         after: Option<Vec<FirestoreValue>>,
         limit: u32,

@@ -21,6 +21,7 @@ mod totals;
 pub use numeric::{Number, Numeric, NumericField, numeric_field};
 use totals::{ChunkAggregate, Share, Shares};
 
+use super::chunk::Chunk;
 use super::prepare::Prepared;
 use super::spans::{chunk_span, query_span};
 use super::{Reach, ShardedQuery};
@@ -102,8 +103,8 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
     ) -> Result<(Number, Option<f64>)> {
         let answers =
             futures::future::try_join_all(prepared.chunks.iter().enumerate().map(|(i, chunk)| {
-                self.aggregate_of(db, prepared, chunk, field)
-                    .instrument(chunk_span(i, chunk))
+                self.aggregate_of(db, prepared, *chunk, field)
+                    .instrument(chunk_span(i, *chunk))
             }))
             .await?;
         let mut shares = Shares::new(field.integer, answers);
@@ -128,7 +129,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         &self,
         db: &FirestoreDb,
         prepared: &Prepared,
-        chunk: &[&str],
+        chunk: Chunk,
         field: NumericField<T>,
     ) -> Result<ChunkAggregate> {
         // The order field alone, so the index (shard, fields, order field, aggregated
@@ -154,25 +155,29 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         &self,
         db: &FirestoreDb,
         prepared: &Prepared,
-        chunk: &[&str],
+        chunk: Chunk,
         field: NumericField<T>,
     ) -> Result<Share> {
-        if let [_] = chunk {
+        if chunk.shards.len() == 1 {
             return self.read_share(db, prepared, chunk, field).await;
         }
-        let values: Vec<&[&str]> = chunk.chunks(1).collect();
+        let values: Vec<Chunk> = chunk
+            .shards
+            .chunks(1)
+            .map(|shard| chunk.with_shards(shard))
+            .collect();
         let answers = futures::future::try_join_all(
             values
                 .iter()
-                .map(|value| self.aggregate_of(db, prepared, value, field)),
+                .map(|&value| self.aggregate_of(db, prepared, value, field)),
         )
         .await?;
         let mut total = Share::default();
-        let mut unsettled: Vec<&[&str]> = Vec::new();
+        let mut unsettled: Vec<Chunk> = Vec::new();
         for (value, answer) in values.iter().zip(&answers) {
             match (answer.exact_sum(field.integer), answer.numbers()) {
                 (Some(sum), Some(numbers)) => total = total.add(Share::of_sum(sum, numbers)),
-                _ => unsettled.push(value),
+                _ => unsettled.push(*value),
             }
         }
         let read = futures::future::try_join_all(
@@ -190,7 +195,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         &self,
         db: &FirestoreDb,
         prepared: &Prepared,
-        chunk: &[&str],
+        chunk: Chunk,
         field: NumericField<T>,
     ) -> Result<Share> {
         let documents = self

@@ -70,7 +70,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
             .chunks
             .iter()
             .map(|chunk| {
-                self.structured_query(&prepared, chunk, prepared.start_after.clone(), self.limit)
+                self.structured_query(&prepared, *chunk, prepared.start_after.clone(), self.limit)
             })
             .collect::<Result<Vec<_>>>()?;
         let limit = self.limit.map(|limit| limit as usize);
