@@ -100,3 +100,116 @@ fn the_file_is_the_recipes_for_instruments() {
         ]
     );
 }
+
+/// Every query the example types can send (each typed query, its `in` form, a range, per room
+/// and across rooms) is served by an index of the committed file, found by Firestore's rules
+/// ([`IndexNeed`]); and the plan's own index is what serves it.
+#[test]
+fn the_committed_file_serves_every_query_of_the_examples() {
+    use sharded_runtime::{IndexNeed, Parent, QueryScope};
+    let served = |need: IndexNeed, what: &str| {
+        assert!(need.is_served_by_file(FILE).unwrap(), "{what}: {need:?}");
+        assert!(
+            Instrument::indexes().serving(&need).is_some()
+                || Message::indexes().serving(&need).is_some(),
+            "{what}: {need:?}"
+        );
+        need
+    };
+    let since = sharded_examples::at("2019-01-01T00:00:00Z");
+    let queries = [
+        ("all", Instrument::query().all().index_need()),
+        (
+            "all, a range",
+            Instrument::query().all().range(since..).index_need(),
+        ),
+        ("exchange", Instrument::query().exchange("X").index_need()),
+        (
+            "exchange in",
+            Instrument::query()
+                .exchange_in(["X", "Y"])
+                .range(..since)
+                .index_need(),
+        ),
+        (
+            "instrument type",
+            Instrument::query().instrument_type("etf").index_need(),
+        ),
+        (
+            "instrument type in",
+            Instrument::query()
+                .instrument_type_in(["etf", "commonstock"])
+                .index_need(),
+        ),
+        (
+            "currency",
+            Instrument::query().price_currency("USD").index_need(),
+        ),
+        (
+            "currency in",
+            Instrument::query()
+                .price_currency_in(["USD", "JPY"])
+                .index_need(),
+        ),
+        (
+            "exchange and type",
+            Instrument::query()
+                .exchange_and_instrument_type("X", "etf")
+                .index_need(),
+        ),
+    ];
+    for (what, need) in queries {
+        let need = served(need.unwrap(), what);
+        assert_eq!(need.query_scope, QueryScope::Collection);
+        assert_eq!(need.equalities[0], "shard");
+    }
+    let lobby = Parent::<Message>::new(&["lobby"]).unwrap();
+    let messages = [
+        (
+            "room",
+            Message::query().all().in_parent(&lobby).index_need(),
+        ),
+        (
+            "room, author",
+            Message::query()
+                .author("ann")
+                .in_parent(&lobby)
+                .index_need(),
+        ),
+        (
+            "room, authors",
+            Message::query()
+                .author_in(["ann", "bob"])
+                .in_parent(&lobby)
+                .index_need(),
+        ),
+    ];
+    for (what, need) in messages {
+        served(need.unwrap(), what);
+    }
+    for (what, need) in [
+        ("group", Message::query().all().in_group().index_need()),
+        (
+            "group, author",
+            Message::query().author("ann").in_group().index_need(),
+        ),
+        (
+            "group, authors",
+            Message::query()
+                .author_in(["ann", "bob"])
+                .in_group()
+                .index_need(),
+        ),
+    ] {
+        let need = served(need.unwrap(), what);
+        assert_eq!(need.query_scope, QueryScope::CollectionGroup);
+    }
+    // A query the file lacks an index for is told apart: the same need in the other direction.
+    let mut reversed = Instrument::query().exchange("X").index_need().unwrap();
+    reversed.orders[0].1 = match reversed.orders[0].1 {
+        sharded_runtime::Direction::Ascending => sharded_runtime::Direction::Descending,
+        sharded_runtime::Direction::Descending => sharded_runtime::Direction::Ascending,
+    };
+    assert!(!reversed.is_served_by_file(FILE).unwrap());
+    assert!(Instrument::indexes().serving(&reversed).is_none());
+}

@@ -10,10 +10,12 @@ mod description;
 pub mod field_path;
 mod plan;
 mod query_id;
+mod serving;
 
 pub use description::{CollectionDescription, CollectionDescriptionBuf};
 pub use plan::plan;
 pub use query_id::query_id;
+pub use serving::IndexNeed;
 
 /// The most shard values a collection may have: ⌈1000/30⌉ = 34 chunk queries per read. The
 /// derive refuses more, and the runtime holds the values of every numbered set up to it.

@@ -51,7 +51,7 @@ pub use sharded_derive::Sharded;
 pub use sharded_derive::StoredNames;
 pub use sharded_indexes::{
     CollectionDescription, CollectionDescriptionBuf, CompositeIndex, Direction, FieldOverride,
-    IndexField, IndexPlan, QueryScope,
+    IndexField, IndexNeed, IndexPlan, QueryScope,
 };
 pub use status::StatusCode;
 pub use stored::Stored;

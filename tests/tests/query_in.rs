@@ -25,11 +25,11 @@ macro_rules! reading {
     ($name:ident, $shards:literal, $direction:literal, $collection:literal) => {
         #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
         #[sharded(
-                    shards = $shards,
-                    order_by = "at",
-                    direction = $direction,
-                    collection = $collection
-                )]
+                            shards = $shards,
+                            order_by = "at",
+                            direction = $direction,
+                            collection = $collection
+                        )]
         struct $name {
             #[sharded(index)]
             device: String,
@@ -330,13 +330,13 @@ macro_rules! logged {
     ($name:ident, $shards:literal, $direction:literal, $collection:literal) => {
         #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
         #[sharded(
-                    shards = $shards,
-                    order_by = "at",
-                    direction = $direction,
-                    parent = "devices",
-                    collection = $collection,
-                    collection_group
-                )]
+                            shards = $shards,
+                            order_by = "at",
+                            direction = $direction,
+                            parent = "devices",
+                            collection = $collection,
+                            collection_group
+                        )]
         struct $name {
             #[sharded(index)]
             kind: u32,
@@ -498,4 +498,21 @@ async fn in_queries_per_parent_and_over_a_group_equal_the_unsharded_ones() {
     let mut rng = StdRng::seed_from_u64(seed);
     check_logged::<Logged3>(&test.db, &mut rng).await;
     check_logged::<Logged61>(&test.db, &mut rng).await;
+}
+
+/// Every `in` query above is served by an index of its type's plan (by Firestore's rules,
+/// which the emulator does not apply): the equality's, in the scope the query reads.
+#[test]
+fn every_in_query_has_its_index_in_the_plan() {
+    fn served<T: Sharded, const Q: u64, R: Reach>(query: ShardedQuery<T, Q, R>) {
+        let need = query.index_need().unwrap();
+        assert!(T::indexes().serving(&need).is_some(), "{need:?}");
+    }
+    served(Reading3::query().device_in(["d1", "d2"]));
+    served(Reading40::query().kind_in([1, 2]).range(3..));
+    served(Reading61::query().device_in(["d1"]));
+    let parent = Parent::<Logged61>::new(&["dev0"]).unwrap();
+    served(Logged61::query().kind_in([1, 2]).in_parent(&parent));
+    served(Logged61::query().kind_in([1, 2]).in_group());
+    served(Logged3::query().kind_in([1]).in_group());
 }

@@ -7,6 +7,7 @@ mod chunk;
 mod count;
 mod cursor;
 mod fetch;
+mod index_need;
 mod listen;
 mod merge;
 mod names;

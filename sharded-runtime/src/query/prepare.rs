@@ -29,6 +29,16 @@ pub(super) struct Prepared {
 impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
     /// Checks the query and turns it into Firestore terms; an error here means nothing was sent.
     pub(super) fn prepare(&self, db: &FirestoreDb) -> Result<Prepared> {
+        let mut prepared = self.terms()?;
+        prepared.start_after = self.after.as_ref().map(|cursor| {
+            let name = cursor.document_name(db, T::COLLECTION);
+            start_after_values(cursor.order_value.clone(), name)
+        });
+        Ok(prepared)
+    }
+
+    /// [`prepare`](Self::prepare) but for the cursor's values, which name the database.
+    pub(super) fn terms(&self) -> Result<Prepared> {
         self.scope.check::<T>()?;
         let invalid = |why: String| Error::InvalidQuery(why);
         let compared = self.values.len() + usize::from(self.any_of.is_some());
@@ -130,14 +140,10 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         if let Some(cursor) = &self.after {
             cursor.check_scope(&self.scope)?;
         }
-        let start_after = self.after.as_ref().map(|cursor| {
-            let name = cursor.document_name(db, T::COLLECTION);
-            start_after_values(cursor.order_value.clone(), name)
-        });
         Ok(Prepared {
             filters,
             orders,
-            start_after,
+            start_after: None,
             any_of,
             chunks,
         })
