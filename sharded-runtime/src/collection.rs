@@ -64,13 +64,17 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
         }
     }
 
+    pub(crate) fn db(&self) -> &'db FirestoreDb {
+        self.db
+    }
+
     pub(crate) fn scope(&self) -> &Scope {
         &self.scope
     }
 
     /// The full path of the parent document (or the database root), checked against the
     /// type's `parent`.
-    fn parent_path(&self) -> Result<String> {
+    pub(crate) fn parent_path(&self) -> Result<String> {
         self.scope.check::<T>()?;
         Ok(self.scope.parent_path(self.db))
     }

@@ -126,6 +126,16 @@ pub enum Error {
     /// A query Firestore would reject; nothing was sent.
     #[error("invalid query: {0}")]
     InvalidQuery(String),
+
+    /// A batch get answered without a result for an id it was asked for: the call fails
+    /// rather than return a result that leaves the id out.
+    #[error("`{collection}`: Firestore answered nothing for the id `{id}`")]
+    IncompleteGet {
+        /// The collection id.
+        collection: &'static str,
+        /// The id left unanswered.
+        id: String,
+    },
 }
 
 /// `Result` with sharded's [`Error`].

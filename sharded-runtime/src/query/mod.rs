@@ -17,7 +17,7 @@ mod reach;
 mod request;
 mod shape;
 mod shares;
-mod snapshot;
+pub(crate) mod snapshot;
 mod spans;
 mod stream;
 
