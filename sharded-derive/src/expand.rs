@@ -178,6 +178,10 @@ fn description_rest(model: &Model, paths: &[(TokenStream, TokenStream)]) -> Toke
         let aggregates = model.aggregates.iter().map(|field| &field.path);
         rest.extend(quote!(aggregate_fields: &[#(#aggregates),*],));
     }
+    if !model.arrays.is_empty() {
+        let arrays = model.arrays.iter().map(|field| &field.path);
+        rest.extend(quote!(array_fields: &[#(#arrays),*],));
+    }
     rest
 }
 
@@ -293,11 +297,44 @@ fn queries<'a>(model: &'a Model) -> Namespace<'a> {
             }
         }
     });
-    let methods = methods.chain(set_methods);
+    let array_methods = model.arrays.iter().map(|array| {
+        let method = &array.method;
+        let method_any = quote::format_ident!("{}_any", method);
+        let query = query_alias(ident, &method.to_string());
+        let element_ty = &array.element_ty;
+        let param = value_param(element_ty);
+        let field = syn::ext::IdentExt::unraw(array.ident);
+        let doc = format!(
+            "Documents whose array `{field}` holds `value` (Firestore's `array-contains`), by `{order}` {direction}."
+        );
+        let doc_any = format!(
+            "Documents whose array `{field}` holds any of `values` (Firestore's `array-contains-any`: 1 to 30 values), each once, by `{order}` {direction}; the same query type and cursors as `{method}`."
+        );
+        quote! {
+            #[doc = #doc]
+            #[inline]
+            #vis fn #method(
+                &self,
+                value: #param,
+            ) -> #query {
+                ::sharded_runtime::ShardedQuery::__eq::<#element_ty, _>(value)
+            }
+
+            #[doc = #doc_any]
+            #[inline]
+            #vis fn #method_any(
+                &self,
+                values: impl ::core::iter::IntoIterator<Item = #param>,
+            ) -> #query {
+                ::sharded_runtime::ShardedQuery::__in::<#element_ty, _>(values)
+            }
+        }
+    });
+    let methods = methods.chain(set_methods).chain(array_methods);
     Namespace {
         kind: Kind::Queries,
         doc: format!(
-            "The typed queries of `{ident}`: one method per `#[sharded(index)]` path and one per `index(...)` field set (`all()` is on `Queries`, which dereferences to this)."
+            "The typed queries of `{ident}`: one method per `#[sharded(index)]` path (and its `_in`), one per `index(...)` field set, and `_contains` and `_contains_any` per `#[sharded(contains)]` array (`all()` is on `Queries`, which dereferences to this)."
         ),
         members: Members::Methods(methods.collect()),
     }

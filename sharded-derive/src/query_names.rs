@@ -5,15 +5,17 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use sharded_internals::Model;
 
-/// The name of every query but `all`, in the description's order: the indexed paths, then the
-/// field sets (the runtime reads each query's fields from the description by position).
+/// The name of every query but `all`, in the description's order: the indexed paths, the
+/// field sets, then the array fields' `_contains` (the runtime reads each query's fields
+/// from the description by position).
 pub(crate) fn query_names(model: &Model) -> Vec<String> {
     let single = model
         .indexes
         .iter()
         .map(|index| syn::ext::IdentExt::unraw(&index.method).to_string());
     let sets = model.field_sets.iter().map(|set| set.method.to_string());
-    single.chain(sets).collect()
+    let arrays = model.arrays.iter().map(|array| array.method.to_string());
+    single.chain(sets).chain(arrays).collect()
 }
 
 /// `query_id(name)` as a `u64` literal: a type naming a query costs no const evaluation (the

@@ -43,6 +43,9 @@ pub struct CollectionDescription<'a> {
     pub field_sets: &'a [&'a [&'a str]],
     /// Numeric field paths with `sum` and `avg` queries (`#[sharded(aggregate)]`).
     pub aggregate_fields: &'a [&'a str],
+    /// Array field paths with `array-contains` and `array-contains-any` queries
+    /// (`#[sharded(contains)]`), in declaration order.
+    pub array_fields: &'a [&'a str],
 }
 
 impl CollectionDescription<'static> {
@@ -65,6 +68,7 @@ impl CollectionDescription<'static> {
         indexed_fields: &[],
         field_sets: &[],
         aggregate_fields: &[],
+        array_fields: &[],
     };
 }
 
@@ -160,6 +164,8 @@ pub struct CollectionDescriptionBuf {
     pub field_sets: Vec<Vec<String>>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub aggregate_fields: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub array_fields: Vec<String>,
     /// Recorded so that a later build can refuse a set that lost values (files written before
     /// it was recorded have none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -202,6 +208,7 @@ impl CollectionDescriptionBuf {
             indexed_fields: &strs(&self.indexed_fields),
             field_sets: &sets,
             aggregate_fields: &strs(&self.aggregate_fields),
+            array_fields: &strs(&self.array_fields),
         })
     }
 
@@ -227,6 +234,7 @@ impl From<&CollectionDescription<'_>> for CollectionDescriptionBuf {
                 .map(|set| strings(set))
                 .collect(),
             aggregate_fields: strings(description.aggregate_fields),
+            array_fields: strings(description.array_fields),
             shard_values: strings(description.shard_values),
             previous_shard_values: strings(description.previous_shard_values),
             retired_shard_values: strings(description.retired_shard_values),
@@ -284,6 +292,7 @@ mod tests {
             indexed_fields: &["venue", "price.currency"],
             field_sets: &[&["venue", "side"]],
             aggregate_fields: &["qty"],
+            array_fields: &["tags"],
         };
         let owned = CollectionDescriptionBuf::from(&description);
         assert_eq!(owned.plan(), description.plan());

@@ -38,12 +38,58 @@ pub struct CompositeIndex {
     pub fields: Vec<IndexField>,
 }
 
-/// One field of a composite index.
+/// One field of a composite index: ordered, or (an array field) its elements for
+/// `array-contains`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct IndexField {
     pub field_path: String,
-    pub order: Direction,
+    #[serde(flatten)]
+    pub mode: IndexMode,
+}
+
+/// How an index holds a field, as `firestore.indexes.json` writes it: `"order"` or
+/// `"arrayConfig"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum IndexMode {
+    /// Ordered, for equality, range and order by.
+    Order(Direction),
+    /// Each element of an array, for `array-contains` and `array-contains-any`.
+    ArrayConfig(ArrayConfig),
+}
+
+/// The one array configuration Firestore has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ArrayConfig {
+    Contains,
+}
+
+impl IndexField {
+    /// `field_path`, ordered in `direction`.
+    pub fn ordered(field_path: &str, direction: Direction) -> IndexField {
+        IndexField {
+            field_path: field_path.to_owned(),
+            mode: IndexMode::Order(direction),
+        }
+    }
+
+    /// The array field `field_path`'s elements, for `array-contains`.
+    pub fn contains(field_path: &str) -> IndexField {
+        IndexField {
+            field_path: field_path.to_owned(),
+            mode: IndexMode::ArrayConfig(ArrayConfig::Contains),
+        }
+    }
+
+    /// The direction, for an ordered field.
+    pub fn order(&self) -> Option<Direction> {
+        match self.mode {
+            IndexMode::Order(direction) => Some(direction),
+            IndexMode::ArrayConfig(_) => None,
+        }
+    }
 }
 
 /// Whether an index serves queries on one collection or on a collection group.
@@ -102,7 +148,10 @@ impl IndexPlan {
                 let fields: Vec<String> = index
                     .fields
                     .iter()
-                    .map(|f| format!("{} {:?}", f.field_path, f.order))
+                    .map(|f| match f.mode {
+                        IndexMode::Order(direction) => format!("{} {direction:?}", f.field_path),
+                        IndexMode::ArrayConfig(_) => format!("{} CONTAINS", f.field_path),
+                    })
                     .collect();
                 missing.push(format!(
                     "composite index on {} ({})",
@@ -151,9 +200,16 @@ impl CompositeIndex {
             && fields.is_some_and(|fields| {
                 fields.len() == self.fields.len()
                     && fields.iter().zip(&self.fields).all(|(entry, field)| {
+                        let (key, value) = match field.mode {
+                            IndexMode::Order(direction) => {
+                                ("order", serde_json::to_value(direction))
+                            }
+                            IndexMode::ArrayConfig(config) => {
+                                ("arrayConfig", serde_json::to_value(config))
+                            }
+                        };
                         str_at(entry, "fieldPath") == Some(field.field_path.as_str())
-                            && entry.get("order")
-                                == Some(&serde_json::to_value(field.order).expect("serializes"))
+                            && entry.get(key) == Some(&value.expect("serializes"))
                     })
             })
     }
@@ -190,6 +246,7 @@ mod tests {
         indexed_fields: &["exchange", "instrumentType", "price.currency"],
         field_sets: &[],
         aggregate_fields: &[],
+        array_fields: &[],
     };
 
     #[test]
@@ -305,8 +362,14 @@ mod tests {
         };
         let plan = plan(&spec);
         assert_eq!(plan.indexes.len(), 2);
-        assert_eq!(plan.indexes[0].fields[1].order, Direction::Ascending);
-        assert_eq!(plan.indexes[1].fields[2].order, Direction::Ascending);
+        assert_eq!(
+            plan.indexes[0].fields[1].order(),
+            Some(Direction::Ascending)
+        );
+        assert_eq!(
+            plan.indexes[1].fields[2].order(),
+            Some(Direction::Ascending)
+        );
     }
 
     #[test]
@@ -329,7 +392,10 @@ mod tests {
                 vec!["shard", "exchange", "instrumentType", "timestamp"]
             ]
         );
-        assert_eq!(plan.indexes[1].fields[3].order, Direction::Descending);
+        assert_eq!(
+            plan.indexes[1].fields[3].order(),
+            Some(Direction::Descending)
+        );
     }
 
     /// Each planned index as its field paths.
@@ -363,8 +429,8 @@ mod tests {
         ];
         assert_eq!(paths, expected);
         let last = plan(&spec).indexes.last().unwrap().fields.clone();
-        assert_eq!(last[4].order, Direction::Ascending);
-        assert_eq!(last[3].order, Direction::Descending);
+        assert_eq!(last[4].order(), Some(Direction::Ascending));
+        assert_eq!(last[3].order(), Some(Direction::Descending));
     }
 
     #[test]

@@ -15,7 +15,9 @@ use crate::{
 /// (ascending), then the order field in the query direction, which serves
 /// `shard in [...] AND field == v [AND order-field range] ORDER BY order-field, __name__`;
 /// and one per declared field set, (shard, each field of the set ascending, order field), for
-/// `shard in [...] AND a == x AND b == y ...`; and for each of those queries and each
+/// `shard in [...] AND a == x AND b == y ...`; and one per array field, (shard, the field's
+/// elements (`"arrayConfig": "CONTAINS"`), order field), for `shard in [...] AND tags
+/// array-contains x` and `array-contains-any`; and for each of those queries and each
 /// aggregated field, the same index with that field last (ascending), since Firestore sums
 /// and averages by scanning index entries, which must hold the field.
 /// With `collection_group`, each of them again in `COLLECTION_GROUP` scope, for the queries
@@ -23,29 +25,31 @@ use crate::{
 /// indexes of the order field, whose
 /// sequential values are what caps writes at 500/s, and of the shard field (recipe step 4).
 pub fn plan(spec: &CollectionDescription<'_>) -> IndexPlan {
-    let shard = || IndexField {
-        field_path: spec.shard_field.to_owned(),
-        order: Direction::Descending,
-    };
-    let order = || IndexField {
-        field_path: spec.order_field.to_owned(),
-        order: spec.direction,
-    };
+    let shard = || IndexField::ordered(spec.shard_field, Direction::Descending);
+    let order = || IndexField::ordered(spec.order_field, spec.direction);
     // The whole-collection query: the order field's own index is disabled, so it needs one.
     let whole_collection = CompositeIndex {
         collection_group: spec.collection.to_owned(),
         query_scope: QueryScope::Collection,
         fields: vec![shard(), order()],
     };
-    let ascending = |field: &str| IndexField {
-        field_path: field.to_owned(),
-        order: Direction::Ascending,
+    let ascending = |field: &str| IndexField::ordered(field, Direction::Ascending);
+    // The fields a query compares: ordered for equality and `in`; an array field's elements
+    // for `array-contains` and `array-contains-any`.
+    let compared = |fields: &[&str], array: bool| -> Vec<IndexField> {
+        match array {
+            true => fields
+                .iter()
+                .map(|field| IndexField::contains(field))
+                .collect(),
+            false => fields.iter().map(|field| ascending(field)).collect(),
+        }
     };
-    let equality = |fields: &[&str], aggregated: Option<&str>| CompositeIndex {
+    let equality = |(fields, array): &(Vec<&str>, bool), aggregated: Option<&str>| CompositeIndex {
         collection_group: spec.collection.to_owned(),
         query_scope: QueryScope::Collection,
         fields: std::iter::once(shard())
-            .chain(fields.iter().map(|field| ascending(field)))
+            .chain(compared(fields, *array))
             .chain(std::iter::once(order()))
             // A field the index holds already (the order field, an equality field of the
             // query) serves the aggregation where it stands: a field appears once per index.
@@ -56,14 +60,16 @@ pub fn plan(spec: &CollectionDescription<'_>) -> IndexPlan {
             )
             .collect(),
     };
-    let shapes: Vec<Vec<&str>> = spec
+    let shapes: Vec<(Vec<&str>, bool)> = spec
         .indexed_fields
         .iter()
-        .map(|field| vec![*field])
-        .chain(spec.field_sets.iter().map(|set| set.to_vec()))
+        .map(|field| (vec![*field], false))
+        .chain(spec.field_sets.iter().map(|set| (set.to_vec(), false)))
+        .chain(spec.array_fields.iter().map(|field| (vec![*field], true)))
         .collect();
-    let queries = shapes.iter().map(|fields| equality(fields, None));
-    let aggregations = std::iter::once(&Vec::new())
+    let queries = shapes.iter().map(|shape| equality(shape, None));
+    let whole = (Vec::new(), false);
+    let aggregations = std::iter::once(&whole)
         .chain(&shapes)
         .flat_map(|fields| {
             spec.aggregate_fields
@@ -99,5 +105,46 @@ pub fn plan(spec: &CollectionDescription<'_>) -> IndexPlan {
     IndexPlan {
         indexes,
         field_overrides: vec![disabled(spec.order_field), disabled(spec.shard_field)],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_array_field_gets_its_contains_index_in_each_scope() {
+        let spec = CollectionDescription {
+            collection: "posts",
+            shard_field: "shard",
+            shard_values: &["0", "1"],
+            order_field: "at",
+            direction: Direction::Descending,
+            array_fields: &["tags"],
+            aggregate_fields: &["likes"],
+            collection_group: true,
+            ..CollectionDescription::EMPTY
+        };
+        let plan = plan(&spec);
+        let contains = vec![
+            IndexField::ordered("shard", Direction::Descending),
+            IndexField::contains("tags"),
+            IndexField::ordered("at", Direction::Descending),
+        ];
+        for scope in [QueryScope::Collection, QueryScope::CollectionGroup] {
+            let with = |fields: Vec<IndexField>| CompositeIndex {
+                collection_group: "posts".into(),
+                query_scope: scope,
+                fields,
+            };
+            assert!(plan.indexes.contains(&with(contains.clone())), "{scope:?}");
+            let mut summed = contains.clone();
+            summed.push(IndexField::ordered("likes", Direction::Ascending));
+            assert!(plan.indexes.contains(&with(summed)), "{scope:?}: sums");
+        }
+        let json = plan.to_json();
+        assert!(json.contains("\"arrayConfig\": \"CONTAINS\""), "{json}");
+        let read: IndexPlan = serde_json::from_str(&json).unwrap();
+        assert_eq!(read, plan);
     }
 }

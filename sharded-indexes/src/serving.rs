@@ -1,12 +1,13 @@
 //! Which composite index serves a query, by Firestore's rules: the index is on the query's
 //! collection in the query's scope; its fields are first the fields the query compares by
-//! equality or `in` (in any order, either direction), then the fields it orders by (the
+//! equality or `in` (in any order, either direction) and the array field of an
+//! `array-contains` (`"arrayConfig": "CONTAINS"`), then the fields it orders by (the
 //! inequality field first, as Firestore requires), in the query's order and directions;
 //! `__name__` comes last, in the direction of the last order, whether the index names it or
 //! Firestore adds it. The emulator runs any query without an index, so this is what tells a
 //! test that production accepts a query.
 
-use crate::{CompositeIndex, Direction, IndexPlan, QueryScope};
+use crate::{CompositeIndex, Direction, IndexMode, IndexPlan, QueryScope};
 
 /// What one query asks of a composite index.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,6 +18,8 @@ pub struct IndexNeed {
     pub query_scope: QueryScope,
     /// The field paths compared by equality or `in` (the shard field among them).
     pub equalities: Vec<String>,
+    /// The array field path of an `array-contains` or `array-contains-any`, if any.
+    pub contains: Option<String>,
     /// The field paths ordered by, in order, with their directions, without `__name__`.
     pub orders: Vec<(String, Direction)>,
 }
@@ -60,28 +63,38 @@ impl CompositeIndex {
             .orders
             .last()
             .map_or(Direction::Ascending, |(_, direction)| *direction);
-        let mut fields: Vec<(&str, Direction)> = self
+        let mut fields: Vec<(&str, IndexMode)> = self
             .fields
             .iter()
-            .map(|field| (field.field_path.as_str(), field.order))
+            .map(|field| (field.field_path.as_str(), field.mode))
             .collect();
-        if fields.last() == Some(&("__name__", last)) {
+        if fields.last() == Some(&("__name__", IndexMode::Order(last))) {
             fields.pop();
         }
-        let equalities = need.equalities.len();
-        if fields.len() != equalities + need.orders.len() {
+        let compared = need.equalities.len() + usize::from(need.contains.is_some());
+        if fields.len() != compared + need.orders.len() {
             return false;
         }
-        let (leading, ordered) = fields.split_at(equalities);
-        let mut leading: Vec<&str> = leading.iter().map(|(path, _)| *path).collect();
+        let (leading, ordered) = fields.split_at(compared);
+        let mut leading_ordered: Vec<&str> = Vec::new();
+        let mut leading_contains: Vec<&str> = Vec::new();
+        for (path, mode) in leading {
+            match mode {
+                IndexMode::Order(_) => leading_ordered.push(path),
+                IndexMode::ArrayConfig(_) => leading_contains.push(path),
+            }
+        }
         let mut wanted: Vec<&str> = need.equalities.iter().map(String::as_str).collect();
-        leading.sort_unstable();
+        leading_ordered.sort_unstable();
         wanted.sort_unstable();
-        leading == wanted
+        leading_ordered == wanted
+            && leading_contains == need.contains.as_deref().into_iter().collect::<Vec<_>>()
             && ordered
                 .iter()
                 .zip(&need.orders)
-                .all(|((path, direction), (wanted, order))| path == wanted && direction == order)
+                .all(|((path, mode), (wanted, order))| {
+                    path == wanted && *mode == IndexMode::Order(*order)
+                })
     }
 }
 
@@ -96,10 +109,7 @@ mod tests {
             query_scope: scope,
             fields: fields
                 .iter()
-                .map(|(path, order)| IndexField {
-                    field_path: (*path).into(),
-                    order: *order,
-                })
+                .map(|(path, order)| IndexField::ordered(path, *order))
                 .collect(),
         }
     }
@@ -109,6 +119,7 @@ mod tests {
             collection_group: "ticks".into(),
             query_scope: QueryScope::Collection,
             equalities: equalities.iter().map(|f| (*f).into()).collect(),
+            contains: None,
             orders: orders.iter().map(|(f, d)| ((*f).into(), *d)).collect(),
         }
     }
@@ -140,6 +151,30 @@ mod tests {
             &[("shard", Asc), ("at", Desc), ("__name__", Asc)],
         );
         assert!(!against.serves(&need(&["shard"], &[("at", Desc)])));
+    }
+
+    #[test]
+    fn an_array_field_is_served_by_its_contains_entry_only() {
+        let mut index = index(QueryScope::Collection, &[("shard", Asc), ("at", Desc)]);
+        index.fields.insert(1, IndexField::contains("tags"));
+        let mut wanted = need(&["shard"], &[("at", Desc)]);
+        assert!(
+            !index.serves(&wanted),
+            "the array field is not in the query"
+        );
+        wanted.contains = Some("tags".into());
+        assert!(index.serves(&wanted));
+        wanted.contains = Some("labels".into());
+        assert!(!index.serves(&wanted));
+        let ordered = self::index(
+            QueryScope::Collection,
+            &[("shard", Asc), ("tags", Asc), ("at", Desc)],
+        );
+        wanted.contains = Some("tags".into());
+        assert!(
+            !ordered.serves(&wanted),
+            "an ordered entry holds no array elements"
+        );
     }
 
     #[test]

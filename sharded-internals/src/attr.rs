@@ -71,6 +71,9 @@ pub struct FieldAttrs {
     pub index: Option<Keyed<IndexSpec>>,
     /// `#[sharded(aggregate)]`: the field has typed `sum` and `avg` queries.
     pub aggregate: Option<syn::Path>,
+    /// `#[sharded(contains)]`: the array field has typed `array-contains` and
+    /// `array-contains-any` queries.
+    pub contains: Option<syn::Path>,
 }
 
 /// What `index` asks for.
@@ -139,6 +142,13 @@ impl ContainerAttrs {
                         cx.error_spanned_by(
                             &meta.path,
                             "`aggregate` goes on a field, not on the struct: write `#[sharded(aggregate)]` on each field to sum and average",
+                        );
+                        skip_value(&meta)?
+                    }
+                    CONTAINS => {
+                        cx.error_spanned_by(
+                            &meta.path,
+                            "`contains` goes on an array field, not on the struct: write `#[sharded(contains)]` on each `Vec` field to query by element",
                         );
                         skip_value(&meta)?
                     }
@@ -211,6 +221,21 @@ impl FieldAttrs {
                         cx.error_spanned_by(&meta.path, "duplicate key `index`");
                     } else {
                         out.index = Some(keyed);
+                    }
+                    return Ok(());
+                }
+                if meta.path.is_ident(CONTAINS) {
+                    if !meta.input.is_empty() && !meta.input.peek(Token![,]) {
+                        cx.error_spanned_by(
+                            &meta.path,
+                            "`contains` takes no value: write `#[sharded(contains)]`",
+                        );
+                        return skip_value(&meta);
+                    }
+                    if out.contains.is_some() {
+                        cx.error_spanned_by(&meta.path, "duplicate key `contains`");
+                    } else {
+                        out.contains = Some(meta.path.clone());
                     }
                     return Ok(());
                 }

@@ -6,6 +6,7 @@ use syn::ext::IdentExt as _;
 
 use crate::ast::{Container, Field};
 use crate::ctxt::Ctxt;
+use crate::model::ArrayField;
 use crate::symbol::WHOLE_COLLECTION_METHOD;
 use crate::types::option_inner;
 
@@ -183,6 +184,30 @@ pub(crate) fn check_in_methods_are_free<'m>(
                 method,
                 format!("`{name}`, the `in` query of `{}`, is also the name of another query; rename one of the fields", method.unraw()),
             );
+        }
+    }
+}
+
+/// An array field's queries, `{field}_contains` and `{field}_contains_any`, take names no
+/// other query has.
+pub(crate) fn check_array_methods_are_free(
+    cx: &Ctxt,
+    arrays: &[ArrayField],
+    methods: &[&syn::Ident],
+) {
+    for array in arrays {
+        let contains = array.method.unraw().to_string();
+        for name in [contains.clone(), format!("{contains}_any")] {
+            let taken = methods.iter().any(|other| {
+                let other = other.unraw().to_string();
+                other == name || format!("{other}_in") == name
+            });
+            if taken {
+                cx.error_spanned_by(
+                    array.ident,
+                    format!("`{name}`, a query of the array field `{}`, is also the name of another query; rename one of the fields", array.ident.unraw()),
+                );
+            }
         }
     }
 }

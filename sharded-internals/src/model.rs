@@ -30,6 +30,8 @@ pub struct Model<'a> {
     pub field_sets: Vec<FieldSet<'a>>,
     /// The fields with typed `sum` and `avg` queries (`#[sharded(aggregate)]`).
     pub aggregates: Vec<AggregateField<'a>>,
+    /// The array fields with typed `array-contains` queries (`#[sharded(contains)]`).
+    pub arrays: Vec<ArrayField<'a>>,
     /// Every field serde stores under a name of its own, with its field path: what a
     /// field-masked update can name.
     pub stored_fields: Vec<(&'a syn::Ident, String)>,
@@ -59,6 +61,7 @@ impl Model<'_> {
                 .iter()
                 .map(|field| field.path.clone())
                 .collect(),
+            array_fields: self.arrays.iter().map(|field| field.path.clone()).collect(),
             shard_values: self.shard_values.clone(),
             previous_shard_values: self.resharding.previous_values.clone(),
             retired_shard_values: self.resharding.retired_values.clone(),
@@ -142,6 +145,19 @@ pub struct AggregateField<'a> {
     pub ty: &'a syn::Type,
     /// The field path as stored.
     pub path: String,
+}
+
+/// An array field with typed `array-contains` and `array-contains-any` queries.
+#[derive(Clone)]
+pub struct ArrayField<'a> {
+    pub ident: &'a syn::Ident,
+    /// The element type: what a query takes a value as.
+    pub element_ty: syn::Type,
+    /// The field path as stored.
+    pub path: String,
+    /// The `array-contains` query's method, `{field}_contains`; its `array-contains-any` one
+    /// adds `_any`.
+    pub method: syn::Ident,
 }
 
 /// `Instrument` → `instruments`, `PriceTick` → `price_ticks`: the snake_case plural.

@@ -45,9 +45,10 @@ pub const CONTAINER_KEYS: &[&str] = &[
 // Field keys.
 pub const INDEX: &str = "index";
 pub const AGGREGATE: &str = "aggregate";
+pub const CONTAINS: &str = "contains";
 
 /// Every key `#[sharded(...)]` takes on a field.
-pub const FIELD_KEYS: &[&str] = &[INDEX, AGGREGATE];
+pub const FIELD_KEYS: &[&str] = &[INDEX, AGGREGATE, CONTAINS];
 
 // serde keys that decide what is stored, and under which name.
 pub const RENAME: &str = "rename";

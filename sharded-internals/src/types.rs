@@ -33,6 +33,18 @@ pub(crate) fn value_type(ty: &syn::Type) -> syn::Type {
     option_inner(ty).unwrap_or(ty).clone()
 }
 
+/// `E` of `Vec<E>` (by the last path segment, as `Option` is read).
+pub(crate) fn vec_element(ty: &syn::Type) -> Option<&syn::Type> {
+    if let Some((segment, _)) = last_segment(ty)
+        && segment.ident == "Vec"
+        && let syn::PathArguments::AngleBracketed(args) = &segment.arguments
+        && let Some(syn::GenericArgument::Type(inner)) = args.args.first()
+    {
+        return Some(inner);
+    }
+    None
+}
+
 /// `T` of `Option<T>`.
 pub(crate) fn option_inner(ty: &syn::Type) -> Option<&syn::Type> {
     if let Some((segment, _)) = last_segment(ty)

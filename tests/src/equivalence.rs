@@ -161,6 +161,8 @@ pub struct Unsharded {
     pub equalities: Vec<(String, FirestoreValue)>,
     /// `field in [values]`, the values an array value.
     pub any_of: Option<(String, FirestoreValue)>,
+    /// `field array-contains value`, or with `true` `array-contains-any [values]`.
+    pub array: Option<(String, FirestoreValue, bool)>,
     pub lower: Option<(FirestoreValue, bool)>,
     pub upper: Option<(FirestoreValue, bool)>,
     pub limit: Option<u32>,
@@ -178,6 +180,18 @@ impl Unsharded {
     /// `field in values`.
     pub fn any_of(mut self, field: &str, values: impl Into<FirestoreValue>) -> Self {
         self.any_of = Some((field.to_owned(), values.into()));
+        self
+    }
+
+    /// `field array-contains value`.
+    pub fn array_contains(mut self, field: &str, value: impl Into<FirestoreValue>) -> Self {
+        self.array = Some((field.to_owned(), value.into(), false));
+        self
+    }
+
+    /// `field array-contains-any values`.
+    pub fn array_contains_any(mut self, field: &str, values: impl Into<FirestoreValue>) -> Self {
+        self.array = Some((field.to_owned(), values.into(), true));
         self
     }
 
@@ -274,7 +288,18 @@ impl Unsharded {
                 .any_of
                 .clone()
                 .and_then(|(field, values)| q.field(field.as_str()).is_in(values));
-            q.for_all(equalities.chain([any_of, lower, upper]).collect::<Vec<_>>())
+            let array = this
+                .array
+                .clone()
+                .and_then(|(field, value, any)| match any {
+                    true => q.field(field.as_str()).array_contains_any(value),
+                    false => q.field(field.as_str()).array_contains(value),
+                });
+            q.for_all(
+                equalities
+                    .chain([any_of, array, lower, upper])
+                    .collect::<Vec<_>>(),
+            )
         }
     }
 

@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 use sharded_runtime::Sharded;
 use sharded_tests::models::{Instrument, Tick};
 
-/// Field sets, aggregates and a field whose stored name needs quoting, for their indexes.
+/// Field sets, aggregates, an array field and a field whose stored name needs quoting, for
+/// their indexes.
 #[derive(Serialize, Deserialize, Sharded)]
 #[sharded(shards = 40, order_by = "at", direction = "asc", index(venue, side))]
 struct Fill {
@@ -20,6 +21,8 @@ struct Fill {
     quantity: i64,
     #[sharded(aggregate)]
     price: f64,
+    #[sharded(contains)]
+    tags: Vec<String>,
     at: i64,
 }
 
@@ -93,9 +96,10 @@ fn generated_files_pass_the_firebase_cli_validation() {
         4,
         "{report}"
     );
-    // (shard, time), venue, the set; and each of those three with each of the two fields.
+    // (shard, time), venue, the set, the array's elements; and each of those four with each
+    // of the two summed fields.
     assert!(
-        report.contains("fills.json (9 indexes, 2 field overrides)"),
+        report.contains("fills.json (12 indexes, 2 field overrides)"),
         "{report}"
     );
     assert!(

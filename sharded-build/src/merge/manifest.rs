@@ -46,6 +46,7 @@ impl Managed {
                 indexed_fields: Vec::new(),
                 field_sets: Vec::new(),
                 aggregate_fields: Vec::new(),
+                array_fields: Vec::new(),
                 shard_values: shard_values.to_vec(),
                 previous_shard_values: Vec::new(),
                 retired_shard_values: Vec::new(),

@@ -16,6 +16,7 @@ fn instrument(indexed: &[&str]) -> ShardedType {
             indexed_fields: indexed.iter().map(|f| f.to_string()).collect(),
             field_sets: Vec::new(),
             aggregate_fields: Vec::new(),
+            array_fields: Vec::new(),
             shard_values: vec!["x".into(), "y".into(), "z".into()],
             previous_shard_values: Vec::new(),
             retired_shard_values: Vec::new(),

@@ -9,7 +9,8 @@ mod shard_sets;
 
 use crate::ast::Container;
 use crate::check::{
-    check_in_methods_are_free, check_shape, check_shard_field_is_free, query_id_collision,
+    check_array_methods_are_free, check_in_methods_are_free, check_shape,
+    check_shard_field_is_free, query_id_collision,
 };
 use crate::ctxt::Ctxt;
 use crate::model::{Model, Resharding, field_path};
@@ -49,6 +50,8 @@ pub fn validate<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Option<Model<'a>> {
         .collect();
     check_in_methods_are_free(cx, indexes.iter().map(|index| &index.method), &methods);
     let aggregates = queries::aggregates(cx, cont);
+    let arrays = queries::arrays(cx, cont);
+    check_array_methods_are_free(cx, &arrays, &methods);
     if cx.has_errors() {
         return None;
     }
@@ -66,6 +69,7 @@ pub fn validate<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Option<Model<'a>> {
         indexes,
         field_sets,
         aggregates,
+        arrays,
         stored_fields: stored_fields(cont),
     })
 }

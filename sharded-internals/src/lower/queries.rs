@@ -10,9 +10,11 @@ use crate::ast::Container;
 use crate::attr::IndexSpec;
 use crate::check::{Use, check_plain_serde, check_stored_by_name, not_stored};
 use crate::ctxt::Ctxt;
-use crate::model::{AggregateField, FieldSet, IndexedField, SetField, field_path, query_method};
+use crate::model::{
+    AggregateField, ArrayField, FieldSet, IndexedField, SetField, field_path, query_method,
+};
 use crate::symbol::WHOLE_COLLECTION_METHOD;
-use crate::types::{option_inner, value_type};
+use crate::types::{option_inner, value_type, vec_element};
 
 pub(super) fn indexed_fields<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Vec<IndexedField<'a>> {
     let mut indexes = Vec::new();
@@ -224,6 +226,46 @@ pub(super) fn field_sets<'a>(
 
 /// `#[sharded(aggregate)]` fields: stored under their own name as their plain type. Whether
 /// the type is numeric is a trait bound the derive's output checks, spanned on the type.
+/// `#[sharded(contains)]` fields: a `Vec<E>` stored under its own name as a plain array (so
+/// never the order field, whose type orders); each gets `{field}_contains(e)` and `{field}_contains_any([..])`.
+pub(super) fn arrays<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Vec<ArrayField<'a>> {
+    let mut out = Vec::new();
+    for field in &cont.fields {
+        let Some(key) = &field.attrs.contains else {
+            continue;
+        };
+        let Some(element_ty) = vec_element(field.ty) else {
+            cx.error_spanned_by(
+                field.ty,
+                "`contains` queries an array by element: the field is a `Vec<T>` (an `Option` or another collection is not stored as one array on every document)",
+            );
+            continue;
+        };
+        if !check_stored_by_name(cx, field, key, "queried") {
+            continue;
+        }
+        if !check_plain_serde(
+            cx,
+            field,
+            "queried by element",
+            "its elements",
+            "store the field as a plain array",
+        ) {
+            continue;
+        }
+        out.push(ArrayField {
+            ident: field.ident,
+            element_ty: element_ty.clone(),
+            path: field_path([field.stored_name.as_str()]),
+            method: syn::Ident::new(
+                &format!("{}_contains", field.ident.unraw()),
+                field.ident.span(),
+            ),
+        });
+    }
+    out
+}
+
 pub(super) fn aggregates<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Vec<AggregateField<'a>> {
     let mut out = Vec::new();
     for field in &cont.fields {

@@ -84,6 +84,20 @@ pub(super) fn fan_out(shards: &'static [&'static str], any_of: usize) -> Vec<Chu
         .collect()
 }
 
+/// The chunks of `shards` for an `array-contains-any` of `values` values: every chunk asks
+/// for all of them (a document may hold several, and must be read by one chunk only), over
+/// groups of shard values small enough that the product stays within 30.
+pub(super) fn fan_out_together(shards: &'static [&'static str], values: usize) -> Vec<Chunk> {
+    let per_group = (MAX_DISJUNCTIONS / values.max(1)).max(1);
+    split_evenly(shards, per_group)
+        .into_iter()
+        .map(|shards| Chunk {
+            shards,
+            values: (0, values),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,5 +153,25 @@ mod tests {
         assert_eq!(fan_out(&shards[..3], 10).len(), 1, "3 × 10 is one query");
         assert_eq!(fan_out(&shards[..3], 11).len(), 2);
         assert_eq!(fan_out(&shards[..40], 1).len(), 2);
+    }
+
+    /// Every chunk of an `array-contains-any` asks for all its values; every shard value is
+    /// in one chunk; none over 30 disjunctions.
+    #[test]
+    fn contains_any_keeps_its_values_together() {
+        let shards = crate::shard::numbered_shards(100);
+        for n in [1, 3, 29, 30, 31, 40, 61, 100] {
+            for k in 1..=30 {
+                let chunks = fan_out_together(&shards[..n], k);
+                assert!(
+                    chunks
+                        .iter()
+                        .all(|c| c.values == (0, k) && c.weight() <= 30)
+                );
+                let covered: Vec<&str> = chunks.iter().flat_map(|c| c.shards).copied().collect();
+                assert_eq!(covered, &shards[..n], "n {n} k {k}");
+                assert_eq!(chunks.len(), n.div_ceil(30 / k), "n {n} k {k}");
+            }
+        }
     }
 }

@@ -17,17 +17,24 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
     pub fn index_need(&self) -> Result<IndexNeed> {
         let prepared = self.terms()?;
         let mut equalities = vec![T::SHARD_FIELD_PATH.to_owned()];
+        let mut contains = None;
         for filter in &prepared.filters {
-            if let FirestoreQueryFilter::Compare(Some(FirestoreQueryFilterCompare::Equal(
-                field,
-                _,
-            ))) = filter
-            {
-                equalities.push(field.clone());
+            match filter {
+                FirestoreQueryFilter::Compare(Some(FirestoreQueryFilterCompare::Equal(
+                    field,
+                    _,
+                ))) => equalities.push(field.clone()),
+                FirestoreQueryFilter::Compare(Some(
+                    FirestoreQueryFilterCompare::ArrayContains(field, _),
+                )) => contains = Some(field.clone()),
+                _ => {}
             }
         }
-        if let Some((field, _)) = &prepared.any_of {
-            equalities.push(field.clone());
+        if let Some(any_of) = &prepared.any_of {
+            match any_of.contains {
+                true => contains = Some(any_of.field.clone()),
+                false => equalities.push(any_of.field.clone()),
+            }
         }
         let orders = prepared
             .orders
@@ -48,6 +55,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
                 _ => QueryScope::Collection,
             },
             equalities,
+            contains,
             orders,
         })
     }

@@ -54,7 +54,8 @@ pub const WHOLE_COLLECTION: u64 = query_id("all");
 pub type WholeCollection<T, R = InCollection> = ShardedQuery<T, WHOLE_COLLECTION, R>;
 
 /// The shape of `T`'s query `QUERY`, read from the collection's description: the queries are
-/// `all`, then one per indexed field, then one per field set, in the description's order, and
+/// `all`, then one per indexed field, one per field set, then one per array field, in the
+/// description's order, and
 /// the derive names them in that order (`Tables::query_names`), so that the fields each
 /// compares are written once, in the description, for every user's build to compile.
 fn shape<T: Sharded>(query: u64) -> Option<QueryShape> {
@@ -64,11 +65,16 @@ fn shape<T: Sharded>(query: u64) -> Option<QueryShape> {
     let names = T::TABLES.query_names;
     let position = names.iter().position(|name| query_id(name) == query)?;
     let indexed = T::DESCRIPTION.indexed_fields;
-    let fields = match indexed.get(position..=position) {
-        Some(field) => field,
-        None => T::DESCRIPTION.field_sets.get(position - indexed.len())?,
-    };
-    Some(QueryShape::new(names[position], fields))
+    let sets = T::DESCRIPTION.field_sets;
+    if let Some(field) = indexed.get(position..=position) {
+        return Some(QueryShape::new(names[position], field));
+    }
+    if let Some(set) = sets.get(position - indexed.len()) {
+        return Some(QueryShape::new(names[position], set));
+    }
+    let array = position - indexed.len() - sets.len();
+    let field = T::DESCRIPTION.array_fields.get(array..=array)?;
+    Some(QueryShape::contains(names[position], field))
 }
 
 /// How a `QUERY` is named in spans and cursor tokens: its method's name.

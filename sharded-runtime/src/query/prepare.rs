@@ -10,7 +10,7 @@ use firestore::{
 };
 use sharded_indexes::Direction;
 
-use super::chunk::{Chunk, fan_out};
+use super::chunk::{Chunk, fan_out, fan_out_together};
 use super::{MAX_DISJUNCTIONS, Reach, ShardedQuery, shape};
 use crate::value_order;
 use crate::{Error, Result, Sharded};
@@ -22,7 +22,7 @@ pub(super) struct Prepared {
     pub(super) start_after: Option<Vec<FirestoreValue>>,
     /// For an `in` query, the field and its values (checked, each once); each chunk asks
     /// for a range of them.
-    pub(super) any_of: Option<(String, Vec<Value>)>,
+    pub(super) any_of: Option<AnyOf>,
     pub(super) chunks: Vec<Chunk>,
 }
 
@@ -67,14 +67,23 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         let any_of = match &self.any_of {
             Some(values) => {
                 let field = shape.fields[self.values.len()];
-                Some((field.to_owned(), any_of_values(field, values)?))
+                Some(AnyOf {
+                    field: field.to_owned(),
+                    values: any_of_values(field, values, shape.contains)?,
+                    contains: shape.contains,
+                })
             }
             None => None,
         };
-        let chunks = fan_out(
-            T::READ_SHARD_VALUES,
-            any_of.as_ref().map_or(0, |(_, values)| values.len()),
-        );
+        let chunks = match &any_of {
+            // A document holds several of the values an `array-contains-any` asks for: each
+            // chunk asks for all of them, so that a document is read by its shard's chunk only.
+            Some(any_of) if any_of.contains => {
+                fan_out_together(T::READ_SHARD_VALUES, any_of.values.len())
+            }
+            Some(any_of) => fan_out(T::READ_SHARD_VALUES, any_of.values.len()),
+            None => fan_out(T::READ_SHARD_VALUES, 0),
+        };
         if let Some(chunk) = chunks
             .iter()
             .find(|chunk| chunk.weight() > MAX_DISJUNCTIONS)
@@ -88,10 +97,12 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         for (field, value) in shape.fields.iter().zip(&self.values) {
             let value = value.clone().map_err(invalid)?;
             check_filter_value(field, &value)?;
-            filters.push(compare(FirestoreQueryFilterCompare::Equal(
-                (*field).to_owned(),
-                FirestoreValue { value },
-            )));
+            let field = (*field).to_owned();
+            let value = FirestoreValue { value };
+            filters.push(compare(match shape.contains {
+                true => FirestoreQueryFilterCompare::ArrayContains(field, value),
+                false => FirestoreQueryFilterCompare::Equal(field, value),
+            }));
         }
         let order = T::ORDER_FIELD.to_owned();
         use FirestoreQueryFilterCompare::{
@@ -150,19 +161,36 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
     }
 }
 
-/// The values of an `in` on `field`, as Firestore takes them (1 to 30, each no longer than a
-/// filter value may be), each once: a value given twice, or two that Firestore holds equal
-/// (`1` and `1.0`), would otherwise be asked for by two chunk queries, which would each
-/// return its documents.
-fn any_of_values(field: &str, values: &[std::result::Result<Value, String>]) -> Result<Vec<Value>> {
+/// An `in` (or, on an array field, an `array-contains-any`) checked: its field and values.
+#[derive(Debug, Clone)]
+pub(super) struct AnyOf {
+    pub(super) field: String,
+    pub(super) values: Vec<Value>,
+    /// `array-contains-any` rather than `in`.
+    pub(super) contains: bool,
+}
+
+/// The values of an `in` (`array-contains-any` when `contains`) on `field`, as Firestore
+/// takes them (1 to 30, each no longer than a filter value may be), each once: a value given
+/// twice, or two that Firestore holds equal (`1` and `1.0`), would otherwise be asked for by
+/// two chunk queries, which would each return its documents.
+fn any_of_values(
+    field: &str,
+    values: &[std::result::Result<Value, String>],
+    contains: bool,
+) -> Result<Vec<Value>> {
+    let operator = match contains {
+        true => "array-contains-any",
+        false => "in",
+    };
     if values.is_empty() {
         return Err(Error::InvalidQuery(format!(
-            "`in` on `{field}` with no values matches nothing; Firestore rejects it"
+            "`{operator}` on `{field}` with no values matches nothing; Firestore rejects it"
         )));
     }
     if values.len() > MAX_DISJUNCTIONS {
         return Err(Error::InvalidQuery(format!(
-            "`in` on `{field}` with {} values; Firestore allows {MAX_DISJUNCTIONS}",
+            "`{operator}` on `{field}` with {} values; Firestore allows {MAX_DISJUNCTIONS}",
             values.len()
         )));
     }

@@ -103,17 +103,20 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
             <FirestoreValue as From<Vec<&str>>>::from(shards),
         ))];
         filters.extend(prepared.filters.iter().cloned());
-        if let Some((field, values)) = &prepared.any_of {
+        if let Some(any_of) = &prepared.any_of {
             let (start, end) = chunk.values;
-            let values = Value {
-                value_type: Some(ValueType::ArrayValue(ArrayValue {
-                    values: values[start..end].to_vec(),
-                })),
+            let values = FirestoreValue {
+                value: Value {
+                    value_type: Some(ValueType::ArrayValue(ArrayValue {
+                        values: any_of.values[start..end].to_vec(),
+                    })),
+                },
             };
-            filters.push(compare(FirestoreQueryFilterCompare::In(
-                field.clone(),
-                FirestoreValue { value: values },
-            )));
+            let field = any_of.field.clone();
+            filters.push(compare(match any_of.contains {
+                true => FirestoreQueryFilterCompare::ArrayContainsAny(field, values),
+                false => FirestoreQueryFilterCompare::In(field, values),
+            }));
         }
         FirestoreQueryFilter::Composite(FirestoreQueryFilterComposite {
             for_all_filters: filters,

@@ -11,8 +11,12 @@ pub struct QueryShape {
     pub name: &'static str,
     /// [`query_id`] of the name.
     pub id: u64,
-    /// The field paths compared for equality, in the index's order.
+    /// The field paths compared for equality, in the index's order; for an array query, the
+    /// array field.
     pub fields: &'static [&'static str],
+    /// Whether it is an array field's query (`array-contains`, or `array-contains-any` for
+    /// several values), not an equality.
+    pub contains: bool,
 }
 
 impl QueryShape {
@@ -22,6 +26,15 @@ impl QueryShape {
             name,
             id: query_id(name),
             fields,
+            contains: false,
+        }
+    }
+
+    /// The array query named `name` on the array field `field`.
+    pub const fn contains(name: &'static str, field: &'static [&'static str]) -> QueryShape {
+        QueryShape {
+            contains: true,
+            ..QueryShape::new(name, field)
         }
     }
 }
