@@ -51,6 +51,7 @@ fn expand(model: &Model) -> TokenStream {
             .collect::<Vec<_>>(),
     );
     let description_rest = description_rest(model, &paths);
+    let stored_fields = model.stored_fields.iter().map(|(_, path)| path);
     let query_names = query_names(model);
     let aliases = query_aliases(ident, model.vis, &query_names, model.collection_group);
     let query_methods = Kind::Queries.struct_ident(ident);
@@ -77,6 +78,7 @@ fn expand(model: &Model) -> TokenStream {
                 query_names: &[#(#query_names),*],
                 required_fields: #required_fields,
                 required_segments: #required_segments,
+                stored_fields: &[#(#stored_fields),*],
             };
             #resharding
             type QueryMethods = #query_methods;

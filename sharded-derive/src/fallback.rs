@@ -170,6 +170,7 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
                 query_names: &[],
                 required_fields: &[],
                 required_segments: &[],
+                stored_fields: &[],
             };
             type QueryMethods = #query_methods;
             #order_ty

@@ -19,6 +19,9 @@ pub struct Tables {
     pub query_names: &'static [&'static str],
     /// The stored paths every written document must hold.
     pub required_fields: &'static [&'static str],
+    /// The stored name of every field serde stores under a name of its own: what a
+    /// projection may read.
+    pub stored_fields: &'static [&'static str],
     /// The same paths as stored segments, unquoted; empty when each path is one segment
     /// spelled as its path (no nesting, no quoting), as in most types, which spares every
     /// user's build a constant per path.

@@ -23,11 +23,18 @@ pub struct Stored<T> {
 
 impl<T: Sharded> Stored<T> {
     pub(crate) fn from_document(document: &Document) -> Result<Self> {
+        Self::read_as::<T>(document)
+    }
+}
+
+impl<T: serde::de::DeserializeOwned> Stored<T> {
+    /// A document of `S`'s collection read as `T` (all of `S`, or a projection of it).
+    pub(crate) fn read_as<S: Sharded>(document: &Document) -> Result<Self> {
         let path = DocumentPath::parse(&document.name);
-        let shard = shard_value::<T>(document)
+        let shard = shard_value::<S>(document)
             .ok_or_else(|| Error::MissingField {
                 document: document.name.clone(),
-                field: T::SHARD_FIELD.to_owned(),
+                field: S::SHARD_FIELD.to_owned(),
             })?
             .to_owned();
         Ok(Stored {

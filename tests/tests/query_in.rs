@@ -25,11 +25,11 @@ macro_rules! reading {
     ($name:ident, $shards:literal, $direction:literal, $collection:literal) => {
         #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
         #[sharded(
-                                                            shards = $shards,
-                                                            order_by = "at",
-                                                            direction = $direction,
-                                                            collection = $collection
-                                                        )]
+                                                                    shards = $shards,
+                                                                    order_by = "at",
+                                                                    direction = $direction,
+                                                                    collection = $collection
+                                                                )]
         struct $name {
             #[sharded(index)]
             device: String,
@@ -330,13 +330,13 @@ macro_rules! logged {
     ($name:ident, $shards:literal, $direction:literal, $collection:literal) => {
         #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
         #[sharded(
-                                                            shards = $shards,
-                                                            order_by = "at",
-                                                            direction = $direction,
-                                                            parent = "devices",
-                                                            collection = $collection,
-                                                            collection_group
-                                                        )]
+                                                                    shards = $shards,
+                                                                    order_by = "at",
+                                                                    direction = $direction,
+                                                                    parent = "devices",
+                                                                    collection = $collection,
+                                                                    collection_group
+                                                                )]
         struct $name {
             #[sharded(index)]
             kind: u32,

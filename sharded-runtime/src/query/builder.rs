@@ -36,6 +36,8 @@ pub struct ShardedQuery<T, const QUERY: u64, R: Reach = InCollection> {
     /// For an `in` query (`T::query().<field>_in([..])`), the values the shape's next field
     /// is one of; `None` otherwise.
     pub(super) any_of: Option<Vec<std::result::Result<Value, String>>>,
+    /// The fields a projection reads (`fetch_as`); every field otherwise.
+    pub(super) mask: Option<Vec<String>>,
     pub(super) lower: Bound<std::result::Result<Value, String>>,
     pub(super) upper: Bound<std::result::Result<Value, String>>,
     pub(super) limit: Option<u32>,
@@ -49,6 +51,7 @@ impl<T, const QUERY: u64, R: Reach> Clone for ShardedQuery<T, QUERY, R> {
         ShardedQuery {
             values: self.values.clone(),
             any_of: self.any_of.clone(),
+            mask: self.mask.clone(),
             lower: self.lower.clone(),
             upper: self.upper.clone(),
             limit: self.limit,
@@ -64,6 +67,7 @@ impl<T, const QUERY: u64, R: Reach> std::fmt::Debug for ShardedQuery<T, QUERY, R
         f.debug_struct("ShardedQuery")
             .field("values", &self.values)
             .field("any_of", &self.any_of)
+            .field("mask", &self.mask)
             .field("lower", &self.lower)
             .field("upper", &self.upper)
             .field("limit", &self.limit)
@@ -129,6 +133,7 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
         ShardedQuery {
             values: Vec::new(),
             any_of: None,
+            mask: None,
             lower: Bound::Unbounded,
             upper: Bound::Unbounded,
             limit: None,
@@ -163,6 +168,7 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
         ShardedQuery {
             values: self.values,
             any_of: self.any_of,
+            mask: self.mask,
             lower: self.lower,
             upper: self.upper,
             limit: self.limit,

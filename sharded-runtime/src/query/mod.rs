@@ -12,6 +12,7 @@ mod listen;
 mod merge;
 mod names;
 mod prepare;
+mod projection;
 mod queries;
 mod reach;
 mod request;

@@ -64,7 +64,13 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         after: Option<Vec<FirestoreValue>>,
         limit: Option<u32>,
     ) -> firestore::select_builder::FirestoreSelectDocBuilder<'db, FirestoreDb> {
-        let mut select = self.select_ordered(db, prepared, chunk, prepared.orders.clone(), None);
+        let mut select = self.select_ordered(
+            db,
+            prepared,
+            chunk,
+            prepared.orders.clone(),
+            self.mask.as_deref(),
+        );
         if let Some(limit) = limit {
             select = select.limit(limit);
         }
@@ -75,19 +81,19 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
     }
 
     /// A chunk's query where the query's scope reads, ordered by `orders`; with a
-    /// `projection`, of that field alone.
+    /// `projection`, of those field paths alone.
     pub(super) fn select_ordered<'db>(
         &self,
         db: &'db FirestoreDb,
         prepared: &Prepared,
         chunk: Chunk,
         orders: Vec<FirestoreQueryOrder>,
-        projection: Option<&str>,
+        projection: Option<&[String]>,
     ) -> firestore::select_builder::FirestoreSelectDocBuilder<'db, FirestoreDb> {
         let filter = self.filter(prepared, chunk);
         let select = db.fluent().select();
         let select = match projection {
-            Some(field) => select.fields([field]),
+            Some(fields) => select.fields(fields),
             None => select,
         };
         self.scope

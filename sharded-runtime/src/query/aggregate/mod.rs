@@ -204,7 +204,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
                 prepared,
                 chunk,
                 prepared.orders.clone(),
-                Some(field.path),
+                Some(&[field.path.to_owned()]),
             )
             .stream_query_with_errors()
             .await?;
