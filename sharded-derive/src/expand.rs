@@ -152,6 +152,9 @@ fn description_rest(model: &Model, paths: &[(TokenStream, TokenStream)]) -> Toke
     if model.collection_group {
         rest.extend(quote!(collection_group: true,));
     }
+    if model.reversible {
+        rest.extend(quote!(reversible: true,));
+    }
     let resharding = &model.resharding;
     if !resharding.previous_values.is_empty() {
         let previous = shard_values(&resharding.previous_values);
@@ -203,7 +206,13 @@ fn placement(model: &Model) -> TokenStream {
             impl ::sharded_runtime::CollectionGroup for #ident {}
         }
     });
-    quote!(#subcollection #group)
+    let reversible = model.reversible.then(|| {
+        quote! {
+            #[automatically_derived]
+            impl ::sharded_runtime::Reversible for #ident {}
+        }
+    });
+    quote!(#subcollection #group #reversible)
 }
 
 /// While resharding, the values queries read and writes draw (the description holds the sets).

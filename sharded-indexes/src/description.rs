@@ -36,6 +36,9 @@ pub struct CollectionDescription<'a> {
     pub order_field: &'a str,
     /// The direction queries order in.
     pub direction: Direction,
+    /// Whether queries are declared in the other direction too (`reversible`): each query's
+    /// index is planned in both directions.
+    pub reversible: bool,
     /// Field paths with an equality query, in declaration order.
     pub indexed_fields: &'a [&'a str],
     /// Sets of field paths with one equality query on all of them at once
@@ -65,6 +68,7 @@ impl CollectionDescription<'static> {
         reshard_since: None,
         order_field: "",
         direction: Direction::Ascending,
+        reversible: false,
         indexed_fields: &[],
         field_sets: &[],
         aggregate_fields: &[],
@@ -159,6 +163,8 @@ pub struct CollectionDescriptionBuf {
     pub shard_field: String,
     pub order_field: String,
     pub direction: Direction,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reversible: bool,
     pub indexed_fields: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub field_sets: Vec<Vec<String>>,
@@ -205,6 +211,7 @@ impl CollectionDescriptionBuf {
             reshard_since: self.reshard_since,
             order_field: &self.order_field,
             direction: self.direction,
+            reversible: self.reversible,
             indexed_fields: &strs(&self.indexed_fields),
             field_sets: &sets,
             aggregate_fields: &strs(&self.aggregate_fields),
@@ -227,6 +234,7 @@ impl From<&CollectionDescription<'_>> for CollectionDescriptionBuf {
             shard_field: description.shard_field.to_owned(),
             order_field: description.order_field.to_owned(),
             direction: description.direction,
+            reversible: description.reversible,
             indexed_fields: strings(description.indexed_fields),
             field_sets: description
                 .field_sets
@@ -289,6 +297,7 @@ mod tests {
             reshard_since: Some(1_700_000_000),
             order_field: "at",
             direction: Direction::Ascending,
+            reversible: true,
             indexed_fields: &["venue", "price.currency"],
             field_sets: &[&["venue", "side"]],
             aggregate_fields: &["qty"],

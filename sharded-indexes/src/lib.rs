@@ -29,6 +29,16 @@ pub enum Direction {
     Descending,
 }
 
+impl Direction {
+    /// The other direction.
+    pub const fn reversed(self) -> Direction {
+        match self {
+            Direction::Ascending => Direction::Descending,
+            Direction::Descending => Direction::Ascending,
+        }
+    }
+}
+
 /// A composite index, as `firestore.indexes.json` writes it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -247,6 +257,7 @@ mod tests {
         field_sets: &[],
         aggregate_fields: &[],
         array_fields: &[],
+        reversible: false,
     };
 
     #[test]

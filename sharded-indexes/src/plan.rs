@@ -77,11 +77,27 @@ pub fn plan(spec: &CollectionDescription<'_>) -> IndexPlan {
                 .map(move |aggregated| equality(fields, Some(aggregated)))
         })
         .collect::<Vec<_>>();
+    let queries: Vec<CompositeIndex> = std::iter::once(whole_collection).chain(queries).collect();
+    // A reversible type's queries also run in the other direction (and its pages go back):
+    // each query's index again with the order field reversed. Sums and averages do not
+    // depend on the direction, so they keep theirs.
+    let reversed = queries
+        .iter()
+        .filter(|_| spec.reversible)
+        .map(|index| CompositeIndex {
+            fields: index
+                .fields
+                .iter()
+                .map(|field| match field.field_path == spec.order_field {
+                    true => IndexField::ordered(spec.order_field, spec.direction.reversed()),
+                    false => field.clone(),
+                })
+                .collect(),
+            ..index.clone()
+        })
+        .collect::<Vec<_>>();
     let mut indexes: Vec<CompositeIndex> = Vec::new();
-    for index in std::iter::once(whole_collection)
-        .chain(queries)
-        .chain(aggregations)
-    {
+    for index in queries.into_iter().chain(reversed).chain(aggregations) {
         if !indexes.contains(&index) {
             indexes.push(index);
         }
@@ -111,6 +127,50 @@ pub fn plan(spec: &CollectionDescription<'_>) -> IndexPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reversible_type_gets_each_query_index_in_both_directions() {
+        let spec = CollectionDescription {
+            collection: "logs",
+            shard_field: "shard",
+            shard_values: &["0", "1"],
+            order_field: "at",
+            direction: Direction::Descending,
+            reversible: true,
+            indexed_fields: &["level"],
+            aggregate_fields: &["bytes"],
+            ..CollectionDescription::EMPTY
+        };
+        let with_order = |middle: &[&str], direction: Direction| CompositeIndex {
+            collection_group: "logs".into(),
+            query_scope: QueryScope::Collection,
+            fields: std::iter::once(IndexField::ordered("shard", Direction::Descending))
+                .chain(
+                    middle
+                        .iter()
+                        .map(|f| IndexField::ordered(f, Direction::Ascending)),
+                )
+                .chain(std::iter::once(IndexField::ordered("at", direction)))
+                .collect(),
+        };
+        let reversible = plan(&spec);
+        let forward = plan(&CollectionDescription {
+            reversible: false,
+            ..spec
+        });
+        for middle in [&[][..], &["level"]] {
+            for direction in [Direction::Descending, Direction::Ascending] {
+                assert!(reversible.indexes.contains(&with_order(middle, direction)));
+            }
+            assert!(
+                !forward
+                    .indexes
+                    .contains(&with_order(middle, Direction::Ascending))
+            );
+        }
+        // Two query indexes more, in the other direction; the sums' stay as they were.
+        assert_eq!(reversible.indexes.len(), forward.indexes.len() + 2);
+    }
 
     #[test]
     fn an_array_field_gets_its_contains_index_in_each_scope() {

@@ -42,6 +42,9 @@ pub struct ContainerAttrs {
     pub parent: Option<Keyed<LitStr>>,
     /// `collection_group`: queries across every parent are declared (with their indexes).
     pub collection_group: Option<syn::Path>,
+    /// `reversible`: queries run in the other direction too (with their indexes), and pages
+    /// go back.
+    pub reversible: Option<syn::Path>,
     pub shard_field: Option<Keyed<LitStr>>,
     /// `index(a, b, ...)`: fields queried for equality together, one entry per attribute.
     pub field_sets: Vec<Keyed<Vec<syn::Ident>>>,
@@ -136,6 +139,7 @@ impl ContainerAttrs {
                     COLLECTION => set(cx, &mut out.collection, &meta, |v| string(cx, &meta, v))?,
                     PARENT => set(cx, &mut out.parent, &meta, |v| string(cx, &meta, v))?,
                     COLLECTION_GROUP => flag(cx, &mut out.collection_group, &meta)?,
+                    REVERSIBLE => flag(cx, &mut out.reversible, &meta)?,
                     SHARD_FIELD => set(cx, &mut out.shard_field, &meta, |v| string(cx, &meta, v))?,
                     INDEX => field_set(cx, &mut out.field_sets, &meta)?,
                     AGGREGATE => {

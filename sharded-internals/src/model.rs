@@ -15,6 +15,8 @@ pub struct Model<'a> {
     pub parent_collections: Vec<String>,
     /// Whether queries across every parent are declared (`collection_group`).
     pub collection_group: bool,
+    /// Whether queries in the other direction are declared (`reversible`).
+    pub reversible: bool,
     /// The stored name of the shard field.
     pub shard_field: String,
     /// The shard field as a field path: its name, backtick-quoted where Firestore needs it.
@@ -68,6 +70,7 @@ impl Model<'_> {
             reshard_since: self.resharding.since,
             parent_collections: self.parent_collections.clone(),
             collection_group: self.collection_group,
+            reversible: self.reversible,
         }
     }
 }

@@ -17,6 +17,7 @@ pub const PREVIOUS: &str = "previous";
 pub const RETIRED: &str = "retired";
 pub const PARENT: &str = "parent";
 pub const COLLECTION_GROUP: &str = "collection_group";
+pub const REVERSIBLE: &str = "reversible";
 
 // Keys inside `previous(...)`.
 pub const SINCE: &str = "since";
@@ -39,6 +40,7 @@ pub const CONTAINER_KEYS: &[&str] = &[
     RETIRED,
     PARENT,
     COLLECTION_GROUP,
+    REVERSIBLE,
     INDEX,
 ];
 

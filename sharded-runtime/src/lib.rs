@@ -39,13 +39,13 @@ pub use error::{Error, Result};
 pub use fields::Field;
 pub use get_many::Many;
 pub use order_key::{OrderBound, OrderKey};
-pub use parent::{CollectionGroup, Parent, Subcollection};
+pub use parent::{CollectionGroup, Parent, Reversible, Subcollection};
 pub use partition::{IdRange, MAX_PARTS};
 pub use query::{
     ChangeKind, Cursor, CursorOf, DocumentChange, InCollection, InGroup, ListenCheckpoint,
     ListenOptions, MAX_DISJUNCTIONS, MAX_FILTER_VALUE_BYTES, MAX_LIMIT, Number, Numeric,
     NumericField, Page, PageOf, PagedQuery, Queries, QueryShape, QuerySnapshot, QueryStats, Reach,
-    ShardedQuery, SnapshotStream, WHOLE_COLLECTION, WholeCollection, query_id,
+    Reversed, ShardedQuery, SnapshotStream, WHOLE_COLLECTION, WholeCollection, query_id,
 };
 pub use shard_job::{Checkpoint, Progress, ShardCensus, ShardJob, ShardedCollectionGroup};
 pub use sharded::Sharded;

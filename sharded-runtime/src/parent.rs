@@ -29,6 +29,17 @@ pub trait Subcollection: Sharded {}
 )]
 pub trait CollectionGroup: Sharded {}
 
+/// A sharded type whose queries run in both directions (`reversible`): implemented by the
+/// derive, and what [`reversed`](crate::ShardedQuery::reversed) and
+/// [`before`](crate::ShardedQuery::before) require, since those queries need the indexes in
+/// the other direction that only the declaration plans.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` declares no queries in the other direction",
+    label = "not declared `reversible`",
+    note = "add `reversible` to its `#[sharded(...)]`: the build then plans each query's index in the other direction too, which reversed queries and previous pages need"
+)]
+pub trait Reversible: Sharded {}
+
 /// The parent document a subcollection's documents live under, for one sharded type: the ids
 /// along its path, one per collection of `#[sharded(parent = "...")]`. A `Parent<Message>`
 /// serves `Message` only, so a parent of another type does not compile; ids are checked when

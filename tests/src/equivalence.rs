@@ -14,7 +14,7 @@ use sharded_runtime::firestore::{
     FirestoreDb, FirestoreQueryCursor, FirestoreQueryDirection, FirestoreQueryFilter,
     FirestoreValue,
 };
-use sharded_runtime::{Cursor, Error, MAX_DISJUNCTIONS, Sharded, ShardedQuery, Stored};
+use sharded_runtime::{Cursor, Error, MAX_DISJUNCTIONS, Reach, Sharded, ShardedQuery, Stored};
 
 pub fn ids<T>(stored: &[Stored<T>]) -> Vec<String> {
     stored.iter().map(|s| s.id.clone()).collect()
@@ -23,9 +23,9 @@ pub fn ids<T>(stored: &[Stored<T>]) -> Vec<String> {
 /// Checks `query` against `expected`, the unsharded query's ids (or its refusal by the server,
 /// which sharded must match with a refusal before sending): every page of `limit` through
 /// cursor tokens, the whole fetch, the first `limit`, the stream, and the count.
-pub async fn check_query<T: Sharded, const I: u64>(
+pub async fn check_query<T: Sharded, const I: u64, R: Reach>(
     db: &FirestoreDb,
-    query: ShardedQuery<T, I>,
+    query: ShardedQuery<T, I, R>,
     expected: Result<Vec<String>, String>,
     limit: u32,
     what: &str,
@@ -72,16 +72,16 @@ pub async fn check_query<T: Sharded, const I: u64>(
 
 /// Every page of `query`, each cursor passed through its opaque token as a web client would:
 /// together exactly `expected`, only the last one short, each costing what it should.
-async fn check_pages<T: Sharded, const I: u64>(
+async fn check_pages<T: Sharded, const I: u64, R: Reach>(
     db: &FirestoreDb,
-    query: &ShardedQuery<T, I>,
+    query: &ShardedQuery<T, I, R>,
     limit: u32,
     expected: &[String],
     what: &str,
 ) {
     let chunks = T::READ_SHARD_VALUES.len().div_ceil(MAX_DISJUNCTIONS);
     let mut paged: Vec<String> = Vec::new();
-    let mut next: Option<Cursor<T, I>> = None;
+    let mut next: Option<Cursor<T, I, R>> = None;
     loop {
         let mut page_query = query.clone();
         if let Some(cursor) = next.take() {
@@ -168,6 +168,8 @@ pub struct Unsharded {
     pub limit: Option<u32>,
     /// Start after the document with this order value and id.
     pub after: Option<(FirestoreValue, String)>,
+    /// Ordered the other way than the type.
+    pub reversed: bool,
 }
 
 impl Unsharded {
@@ -210,6 +212,12 @@ impl Unsharded {
         self
     }
 
+    /// Ordered the other way than the type (a reversed query's reference).
+    pub fn reversed(mut self) -> Self {
+        self.reversed = true;
+        self
+    }
+
     /// At most `limit` documents.
     pub fn limit(mut self, limit: u32) -> Self {
         self.limit = Some(limit);
@@ -229,7 +237,11 @@ impl Unsharded {
         db: &'db FirestoreDb,
         collection: &str,
     ) -> FirestoreSelectDocBuilder<'db, FirestoreDb> {
-        let direction = order_direction::<T>();
+        let direction = match (order_direction::<T>(), self.reversed) {
+            (direction, false) => direction,
+            (FirestoreQueryDirection::Ascending, true) => FirestoreQueryDirection::Descending,
+            (FirestoreQueryDirection::Descending, true) => FirestoreQueryDirection::Ascending,
+        };
         let mut select = db
             .fluent()
             .select()

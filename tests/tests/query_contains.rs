@@ -24,11 +24,11 @@ macro_rules! post {
     ($name:ident, $shards:literal, $direction:literal, $collection:literal) => {
         #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
         #[sharded(
-                                    shards = $shards,
-                                    order_by = "at",
-                                    direction = $direction,
-                                    collection = $collection
-                                )]
+                                                            shards = $shards,
+                                                            order_by = "at",
+                                                            direction = $direction,
+                                                            collection = $collection
+                                                        )]
         struct $name {
             #[sharded(contains)]
             tags: Vec<String>,

@@ -43,6 +43,7 @@ impl Managed {
                 shard_field: String::new(),
                 order_field: String::new(),
                 direction: Direction::Descending,
+                reversible: false,
                 indexed_fields: Vec::new(),
                 field_sets: Vec::new(),
                 aggregate_fields: Vec::new(),

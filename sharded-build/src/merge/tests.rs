@@ -13,6 +13,7 @@ fn instrument(indexed: &[&str]) -> ShardedType {
             shard_field: "shard".into(),
             order_field: "timestamp".into(),
             direction: sharded_indexes::Direction::Descending,
+            reversible: false,
             indexed_fields: indexed.iter().map(|f| f.to_string()).collect(),
             field_sets: Vec::new(),
             aggregate_fields: Vec::new(),

@@ -61,6 +61,7 @@ pub fn validate<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Option<Model<'a>> {
         collection: collection?,
         parent_collections: parent?,
         collection_group: cont.attrs.collection_group.is_some(),
+        reversible: cont.attrs.reversible.is_some(),
         shard_path: field_path([shard_field.as_deref()?]),
         shard_field: shard_field?,
         shard_values: shard_values?,

@@ -42,6 +42,10 @@ pub struct ShardedQuery<T, const QUERY: u64, R: Reach = InCollection> {
     pub(super) upper: Bound<std::result::Result<Value, String>>,
     pub(super) limit: Option<u32>,
     pub(super) after: Option<super::cursor::Position>,
+    /// Ends just before this document, keeping the last `limit` before it ([`before`]).
+    ///
+    /// [`before`]: ShardedQuery::before
+    pub(super) before: Option<super::cursor::Position>,
     pub(super) scope: crate::parent::Scope,
     pub(super) marker: PhantomData<fn() -> (T, R)>,
 }
@@ -56,6 +60,7 @@ impl<T, const QUERY: u64, R: Reach> Clone for ShardedQuery<T, QUERY, R> {
             upper: self.upper.clone(),
             limit: self.limit,
             after: self.after.clone(),
+            before: self.before.clone(),
             scope: self.scope.clone(),
             marker: PhantomData,
         }
@@ -72,6 +77,7 @@ impl<T, const QUERY: u64, R: Reach> std::fmt::Debug for ShardedQuery<T, QUERY, R
             .field("upper", &self.upper)
             .field("limit", &self.limit)
             .field("after", &self.after)
+            .field("before", &self.before)
             .field("scope", &self.scope)
             .finish()
     }
@@ -138,6 +144,7 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
             upper: Bound::Unbounded,
             limit: None,
             after: None,
+            before: None,
             scope: crate::parent::Scope::Top,
             marker: PhantomData,
         }
@@ -173,6 +180,7 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
             upper: self.upper,
             limit: self.limit,
             after: self.after,
+            before: self.before,
             scope: crate::parent::Scope::Group,
             marker: PhantomData,
         }
@@ -206,5 +214,58 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
     pub fn after(mut self, cursor: Cursor<T, QUERY, R>) -> Self {
         self.after = Some(cursor.position);
         self
+    }
+
+    /// Ends just before the document `cursor` points at, keeping the last documents before it
+    /// when limited (Firestore's `endBefore` with `limitToLast`): the page before a page,
+    /// from its [`Page::previous`](crate::Page::previous), in the query's order. Runs as the
+    /// query in the other direction, so the type declares `reversible` (whose indexes serve
+    /// it). With [`fetch`](Self::fetch), [`fetch_stored`](Self::fetch_stored),
+    /// [`page`](Self::page) and [`count`](Self::count); with [`after`](Self::after), or with
+    /// a stream, a listener or a sum, it is [`Error::InvalidQuery`](crate::Error::InvalidQuery)
+    /// before anything is sent.
+    pub fn before(mut self, cursor: Cursor<T, QUERY, R>) -> Self
+    where
+        T: crate::Reversible,
+    {
+        self.before = Some(cursor.position);
+        self
+    }
+
+    /// The same query in the other direction: the documents it returns in reverse order, its
+    /// cursors and pages of their own type ([`Reversed`](crate::Reversed)), so a cursor of
+    /// one direction does not compile with the other. For a type that declares
+    /// `reversible`, whose indexes in both directions serve it; reversing twice gives the
+    /// query back. Call it after [`in_group`](Self::in_group).
+    pub fn reversed(self) -> ShardedQuery<T, QUERY, R::Flipped>
+    where
+        T: crate::Reversible,
+    {
+        self.flipped()
+    }
+
+    /// This query in the other direction, as it is: what [`before`](Self::before) and the
+    /// sums (which no direction changes) run.
+    pub(super) fn flipped(&self) -> ShardedQuery<T, QUERY, R::Flipped> {
+        ShardedQuery {
+            values: self.values.clone(),
+            any_of: self.any_of.clone(),
+            mask: self.mask.clone(),
+            lower: self.lower.clone(),
+            upper: self.upper.clone(),
+            limit: self.limit,
+            after: self.after.clone(),
+            before: self.before.clone(),
+            scope: self.scope.clone(),
+            marker: PhantomData,
+        }
+    }
+
+    /// The direction this query orders in: the type's, or the other for a reversed one.
+    pub(super) fn direction() -> sharded_indexes::Direction {
+        match R::REVERSED {
+            true => T::ORDER_DIRECTION.reversed(),
+            false => T::ORDER_DIRECTION,
+        }
     }
 }

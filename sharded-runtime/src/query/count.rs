@@ -14,7 +14,10 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
     /// their sum capped at the limit.
     pub async fn count(&self, db: &FirestoreDb) -> Result<u64> {
         let span = query_span::<T, QUERY>("count");
-        self.count_in(db, &span).instrument(span.clone()).await
+        match self.ending_before()? {
+            Some(flipped) => flipped.count_in(db, &span).instrument(span.clone()).await,
+            None => self.count_in(db, &span).instrument(span.clone()).await,
+        }
     }
 
     pub(super) async fn count_in(&self, db: &FirestoreDb, span: &tracing::Span) -> Result<u64> {

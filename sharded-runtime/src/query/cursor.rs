@@ -184,11 +184,16 @@ impl<T: Sharded, const QUERY: u64, R: Reach> Cursor<T, QUERY, R> {
         Ok(Self::new(order_value, item.id.clone(), item.parent.clone()))
     }
 
-    /// The query a token belongs to; a group query's is marked, so its tokens parse as no
-    /// per-parent query's cursor, nor the reverse.
+    /// The query a token belongs to; a group query's is marked, and a reversed one's, so its
+    /// tokens parse as no per-parent or forward query's cursor, nor the reverse.
     fn query_tag() -> String {
         let group = if R::GROUP { "@group" } else { "" };
-        format!("{}:{}{group}", T::COLLECTION, super::query_name::<T>(QUERY))
+        let reversed = if R::REVERSED { "@reversed" } else { "" };
+        format!(
+            "{}:{}{group}{reversed}",
+            T::COLLECTION,
+            super::query_name::<T>(QUERY)
+        )
     }
 
     /// The opaque token.

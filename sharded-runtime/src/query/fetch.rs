@@ -49,6 +49,9 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
     /// follows: a full last page has no `next`, and reading on costs no empty round trip. That
     /// one look-ahead document is read (and billed) but not returned.
     pub async fn page(&self, db: &FirestoreDb, limit: u32) -> Result<Page<T, QUERY, R>> {
+        if let Some(flipped) = self.ending_before()? {
+            return self.page_before(db, flipped, limit).await;
+        }
         let mut ahead = self.clone();
         ahead.limit = Some(limit);
         // Checked before sending, as for any query; at the largest limit there is no room to
@@ -64,11 +67,76 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
             Some(last) if more => Some(Cursor::after_document(last)?),
             _ => None,
         };
+        // A page that starts after a cursor has documents before it.
+        let previous = match documents.first() {
+            Some(first) if self.after.is_some() => Some(Cursor::after_document(first)?),
+            _ => None,
+        };
         let items = documents
             .iter()
             .map(Stored::from_document)
             .collect::<Result<_>>()?;
-        Ok(Page { items, next, stats })
+        Ok(Page {
+            items,
+            next,
+            previous,
+            stats,
+        })
+    }
+
+    /// The page of at most `limit` documents just before the `before` cursor, read by
+    /// `flipped` (the query in the other direction, after that cursor) with one look-ahead
+    /// document, which tells whether another page comes before it.
+    async fn page_before(
+        &self,
+        db: &FirestoreDb,
+        flipped: ShardedQuery<T, QUERY, R::Flipped>,
+        limit: u32,
+    ) -> Result<Page<T, QUERY, R>> {
+        let mut ahead = flipped;
+        ahead.limit = Some(limit);
+        ahead.prepare(db)?;
+        let look_ahead = limit < MAX_LIMIT;
+        ahead.limit = Some(limit + u32::from(look_ahead));
+        let (mut documents, stats) = ahead.fetch_documents(db).await?;
+        let more =
+            documents.len() > limit as usize || (!look_ahead && documents.len() == limit as usize);
+        documents.truncate(limit as usize);
+        documents.reverse();
+        let previous = match documents.first() {
+            Some(first) if more => Some(Cursor::after_document(first)?),
+            _ => None,
+        };
+        // The document the cursor points at follows the page.
+        let next = documents.last().map(Cursor::after_document).transpose()?;
+        let items = documents
+            .iter()
+            .map(Stored::from_document)
+            .collect::<Result<_>>()?;
+        Ok(Page {
+            items,
+            next,
+            previous,
+            stats,
+        })
+    }
+
+    /// For a query that ends [`before`](Self::before) a cursor, the query that reads it: the
+    /// same in the other direction, starting after that cursor (its documents come back in
+    /// reverse); `None` for any other query.
+    pub(super) fn ending_before(&self) -> Result<Option<ShardedQuery<T, QUERY, R::Flipped>>> {
+        let Some(before) = &self.before else {
+            return Ok(None);
+        };
+        if self.after.is_some() {
+            return Err(Error::InvalidQuery(
+                "a query starts after a cursor or ends before one, not both".into(),
+            ));
+        }
+        let mut flipped = self.flipped();
+        flipped.after = Some(before.clone());
+        flipped.before = None;
+        Ok(Some(flipped))
     }
 
     pub(super) async fn fetch_documents(
@@ -76,9 +144,21 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         db: &FirestoreDb,
     ) -> Result<(Vec<Document>, QueryStats)> {
         let span = query_span::<T, QUERY>("fetch");
-        self.fetch_documents_in(db, &span)
-            .instrument(span.clone())
-            .await
+        match self.ending_before()? {
+            Some(flipped) => {
+                let (mut documents, stats) = flipped
+                    .fetch_documents_in(db, &span)
+                    .instrument(span.clone())
+                    .await?;
+                documents.reverse();
+                Ok((documents, stats))
+            }
+            None => {
+                self.fetch_documents_in(db, &span)
+                    .instrument(span.clone())
+                    .await
+            }
+        }
     }
 
     pub(super) async fn fetch_documents_in(
@@ -97,7 +177,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         let merged = merge_sorted(
             results,
             self.limit.map(|limit| limit as usize),
-            query_order::<T>,
+            query_order::<T, R>,
         );
         Ok((merged, stats))
     }
@@ -157,7 +237,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
                 &fetched,
                 &ran_out,
                 &values,
-                query_order::<T>,
+                query_order::<T, R>,
             );
             if next.is_empty() {
                 return Ok((fetched, stats));

@@ -15,6 +15,9 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
     /// `firestore.indexes.json` does: the emulator runs any query without an index,
     /// production does not. The query is checked as running it would check it.
     pub fn index_need(&self) -> Result<IndexNeed> {
+        if let Some(flipped) = self.ending_before()? {
+            return flipped.index_need();
+        }
         let prepared = self.terms()?;
         let mut equalities = vec![T::SHARD_FIELD_PATH.to_owned()];
         let mut contains = None;

@@ -37,7 +37,7 @@ pub use merge::{merge_sorted, merge_streams};
 pub use names::{CursorOf, PageOf, PagedQuery};
 pub use prepare::{MAX_FILTER_VALUE_BYTES, MAX_LIMIT};
 pub use queries::{Queries, queries};
-pub use reach::{InCollection, InGroup, Reach};
+pub use reach::{InCollection, InGroup, Reach, Reversed};
 pub use shape::{QueryShape, query_id};
 
 use crate::{Sharded, Stored};
@@ -90,6 +90,10 @@ pub struct Page<T, const QUERY: u64, R: Reach = InCollection> {
     pub items: Vec<Stored<T>>,
     /// Where the next page starts; `None` when no document follows this page.
     pub next: Option<Cursor<T, QUERY, R>>,
+    /// Where the page before this one ends, for [`before`](ShardedQuery::before) (a
+    /// `reversible` type): the cursor of this page's first document; `None` on the first page
+    /// (no cursor before it, or nothing before it).
+    pub previous: Option<Cursor<T, QUERY, R>>,
     /// What fetching the page cost.
     pub stats: QueryStats,
 }

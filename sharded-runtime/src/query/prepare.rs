@@ -126,7 +126,12 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
             let value = FirestoreValue { value };
             filters.push(compare(compare_with(order.clone(), value)));
         }
-        let direction = match T::ORDER_DIRECTION {
+        if self.before.is_some() {
+            return Err(invalid(
+                "`before` runs with fetch, fetch_stored, page and count, not with a stream, a listener or a sum".into(),
+            ));
+        }
+        let direction = match Self::direction() {
             Direction::Ascending => FirestoreQueryDirection::Ascending,
             Direction::Descending => FirestoreQueryDirection::Descending,
         };

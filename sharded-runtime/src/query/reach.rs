@@ -1,14 +1,24 @@
 //! What a query reads, in its type: one collection (top-level, or under one parent) or a whole
-//! collection group. A group query's cursors and pages are of another type than a per-parent
-//! query's, so one cannot start the other.
+//! collection group, in the type's direction or (for a `reversible` type) the other. A group
+//! query's cursors and pages are of another type than a per-parent query's, and a reversed
+//! query's than a forward one's, so one cannot start the other.
+
+use std::marker::PhantomData;
 
 /// The reach of a [`ShardedQuery`](crate::ShardedQuery), [`Cursor`](crate::Cursor) or
-/// [`Page`](crate::Page): [`InCollection`] (the default) or [`InGroup`]. Sealed: these two are
-/// all there is.
+/// [`Page`](crate::Page): [`InCollection`] (the default) or [`InGroup`], each in the type's
+/// direction, or [`Reversed`] after [`reversed`](crate::ShardedQuery::reversed). Sealed:
+/// these four are all there is.
 pub trait Reach: sealed::Sealed + 'static {
     /// Whether a query of this reach reads every parent's collection.
     #[doc(hidden)]
     const GROUP: bool;
+    /// Whether a query of this reach orders in the other direction than the type's.
+    #[doc(hidden)]
+    const REVERSED: bool;
+    /// The same reach in the other direction.
+    #[doc(hidden)]
+    type Flipped: Reach;
 }
 
 /// One collection: the top-level one, or one parent's
@@ -21,16 +31,39 @@ pub enum InCollection {}
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum InGroup {}
 
+/// `R` read in the other direction than the type's, for a `reversible` type: what
+/// [`reversed`](crate::ShardedQuery::reversed) turns a query into. Never constructed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Reversed<R>(std::convert::Infallible, PhantomData<fn() -> R>);
+
 impl Reach for InCollection {
     const GROUP: bool = false;
+    const REVERSED: bool = false;
+    type Flipped = Reversed<InCollection>;
 }
 
 impl Reach for InGroup {
     const GROUP: bool = true;
+    const REVERSED: bool = false;
+    type Flipped = Reversed<InGroup>;
+}
+
+impl Reach for Reversed<InCollection> {
+    const GROUP: bool = false;
+    const REVERSED: bool = true;
+    type Flipped = InCollection;
+}
+
+impl Reach for Reversed<InGroup> {
+    const GROUP: bool = true;
+    const REVERSED: bool = true;
+    type Flipped = InGroup;
 }
 
 mod sealed {
     pub trait Sealed {}
     impl Sealed for super::InCollection {}
     impl Sealed for super::InGroup {}
+    impl Sealed for super::Reversed<super::InCollection> {}
+    impl Sealed for super::Reversed<super::InGroup> {}
 }

@@ -132,6 +132,6 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
 }
 
 /// The order of `T`'s sharded queries: order field, then document name, in its direction.
-pub(super) fn query_order<T: Sharded>(a: &Document, b: &Document) -> std::cmp::Ordering {
-    compare_documents(a, b, T::ORDER_FIELD, T::ORDER_DIRECTION)
+pub(super) fn query_order<T: Sharded, R: Reach>(a: &Document, b: &Document) -> std::cmp::Ordering {
+    compare_documents(a, b, T::ORDER_FIELD, ShardedQuery::<T, 0, R>::direction())
 }

@@ -129,7 +129,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         let merged = if streams.len() == 1 {
             streams.pop().expect("one stream")
         } else {
-            merge_streams(streams, query_order::<T>)
+            merge_streams(streams, query_order::<T, R>)
         };
         let limited = match self.limit {
             Some(limit) => merged.take(limit as usize).boxed(),

@@ -76,10 +76,15 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         field: NumericField<T>,
         average: bool,
     ) -> Result<(Number, Option<f64>)> {
-        if self.limit.is_some() || self.after.is_some() {
+        if self.limit.is_some() || self.after.is_some() || self.before.is_some() {
             return Err(Error::InvalidQuery(
-                "`sum` and `avg` apply to every document the query matches: Firestore orders an aggregation by the aggregated field too, so a limit or a cursor would not select the query's documents; drop `limit` and `after`, or fetch the documents".into(),
+                "`sum` and `avg` apply to every document the query matches: Firestore orders an aggregation by the aggregated field too, so a limit or a cursor would not select the query's documents; drop `limit`, `after` and `before`, or fetch the documents".into(),
             ));
+        }
+        if R::REVERSED {
+            // No direction changes a sum: run it in the type's own, whose indexes hold the
+            // aggregated fields.
+            return Box::pin(self.flipped().aggregate(db, field, average)).await;
         }
         let span = query_span::<T, QUERY>("aggregate");
         async {

@@ -74,7 +74,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
             })
             .collect::<Result<Vec<_>>>()?;
         let limit = self.limit.map(|limit| limit as usize);
-        let order = query_order::<T>;
+        let order = query_order::<T, R>;
         let parent = self.scope.parent_path(db);
         let listener = Listener::<T>::new(db, parent, queries, limit, order, options, checkpoint)?;
         let snapshots = listener.into_stream();

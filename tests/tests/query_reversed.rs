@@ -1,0 +1,377 @@
+//! Both directions and the previous page, on the emulator, for `reversible` types: a reversed
+//! query returns exactly what the same query ordered the other way returns on an unsharded
+//! collection (ties by document name the other way too), and paging back with
+//! `before(page.previous)` gives the same pages as paging forward, in reverse, from any page
+//! to the first. Random data with ties, 3, 40 and 61 shard values, per parent and over a
+//! group; counts, sums, and the index that serves each query.
+
+use std::ops::Bound;
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
+use sharded_runtime::firestore::FirestoreDb;
+use sharded_runtime::{
+    Cursor, Number, NumericField, Page, Parent, Reach, Reversed, Sharded, ShardedQuery, query_id,
+};
+use sharded_tests::equivalence::{Unsharded, check_query, ids};
+use sharded_tests::test_db;
+
+macro_rules! log {
+    ($name:ident, $shards:literal, $direction:literal, $collection:literal) => {
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
+        #[sharded(
+                            shards = $shards,
+                            order_by = "at",
+                            direction = $direction,
+                            collection = $collection,
+                            reversible
+                        )]
+        struct $name {
+            #[sharded(index)]
+            level: u32,
+            at: i64,
+            #[sharded(aggregate)]
+            bytes: i64,
+        }
+
+        impl Log for $name {
+            fn new(level: u32, at: i64, bytes: i64) -> Self {
+                $name { level, at, bytes }
+            }
+            fn at_level(level: u32) -> ShardedQuery<Self, { query_id("level") }> {
+                $name::query().level(level)
+            }
+            fn summed() -> NumericField<Self> {
+                $name::aggregates().bytes
+            }
+        }
+    };
+}
+
+trait Log: Sharded<OrderValue = i64> + sharded_runtime::Reversible + Clone {
+    fn new(level: u32, at: i64, bytes: i64) -> Self;
+    fn at_level(level: u32) -> ShardedQuery<Self, { query_id("level") }>;
+    fn summed() -> NumericField<Self>;
+}
+
+log!(Log3, 3, "desc", "logs3");
+log!(Log40, 40, "asc", "logs40");
+log!(Log61, 61, "desc", "logs61");
+
+async fn write_both<T: Sharded>(db: &FirestoreDb, plain: &str, documents: &[(String, T)]) {
+    let writer = db.create_simple_batch_writer().await.unwrap();
+    for chunk in documents.chunks(400) {
+        let mut batch = writer.new_batch();
+        for (id, document) in chunk {
+            T::collection(db)
+                .upsert_in(&mut batch, id, document)
+                .unwrap();
+            batch
+                .update_object(plain, id, document, None, None, Vec::new())
+                .unwrap();
+        }
+        batch.write().await.unwrap();
+    }
+}
+
+/// Every page of `query` of `limit`, forward to the end.
+async fn pages_forward<T: Sharded, const Q: u64, R: Reach>(
+    db: &FirestoreDb,
+    query: &ShardedQuery<T, Q, R>,
+    limit: u32,
+) -> Vec<Page<T, Q, R>> {
+    let mut pages = Vec::new();
+    let mut next: Option<Cursor<T, Q, R>> = None;
+    loop {
+        let mut page_query = query.clone();
+        if let Some(cursor) = next.take() {
+            page_query = page_query.after(cursor);
+        }
+        let page = page_query.page(db, limit).await.unwrap();
+        next = page.next.clone();
+        pages.push(page);
+        if next.is_none() {
+            return pages;
+        }
+    }
+}
+
+/// From the last of `forward`'s pages back to the first with `before(previous)`: the same
+/// pages (documents and cursors to go forward again), the first with no `previous`.
+async fn check_paging_back<T, const Q: u64, R: Reach>(
+    db: &FirestoreDb,
+    query: &ShardedQuery<T, Q, R>,
+    forward: &[Page<T, Q, R>],
+    limit: u32,
+    what: &str,
+) where
+    T: Sharded + sharded_runtime::Reversible + PartialEq + std::fmt::Debug,
+{
+    let mut index = forward.len() - 1;
+    let mut previous = forward[index].previous.clone();
+    assert_eq!(
+        previous.is_some(),
+        forward.len() > 1 && !forward[index].items.is_empty(),
+        "{what}: the last page's previous"
+    );
+    while let Some(cursor) = previous.take() {
+        index -= 1;
+        let page = query.clone().before(cursor).page(db, limit).await.unwrap();
+        assert_eq!(
+            page.items, forward[index].items,
+            "{what}: page {index} going back"
+        );
+        assert_eq!(
+            page.next.as_ref().map(Cursor::to_token),
+            forward[index].next.as_ref().map(Cursor::to_token),
+            "{what}: page {index}'s next going back"
+        );
+        assert_eq!(
+            page.previous.is_some(),
+            index > 0,
+            "{what}: page {index}'s previous"
+        );
+        previous = page.previous;
+    }
+    assert_eq!(index, 0, "{what}: back to the first page");
+}
+
+fn random_range(rng: &mut StdRng) -> (Bound<i64>, Bound<i64>) {
+    let mut bound = || match rng.random_range(0..3) {
+        0 => Bound::Unbounded,
+        1 => Bound::Included(rng.random_range(0..8)),
+        _ => Bound::Excluded(rng.random_range(0..8)),
+    };
+    (bound(), bound())
+}
+
+async fn check_random<T: Log + PartialEq + std::fmt::Debug>(
+    db: &FirestoreDb,
+    rng: &mut StdRng,
+    label: &str,
+) {
+    let plain = format!("plain_{}", T::COLLECTION);
+    let times = rng.random_range(2..8);
+    let documents: Vec<(String, T)> = (0..rng.random_range(40..160))
+        .map(|i| {
+            let log = T::new(
+                rng.random_range(0..3),
+                rng.random_range(0..times),
+                rng.random_range(0..1_000),
+            );
+            (format!("l{:05}-{i}", rng.random_range(0..100_000)), log)
+        })
+        .collect();
+    write_both(db, &plain, &documents).await;
+    for round in 0..4 {
+        let range = random_range(rng);
+        let limit = rng.random_range(1..15);
+        let level = rng.random_range(0..3);
+        let what = format!("{label} round {round} level {level} {range:?} limit {limit}");
+        let forward_query = T::at_level(level).range(range);
+        let reversed_query = forward_query.clone().reversed();
+        let reference = Unsharded::default().equal("level", level).range(&range);
+        let expected = reference
+            .clone()
+            .reversed()
+            .ids::<T>(db, &plain)
+            .await
+            .unwrap();
+        let mut forward_expected = reference.ids::<T>(db, &plain).await.unwrap();
+        forward_expected.reverse();
+        assert_eq!(expected, forward_expected, "{what}: the reference reversed");
+        check_query(
+            db,
+            reversed_query.clone(),
+            Ok(expected.clone()),
+            limit,
+            &what,
+        )
+        .await;
+        assert_eq!(
+            reversed_query.sum(db, T::summed()).await.unwrap(),
+            forward_query.sum(db, T::summed()).await.unwrap(),
+            "{what}: sum"
+        );
+        // Paging back, in both directions.
+        let forward = pages_forward(db, &forward_query, limit).await;
+        check_paging_back(
+            db,
+            &forward_query,
+            &forward,
+            limit,
+            &format!("{what} forward"),
+        )
+        .await;
+        let reversed = pages_forward(db, &reversed_query, limit).await;
+        check_paging_back(
+            db,
+            &reversed_query,
+            &reversed,
+            limit,
+            &format!("{what} reversed"),
+        )
+        .await;
+        // `before` without pages: the last documents before a cursor, and their count.
+        let all = forward_query.fetch_stored(db).await.unwrap();
+        if all.len() > 2 {
+            let at = rng.random_range(1..all.len());
+            let cursor = Cursor::<T, { query_id("level") }>::after(&all[at]).unwrap();
+            let before = forward_query.clone().before(cursor.clone());
+            assert_eq!(
+                ids(&before.fetch_stored(db).await.unwrap()),
+                ids(&all[..at]),
+                "{what}: before"
+            );
+            let last = before.clone().limit(limit).fetch_stored(db).await.unwrap();
+            assert_eq!(
+                ids(&last),
+                ids(&all[at.saturating_sub(limit as usize)..at]),
+                "{what}: the last {limit} before"
+            );
+            assert_eq!(
+                before.clone().limit(limit).count(db).await.unwrap(),
+                at.min(limit as usize) as u64,
+                "{what}: count before"
+            );
+            let need = before.index_need().unwrap();
+            assert!(T::indexes().serving(&need).is_some(), "{what}: {need:?}");
+        }
+        for need in [
+            forward_query.index_need().unwrap(),
+            reversed_query.index_need().unwrap(),
+            sharded_runtime::WholeCollection::<T>::__whole_collection()
+                .reversed()
+                .index_need()
+                .unwrap(),
+        ] {
+            assert!(T::indexes().serving(&need).is_some(), "{what}: {need:?}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn reversed_queries_and_previous_pages_equal_the_unsharded_ones() {
+    let test = test_db("query-reversed").await;
+    let seed: u64 = rand::random();
+    println!("seed {seed}");
+    let mut rng = StdRng::seed_from_u64(seed);
+    for dataset in 0..2 {
+        let db = test
+            .emulator
+            .db(&format!("reversed-{seed}-{dataset}"))
+            .await
+            .unwrap();
+        check_random::<Log3>(&db, &mut rng, &format!("3 shards, {dataset}")).await;
+        check_random::<Log40>(&db, &mut rng, &format!("40 shards, {dataset}")).await;
+        check_random::<Log61>(&db, &mut rng, &format!("61 shards, {dataset}")).await;
+    }
+}
+
+/// A reversed query's cursor is of its own type, and its token parses as no forward
+/// cursor's (nor the reverse).
+#[tokio::test]
+async fn a_cursor_of_one_direction_is_no_cursor_of_the_other() {
+    let test = test_db("query-reversed-cursors").await;
+    let db = &test.db;
+    for i in 0..5 {
+        Log3::collection(db)
+            .upsert(&format!("l{i}"), &Log3::new(1, i, 1))
+            .await
+            .unwrap();
+    }
+    let forward = Log3::query().level(1).page(db, 2).await.unwrap();
+    let reversed = Log3::query().level(1).reversed().page(db, 2).await.unwrap();
+    let forward_token = forward.next.unwrap().to_token();
+    let reversed_token = reversed.next.unwrap().to_token();
+    assert!(
+        forward_token
+            .parse::<Cursor<Log3, { query_id("level") }, Reversed<sharded_runtime::InCollection>>>()
+            .is_err()
+    );
+    assert!(
+        reversed_token
+            .parse::<Cursor<Log3, { query_id("level") }>>()
+            .is_err()
+    );
+    assert_eq!(
+        Log3::query()
+            .all()
+            .reversed()
+            .sum(db, Log3::aggregates().bytes)
+            .await
+            .unwrap(),
+        Number::Integer(5)
+    );
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
+#[sharded(
+    shards = 61,
+    order_by = "at",
+    parent = "hosts",
+    collection = "events",
+    collection_group,
+    reversible
+)]
+struct Event {
+    #[sharded(index)]
+    kind: u32,
+    at: i64,
+}
+
+/// Per parent and over the group: reversed, ties by full path the other way, and paged back.
+#[tokio::test]
+async fn reversed_and_paged_back_per_parent_and_over_a_group() {
+    let test = test_db("query-reversed-group").await;
+    let db = &test.db;
+    let mut rng = StdRng::seed_from_u64(9);
+    let mut events: Vec<(String, String, i64)> = Vec::new();
+    for i in 0..90 {
+        let host = format!("h{}", i % 3);
+        let id = format!("e{}", i % 31);
+        let at = rng.random_range(0..4);
+        let parent = Parent::<Event>::new(&[&host]).unwrap();
+        Event::collection_in(db, &parent)
+            .upsert(&id, &Event { kind: 1, at })
+            .await
+            .unwrap();
+        events.retain(|(h, e, _)| !(h == &host && e == &id));
+        events.push((host, id, at));
+    }
+    // Ascending by `at`, then by full path ascending: the reversed order of the type's.
+    let mut expected: Vec<(Option<String>, String)> = {
+        let mut sorted = events.clone();
+        sorted.sort_by(|x, y| {
+            (x.2, format!("hosts/{}/events/{}", x.0, x.1))
+                .cmp(&(y.2, format!("hosts/{}/events/{}", y.0, y.1)))
+        });
+        sorted
+            .into_iter()
+            .map(|(h, e, _)| (Some(format!("hosts/{h}")), e))
+            .collect()
+    };
+    let group = Event::query().kind(1).in_group().reversed();
+    for limit in [1, 4, 10] {
+        let pages = pages_forward(db, &group, limit).await;
+        let got: Vec<(Option<String>, String)> = pages
+            .iter()
+            .flat_map(|page| page.items.iter().map(|s| (s.parent.clone(), s.id.clone())))
+            .collect();
+        assert_eq!(got, expected, "group, limit {limit}");
+        check_paging_back(db, &group, &pages, limit, &format!("group, limit {limit}")).await;
+    }
+    expected.retain(|(parent, _)| parent.as_deref() == Some("hosts/h1"));
+    let parent = Parent::<Event>::new(&["h1"]).unwrap();
+    let one = Event::query().kind(1).in_parent(&parent).reversed();
+    let pages = pages_forward(db, &one, 3).await;
+    let got: Vec<(Option<String>, String)> = pages
+        .iter()
+        .flat_map(|page| page.items.iter().map(|s| (s.parent.clone(), s.id.clone())))
+        .collect();
+    assert_eq!(got, expected);
+    check_paging_back(db, &one, &pages, 3, "h1").await;
+    let need = group.index_need().unwrap();
+    assert!(Event::indexes().serving(&need).is_some(), "{need:?}");
+}
