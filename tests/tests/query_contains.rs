@@ -23,12 +23,7 @@ use sharded_tests::test_db;
 macro_rules! post {
     ($name:ident, $shards:literal, $direction:literal, $collection:literal) => {
         #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
-        #[sharded(
-                                                            shards = $shards,
-                                                            order_by = "at",
-                                                            direction = $direction,
-                                                            collection = $collection
-                                                        )]
+        #[sharded(shards = $shards, order_by = "at", direction = $direction, collection = $collection)]
         struct $name {
             #[sharded(contains)]
             tags: Vec<String>,

@@ -24,12 +24,7 @@ use sharded_tests::test_db;
 macro_rules! reading {
     ($name:ident, $shards:literal, $direction:literal, $collection:literal) => {
         #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
-        #[sharded(
-                                                                            shards = $shards,
-                                                                            order_by = "at",
-                                                                            direction = $direction,
-                                                                            collection = $collection
-                                                                        )]
+        #[sharded(shards = $shards, order_by = "at", direction = $direction, collection = $collection)]
         struct $name {
             #[sharded(index)]
             device: String,
@@ -329,14 +324,7 @@ async fn many_shards_and_values_take_the_fewest_chunk_queries_live_too() {
 macro_rules! logged {
     ($name:ident, $shards:literal, $direction:literal, $collection:literal) => {
         #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
-        #[sharded(
-                                                                    shards = $shards,
-                                                                    order_by = "at",
-                                                                    direction = $direction,
-                                                                    parent = "devices",
-                                                                    collection = $collection,
-                                                                    collection_group
-                                                                )]
+        #[sharded(shards = $shards, order_by = "at", direction = $direction, parent = "devices", collection = $collection, collection_group)]
         struct $name {
             #[sharded(index)]
             kind: u32,

@@ -20,13 +20,7 @@ use sharded_tests::test_db;
 macro_rules! log {
     ($name:ident, $shards:literal, $direction:literal, $collection:literal) => {
         #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
-        #[sharded(
-                            shards = $shards,
-                            order_by = "at",
-                            direction = $direction,
-                            collection = $collection,
-                            reversible
-                        )]
+        #[sharded(shards = $shards, order_by = "at", direction = $direction, collection = $collection, reversible)]
         struct $name {
             #[sharded(index)]
             level: u32,
