@@ -38,6 +38,9 @@ pub struct ShardedQuery<T, const QUERY: u64, R: Reach = InCollection> {
     pub(super) any_of: Option<Vec<std::result::Result<Value, String>>>,
     /// The fields a projection reads (`fetch_as`); every field otherwise.
     pub(super) mask: Option<Vec<String>>,
+    /// The other queries this one is OR-ed with ([`or`](ShardedQuery::or)), each by its
+    /// query and what it compares.
+    pub(super) or: Vec<Disjunct>,
     pub(super) lower: Bound<std::result::Result<Value, String>>,
     pub(super) upper: Bound<std::result::Result<Value, String>>,
     pub(super) limit: Option<u32>,
@@ -56,6 +59,7 @@ impl<T, const QUERY: u64, R: Reach> Clone for ShardedQuery<T, QUERY, R> {
             values: self.values.clone(),
             any_of: self.any_of.clone(),
             mask: self.mask.clone(),
+            or: self.or.clone(),
             lower: self.lower.clone(),
             upper: self.upper.clone(),
             limit: self.limit,
@@ -73,6 +77,7 @@ impl<T, const QUERY: u64, R: Reach> std::fmt::Debug for ShardedQuery<T, QUERY, R
             .field("values", &self.values)
             .field("any_of", &self.any_of)
             .field("mask", &self.mask)
+            .field("or", &self.or)
             .field("lower", &self.lower)
             .field("upper", &self.upper)
             .field("limit", &self.limit)
@@ -81,6 +86,16 @@ impl<T, const QUERY: u64, R: Reach> std::fmt::Debug for ShardedQuery<T, QUERY, R
             .field("scope", &self.scope)
             .finish()
     }
+}
+
+/// One of the queries an OR joins: which typed query, and the values it compares.
+#[derive(Debug, Clone)]
+pub(super) struct Disjunct {
+    pub(super) query: u64,
+    pub(super) values: Vec<std::result::Result<Value, String>>,
+    pub(super) any_of: Option<Vec<std::result::Result<Value, String>>>,
+    /// Whether it came with no range, limit or cursor of its own.
+    pub(super) plain: bool,
 }
 
 pub(super) fn to_value<V: Serialize + ?Sized>(value: &V) -> std::result::Result<Value, String> {
@@ -140,6 +155,7 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
             values: Vec::new(),
             any_of: None,
             mask: None,
+            or: Vec::new(),
             lower: Bound::Unbounded,
             upper: Bound::Unbounded,
             limit: None,
@@ -176,6 +192,7 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
             values: self.values,
             any_of: self.any_of,
             mask: self.mask,
+            or: self.or,
             lower: self.lower,
             upper: self.upper,
             limit: self.limit,
@@ -251,6 +268,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
             values: self.values.clone(),
             any_of: self.any_of.clone(),
             mask: self.mask.clone(),
+            or: self.or.clone(),
             lower: self.lower.clone(),
             upper: self.upper.clone(),
             limit: self.limit,
@@ -259,6 +277,34 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
             scope: self.scope.clone(),
             marker: PhantomData,
         }
+    }
+
+    /// The documents this query matches or `other` does (Firestore's OR), each once, in this
+    /// query's order: `T::query().exchange("XNAS").or(T::query().instrument_type("etf"))`.
+    /// `other` is another of the type's typed queries (an equality, an `in`, an array
+    /// query); its range, limit and cursors are not taken (give them to the whole), and
+    /// `all()` is refused, since it matches everything. Each disjunct is served by its own
+    /// query's index ([`index_needs`](Self::index_needs)). Firestore counts the shard values
+    /// times the disjuncts (an `in` counts its values) as disjunctions, at most 30 in one
+    /// query; every chunk query asks for the whole OR over fewer shard values, so a document
+    /// matching several disjuncts is read by one chunk only. More than 30 disjuncts, or a
+    /// disjunct with a range, a limit or a cursor, is
+    /// [`Error::InvalidQuery`](crate::Error::InvalidQuery) before anything is sent. The
+    /// result keeps this query's type, cursors and pages.
+    pub fn or<const OTHER: u64>(mut self, other: ShardedQuery<T, OTHER, R>) -> Self {
+        let plain = matches!(other.lower, Bound::Unbounded)
+            && matches!(other.upper, Bound::Unbounded)
+            && other.limit.is_none()
+            && other.after.is_none()
+            && other.before.is_none();
+        self.or.push(Disjunct {
+            query: OTHER,
+            values: other.values,
+            any_of: other.any_of,
+            plain,
+        });
+        self.or.extend(other.or);
+        self
     }
 
     /// The direction this query orders in: the type's, or the other for a reversed one.

@@ -3,6 +3,7 @@
 use firestore::{FirestoreQueryFilter, FirestoreQueryFilterCompare, FirestoreQueryOrder};
 use sharded_indexes::{Direction, IndexNeed, QueryScope};
 
+use super::prepare::shape_of;
 use super::{Reach, ShardedQuery};
 use crate::{Result, Sharded};
 
@@ -17,6 +18,11 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
     pub fn index_need(&self) -> Result<IndexNeed> {
         if let Some(flipped) = self.ending_before()? {
             return flipped.index_need();
+        }
+        if !self.or.is_empty() {
+            return Err(crate::Error::InvalidQuery(
+                "an OR is served by one index per disjunct: ask `index_needs()`".into(),
+            ));
         }
         let prepared = self.terms()?;
         let mut equalities = vec![T::SHARD_FIELD_PATH.to_owned()];
@@ -61,5 +67,52 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
             contains,
             orders,
         })
+    }
+
+    /// What each part of this query asks of an index: for an OR
+    /// ([`or`](Self::or)), one need per disjunct (Firestore serves each from its own index
+    /// and merges them), this query's first; for any other query, its one
+    /// [`index_need`](Self::index_need).
+    pub fn index_needs(&self) -> Result<Vec<IndexNeed>> {
+        if let Some(flipped) = self.ending_before()? {
+            return flipped.index_needs();
+        }
+        if self.or.is_empty() {
+            return Ok(vec![self.index_need()?]);
+        }
+        self.terms()?;
+        let queries = std::iter::once((
+            QUERY,
+            self.values.len() + usize::from(self.any_of.is_some()),
+        ))
+        .chain(
+            self.or
+                .iter()
+                .map(|d| (d.query, d.values.len() + usize::from(d.any_of.is_some()))),
+        );
+        let direction = Self::direction();
+        queries
+            .map(|(query, count)| {
+                let shape = shape_of::<T>(query, count)?;
+                let mut equalities = vec![T::SHARD_FIELD_PATH.to_owned()];
+                let mut contains = None;
+                for field in shape.fields {
+                    match shape.contains {
+                        true => contains = Some((*field).to_owned()),
+                        false => equalities.push((*field).to_owned()),
+                    }
+                }
+                Ok(IndexNeed {
+                    collection_group: T::COLLECTION.to_owned(),
+                    query_scope: match self.scope {
+                        crate::parent::Scope::Group => QueryScope::CollectionGroup,
+                        _ => QueryScope::Collection,
+                    },
+                    equalities,
+                    contains,
+                    orders: vec![(T::ORDER_FIELD.to_owned(), direction)],
+                })
+            })
+            .collect()
     }
 }

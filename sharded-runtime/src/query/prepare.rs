@@ -3,15 +3,16 @@
 
 use std::ops::Bound;
 
-use firestore::gcloud_sdk::google::firestore::v1::{Value, value::ValueType};
+use firestore::gcloud_sdk::google::firestore::v1::{ArrayValue, Value, value::ValueType};
 use firestore::{
     FirestoreDb, FirestoreQueryDirection, FirestoreQueryFilter, FirestoreQueryFilterCompare,
-    FirestoreQueryOrder, FirestoreValue,
+    FirestoreQueryFilterComposite, FirestoreQueryFilterCompositeOperator, FirestoreQueryOrder,
+    FirestoreValue,
 };
 use sharded_indexes::Direction;
 
 use super::chunk::{Chunk, fan_out, fan_out_together};
-use super::{MAX_DISJUNCTIONS, Reach, ShardedQuery, shape};
+use super::{MAX_DISJUNCTIONS, QueryShape, Reach, ShardedQuery, shape};
 use crate::value_order;
 use crate::{Error, Result, Sharded};
 
@@ -41,13 +42,8 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
     pub(super) fn terms(&self) -> Result<Prepared> {
         self.scope.check::<T>()?;
         let invalid = |why: String| Error::InvalidQuery(why);
-        let compared = self.values.len() + usize::from(self.any_of.is_some());
-        let Some(shape) = shape::<T>(QUERY).filter(|s| s.fields.len() == compared) else {
-            return Err(invalid(format!(
-                "`{}` has no query with id {QUERY} on {compared} field(s)",
-                T::COLLECTION,
-            )));
-        };
+        let (shape, mut filters, mut any_of) =
+            compared::<T>(QUERY, &self.values, self.any_of.as_deref())?;
         if T::READ_SHARD_VALUES.is_empty() {
             return Err(invalid(format!("`{}` has no shard values", T::COLLECTION)));
         }
@@ -64,26 +60,48 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
             }
             _ => {}
         }
-        let any_of = match &self.any_of {
-            Some(values) => {
-                let field = shape.fields[self.values.len()];
-                Some(AnyOf {
-                    field: field.to_owned(),
-                    values: any_of_values(field, values, shape.contains)?,
-                    contains: shape.contains,
-                })
+        let or = match self.or.is_empty() {
+            true => None,
+            false => {
+                let mut disjuncts = vec![(shape, std::mem::take(&mut filters), any_of.take())];
+                for disjunct in &self.or {
+                    if !disjunct.plain {
+                        return Err(invalid(
+                            "a query OR-ed with another takes no range, limit or cursor of its own: give them to the whole".into(),
+                        ));
+                    }
+                    disjuncts.push(compared::<T>(
+                        disjunct.query,
+                        &disjunct.values,
+                        disjunct.any_of.as_deref(),
+                    )?);
+                }
+                if disjuncts
+                    .iter()
+                    .any(|(shape, _, _)| shape.fields.is_empty())
+                {
+                    return Err(invalid(
+                        "`all()` matches every document, so an OR with it is the whole collection: query `all()` alone".into(),
+                    ));
+                }
+                Some(disjunction(disjuncts))
             }
-            None => None,
         };
-        let chunks = match &any_of {
+        let chunks = match (&or, &any_of) {
+            // Every chunk asks for the whole OR, so that a document matching several
+            // disjuncts is read by its shard's chunk only.
+            (Some((_, disjunctions)), _) => fan_out_together(T::READ_SHARD_VALUES, *disjunctions),
             // A document holds several of the values an `array-contains-any` asks for: each
             // chunk asks for all of them, so that a document is read by its shard's chunk only.
-            Some(any_of) if any_of.contains => {
+            (None, Some(any_of)) if any_of.contains => {
                 fan_out_together(T::READ_SHARD_VALUES, any_of.values.len())
             }
-            Some(any_of) => fan_out(T::READ_SHARD_VALUES, any_of.values.len()),
-            None => fan_out(T::READ_SHARD_VALUES, 0),
+            (None, Some(any_of)) => fan_out(T::READ_SHARD_VALUES, any_of.values.len()),
+            (None, None) => fan_out(T::READ_SHARD_VALUES, 0),
         };
+        if let Some((or, _)) = or {
+            filters.push(or);
+        }
         if let Some(chunk) = chunks
             .iter()
             .find(|chunk| chunk.weight() > MAX_DISJUNCTIONS)
@@ -92,17 +110,6 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
                 "{} disjunctions in one query; Firestore allows {MAX_DISJUNCTIONS}",
                 chunk.weight()
             )));
-        }
-        let mut filters = Vec::new();
-        for (field, value) in shape.fields.iter().zip(&self.values) {
-            let value = value.clone().map_err(invalid)?;
-            check_filter_value(field, &value)?;
-            let field = (*field).to_owned();
-            let value = FirestoreValue { value };
-            filters.push(compare(match shape.contains {
-                true => FirestoreQueryFilterCompare::ArrayContains(field, value),
-                false => FirestoreQueryFilterCompare::Equal(field, value),
-            }));
         }
         let order = T::ORDER_FIELD.to_owned();
         use FirestoreQueryFilterCompare::{
@@ -166,6 +173,80 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
     }
 }
 
+/// A typed query's shape, its equality (or `array-contains`) filters and its `in` (or
+/// `array-contains-any`), checked: the part of a query, or of each disjunct of an OR, that
+/// compares the query's fields.
+type Compared = (QueryShape, Vec<FirestoreQueryFilter>, Option<AnyOf>);
+
+fn compared<T: Sharded>(
+    query: u64,
+    values: &[std::result::Result<Value, String>],
+    any_of: Option<&[std::result::Result<Value, String>]>,
+) -> Result<Compared> {
+    let invalid = |why: String| Error::InvalidQuery(why);
+    let shape = shape_of::<T>(query, values.len() + usize::from(any_of.is_some()))?;
+    let mut filters = Vec::new();
+    for (field, value) in shape.fields.iter().zip(values) {
+        let value = value.clone().map_err(invalid)?;
+        check_filter_value(field, &value)?;
+        let field = (*field).to_owned();
+        let value = FirestoreValue { value };
+        filters.push(compare(match shape.contains {
+            true => FirestoreQueryFilterCompare::ArrayContains(field, value),
+            false => FirestoreQueryFilterCompare::Equal(field, value),
+        }));
+    }
+    let any_of = match any_of {
+        Some(any) => {
+            let field = shape.fields[values.len()];
+            Some(AnyOf {
+                field: field.to_owned(),
+                values: any_of_values(field, any, shape.contains)?,
+                contains: shape.contains,
+            })
+        }
+        None => None,
+    };
+    Ok((shape, filters, any_of))
+}
+
+/// The shape of `T`'s query `query`, comparing `count` fields.
+pub(super) fn shape_of<T: Sharded>(query: u64, count: usize) -> Result<QueryShape> {
+    shape::<T>(query)
+        .filter(|s| s.fields.len() == count)
+        .ok_or_else(|| {
+            Error::InvalidQuery(format!(
+                "`{}` has no query with id {query} on {count} field(s)",
+                T::COLLECTION,
+            ))
+        })
+}
+
+/// The OR of `disjuncts` as one filter, and how many disjunctions Firestore counts in it
+/// (an `in` or `array-contains-any` counts its values).
+fn disjunction(disjuncts: Vec<Compared>) -> (FirestoreQueryFilter, usize) {
+    let mut count = 0;
+    let mut any = Vec::with_capacity(disjuncts.len());
+    for (_, mut filters, any_of) in disjuncts {
+        count += any_of.as_ref().map_or(1, |any_of| any_of.values.len());
+        if let Some(any_of) = any_of {
+            filters.push(any_of.filter(0, any_of.values.len()));
+        }
+        any.push(match filters.len() {
+            1 => filters.pop().expect("one filter"),
+            _ => FirestoreQueryFilter::Composite(FirestoreQueryFilterComposite {
+                for_all_filters: filters,
+                operator: FirestoreQueryFilterCompositeOperator::And,
+            }),
+        });
+    }
+    let or = FirestoreQueryFilter::Composite(FirestoreQueryFilterComposite {
+        for_all_filters: any,
+        operator: FirestoreQueryFilterCompositeOperator::Or,
+    });
+    (or, count)
+}
+
 /// An `in` (or, on an array field, an `array-contains-any`) checked: its field and values.
 #[derive(Debug, Clone)]
 pub(super) struct AnyOf {
@@ -173,6 +254,24 @@ pub(super) struct AnyOf {
     pub(super) values: Vec<Value>,
     /// `array-contains-any` rather than `in`.
     pub(super) contains: bool,
+}
+
+impl AnyOf {
+    /// The filter on the values `start..end`.
+    pub(super) fn filter(&self, start: usize, end: usize) -> FirestoreQueryFilter {
+        let values = FirestoreValue {
+            value: Value {
+                value_type: Some(ValueType::ArrayValue(ArrayValue {
+                    values: self.values[start..end].to_vec(),
+                })),
+            },
+        };
+        let field = self.field.clone();
+        compare(match self.contains {
+            true => FirestoreQueryFilterCompare::ArrayContainsAny(field, values),
+            false => FirestoreQueryFilterCompare::In(field, values),
+        })
+    }
 }
 
 /// The values of an `in` (`array-contains-any` when `contains`) on `field`, as Firestore

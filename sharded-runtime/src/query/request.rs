@@ -2,7 +2,7 @@
 //! the query's own), its order, the cursor values it starts after, and the same order on the
 //! client, for merging chunks.
 
-use firestore::gcloud_sdk::google::firestore::v1::{ArrayValue, Document, Value, value::ValueType};
+use firestore::gcloud_sdk::google::firestore::v1::Document;
 use firestore::{
     FirestoreDb, FirestoreQueryCursor, FirestoreQueryFilter, FirestoreQueryFilterCompare,
     FirestoreQueryFilterComposite, FirestoreQueryFilterCompositeOperator, FirestoreQueryOrder,
@@ -111,18 +111,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         filters.extend(prepared.filters.iter().cloned());
         if let Some(any_of) = &prepared.any_of {
             let (start, end) = chunk.values;
-            let values = FirestoreValue {
-                value: Value {
-                    value_type: Some(ValueType::ArrayValue(ArrayValue {
-                        values: any_of.values[start..end].to_vec(),
-                    })),
-                },
-            };
-            let field = any_of.field.clone();
-            filters.push(compare(match any_of.contains {
-                true => FirestoreQueryFilterCompare::ArrayContainsAny(field, values),
-                false => FirestoreQueryFilterCompare::In(field, values),
-            }));
+            filters.push(any_of.filter(start, end));
         }
         FirestoreQueryFilter::Composite(FirestoreQueryFilterComposite {
             for_all_filters: filters,
