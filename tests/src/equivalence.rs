@@ -398,3 +398,51 @@ pub async fn unsharded_ids<T: Sharded>(
         .await
         .expect("the unsharded query")
 }
+
+/// Writes `documents` through sharded into `T::COLLECTION` and plainly (no shard) into
+/// `plain`: the data a property test compares a sharded query with its unsharded twin on.
+pub async fn write_both<T: Sharded>(db: &FirestoreDb, plain: &str, documents: &[(String, T)]) {
+    let writer = db.create_simple_batch_writer().await.unwrap();
+    for chunk in documents.chunks(400) {
+        let mut batch = writer.new_batch();
+        for (id, document) in chunk {
+            T::collection(db)
+                .upsert_in(&mut batch, id, document)
+                .unwrap();
+            batch
+                .update_object(plain, id, document, None, None, Vec::new())
+                .unwrap();
+        }
+        batch.write().await.unwrap();
+    }
+}
+
+/// (parent, id) of each document, in order.
+pub fn places<T>(stored: &[Stored<T>]) -> Vec<(Option<String>, String)> {
+    stored
+        .iter()
+        .map(|s| (s.parent.clone(), s.id.clone()))
+        .collect()
+}
+
+/// Every page of `query` of `limit`, to the end.
+pub async fn paged<T: Sharded, const Q: u64, R: Reach>(
+    db: &FirestoreDb,
+    query: &ShardedQuery<T, Q, R>,
+    limit: u32,
+) -> Vec<(Option<String>, String)> {
+    let mut all = Vec::new();
+    let mut next = None;
+    loop {
+        let mut page_query = query.clone();
+        if let Some(cursor) = next.take() {
+            page_query = page_query.after(cursor);
+        }
+        let page = page_query.page(db, limit).await.unwrap();
+        all.extend(places(&page.items));
+        match page.next {
+            Some(cursor) => next = Some(cursor),
+            None => return all,
+        }
+    }
+}

@@ -14,10 +14,8 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 use sharded_runtime::firestore::FirestoreDb;
-use sharded_runtime::{
-    Error, Number, NumericField, Parent, Reach, Sharded, ShardedQuery, Stored, query_id,
-};
-use sharded_tests::equivalence::{Unsharded, check_query, ids};
+use sharded_runtime::{Error, Number, NumericField, Parent, Sharded, ShardedQuery, query_id};
+use sharded_tests::equivalence::{Unsharded, check_query, ids, paged, write_both};
 use sharded_tests::test_db;
 
 macro_rules! post {
@@ -81,22 +79,6 @@ fn random_tags(rng: &mut StdRng) -> Vec<String> {
         }
     }
     tags
-}
-
-async fn write_both<T: Sharded>(db: &FirestoreDb, plain: &str, documents: &[(String, T)]) {
-    let writer = db.create_simple_batch_writer().await.unwrap();
-    for chunk in documents.chunks(400) {
-        let mut batch = writer.new_batch();
-        for (id, document) in chunk {
-            T::collection(db)
-                .upsert_in(&mut batch, id, document)
-                .unwrap();
-            batch
-                .update_object(plain, id, document, None, None, Vec::new())
-                .unwrap();
-        }
-        batch.write().await.unwrap();
-    }
 }
 
 fn random_range(rng: &mut StdRng) -> (Bound<i64>, Bound<i64>) {
@@ -255,35 +237,6 @@ struct Note {
     #[sharded(contains)]
     labels: Vec<u32>,
     at: i64,
-}
-
-/// (parent, id) of each document, in order.
-fn places<T>(stored: &[Stored<T>]) -> Vec<(Option<String>, String)> {
-    stored
-        .iter()
-        .map(|s| (s.parent.clone(), s.id.clone()))
-        .collect()
-}
-
-async fn paged<T: Sharded, const Q: u64, R: Reach>(
-    db: &FirestoreDb,
-    query: &ShardedQuery<T, Q, R>,
-    limit: u32,
-) -> Vec<(Option<String>, String)> {
-    let mut all = Vec::new();
-    let mut next = None;
-    loop {
-        let mut page_query = query.clone();
-        if let Some(cursor) = next.take() {
-            page_query = page_query.after(cursor);
-        }
-        let page = page_query.page(db, limit).await.unwrap();
-        all.extend(places(&page.items));
-        match page.next {
-            Some(cursor) => next = Some(cursor),
-            None => return all,
-        }
-    }
 }
 
 /// Per board and across every board, against the documents themselves: each note whose

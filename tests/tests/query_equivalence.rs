@@ -7,36 +7,14 @@ use std::ops::Bound;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use serde::Serialize;
 use sharded_runtime::Sharded;
 use sharded_runtime::firestore::{FirestoreDb, FirestoreTimestamp, FirestoreValue};
-use sharded_tests::equivalence::{Unsharded, check_query};
+use sharded_tests::equivalence::{Unsharded, check_query, write_both};
 use sharded_tests::models::{Instrument, Price, Tick};
 use sharded_tests::test_db;
 
 fn timestamp(seconds: i64) -> FirestoreTimestamp {
     FirestoreTimestamp(sharded_runtime::firestore::jiff::Timestamp::from_second(seconds).unwrap())
-}
-
-/// Writes `documents` through sharded into `T::COLLECTION` and plainly (no shard) into `plain`.
-async fn write_both<T: Sharded + Serialize>(
-    db: &FirestoreDb,
-    plain: &str,
-    documents: &[(String, T)],
-) {
-    let writer = db.create_simple_batch_writer().await.unwrap();
-    for chunk in documents.chunks(400) {
-        let mut batch = writer.new_batch();
-        for (id, document) in chunk {
-            T::collection(db)
-                .upsert_in(&mut batch, id, document)
-                .unwrap();
-            batch
-                .update_object(plain, id, document, None, None, Vec::new())
-                .unwrap();
-        }
-        batch.write().await.unwrap();
-    }
 }
 
 /// A random range on the order field, as the sharded query takes it and as plain filters.

@@ -15,10 +15,10 @@ use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 use sharded_runtime::firestore::{FirestoreDb, FirestoreQueryDirection, FirestoreQueryOrder};
 use sharded_runtime::{
-    CollectionGroup, Error, Number, NumericField, Parent, Reach, Sharded, ShardedQuery, Stored,
+    CollectionGroup, Error, Number, NumericField, Parent, Reach, Sharded, ShardedQuery,
     Subcollection, query_id,
 };
-use sharded_tests::equivalence::{Unsharded, check_query, ids};
+use sharded_tests::equivalence::{Unsharded, check_query, ids, paged, places, write_both};
 use sharded_tests::test_db;
 
 macro_rules! reading {
@@ -89,23 +89,6 @@ fn random_readings<T: Reading>(rng: &mut StdRng) -> Vec<(String, T)> {
             (format!("r{:05}-{i}", rng.random_range(0..100_000)), reading)
         })
         .collect()
-}
-
-/// Writes `documents` through sharded into `T::COLLECTION` and plainly into `plain`.
-async fn write_both<T: Sharded>(db: &FirestoreDb, plain: &str, documents: &[(String, T)]) {
-    let writer = db.create_simple_batch_writer().await.unwrap();
-    for chunk in documents.chunks(400) {
-        let mut batch = writer.new_batch();
-        for (id, document) in chunk {
-            T::collection(db)
-                .upsert_in(&mut batch, id, document)
-                .unwrap();
-            batch
-                .update_object(plain, id, document, None, None, Vec::new())
-                .unwrap();
-        }
-        batch.write().await.unwrap();
-    }
 }
 
 /// `count` values drawn with replacement (so some repeat) from `pool`.
@@ -349,36 +332,6 @@ trait Logged: Sharded + Subcollection + CollectionGroup {
 
 logged!(Logged3, 3, "desc", "log3");
 logged!(Logged61, 61, "asc", "log61");
-
-/// (parent, id) of each document, in order.
-fn places<T>(stored: &[Stored<T>]) -> Vec<(Option<String>, String)> {
-    stored
-        .iter()
-        .map(|s| (s.parent.clone(), s.id.clone()))
-        .collect()
-}
-
-/// Every page of `query` of `limit`, to the end.
-async fn paged<T: Sharded, const Q: u64, R: Reach>(
-    db: &FirestoreDb,
-    query: &ShardedQuery<T, Q, R>,
-    limit: u32,
-) -> Vec<(Option<String>, String)> {
-    let mut all = Vec::new();
-    let mut next = None;
-    loop {
-        let mut page_query = query.clone();
-        if let Some(cursor) = next.take() {
-            page_query = page_query.after(cursor);
-        }
-        let page = page_query.page(db, limit).await.unwrap();
-        all.extend(places(&page.items));
-        match page.next {
-            Some(cursor) => next = Some(cursor),
-            None => return all,
-        }
-    }
-}
 
 /// `kind in values` on the unsharded copy: under `device`, or across every device.
 async fn logged_reference<T: Sharded>(

@@ -14,7 +14,7 @@ use sharded_runtime::firestore::FirestoreDb;
 use sharded_runtime::{
     Cursor, Number, NumericField, Page, Parent, Reach, Reversed, Sharded, ShardedQuery, query_id,
 };
-use sharded_tests::equivalence::{Unsharded, check_query, ids};
+use sharded_tests::equivalence::{Unsharded, check_query, ids, write_both};
 use sharded_tests::test_db;
 
 macro_rules! log {
@@ -52,22 +52,6 @@ trait Log: Sharded<OrderValue = i64> + sharded_runtime::Reversible + Clone {
 log!(Log3, 3, "desc", "logs3");
 log!(Log40, 40, "asc", "logs40");
 log!(Log61, 61, "desc", "logs61");
-
-async fn write_both<T: Sharded>(db: &FirestoreDb, plain: &str, documents: &[(String, T)]) {
-    let writer = db.create_simple_batch_writer().await.unwrap();
-    for chunk in documents.chunks(400) {
-        let mut batch = writer.new_batch();
-        for (id, document) in chunk {
-            T::collection(db)
-                .upsert_in(&mut batch, id, document)
-                .unwrap();
-            batch
-                .update_object(plain, id, document, None, None, Vec::new())
-                .unwrap();
-        }
-        batch.write().await.unwrap();
-    }
-}
 
 /// Every page of `query` of `limit`, forward to the end.
 async fn pages_forward<T: Sharded, const Q: u64, R: Reach>(

@@ -55,6 +55,14 @@ pub struct ShardedQuery<T, const QUERY: u64, R: Reach = InCollection> {
 
 impl<T, const QUERY: u64, R: Reach> Clone for ShardedQuery<T, QUERY, R> {
     fn clone(&self) -> Self {
+        self.with_reach()
+    }
+}
+
+impl<T, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
+    /// The same query, read as `R2`: what cloning, [`in_group`](Self::in_group) and
+    /// [`reversed`](Self::reversed) are made of.
+    fn with_reach<R2: Reach>(&self) -> ShardedQuery<T, QUERY, R2> {
         ShardedQuery {
             values: self.values.clone(),
             any_of: self.any_of.clone(),
@@ -189,17 +197,8 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
         T: crate::CollectionGroup,
     {
         ShardedQuery {
-            values: self.values,
-            any_of: self.any_of,
-            mask: self.mask,
-            or: self.or,
-            lower: self.lower,
-            upper: self.upper,
-            limit: self.limit,
-            after: self.after,
-            before: self.before,
             scope: crate::parent::Scope::Group,
-            marker: PhantomData,
+            ..self.with_reach()
         }
     }
 }
@@ -264,19 +263,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
     /// This query in the other direction, as it is: what [`before`](Self::before) and the
     /// sums (which no direction changes) run.
     pub(super) fn flipped(&self) -> ShardedQuery<T, QUERY, R::Flipped> {
-        ShardedQuery {
-            values: self.values.clone(),
-            any_of: self.any_of.clone(),
-            mask: self.mask.clone(),
-            or: self.or.clone(),
-            lower: self.lower.clone(),
-            upper: self.upper.clone(),
-            limit: self.limit,
-            after: self.after.clone(),
-            before: self.before.clone(),
-            scope: self.scope.clone(),
-            marker: PhantomData,
-        }
+        self.with_reach()
     }
 
     /// The documents this query matches or `other` does (Firestore's OR), each once, in this

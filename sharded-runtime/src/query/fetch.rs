@@ -52,17 +52,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         if let Some(flipped) = self.ending_before()? {
             return self.page_before(db, flipped, limit).await;
         }
-        let mut ahead = self.clone();
-        ahead.limit = Some(limit);
-        // Checked before sending, as for any query; at the largest limit there is no room to
-        // look ahead, so a full page then has a `next`.
-        ahead.prepare(db)?;
-        let look_ahead = limit < MAX_LIMIT;
-        ahead.limit = Some(limit + u32::from(look_ahead));
-        let (mut documents, stats) = ahead.fetch_documents(db).await?;
-        let more =
-            documents.len() > limit as usize || (!look_ahead && documents.len() == limit as usize);
-        documents.truncate(limit as usize);
+        let (documents, more, stats) = self.clone().with_look_ahead(db, limit).await?;
         let next = match documents.last() {
             Some(last) if more => Some(Cursor::after_document(last)?),
             _ => None,
@@ -72,16 +62,27 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
             Some(first) if self.after.is_some() => Some(Cursor::after_document(first)?),
             _ => None,
         };
-        let items = documents
-            .iter()
-            .map(Stored::from_document)
-            .collect::<Result<_>>()?;
-        Ok(Page {
-            items,
-            next,
-            previous,
-            stats,
-        })
+        page_of(&documents, next, previous, stats)
+    }
+
+    /// At most `limit` documents of this query, and whether more follow, known from one
+    /// look-ahead document (read and billed, not returned). Checked before sending, as any
+    /// query; at the largest limit there is no room to look ahead, so a full page then counts
+    /// as followed.
+    async fn with_look_ahead(
+        mut self,
+        db: &FirestoreDb,
+        limit: u32,
+    ) -> Result<(Vec<Document>, bool, QueryStats)> {
+        self.limit = Some(limit);
+        self.prepare(db)?;
+        let look_ahead = limit < MAX_LIMIT;
+        self.limit = Some(limit + u32::from(look_ahead));
+        let (mut documents, stats) = self.fetch_documents(db).await?;
+        let more =
+            documents.len() > limit as usize || (!look_ahead && documents.len() == limit as usize);
+        documents.truncate(limit as usize);
+        Ok((documents, more, stats))
     }
 
     /// The page of at most `limit` documents just before the `before` cursor, read by
@@ -93,15 +94,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         flipped: ShardedQuery<T, QUERY, R::Flipped>,
         limit: u32,
     ) -> Result<Page<T, QUERY, R>> {
-        let mut ahead = flipped;
-        ahead.limit = Some(limit);
-        ahead.prepare(db)?;
-        let look_ahead = limit < MAX_LIMIT;
-        ahead.limit = Some(limit + u32::from(look_ahead));
-        let (mut documents, stats) = ahead.fetch_documents(db).await?;
-        let more =
-            documents.len() > limit as usize || (!look_ahead && documents.len() == limit as usize);
-        documents.truncate(limit as usize);
+        let (mut documents, more, stats) = flipped.with_look_ahead(db, limit).await?;
         documents.reverse();
         let previous = match documents.first() {
             Some(first) if more => Some(Cursor::after_document(first)?),
@@ -109,16 +102,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         };
         // The document the cursor points at follows the page.
         let next = documents.last().map(Cursor::after_document).transpose()?;
-        let items = documents
-            .iter()
-            .map(Stored::from_document)
-            .collect::<Result<_>>()?;
-        Ok(Page {
-            items,
-            next,
-            previous,
-            stats,
-        })
+        page_of(&documents, next, previous, stats)
     }
 
     /// For a query that ends [`before`](Self::before) a cursor, the query that reads it: the
@@ -325,4 +309,23 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         let snapshot = Snapshot::begin(db, prepared.chunks.len()).await?;
         Ok((prepared, snapshot))
     }
+}
+
+/// A page of `documents`, with its cursors and what it cost.
+fn page_of<T: Sharded, const QUERY: u64, R: Reach>(
+    documents: &[Document],
+    next: Option<Cursor<T, QUERY, R>>,
+    previous: Option<Cursor<T, QUERY, R>>,
+    stats: QueryStats,
+) -> Result<Page<T, QUERY, R>> {
+    let items = documents
+        .iter()
+        .map(Stored::from_document)
+        .collect::<Result<_>>()?;
+    Ok(Page {
+        items,
+        next,
+        previous,
+        stats,
+    })
 }

@@ -59,10 +59,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
             .collect();
         Ok(IndexNeed {
             collection_group: T::COLLECTION.to_owned(),
-            query_scope: match self.scope {
-                crate::parent::Scope::Group => QueryScope::CollectionGroup,
-                _ => QueryScope::Collection,
-            },
+            query_scope: self.query_scope(),
             equalities,
             contains,
             orders,
@@ -104,15 +101,20 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
                 }
                 Ok(IndexNeed {
                     collection_group: T::COLLECTION.to_owned(),
-                    query_scope: match self.scope {
-                        crate::parent::Scope::Group => QueryScope::CollectionGroup,
-                        _ => QueryScope::Collection,
-                    },
+                    query_scope: self.query_scope(),
                     equalities,
                     contains,
                     orders: vec![(T::ORDER_FIELD.to_owned(), direction)],
                 })
             })
             .collect()
+    }
+
+    /// The index scope this query reads in.
+    fn query_scope(&self) -> QueryScope {
+        match self.scope {
+            crate::parent::Scope::Group => QueryScope::CollectionGroup,
+            _ => QueryScope::Collection,
+        }
     }
 }
