@@ -220,14 +220,18 @@ async fn order_and_outcomes_hold(seeds: &[u64], options: BulkWriterOptions) {
             let op = by_document[k].pop_front().unwrap();
             pending.push((k, op, queue(&writer, &ids[k], op).await));
         }
-        retried_in_all += writer.stats().retried;
-        read_back_in_all += writer.stats().read_back;
-        // The handles are held but not yet awaited: `close` reports their failures too.
-        let reported = match writer.close().await {
+        // The handles are held but not yet awaited: `flush` reports their failures too (and
+        // `close` any it did not). Read after the flush, when every write has its outcome, the
+        // stats count every retry, also those still in flight when the last write was queued.
+        let failures_of = |result: Result<_, Error>| match result {
             Ok(_) => 0,
             Err(Error::BulkWrite { failures }) => failures.len(),
             Err(other) => panic!("seed {seed}: {other}"),
         };
+        let mut reported = failures_of(writer.flush().await);
+        retried_in_all += writer.stats().retried;
+        read_back_in_all += writer.stats().read_back;
+        reported += failures_of(writer.close().await);
         dropped_in_all += proxy.dropped();
 
         let mut state: Vec<Option<u64>> = vec![None; ids.len()];
