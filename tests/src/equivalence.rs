@@ -418,10 +418,10 @@ pub async fn write_both<T: Sharded>(db: &FirestoreDb, plain: &str, documents: &[
 }
 
 /// (parent, id) of each document, in order.
-pub fn places<T>(stored: &[Stored<T>]) -> Vec<(Option<String>, String)> {
+pub fn places<T, S: std::borrow::Borrow<Stored<T>>>(stored: &[S]) -> Vec<(Option<String>, String)> {
     stored
         .iter()
-        .map(|s| (s.parent.clone(), s.id.clone()))
+        .map(|s| (s.borrow().parent.clone(), s.borrow().id.clone()))
         .collect()
 }
 

@@ -12,8 +12,9 @@ use sharded_runtime::__private::compare_references;
 use sharded_runtime::firestore::{FirestoreDb, FirestoreQueryDirection, FirestoreQueryOrder};
 use sharded_runtime::{
     CollectionGroup, Cursor, Error, InGroup, Number, NumericField, Parent, Reach, Sharded,
-    ShardedQuery, Stored, WholeCollection, query_id,
+    ShardedQuery, WholeCollection, query_id,
 };
+use sharded_tests::equivalence::{paged, places};
 use sharded_tests::test_db;
 
 macro_rules! message {
@@ -77,14 +78,6 @@ message!(Message61, 61, "desc", "messages61");
 const ROOMS: usize = 6;
 const AUTHORS: [&str; 2] = ["ann", "bob"];
 
-/// (parent, id) of each document, in order.
-fn places<T, S: std::borrow::Borrow<Stored<T>>>(stored: &[S]) -> Vec<(Option<String>, String)> {
-    stored
-        .iter()
-        .map(|s| (s.borrow().parent.clone(), s.borrow().id.clone()))
-        .collect()
-}
-
 /// The same query on the unsharded copy: under `room`, or across every room.
 async fn reference<T: Sharded>(
     db: &FirestoreDb,
@@ -128,28 +121,6 @@ async fn reference<T: Sharded>(
             )
         })
         .collect()
-}
-
-/// Every page of `query` of `limit`, to the end.
-async fn paged<T: Sharded, const Q: u64, R: Reach>(
-    db: &FirestoreDb,
-    query: &ShardedQuery<T, Q, R>,
-    limit: u32,
-) -> Vec<(Option<String>, String)> {
-    let mut all = Vec::new();
-    let mut next = None;
-    loop {
-        let mut page_query = query.clone();
-        if let Some(cursor) = next.take() {
-            page_query = page_query.after(cursor);
-        }
-        let page = page_query.page(db, limit).await.unwrap();
-        all.extend(places(&page.items));
-        match page.next {
-            Some(cursor) => next = Some(cursor),
-            None => return all,
-        }
-    }
 }
 
 async fn check<T: Message>(db: &FirestoreDb, rng: &mut StdRng) {

@@ -293,12 +293,4 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         self.or.extend(other.or);
         self
     }
-
-    /// The direction this query orders in: the type's, or the other for a reversed one.
-    pub(super) fn direction() -> sharded_indexes::Direction {
-        match R::REVERSED {
-            true => T::ORDER_DIRECTION.reversed(),
-            false => T::ORDER_DIRECTION,
-        }
-    }
 }

@@ -138,7 +138,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
                 "`before` runs with fetch, fetch_stored, page and count, not with a stream, a listener or a sum".into(),
             ));
         }
-        let direction = match Self::direction() {
+        let direction = match super::request::query_direction::<T, R>() {
             Direction::Ascending => FirestoreQueryDirection::Ascending,
             Direction::Descending => FirestoreQueryDirection::Descending,
         };

@@ -122,5 +122,14 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
 
 /// The order of `T`'s sharded queries: order field, then document name, in its direction.
 pub(super) fn query_order<T: Sharded, R: Reach>(a: &Document, b: &Document) -> std::cmp::Ordering {
-    compare_documents(a, b, T::ORDER_FIELD, ShardedQuery::<T, 0, R>::direction())
+    compare_documents(a, b, T::ORDER_FIELD, query_direction::<T, R>())
+}
+
+/// The direction `T`'s queries of reach `R` order in: the type's, or the other for a
+/// reversed one.
+pub(super) fn query_direction<T: Sharded, R: Reach>() -> sharded_indexes::Direction {
+    match R::REVERSED {
+        true => T::ORDER_DIRECTION.reversed(),
+        false => T::ORDER_DIRECTION,
+    }
 }
