@@ -105,3 +105,16 @@ pub async fn same_project_via(db: &FirestoreDb, host: &str) -> FirestoreDb {
         .await
         .expect("connect through the proxy")
 }
+
+/// The seed of a randomized test: `SHARDED_TEST_SEED` when set (to replay a failure), else a
+/// fresh one; printed either way, so a failing run's output says how to replay it.
+pub fn seed(what: &str) -> u64 {
+    let seed = match std::env::var("SHARDED_TEST_SEED") {
+        Ok(seed) => seed
+            .parse()
+            .unwrap_or_else(|_| panic!("SHARDED_TEST_SEED={seed:?} is not a u64")),
+        Err(_) => rand::random(),
+    };
+    println!("{what}: seed {seed} (replay with SHARDED_TEST_SEED={seed})");
+    seed
+}

@@ -209,8 +209,7 @@ async fn check_aggregates<T: Trade, const Q: u64>(
 
 async fn equal_the_unsharded_queries<T: Trade>(name: &str, datasets: usize) {
     let test = test_db(name).await;
-    let seed: u64 = rand::random();
-    println!("seed {seed}");
+    let seed = sharded_tests::seed("equal_the_unsharded_queries");
     let mut rng = StdRng::seed_from_u64(seed);
     for dataset in 0..datasets {
         let db = test
@@ -378,8 +377,7 @@ async fn integer_sums_stay_exact_when_chunk_sums_overflow_part_way() {
 /// sharded one across chunks, which weights each chunk by its count of numbers.
 async fn averages_skip_legacy_values<T: Trade>(name: &str) {
     let test = test_db(name).await;
-    let seed: u64 = rand::random();
-    println!("seed {seed}");
+    let seed = sharded_tests::seed("averages_skip_legacy_values");
     let mut rng = StdRng::seed_from_u64(seed);
     for dataset in 0..3 {
         let db = test
@@ -546,8 +544,7 @@ async fn integer_sums_are_exact_when_one_chunk_overflows() {
         .unwrap();
     write_in_shards(&db, &same_value).await;
     check_against_unsharded(&db, &same_value, "one shard value past i64::MAX").await;
-    let seed: u64 = rand::random();
-    println!("seed {seed}");
+    let seed = sharded_tests::seed("integer_sums_are_exact_when_one_chunk_overflows");
     let mut rng = StdRng::seed_from_u64(seed);
     for dataset in 0..6 {
         let trades: Vec<(&str, Option<i64>)> = (0..rng.random_range(3..16))
@@ -599,8 +596,8 @@ async fn averages_are_exact_when_a_chunk_averages_zero_beside_legacy_values() {
         SixtyOne::all().avg(&db, SixtyOne::qty()).await.unwrap(),
         Some(2.0)
     );
-    let seed: u64 = rand::random();
-    println!("seed {seed}");
+    let seed =
+        sharded_tests::seed("averages_are_exact_when_a_chunk_averages_zero_beside_legacy_values");
     let mut rng = StdRng::seed_from_u64(seed);
     for dataset in 0..8 {
         let trades: Vec<(&str, Option<i64>)> = (0..rng.random_range(2..20))

@@ -169,8 +169,7 @@ async fn check_random<T: Post>(db: &FirestoreDb, rng: &mut StdRng, label: &str) 
 #[tokio::test]
 async fn array_queries_equal_the_unsharded_query_at_3_40_and_61_shards() {
     let test = test_db("query-contains").await;
-    let seed: u64 = rand::random();
-    println!("seed {seed}");
+    let seed = sharded_tests::seed("array_queries_equal_the_unsharded_query_at_3_40_and_61_shards");
     let mut rng = StdRng::seed_from_u64(seed);
     for dataset in 0..2 {
         let db = test

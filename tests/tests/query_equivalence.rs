@@ -59,8 +59,7 @@ const CURRENCIES: [&str; 3] = ["USD", "JPY", "EUR"];
 #[tokio::test]
 async fn three_shards_equal_the_unsharded_query() {
     let test = test_db("equivalence-3").await;
-    let seed: u64 = rand::random();
-    println!("seed {seed}");
+    let seed = sharded_tests::seed("three_shards_equal_the_unsharded_query");
     let mut rng = StdRng::seed_from_u64(seed);
     for dataset in 0..6 {
         let db = test
@@ -175,8 +174,7 @@ async fn three_shards_equal_the_unsharded_query() {
 #[tokio::test]
 async fn forty_shards_merge_to_the_unsharded_query() {
     let test = test_db("equivalence-40").await;
-    let seed: u64 = rand::random();
-    println!("seed {seed}");
+    let seed = sharded_tests::seed("forty_shards_merge_to_the_unsharded_query");
     let mut rng = StdRng::seed_from_u64(seed);
     for dataset in 0..4 {
         let db = test

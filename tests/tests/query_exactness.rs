@@ -262,8 +262,9 @@ async fn check_model<T: Row>(db: &FirestoreDb, rng: &mut StdRng, long_values: bo
 #[tokio::test]
 async fn every_order_type_direction_and_shard_count_equals_the_unsharded_query() {
     let test = test_db("exactness").await;
-    let seed: u64 = rand::random();
-    println!("seed {seed}");
+    let seed = sharded_tests::seed(
+        "every_order_type_direction_and_shard_count_equals_the_unsharded_query",
+    );
     let mut rng = StdRng::seed_from_u64(seed);
     let db = &test.db;
     assert_eq!(

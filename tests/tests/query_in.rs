@@ -167,8 +167,7 @@ async fn check_one<T: Reading, const Q: u64>(
 #[tokio::test]
 async fn in_queries_equal_the_unsharded_query_at_3_40_and_61_shards() {
     let test = test_db("query-in").await;
-    let seed: u64 = rand::random();
-    println!("seed {seed}");
+    let seed = sharded_tests::seed("in_queries_equal_the_unsharded_query_at_3_40_and_61_shards");
     let mut rng = StdRng::seed_from_u64(seed);
     for dataset in 0..2 {
         let db = test
@@ -434,8 +433,8 @@ async fn check_logged<T: Logged>(db: &FirestoreDb, rng: &mut StdRng) {
 #[tokio::test]
 async fn in_queries_per_parent_and_over_a_group_equal_the_unsharded_ones() {
     let test = test_db("query-in-group").await;
-    let seed: u64 = rand::random();
-    println!("seed {seed}");
+    let seed =
+        sharded_tests::seed("in_queries_per_parent_and_over_a_group_equal_the_unsharded_ones");
     let mut rng = StdRng::seed_from_u64(seed);
     check_logged::<Logged3>(&test.db, &mut rng).await;
     check_logged::<Logged61>(&test.db, &mut rng).await;

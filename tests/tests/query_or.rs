@@ -210,8 +210,7 @@ async fn check_random<T: Trade>(db: &FirestoreDb, rng: &mut StdRng, label: &str)
 #[tokio::test]
 async fn or_equals_the_unsharded_or_at_3_40_and_61_shards() {
     let test = test_db("query-or").await;
-    let seed: u64 = rand::random();
-    println!("seed {seed}");
+    let seed = sharded_tests::seed("or_equals_the_unsharded_or_at_3_40_and_61_shards");
     let mut rng = StdRng::seed_from_u64(seed);
     check_random::<Trade3>(&test.db, &mut rng, "3 shards").await;
     check_random::<Trade40>(&test.db, &mut rng, "40 shards").await;

@@ -232,8 +232,7 @@ async fn check_random<T: Log + PartialEq + std::fmt::Debug>(
 #[tokio::test]
 async fn reversed_queries_and_previous_pages_equal_the_unsharded_ones() {
     let test = test_db("query-reversed").await;
-    let seed: u64 = rand::random();
-    println!("seed {seed}");
+    let seed = sharded_tests::seed("reversed_queries_and_previous_pages_equal_the_unsharded_ones");
     let mut rng = StdRng::seed_from_u64(seed);
     for dataset in 0..2 {
         let db = test

@@ -202,7 +202,9 @@ fn canonical(value: &Value) -> String {
 
 #[test]
 fn documents_come_out_as_the_firestore_crate_makes_them_plus_the_shard() {
-    let mut rng = StdRng::seed_from_u64(rand::random());
+    let mut rng = StdRng::seed_from_u64(sharded_tests::seed(
+        "documents_come_out_as_the_firestore_crate_makes_them_plus_the_shard",
+    ));
     for i in 0..400 {
         check(
             &everything(&mut rng),

@@ -225,8 +225,7 @@ fn sum_of(
 #[tokio::test]
 async fn per_parent_and_group_queries_equal_the_unsharded_ones() {
     let test = test_db("subcollections").await;
-    let seed: u64 = rand::random();
-    println!("seed {seed}");
+    let seed = sharded_tests::seed("per_parent_and_group_queries_equal_the_unsharded_ones");
     let mut rng = StdRng::seed_from_u64(seed);
     check::<Message3>(&test.db, &mut rng).await;
     check::<Message40>(&test.db, &mut rng).await;
@@ -505,8 +504,7 @@ async fn parts_of_a_group_backfill_cover_every_document_once<T: CollectionGroup>
     use sharded_runtime::IdRange;
     let test = test_db(name).await;
     let db = &test.db;
-    let seed: u64 = rand::random();
-    println!("{name}: seed {seed}");
+    let seed = sharded_tests::seed(name);
     let mut rng = StdRng::seed_from_u64(seed);
     let first = T::DESCRIPTION
         .parent_collections
@@ -657,7 +655,9 @@ async fn paged_by_token<T: Sharded, const Q: u64, R: Reach>(
 async fn pages_of_a_top_level_types_group_walk_to_the_end() {
     let test = test_db("top-level-group-pages").await;
     let db = &test.db;
-    let mut rng = StdRng::seed_from_u64(rand::random());
+    let mut rng = StdRng::seed_from_u64(sharded_tests::seed(
+        "pages_of_a_top_level_types_group_walk_to_the_end",
+    ));
     let writer = db.create_simple_batch_writer().await.unwrap();
     let mut batch = writer.new_batch();
     for i in 0..9 {

@@ -3,7 +3,19 @@
 //! value) pairs are cut into rectangles of at most 30: every pair in exactly one chunk, so
 //! every matching document is read by exactly one chunk query.
 
-use super::MAX_DISJUNCTIONS;
+use super::{MAX_DISJUNCTIONS, Reach, ShardedQuery};
+use crate::{Result, Sharded};
+
+impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
+    /// How many chunk queries one round of this query sends: one per 30 disjunctions of
+    /// shard values times its `in` or `array-contains-any` values (or its OR's disjuncts).
+    /// Firestore bills each query at least one read, even when it matches nothing, and a
+    /// page reads at most its `limit` and a look-ahead from each chunk. The query is checked
+    /// as running it would check it.
+    pub fn chunk_queries(&self) -> Result<usize> {
+        Ok(self.terms()?.chunks.len())
+    }
+}
 
 /// One chunk query's part of the fan-out: some of the shard values read and, for an `in`
 /// query, some of its values (a range of the prepared ones).
