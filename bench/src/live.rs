@@ -174,12 +174,12 @@ pub async fn section() -> Result<String, Failure> {
                     0 => {
                         Sharded3::collection(&db)
                             .upsert(&id, &Sharded3::from(&plain))
-                            .await?
+                            .await?;
                     }
                     _ => {
                         Sharded64::collection(&db)
                             .upsert(&id, &Sharded64::from(&plain))
-                            .await?
+                            .await?;
                     }
                 }
                 Ok(())

@@ -33,7 +33,10 @@ pub struct Instrument {
 
 /// A chat message, stored under its room: `rooms/{room}/messages/{id}`. Rooms take many
 /// messages a second between them, so the newest across every room (a collection group,
-/// whose index is one key range for all rooms) is what needs the shards.
+/// whose index is one key range for all rooms) is what needs the shards. The server stamps
+/// each message as it stores it (`server_timestamp`): clients' clocks do not decide the
+/// order. A room's history pages back and forth (`reversible`), and a user's mentions are an
+/// `array-contains` query.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
 #[serde(rename_all = "camelCase")]
 #[sharded(
@@ -41,13 +44,37 @@ pub struct Instrument {
     order_by = "sent_at",
     parent = "rooms",
     collection = "messages",
-    collection_group
+    collection_group,
+    server_timestamp,
+    reversible
 )]
 pub struct Message {
     #[sharded(index)]
     pub author: String,
     pub text: String,
+    /// The users the text mentions (`@ann`).
+    #[sharded(contains)]
+    pub mentions: Vec<String>,
+    /// Set by the server as it stores the message.
     pub sent_at: FirestoreTimestamp,
+}
+
+impl Message {
+    /// A message by `author`, mentioning each `@name` in `text`; the server sets `sent_at`.
+    pub fn new(author: &str, text: &str) -> Message {
+        let mentions = text
+            .split_whitespace()
+            .filter_map(|word| word.strip_prefix('@'))
+            .map(|name| name.trim_matches(|c: char| !c.is_alphanumeric()).to_owned())
+            .filter(|name| !name.is_empty())
+            .collect();
+        Message {
+            author: author.to_owned(),
+            text: text.to_owned(),
+            mentions,
+            sent_at: FirestoreTimestamp::now(),
+        }
+    }
 }
 
 /// `2019-01-01T13:45:23.010Z` as a Firestore timestamp.

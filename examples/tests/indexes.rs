@@ -33,7 +33,8 @@ fn the_messages_have_each_index_per_room_and_across_rooms() {
         fields.sort();
         fields
     };
-    assert_eq!(messages("COLLECTION").len(), 2);
+    // Every message, by author, by mention (`CONTAINS`): each both ways (`reversible`).
+    assert_eq!(messages("COLLECTION").len(), 6);
     assert_eq!(messages("COLLECTION"), messages("COLLECTION_GROUP"));
 }
 
@@ -183,6 +184,21 @@ fn the_committed_file_serves_every_query_of_the_examples() {
                 .in_parent(&lobby)
                 .index_need(),
         ),
+        (
+            "room, oldest first",
+            Message::query()
+                .all()
+                .in_parent(&lobby)
+                .reversed()
+                .index_need(),
+        ),
+        (
+            "room, mentions",
+            Message::query()
+                .mentions_contains("ann")
+                .in_parent(&lobby)
+                .index_need(),
+        ),
     ];
     for (what, need) in messages {
         served(need.unwrap(), what);
@@ -198,6 +214,21 @@ fn the_committed_file_serves_every_query_of_the_examples() {
             Message::query()
                 .author_in(["ann", "bob"])
                 .in_group()
+                .index_need(),
+        ),
+        (
+            "group, mentions",
+            Message::query()
+                .mentions_contains_any(["ann", "bob"])
+                .in_group()
+                .index_need(),
+        ),
+        (
+            "group, mentions, oldest first",
+            Message::query()
+                .mentions_contains("ann")
+                .in_group()
+                .reversed()
                 .index_need(),
         ),
     ] {

@@ -42,6 +42,7 @@ fn expand(model: &Model) -> TokenStream {
     let (path_consts, paths) = index_paths(model);
     let (required_fields, required_segments) = required_paths(model, &paths);
     let nested_checks = nested_field_checks(model);
+    let server_timestamp_check = server_timestamp_check(model);
     let namespaces = namespaces(
         ident,
         model.vis,
@@ -57,6 +58,7 @@ fn expand(model: &Model) -> TokenStream {
     let query_methods = Kind::Queries.struct_ident(ident);
     let wrapped = wrap(quote! {
         #nested_checks
+        #server_timestamp_check
         #path_consts
         #namespaces
 
@@ -106,18 +108,21 @@ fn required_paths(
         .iter()
         .zip(paths)
         .filter(|(index, _)| !index.optional);
+    // The server fills a `server_timestamp` order field: no write sends it.
+    let written_order = order.server_timestamp.is_none();
+    let order_path = written_order.then_some(order_path).into_iter();
     let fields = indexed.clone().map(|(_, (path, _))| path);
-    let fields = quote!(&[#order_path, #(#fields),*]);
-    let simple = order.path == order.stored_name
+    let fields = quote!(&[#(#order_path,)* #(#fields),*]);
+    let simple = (!written_order || order.path == order.stored_name)
         && indexed
             .clone()
             .all(|(index, _)| index.nested.is_empty() && index.path == index.stored_field);
     if simple {
         return (fields, quote!(::sharded_runtime::__private::PLAIN_PATHS));
     }
-    let order_stored = &order.stored_name;
+    let order_stored = written_order.then_some(&order.stored_name).into_iter();
     let segments = indexed.map(|(_, (_, segments))| segments);
-    (fields, quote!(&[&[#order_stored], #(#segments),*]))
+    (fields, quote!(&[#(&[#order_stored],)* #(#segments),*]))
 }
 
 /// A set of shard values as the derive writes every one (current, previous, retired, and the
@@ -154,6 +159,9 @@ fn description_rest(model: &Model, paths: &[(TokenStream, TokenStream)]) -> Toke
     }
     if model.reversible {
         rest.extend(quote!(reversible: true,));
+    }
+    if model.order.server_timestamp.is_some() {
+        rest.extend(quote!(server_timestamp: true,));
     }
     let resharding = &model.resharding;
     if !resharding.previous_values.is_empty() {
@@ -472,6 +480,20 @@ fn nested_field_checks(model: &Model) -> TokenStream {
             }
         })
         .collect()
+}
+
+/// For a `server_timestamp` type, that its order field can hold the server's time: a bound
+/// the compiler checks on the user's type, spanned there.
+fn server_timestamp_check(model: &Model) -> TokenStream {
+    if model.order.server_timestamp.is_none() {
+        return TokenStream::new();
+    }
+    let ty = model.order.ty;
+    let span = syn::spanned::Spanned::span(ty);
+    quote::quote_spanned! {span=>
+        fn __server_timestamp<T: ::sharded_runtime::__private::ServerTimestamp>() {}
+        const _: fn() = __server_timestamp::<#ty>;
+    }
 }
 
 pub(crate) fn direction(direction: Direction) -> TokenStream {

@@ -39,6 +39,9 @@ pub struct CollectionDescription<'a> {
     /// Whether queries are declared in the other direction too (`reversible`): each query's
     /// index is planned in both directions.
     pub reversible: bool,
+    /// Whether the server fills the order field as it applies each write (`server_timestamp`:
+    /// Firestore's `REQUEST_TIME` transform): writes send no value for it. It changes no index.
+    pub server_timestamp: bool,
     /// Field paths with an equality query, in declaration order.
     pub indexed_fields: &'a [&'a str],
     /// Sets of field paths with one equality query on all of them at once
@@ -69,6 +72,7 @@ impl CollectionDescription<'static> {
         order_field: "",
         direction: Direction::Ascending,
         reversible: false,
+        server_timestamp: false,
         indexed_fields: &[],
         field_sets: &[],
         aggregate_fields: &[],
@@ -165,6 +169,8 @@ pub struct CollectionDescriptionBuf {
     pub direction: Direction,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reversible: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub server_timestamp: bool,
     pub indexed_fields: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub field_sets: Vec<Vec<String>>,
@@ -212,6 +218,7 @@ impl CollectionDescriptionBuf {
             order_field: &self.order_field,
             direction: self.direction,
             reversible: self.reversible,
+            server_timestamp: self.server_timestamp,
             indexed_fields: &strs(&self.indexed_fields),
             field_sets: &sets,
             aggregate_fields: &strs(&self.aggregate_fields),
@@ -235,6 +242,7 @@ impl From<&CollectionDescription<'_>> for CollectionDescriptionBuf {
             order_field: description.order_field.to_owned(),
             direction: description.direction,
             reversible: description.reversible,
+            server_timestamp: description.server_timestamp,
             indexed_fields: strings(description.indexed_fields),
             field_sets: description
                 .field_sets
@@ -298,6 +306,7 @@ mod tests {
             order_field: "at",
             direction: Direction::Ascending,
             reversible: true,
+            server_timestamp: true,
             indexed_fields: &["venue", "price.currency"],
             field_sets: &[&["venue", "side"]],
             aggregate_fields: &["qty"],

@@ -258,6 +258,7 @@ mod tests {
         aggregate_fields: &[],
         array_fields: &[],
         reversible: false,
+        server_timestamp: false,
     };
 
     #[test]

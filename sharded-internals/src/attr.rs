@@ -45,6 +45,8 @@ pub struct ContainerAttrs {
     /// `reversible`: queries run in the other direction too (with their indexes), and pages
     /// go back.
     pub reversible: Option<syn::Path>,
+    /// `server_timestamp`: the server fills the order field as it applies each write.
+    pub server_timestamp: Option<syn::Path>,
     pub shard_field: Option<Keyed<LitStr>>,
     /// `index(a, b, ...)`: fields queried for equality together, one entry per attribute.
     pub field_sets: Vec<Keyed<Vec<syn::Ident>>>,
@@ -140,6 +142,7 @@ impl ContainerAttrs {
                     PARENT => set(cx, &mut out.parent, &meta, |v| string(cx, &meta, v))?,
                     COLLECTION_GROUP => flag(cx, &mut out.collection_group, &meta)?,
                     REVERSIBLE => flag(cx, &mut out.reversible, &meta)?,
+                    SERVER_TIMESTAMP => flag(cx, &mut out.server_timestamp, &meta)?,
                     SHARD_FIELD => set(cx, &mut out.shard_field, &meta, |v| string(cx, &meta, v))?,
                     INDEX => field_set(cx, &mut out.field_sets, &meta)?,
                     AGGREGATE => {

@@ -71,6 +71,7 @@ impl Model<'_> {
             parent_collections: self.parent_collections.clone(),
             collection_group: self.collection_group,
             reversible: self.reversible,
+            server_timestamp: self.order.server_timestamp.is_some(),
         }
     }
 }
@@ -97,6 +98,8 @@ pub struct OrderField<'a> {
     /// The name serde stores the field under (the path, unquoted).
     pub stored_name: String,
     pub direction: Direction,
+    /// `server_timestamp`: the server fills it as it applies each write (the key, for spans).
+    pub server_timestamp: Option<&'a syn::Path>,
 }
 
 /// A field (or a field inside one) with an equality query and a composite index.

@@ -18,6 +18,7 @@ pub const RETIRED: &str = "retired";
 pub const PARENT: &str = "parent";
 pub const COLLECTION_GROUP: &str = "collection_group";
 pub const REVERSIBLE: &str = "reversible";
+pub const SERVER_TIMESTAMP: &str = "server_timestamp";
 
 // Keys inside `previous(...)`.
 pub const SINCE: &str = "since";
@@ -41,6 +42,7 @@ pub const CONTAINER_KEYS: &[&str] = &[
     PARENT,
     COLLECTION_GROUP,
     REVERSIBLE,
+    SERVER_TIMESTAMP,
     INDEX,
 ];
 

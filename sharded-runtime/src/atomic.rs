@@ -12,29 +12,17 @@
 //! serialized, as the collection's own writes are; a write that fails the check is an error at
 //! once, and nothing of it is queued.
 
-use firestore::gcloud_sdk::google::firestore::v1::{
-    CommitRequest, DocumentMask, Precondition, Write, precondition, write::Operation,
-};
+use firestore::gcloud_sdk::google::firestore::v1::{CommitRequest, Write, write::Operation};
 use firestore::{
     FirestoreConsistencySelector, FirestoreDb, FirestoreTransaction, FirestoreTransactionOps,
 };
 
 use crate::parent::Scope;
+use crate::write::{Existing, sharded_write};
 use crate::{Error, Field, Parent, Result, Sharded, ShardedCollection, Stored, Subcollection};
 
 /// Writes a `Commit` may hold.
 pub const MAX_COMMIT_WRITES: usize = 500;
-
-/// How a queued write treats the document already there.
-#[derive(Clone, Copy)]
-enum Existing {
-    /// Replaced, or created (upsert).
-    Any,
-    /// Must not exist (insert).
-    Absent,
-    /// Must exist (update).
-    Present,
-}
 
 /// One sharded write as the `Commit` RPC takes it, to document `id` in `scope`.
 fn set<T: Sharded>(
@@ -46,7 +34,7 @@ fn set<T: Sharded>(
 ) -> Result<Write> {
     let name = scope.document_name::<T>(db, id)?;
     let document = crate::collection::serialize(document, &name)?;
-    Ok(write(Operation::Update(document), None, existing))
+    Ok(sharded_write::<T>(document, None, existing))
 }
 
 fn set_fields<T: Sharded>(
@@ -58,35 +46,16 @@ fn set_fields<T: Sharded>(
 ) -> Result<Write> {
     let name = scope.document_name::<T>(db, id)?;
     let (document, mask) = crate::collection::masked::<T>(&name, document, fields)?;
-    let mask = DocumentMask {
-        field_paths: mask.into_iter().map(str::to_owned).collect(),
-    };
-    Ok(write(
-        Operation::Update(document),
-        Some(mask),
-        Existing::Present,
-    ))
+    let mask = mask.into_iter().map(str::to_owned).collect();
+    Ok(sharded_write::<T>(document, Some(mask), Existing::Present))
 }
 
 fn delete<T: Sharded>(db: &FirestoreDb, scope: &Scope, id: &str) -> Result<Write> {
     let name = scope.document_name::<T>(db, id)?;
-    Ok(write(Operation::Delete(name), None, Existing::Any))
-}
-
-fn write(operation: Operation, update_mask: Option<DocumentMask>, existing: Existing) -> Write {
-    let exists = match existing {
-        Existing::Any => None,
-        Existing::Absent => Some(false),
-        Existing::Present => Some(true),
-    };
-    Write {
-        operation: Some(operation),
-        update_mask,
-        current_document: exists.map(|exists| Precondition {
-            condition_type: Some(precondition::ConditionType::Exists(exists)),
-        }),
+    Ok(Write {
+        operation: Some(Operation::Delete(name)),
         ..Default::default()
-    }
+    })
 }
 
 /// A write already built, queued on a transaction as it is.

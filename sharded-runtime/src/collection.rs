@@ -1,18 +1,17 @@
 use std::marker::PhantomData;
 
 use firestore::errors::FirestoreError;
-use firestore::gcloud_sdk::google::firestore::v1::{Document, Write, write::Operation};
+use firestore::gcloud_sdk::google::firestore::v1::{Document, Write};
 use firestore::{
-    FirestoreBatch, FirestoreBatchWriter, FirestoreDb, FirestoreWritePrecondition,
-    firestore_document_from_serializable,
+    FirestoreBatch, FirestoreBatchWriter, FirestoreDb, firestore_document_from_serializable,
 };
 
 use crate::document_id::check_document_id;
-use crate::document_path::DocumentPath;
 use crate::guard::{MAX_TRACKED, Position, Required, length_mask};
 use crate::parent::{Parent, Scope};
 use crate::stored::Stored;
 use crate::value_order::field_value;
+use crate::write::{Existing, Written, commit_one, sharded_write};
 use crate::{Error, Field, Result, ShardCensus, ShardJob, Sharded};
 
 /// Writes and reads of one sharded collection. Get one with
@@ -23,6 +22,10 @@ use crate::{Error, Field, Result, ShardCensus, ShardJob, Sharded};
 /// shard. Before anything is sent, each write checks its id (see [`check_document_id`]) and
 /// that the serialized document holds the order field and every non-optional indexed path
 /// ([`Error::FieldNotWritten`] otherwise). Reads return the user's type.
+///
+/// Single writes are one `Commit` each and return what the server stored that the caller did
+/// not send ([`Written`]): the update time and, for a `server_timestamp` type, the order
+/// field's value (the struct's own value of it is not sent).
 ///
 /// [`check_document_id`]: crate::check_document_id
 pub struct ShardedCollection<'db, T> {
@@ -79,48 +82,29 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
         Ok(self.scope.parent_path(self.db))
     }
 
-    /// Creates a document with an id Firestore generates; returns the id.
-    pub async fn insert(&self, document: &T) -> Result<String> {
-        let parent = self.parent_path()?;
-        let stored = self
-            .db
-            .fluent()
-            .insert()
-            .into(T::COLLECTION)
-            .generate_document_id()
-            .parent(parent)
-            .document(serialize(document, "")?)
-            .execute()
-            .await?;
-        Ok(DocumentPath::parse(&stored.name).id().to_owned())
+    /// Creates a document under a new random id, drawn as Firestore's own clients draw them
+    /// (20 letters and digits, which spread over the document-name index); the write fails
+    /// if the id exists, which is as likely as guessing 119 random bits. What it stored that
+    /// it did not send is [`Written`]: the id among it.
+    pub async fn insert(&self, document: &T) -> Result<Written<T>> {
+        let id = crate::document_id::generate_document_id();
+        self.write(&id, document, Existing::Absent).await
     }
 
     /// Creates the document `id`; fails if it exists.
-    pub async fn insert_with_id(&self, id: &str, document: &T) -> Result<()> {
-        check_document_id(id)?;
-        let parent = self.parent_path()?;
-        self.db
-            .fluent()
-            .insert()
-            .into(T::COLLECTION)
-            .document_id(id)
-            .parent(parent)
-            .document(serialize(document, "")?)
-            .execute()
-            .await?;
-        Ok(())
+    pub async fn insert_with_id(&self, id: &str, document: &T) -> Result<Written<T>> {
+        self.write(id, document, Existing::Absent).await
     }
 
     /// Creates or replaces the document `id`.
-    pub async fn upsert(&self, id: &str, document: &T) -> Result<()> {
-        self.write(id, document, None).await
+    pub async fn upsert(&self, id: &str, document: &T) -> Result<Written<T>> {
+        self.write(id, document, Existing::Any).await
     }
 
     /// Replaces the existing document `id`; fails if it does not exist. The shard is drawn
     /// anew; [`update_fields`](Self::update_fields) keeps it.
-    pub async fn update(&self, id: &str, document: &T) -> Result<()> {
-        self.write(id, document, Some(FirestoreWritePrecondition::Exists(true)))
-            .await
+    pub async fn update(&self, id: &str, document: &T) -> Result<Written<T>> {
+        self.write(id, document, Existing::Present).await
     }
 
     /// Updates only `fields` of the existing document `id`, from `document`: a field-masked
@@ -145,38 +129,26 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
     ///
     /// A masked field that `document` does not store is deleted, as Firestore does; for the
     /// order field or an indexed path that would drop the document out of sharded queries, so
-    /// it is [`Error::FieldNotWritten`] instead, with nothing sent.
-    pub async fn update_fields(&self, id: &str, document: &T, fields: &[Field<T>]) -> Result<()> {
-        let (document, mask) = masked::<T>(&self.document_name(id)?, document, fields)?;
-        self.db
-            .fluent()
-            .update()
-            .fields(mask)
-            .in_col(T::COLLECTION)
-            .precondition(FirestoreWritePrecondition::Exists(true))
-            .document(document)
-            .execute()
-            .await?;
-        Ok(())
-    }
-
-    async fn write(
+    /// it is [`Error::FieldNotWritten`] instead, with nothing sent. For a `server_timestamp`
+    /// type, masking the order field sets it to the server's time; leaving it out keeps the
+    /// stored one.
+    pub async fn update_fields(
         &self,
         id: &str,
         document: &T,
-        precondition: Option<FirestoreWritePrecondition>,
-    ) -> Result<()> {
+        fields: &[Field<T>],
+    ) -> Result<Written<T>> {
+        let (document, mask) = masked::<T>(&self.document_name(id)?, document, fields)?;
+        let mask = mask.into_iter().map(str::to_owned).collect();
+        let write = sharded_write::<T>(document, Some(mask), Existing::Present);
+        commit_one(self.db, write).await
+    }
+
+    /// One whole-document write, committed alone.
+    async fn write(&self, id: &str, document: &T, existing: Existing) -> Result<Written<T>> {
         let name = self.document_name(id)?;
-        let update = self.db.fluent().update().in_col(T::COLLECTION);
-        let update = match precondition {
-            Some(precondition) => update.precondition(precondition),
-            None => update,
-        };
-        update
-            .document(serialize(document, &name)?)
-            .execute()
-            .await?;
-        Ok(())
+        let write = sharded_write::<T>(serialize(document, &name)?, None, existing);
+        commit_one(self.db, write).await
     }
 
     /// Queues a create-or-replace of the document `id` in `batch` (a Firestore batch write
@@ -189,7 +161,7 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
         document: &T,
     ) -> Result<()> {
         let document = serialize(document, &self.document_name(id)?)?;
-        batch.add(Upsert(document))?;
+        batch.add(Upsert(sharded_write::<T>(document, None, Existing::Any)))?;
         Ok(())
     }
 
@@ -369,15 +341,12 @@ fn check_written<T: Sharded>(document: &Document, checked: impl Fn(&str) -> bool
 }
 
 /// A serialized, checked document queued as a batch upsert.
-struct Upsert(Document);
+struct Upsert(Write);
 
 impl TryInto<Write> for Upsert {
     type Error = FirestoreError;
 
     fn try_into(self) -> std::result::Result<Write, FirestoreError> {
-        Ok(Write {
-            operation: Some(Operation::Update(self.0)),
-            ..Default::default()
-        })
+        Ok(self.0)
     }
 }

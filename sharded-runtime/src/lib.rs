@@ -28,6 +28,7 @@ mod status;
 mod stored;
 mod stored_names;
 mod value_order;
+mod write;
 
 pub use atomic::{
     AtomicBatch, AtomicBatchIn, InTransaction, MAX_COMMIT_WRITES, TransactionError,
@@ -58,6 +59,7 @@ pub use sharded_indexes::{
 pub use status::StatusCode;
 pub use stored::Stored;
 pub use stored_names::StoredNames;
+pub use write::Written;
 
 /// The firestore crate this runtime talks through, for `FirestoreDb` and `FirestoreTimestamp`.
 pub use firestore;
@@ -76,6 +78,7 @@ pub mod __private {
     pub use crate::shard::{draw_shard, numbered_shards};
     pub use crate::sharded::{PLAIN_PATHS, Tables};
     pub use crate::stored_names::{names_of, path_bytes, path_len, stored_name};
+    pub use crate::write::ServerTimestamp;
     pub use sharded_indexes::{CollectionDescription, Direction};
 
     /// Serializes `document` for writing, the shard drawn now; the benchmarks measure this.

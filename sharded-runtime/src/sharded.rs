@@ -97,8 +97,9 @@ pub trait Sharded: Serialize + DeserializeOwned + Send + Sync + 'static {
     /// The stored paths of the numeric fields with `sum` and `avg` queries
     /// (`#[sharded(aggregate)]`), in declaration order.
     const AGGREGATE_FIELDS: &'static [&'static str] = Self::DESCRIPTION.aggregate_fields;
-    /// The stored field paths every written document must hold: the order field and each
-    /// indexed path whose Rust field is not an `Option`. Writes check them before sending.
+    /// The stored field paths every written document must hold: the order field (unless the
+    /// server fills it, `server_timestamp`) and each indexed path whose Rust field is not an
+    /// `Option`. Writes check them before sending.
     const REQUIRED_FIELDS: &'static [&'static str] = Self::TABLES.required_fields;
     /// The derive's query methods of this type, which [`Queries`](crate::Queries)
     /// dereferences to.

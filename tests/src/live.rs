@@ -83,7 +83,7 @@ pub async fn write_randomly<T: Reading>(db: FirestoreDb, seed: u64, ids: u32, op
         loop {
             let written = match delete {
                 true => collection.delete(&id).await,
-                false => collection.upsert(&id, &reading).await,
+                false => collection.upsert(&id, &reading).await.map(drop),
             };
             match written {
                 Ok(()) => break,

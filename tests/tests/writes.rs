@@ -83,7 +83,11 @@ async fn every_write_path_stores_a_shard() {
     let db = &test.db;
     let instruments = Instrument::collection(db);
 
-    let generated = instruments.insert(&instrument("AAA", 100)).await.unwrap();
+    let generated = instruments
+        .insert(&instrument("AAA", 100))
+        .await
+        .unwrap()
+        .id;
     assert_stored(&raw(db, &generated).await, &instrument("AAA", 100));
 
     instruments
@@ -242,16 +246,17 @@ async fn invalid_ids_are_refused_on_every_path_before_sending() {
                 "{id:?}: {result:?}"
             );
         };
-        invalid(instruments.upsert(id, &document).await);
-        invalid(instruments.update(id, &document).await);
-        invalid(instruments.insert_with_id(id, &document).await);
+        invalid(instruments.upsert(id, &document).await.map(drop));
+        invalid(instruments.update(id, &document).await.map(drop));
+        invalid(instruments.insert_with_id(id, &document).await.map(drop));
         invalid(instruments.delete(id).await);
         invalid(instruments.get(id).await.map(drop));
         invalid(instruments.get_stored(id).await.map(drop));
         invalid(
             instruments
                 .update_fields(id, &document, &[Instrument::fields().symbol])
-                .await,
+                .await
+                .map(drop),
         );
         let writer = db.create_simple_batch_writer().await.unwrap();
         let mut batch = writer.new_batch();
@@ -313,9 +318,9 @@ async fn the_write_guard_refuses_documents_without_their_query_fields() {
             "{result:?}"
         );
     };
-    not_written(collection.upsert("a", &renamed).await);
-    not_written(collection.update("a", &renamed).await);
-    not_written(collection.insert_with_id("a", &renamed).await);
+    not_written(collection.upsert("a", &renamed).await.map(drop));
+    not_written(collection.update("a", &renamed).await.map(drop));
+    not_written(collection.insert_with_id("a", &renamed).await.map(drop));
     assert!(matches!(
         collection.insert(&renamed).await,
         Err(Error::FieldNotWritten { path: "at" })
@@ -326,7 +331,8 @@ async fn the_write_guard_refuses_documents_without_their_query_fields() {
     not_written(
         collection
             .update_fields("a", &renamed, &[Renamed::fields().at])
-            .await,
+            .await
+            .map(drop),
     );
     // Masking only `venue` leaves `at` as stored: allowed (it fails here only because the
     // document does not exist).

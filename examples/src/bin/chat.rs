@@ -1,6 +1,7 @@
-//! A chat whose messages live under their rooms (`rooms/{room}/messages`), sharded: a room's
-//! history, the newest messages across every room (a collection group), a live feed of them,
-//! and a transaction that posts a message and bumps its room's count together.
+//! A chat whose messages live under their rooms (`rooms/{room}/messages`), sharded and stamped
+//! by the server: a room's history paged forward and back, the newest messages across every
+//! room (a collection group), a user's mentions (`array-contains`), a live feed, and a
+//! transaction that posts a message and bumps its room's count together.
 //!
 //! `cargo run -p sharded-examples --bin chat` starts the Cloud Firestore emulator on a free
 //! port (or uses `FIRESTORE_EMULATOR_HOST`) and stops it on exit.
@@ -12,7 +13,7 @@ use futures::{FutureExt, StreamExt};
 use serde::{Deserialize, Serialize};
 use sharded_emulator::emulator::Emulator;
 use sharded_examples::Message;
-use sharded_runtime::firestore::{FirestoreDb, FirestoreTimestamp};
+use sharded_runtime::firestore::FirestoreDb;
 use sharded_runtime::{Parent, Sharded, TransactionError, transaction_error};
 
 type BoxError = Box<dyn Error + Send + Sync>;
@@ -47,11 +48,7 @@ async fn post(db: &FirestoreDb, room: &str, author: &str, text: &str) -> Result<
                     .add_to_transaction(transaction)
                     .map_err(|error| transaction_error(error.into()))?;
                 let parent = Parent::<Message>::new(&[&room]).map_err(transaction_error)?;
-                let message = Message {
-                    author,
-                    text,
-                    sent_at: FirestoreTimestamp::now(),
-                };
+                let message = Message::new(&author, &text);
                 Message::collection_in(&db, &parent)
                     .in_transaction(transaction)
                     .upsert(&format!("m{count:04}"), &message)
@@ -72,9 +69,12 @@ async fn main() -> Result<(), BoxError> {
 
     for (room, author, text) in [
         ("lobby", "ann", "hello"),
-        ("lobby", "bob", "hi ann"),
+        ("lobby", "bob", "hi @ann"),
+        ("lobby", "cid", "morning all"),
+        ("lobby", "ann", "@bob @cid standup in 5"),
+        ("lobby", "bob", "on my way"),
         ("rust", "ann", "anyone tried sharded?"),
-        ("rust", "cid", "yes, the group feed is neat"),
+        ("rust", "cid", "yes @ann, the group feed is neat"),
         ("random", "bob", "lunch?"),
     ] {
         let count = post(&db, room, author, text).await?;
@@ -86,6 +86,40 @@ async fn main() -> Result<(), BoxError> {
     println!("\nthe lobby, newest first:");
     for message in Message::query().all().in_parent(&lobby).fetch(&db).await? {
         println!("  {}: {}", message.author, message.text);
+    }
+
+    println!("\nthe lobby two at a time: forward to the end, then one page back:");
+    let history = Message::query().all().in_parent(&lobby);
+    let mut page = history.page(&db, 2).await?;
+    let mut pages = vec![page.items.len()];
+    while let Some(next) = page.next.clone() {
+        page = history.clone().after(next).page(&db, 2).await?;
+        pages.push(page.items.len());
+    }
+    println!("  pages of {pages:?}");
+    if let Some(previous) = page.previous.clone() {
+        let back = history.clone().before(previous).page(&db, 2).await?;
+        for stored in &back.items {
+            let at = stored.document.sent_at.0;
+            println!(
+                "  back: {} at {at}: {}",
+                stored.document.author, stored.document.text
+            );
+        }
+    }
+
+    println!("\nmessages mentioning ann, in every room:");
+    for stored in Message::query()
+        .mentions_contains("ann")
+        .in_group()
+        .fetch_stored(&db)
+        .await?
+    {
+        let room = stored.parent.as_deref().unwrap_or("?");
+        println!(
+            "  {room}: {}: {}",
+            stored.document.author, stored.document.text
+        );
     }
 
     println!("\nthe newest 3 across every room (a collection group):");

@@ -30,7 +30,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
 
     let instruments = Instrument::collection(&db);
     for instrument in recipe_instruments() {
-        let id = instruments.insert(&instrument).await?;
+        let id = instruments.insert(&instrument).await?.id;
         let stored = instruments.get_stored(&id).await?.expect("just written");
         println!(
             "inserted {:<10} as {id} in shard {}",

@@ -44,6 +44,7 @@ impl Managed {
                 order_field: String::new(),
                 direction: Direction::Descending,
                 reversible: false,
+                server_timestamp: false,
                 indexed_fields: Vec::new(),
                 field_sets: Vec::new(),
                 aggregate_fields: Vec::new(),

@@ -14,6 +14,7 @@ fn instrument(indexed: &[&str]) -> ShardedType {
             order_field: "timestamp".into(),
             direction: sharded_indexes::Direction::Descending,
             reversible: false,
+            server_timestamp: false,
             indexed_fields: indexed.iter().map(|f| f.to_string()).collect(),
             field_sets: Vec::new(),
             aggregate_fields: Vec::new(),

@@ -73,6 +73,7 @@ pub(super) fn order_field<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Option<Orde
         path: field_path([field.stored_name.as_str()]),
         stored_name: field.stored_name.clone(),
         direction,
+        server_timestamp: cont.attrs.server_timestamp.as_ref(),
     })
 }
 

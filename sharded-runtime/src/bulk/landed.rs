@@ -4,31 +4,57 @@
 
 use std::collections::HashMap;
 
+use firestore::gcloud_sdk::google::firestore::v1::document_transform::field_transform::TransformType;
 use firestore::gcloud_sdk::google::firestore::v1::{
     Document, Value, Write, value::ValueType, write::Operation,
 };
+use sharded_indexes::field_path::unquoted_segment;
 
 use crate::value_order::field_value;
 
 /// Whether `stored` (the document now, `None` if missing) is what `write` leaves behind.
 ///
-/// A write with transforms cannot be told from the document, so it never counts as landed.
+/// A path a server-value transform sets (a `server_timestamp` type's order field) holds a
+/// value no one sent: it counts as landed when the path holds a timestamp and every field
+/// that was sent is stored as sent. A write with any other transform cannot be told from
+/// the document, so it never counts as landed.
 pub(crate) fn shows(write: &Write, stored: Option<&Document>) -> bool {
-    if !write.update_transforms.is_empty() {
-        return false;
+    let mut filled = Vec::new();
+    for transform in &write.update_transforms {
+        match transform.transform_type {
+            Some(TransformType::SetToServerValue(_)) => filled.push(transform.field_path.as_str()),
+            _ => return false,
+        }
     }
+    let holds_times = |stored: &Document| {
+        filled.iter().all(|path| {
+            matches!(
+                field_value(stored, path).and_then(|value| value.value_type.as_ref()),
+                Some(ValueType::TimestampValue(_))
+            )
+        })
+    };
     match (&write.operation, stored) {
         (Some(Operation::Delete(_)), stored) => stored.is_none(),
-        (Some(Operation::Update(written)), Some(stored)) => match &write.update_mask {
-            None => same_fields(&written.fields, &stored.fields),
-            Some(mask) => mask.field_paths.iter().all(|path| {
-                match (field_value(written, path), field_value(stored, path)) {
-                    (None, None) => true,
-                    (Some(written), Some(stored)) => same_value(written, stored),
-                    _ => false,
+        (Some(Operation::Update(written)), Some(stored)) => {
+            holds_times(stored)
+                && match &write.update_mask {
+                    None => {
+                        let mut sent = stored.fields.clone();
+                        sent.retain(|name, _| {
+                            !filled.iter().any(|path| unquoted_segment(path) == name)
+                        });
+                        same_fields(&written.fields, &sent)
+                    }
+                    Some(mask) => mask.field_paths.iter().all(|path| {
+                        match (field_value(written, path), field_value(stored, path)) {
+                            (None, None) => true,
+                            (Some(written), Some(stored)) => same_value(written, stored),
+                            _ => false,
+                        }
+                    }),
                 }
-            }),
-        },
+        }
         _ => false,
     }
 }
@@ -125,6 +151,47 @@ mod tests {
         };
         assert!(shows(&write, Some(&stored("b"))));
         assert!(!shows(&write, Some(&stored("a"))));
+    }
+
+    #[test]
+    fn a_server_timestamp_landed_when_its_path_holds_a_time_and_the_rest_is_as_sent() {
+        use firestore::gcloud_sdk::google::firestore::v1::document_transform::FieldTransform;
+        let at = |seconds| value(ValueType::TimestampValue(Timestamp { seconds, nanos: 0 }));
+        let shard = value(ValueType::StringValue("2".into()));
+        let filled = |transform_type| Write {
+            update_transforms: vec![FieldTransform {
+                field_path: "`created at`".into(),
+                transform_type: Some(transform_type),
+            }],
+            ..update(&[("s", shard.clone())])
+        };
+        let write = filled(TransformType::SetToServerValue(1));
+        assert!(shows(
+            &write,
+            Some(&document(&[("s", shard.clone()), ("created at", at(9))]))
+        ));
+        assert!(
+            !shows(&write, Some(&document(&[("s", shard.clone())]))),
+            "no time where the server fills one"
+        );
+        let text = value(ValueType::StringValue("9".into()));
+        assert!(!shows(
+            &write,
+            Some(&document(&[("s", shard.clone()), ("created at", text)]))
+        ));
+        let other = value(ValueType::StringValue("0".into()));
+        assert!(!shows(
+            &write,
+            Some(&document(&[("s", other), ("created at", at(9))]))
+        ));
+        let increment = filled(TransformType::Increment(value(ValueType::IntegerValue(1))));
+        assert!(
+            !shows(
+                &increment,
+                Some(&document(&[("s", shard), ("created at", at(9))]))
+            ),
+            "an increment cannot be told from the document"
+        );
     }
 
     #[test]

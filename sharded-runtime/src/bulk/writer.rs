@@ -4,9 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use firestore::FirestoreDb;
-use firestore::gcloud_sdk::google::firestore::v1::{
-    Precondition, Write, precondition, write::Operation,
-};
+use firestore::gcloud_sdk::google::firestore::v1::{Write, write::Operation};
 use serde::Serialize;
 use tokio::sync::{mpsc, oneshot};
 
@@ -16,6 +14,7 @@ use super::outcome::{BulkStats, PendingWrite, Shared};
 use crate::collection::serialize;
 use crate::document_id::check_document_id;
 use crate::parent::Scope;
+use crate::write::{Existing, sharded_write};
 use crate::{Error, Parent, Result, Sharded, Subcollection};
 
 /// Writes many documents at the rate Firestore's best practices allow, with Google's bulk
@@ -104,31 +103,22 @@ impl BulkWriter {
     /// Creates or replaces the sharded document `id`, its shard drawn as on every write path.
     /// The id and the document are checked now; on an error nothing is queued.
     pub async fn upsert<T: Sharded>(&self, id: &str, document: &T) -> Result<PendingWrite> {
-        self.write_sharded(&Scope::Top, id, document, None).await
+        self.write_sharded(&Scope::Top, id, document, Existing::Any)
+            .await
     }
 
     /// Creates the sharded document `id`; fails (in its [`PendingWrite`]) with ALREADY_EXISTS
     /// if it exists.
     pub async fn create<T: Sharded>(&self, id: &str, document: &T) -> Result<PendingWrite> {
-        self.write_sharded(
-            &Scope::Top,
-            id,
-            document,
-            Some(precondition::ConditionType::Exists(false)),
-        )
-        .await
+        self.write_sharded(&Scope::Top, id, document, Existing::Absent)
+            .await
     }
 
     /// Replaces the existing sharded document `id`, its shard drawn anew; fails (in its
     /// [`PendingWrite`]) with NOT_FOUND if it does not exist.
     pub async fn update<T: Sharded>(&self, id: &str, document: &T) -> Result<PendingWrite> {
-        self.write_sharded(
-            &Scope::Top,
-            id,
-            document,
-            Some(precondition::ConditionType::Exists(true)),
-        )
-        .await
+        self.write_sharded(&Scope::Top, id, document, Existing::Present)
+            .await
     }
 
     /// A whole sharded document under `id`, checked and with its shard drawn, queued.
@@ -137,19 +127,13 @@ impl BulkWriter {
         scope: &Scope,
         id: &str,
         document: &T,
-        condition: Option<precondition::ConditionType>,
+        existing: Existing,
     ) -> Result<PendingWrite> {
         let name = scope.document_name_in::<T>(&self.documents_path, id)?;
         let document = serialize(document, &name)?;
         self.note_created(id);
-        self.queue(Write {
-            operation: Some(Operation::Update(document)),
-            current_document: condition.map(|condition| Precondition {
-                condition_type: Some(condition),
-            }),
-            ..Write::default()
-        })
-        .await
+        self.queue(sharded_write::<T>(document, None, existing))
+            .await
     }
 
     /// Creates a sharded document under a new random id, drawn as Firestore's own clients
@@ -169,13 +153,7 @@ impl BulkWriter {
         let name = scope.document_name_in::<T>(&self.documents_path, &id)?;
         let document = serialize(document, &name)?;
         let pending = self
-            .queue(Write {
-                operation: Some(Operation::Update(document)),
-                current_document: Some(Precondition {
-                    condition_type: Some(precondition::ConditionType::Exists(false)),
-                }),
-                ..Write::default()
-            })
+            .queue(sharded_write::<T>(document, None, Existing::Absent))
             .await?;
         Ok((id, pending))
     }
@@ -316,13 +294,13 @@ impl<T: Subcollection> BulkWriterIn<'_, T> {
     /// [`BulkWriter::upsert`] under the parent.
     pub async fn upsert(&self, id: &str, document: &T) -> Result<PendingWrite> {
         self.writer
-            .write_sharded(&self.scope, id, document, None)
+            .write_sharded(&self.scope, id, document, Existing::Any)
             .await
     }
 
     /// [`BulkWriter::create`] under the parent.
     pub async fn create(&self, id: &str, document: &T) -> Result<PendingWrite> {
-        let absent = Some(precondition::ConditionType::Exists(false));
+        let absent = Existing::Absent;
         self.writer
             .write_sharded(&self.scope, id, document, absent)
             .await
@@ -330,7 +308,7 @@ impl<T: Subcollection> BulkWriterIn<'_, T> {
 
     /// [`BulkWriter::update`] under the parent.
     pub async fn update(&self, id: &str, document: &T) -> Result<PendingWrite> {
-        let present = Some(precondition::ConditionType::Exists(true));
+        let present = Existing::Present;
         self.writer
             .write_sharded(&self.scope, id, document, present)
             .await
