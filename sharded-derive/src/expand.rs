@@ -46,7 +46,7 @@ fn expand(model: &Model) -> TokenStream {
     let namespaces = namespaces(
         ident,
         model.vis,
-        &[queries(model), fields(model)]
+        &[queries(model), fields(model), transforms(model)]
             .into_iter()
             .chain(aggregates(model))
             .collect::<Vec<_>>(),
@@ -399,6 +399,28 @@ fn fields<'a>(model: &'a Model) -> Namespace<'a> {
     Namespace {
         kind: Kind::Fields,
         doc: format!("The stored fields of `{ident}`, for `ShardedCollection::update_fields`."),
+        members: Members::Fields(members.collect()),
+    }
+}
+
+/// `T::transforms()`: one public `TypedField<T, V>` per stored field without a serde adapter,
+/// `V` its Rust type, whose methods are the transforms that type takes.
+fn transforms<'a>(model: &'a Model) -> Namespace<'a> {
+    let ident = model.ident;
+    let members = model
+        .transformable_fields
+        .iter()
+        .map(|(field, ty, path)| Member {
+            name: field,
+            doc: format!("The stored field `{path}`, to transform."),
+            ty: quote!(::sharded_runtime::TypedField<#ident, #ty>),
+            value: Some(quote!(::sharded_runtime::__private::typed_field::<#ident, #ty>(#path))),
+        });
+    Namespace {
+        kind: Kind::Transforms,
+        doc: format!(
+            "The stored fields of `{ident}` typed by their Rust types, for `ShardedCollection::transform`."
+        ),
         members: Members::Fields(members.collect()),
     }
 }

@@ -131,6 +131,22 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
     let stored_fields = members(quote!(::sharded_runtime::Field<#ident>), |field| {
         field.is_stored_by_name()
     });
+    // Typed by the user's own type tokens: an error in the type itself is reported once,
+    // on the struct's field, at the same span.
+    let transformable = container
+        .fields
+        .iter()
+        .filter(|field| field.is_transformable())
+        .map(|field| {
+            let ty = field.ty;
+            Member {
+                name: field.ident,
+                doc: String::new(),
+                ty: quote!(::sharded_runtime::TypedField<#ident, #ty>),
+                value: None,
+            }
+        })
+        .collect();
     let mut entries = vec![
         Namespace {
             kind: Kind::Queries,
@@ -141,6 +157,11 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
             kind: Kind::Fields,
             doc: String::new(),
             members: Members::Fields(stored_fields),
+        },
+        Namespace {
+            kind: Kind::Transforms,
+            doc: String::new(),
+            members: Members::Fields(transformable),
         },
     ];
     // As the expansion does, only for a type with aggregate fields.

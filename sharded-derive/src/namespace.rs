@@ -15,6 +15,7 @@ pub(crate) enum Kind {
     Queries,
     Fields,
     Aggregates,
+    Transforms,
 }
 
 impl Kind {
@@ -23,6 +24,7 @@ impl Kind {
             Kind::Queries => "Queries",
             Kind::Fields => "Fields",
             Kind::Aggregates => "Aggregates",
+            Kind::Transforms => "Transforms",
         };
         quote::format_ident!("{ident}{suffix}")
     }
@@ -40,6 +42,10 @@ impl Kind {
             Kind::Aggregates => (
                 "aggregates",
                 "The numeric fields of this collection (`#[sharded(aggregate)]`), to sum or average.",
+            ),
+            Kind::Transforms => (
+                "transforms",
+                "The stored fields of this collection typed by their Rust types, to transform on the server.",
             ),
         };
         (quote::format_ident!("{name}"), doc)

@@ -94,6 +94,11 @@ impl<'a> Field<'a> {
         stored_by_name(&self.serde)
     }
 
+    /// Stored by name, as its Rust type stores (no serde adapter): a typed transform's field.
+    pub fn is_transformable(&self) -> bool {
+        self.is_stored_by_name() && self.serde.custom.is_none()
+    }
+
     fn from_ast(cx: &Ctxt, field: &'a syn::Field, rename_all: Option<RenameRule>) -> Field<'a> {
         let ident = field.ident.as_ref().expect("named field");
         let serde = SerdeField::from_ast(&field.attrs);

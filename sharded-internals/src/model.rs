@@ -37,6 +37,9 @@ pub struct Model<'a> {
     /// Every field serde stores under a name of its own, with its field path: what a
     /// field-masked update can name.
     pub stored_fields: Vec<(&'a syn::Ident, String)>,
+    /// The stored fields without a serde adapter (whose Rust type is what is stored), with
+    /// their types and paths: what a typed field transform can name.
+    pub transformable_fields: Vec<(&'a syn::Ident, &'a syn::Type, String)>,
 }
 
 impl Model<'_> {

@@ -18,7 +18,8 @@ use firestore::{
 };
 
 use crate::parent::Scope;
-use crate::write::{Existing, sharded_write};
+use crate::transform::Transform;
+use crate::write::{Existing, sharded_write, transform_only, transformed_write};
 use crate::{Error, Field, Parent, Result, Sharded, ShardedCollection, Stored, Subcollection};
 
 /// Writes a `Commit` may hold.
@@ -174,6 +175,27 @@ impl<T: Sharded> InTransaction<'_, '_, T> {
         self.queue(set_fields(&self.db, &self.scope, id, document, fields)?)
     }
 
+    /// Queues server-side transforms of the document `id`, which keeps its shard and every
+    /// other field: the commit fails if it does not exist. See
+    /// [`ShardedCollection::transform`].
+    pub fn transform(&mut self, id: &str, transforms: &[Transform<T>]) -> Result<()> {
+        let name = self.scope.document_name::<T>(&self.db, id)?;
+        self.queue(transform_only::<T>(&name, transforms)?)
+    }
+
+    /// Queues [`update_fields`](Self::update_fields) and [`transform`](Self::transform) as
+    /// one write. See [`ShardedCollection::update_fields_and_transform`].
+    pub fn update_fields_and_transform(
+        &mut self,
+        id: &str,
+        document: &T,
+        fields: &[Field<T>],
+        transforms: &[Transform<T>],
+    ) -> Result<()> {
+        let name = self.scope.document_name::<T>(&self.db, id)?;
+        self.queue(transformed_write::<T>(&name, document, fields, transforms)?)
+    }
+
     /// Queues a delete of the document `id` (deleting a missing document succeeds).
     pub fn delete(&mut self, id: &str) -> Result<()> {
         self.queue(delete::<T>(&self.db, &self.scope, id)?)
@@ -260,6 +282,33 @@ impl<'db> AtomicBatch<'db> {
         fields: &[Field<T>],
     ) -> Result<&mut Self> {
         self.queue(set_fields(self.db, &Scope::Top, id, document, fields))
+    }
+
+    /// Queues server-side transforms of the document `id` of `T`'s collection, which keeps
+    /// its shard and every other field: the commit fails if it does not exist.
+    pub fn transform<T: Sharded>(
+        &mut self,
+        id: &str,
+        transforms: &[Transform<T>],
+    ) -> Result<&mut Self> {
+        let write = Scope::Top
+            .document_name::<T>(self.db, id)
+            .and_then(|name| transform_only::<T>(&name, transforms));
+        self.queue(write)
+    }
+
+    /// Queues an update of `fields` and server-side transforms of other fields, as one write.
+    pub fn update_fields_and_transform<T: Sharded>(
+        &mut self,
+        id: &str,
+        document: &T,
+        fields: &[Field<T>],
+        transforms: &[Transform<T>],
+    ) -> Result<&mut Self> {
+        let write = Scope::Top
+            .document_name::<T>(self.db, id)
+            .and_then(|name| transformed_write::<T>(&name, document, fields, transforms));
+        self.queue(write)
     }
 
     /// Queues a delete of the document `id` of `T`'s collection.
@@ -358,6 +407,30 @@ impl<T: Subcollection> AtomicBatchIn<'_, '_, T> {
         fields: &[Field<T>],
     ) -> Result<&mut Self> {
         self.queue(set_fields(self.batch.db, &self.scope, id, document, fields))
+    }
+
+    /// [`AtomicBatch::transform`] under the parent.
+    pub fn transform(&mut self, id: &str, transforms: &[Transform<T>]) -> Result<&mut Self> {
+        let write = self
+            .scope
+            .document_name::<T>(self.batch.db, id)
+            .and_then(|name| transform_only::<T>(&name, transforms));
+        self.queue(write)
+    }
+
+    /// [`AtomicBatch::update_fields_and_transform`] under the parent.
+    pub fn update_fields_and_transform(
+        &mut self,
+        id: &str,
+        document: &T,
+        fields: &[Field<T>],
+        transforms: &[Transform<T>],
+    ) -> Result<&mut Self> {
+        let write = self
+            .scope
+            .document_name::<T>(self.batch.db, id)
+            .and_then(|name| transformed_write::<T>(&name, document, fields, transforms));
+        self.queue(write)
     }
 
     /// [`AtomicBatch::delete`] under the parent.

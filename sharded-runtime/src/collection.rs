@@ -10,8 +10,11 @@ use crate::document_id::check_document_id;
 use crate::guard::{MAX_TRACKED, Position, Required, length_mask};
 use crate::parent::{Parent, Scope};
 use crate::stored::Stored;
+use crate::transform::Transform;
 use crate::value_order::field_value;
-use crate::write::{Existing, Written, commit_one, sharded_write};
+use crate::write::{
+    Existing, Written, commit_one, sharded_write, transform_only, transformed_write,
+};
 use crate::{Error, Field, Result, ShardCensus, ShardJob, Sharded};
 
 /// Writes and reads of one sharded collection. Get one with
@@ -141,6 +144,45 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
         let (document, mask) = masked::<T>(&self.document_name(id)?, document, fields)?;
         let mask = mask.into_iter().map(str::to_owned).collect();
         let write = sharded_write::<T>(document, Some(mask), Existing::Present);
+        commit_one(self.db, write).await
+    }
+
+    /// Transforms fields of the existing document `id` on the server, atomically, leaving
+    /// every other stored field as it is, the shard among them: counters that concurrent
+    /// writers all count, high-water marks, tag sets, last-seen times. Fails if the document
+    /// does not exist (creating it this way would store it without a shard). Each field is
+    /// transformed at most once per write; nothing is sent when a transform is refused.
+    ///
+    /// ```no_run
+    /// # use serde::{Deserialize, Serialize};
+    /// # use sharded_runtime::Sharded;
+    /// # use sharded_runtime::firestore::{FirestoreDb, FirestoreTimestamp};
+    /// # #[derive(Serialize, Deserialize, Sharded)]
+    /// # #[sharded(shards = 3, order_by = "timestamp")]
+    /// # struct Post { #[sharded(contains)] tags: Vec<String>, likes: i64, timestamp: FirestoreTimestamp }
+    /// # async fn example(db: &FirestoreDb) -> sharded_runtime::Result<()> {
+    /// let post = Post::transforms();
+    /// Post::collection(db)
+    ///     .transform("p1", &[post.likes.increment(1), post.tags.array_union(["rust".to_owned()])])
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn transform(&self, id: &str, transforms: &[Transform<T>]) -> Result<Written<T>> {
+        let write = transform_only::<T>(&self.document_name(id)?, transforms)?;
+        commit_one(self.db, write).await
+    }
+
+    /// [`update_fields`](Self::update_fields) and [`transform`](Self::transform) in one
+    /// write: `fields` from `document`, then `transforms` on other fields (a field both written
+    /// and transformed is [`Error::InvalidUpdate`], as Firestore refuses it).
+    pub async fn update_fields_and_transform(
+        &self,
+        id: &str,
+        document: &T,
+        fields: &[Field<T>],
+        transforms: &[Transform<T>],
+    ) -> Result<Written<T>> {
+        let write = transformed_write::<T>(&self.document_name(id)?, document, fields, transforms)?;
         commit_one(self.db, write).await
     }
 

@@ -27,6 +27,7 @@ mod sharded;
 mod status;
 mod stored;
 mod stored_names;
+mod transform;
 mod value_order;
 mod write;
 
@@ -59,6 +60,7 @@ pub use sharded_indexes::{
 pub use status::StatusCode;
 pub use stored::Stored;
 pub use stored_names::StoredNames;
+pub use transform::{ServerTime, Transform, TransformNumber, TypedField};
 pub use write::Written;
 
 /// The firestore crate this runtime talks through, for `FirestoreDb` and `FirestoreTimestamp`.
@@ -78,6 +80,7 @@ pub mod __private {
     pub use crate::shard::{draw_shard, numbered_shards};
     pub use crate::sharded::{PLAIN_PATHS, Tables};
     pub use crate::stored_names::{names_of, path_bytes, path_len, stored_name};
+    pub use crate::transform::typed_field;
     pub use crate::write::ServerTimestamp;
     pub use sharded_indexes::{CollectionDescription, Direction};
 

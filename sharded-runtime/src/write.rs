@@ -17,6 +17,7 @@ use firestore::{FirestoreDb, FirestoreValue};
 use serde::Deserialize as _;
 
 use crate::document_path::DocumentPath;
+use crate::transform::{Transform, checked};
 use crate::{Result, Sharded};
 
 /// A type whose values can be the order field of a `server_timestamp` type: what the server
@@ -97,6 +98,45 @@ pub(crate) fn sharded_write<T: Sharded>(
     }
 }
 
+/// An update of the existing document `name`: `fields` of `document` (none for transforms
+/// alone), then `transforms`, keeping every other stored field, the shard among them.
+pub(crate) fn transformed_write<T: Sharded>(
+    name: &str,
+    document: &T,
+    fields: &[crate::Field<T>],
+    transforms: &[Transform<T>],
+) -> Result<Write> {
+    let (document, mask) = match fields.is_empty() {
+        true => (
+            Document {
+                name: name.to_owned(),
+                ..Document::default()
+            },
+            Vec::new(),
+        ),
+        false => {
+            let (document, mask) = crate::collection::masked::<T>(name, document, fields)?;
+            (document, mask.into_iter().map(str::to_owned).collect())
+        }
+    };
+    let transforms = checked(transforms, &mask)?;
+    let mut write = sharded_write::<T>(document, Some(mask), Existing::Present);
+    write.update_transforms.extend(transforms);
+    Ok(write)
+}
+
+/// A transforms-only update of the document `name`.
+pub(crate) fn transform_only<T: Sharded>(name: &str, transforms: &[Transform<T>]) -> Result<Write> {
+    let transforms = checked(transforms, &[])?;
+    let document = Document {
+        name: name.to_owned(),
+        ..Document::default()
+    };
+    let mut write = sharded_write::<T>(document, Some(Vec::new()), Existing::Present);
+    write.update_transforms.extend(transforms);
+    Ok(write)
+}
+
 /// What a single write stored that its caller did not send.
 #[non_exhaustive]
 pub struct Written<T: Sharded> {
@@ -141,6 +181,15 @@ pub(crate) async fn commit_one<T: Sharded>(db: &FirestoreDb, write: Write) -> Re
         Some(Operation::Update(document)) => document.name.clone(),
         _ => unreachable!("a sharded single write is an update"),
     };
+    // `sharded_write` puts the order field's request time first, before any other transform.
+    let fills_order = T::DESCRIPTION.server_timestamp
+        && write.update_transforms.first().is_some_and(|transform| {
+            transform.field_path == T::ORDER_FIELD
+                && matches!(
+                    transform.transform_type,
+                    Some(TransformType::SetToServerValue(_))
+                )
+        });
     let request = CommitRequest {
         database: db.get_database_path().clone(),
         writes: vec![write],
@@ -164,8 +213,8 @@ pub(crate) async fn commit_one<T: Sharded>(db: &FirestoreDb, write: Write) -> Re
         .map(crate::stored::system_time)
         .unwrap_or_else(SystemTime::now);
     let server_timestamp = match result.transform_results.into_iter().next() {
-        Some(value) => Some(T::OrderValue::deserialize(FirestoreValue { value })?),
-        None => None,
+        Some(value) if fills_order => Some(T::OrderValue::deserialize(FirestoreValue { value })?),
+        _ => None,
     };
     Ok(Written {
         id: DocumentPath::parse(&name).id().to_owned(),

@@ -72,6 +72,7 @@ pub fn validate<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Option<Model<'a>> {
         aggregates,
         arrays,
         stored_fields: stored_fields(cont),
+        transformable_fields: transformable_fields(cont),
     })
 }
 
@@ -81,6 +82,23 @@ fn stored_fields<'a>(cont: &'a Container<'a>) -> Vec<(&'a syn::Ident, String)> {
         .iter()
         .filter(|field| field.is_stored_by_name())
         .map(|field| (field.ident, field_path([field.stored_name.as_str()])))
+        .collect()
+}
+
+/// The stored fields whose Rust type is stored as it is (no serde adapter).
+fn transformable_fields<'a>(
+    cont: &'a Container<'a>,
+) -> Vec<(&'a syn::Ident, &'a syn::Type, String)> {
+    cont.fields
+        .iter()
+        .filter(|field| field.is_transformable())
+        .map(|field| {
+            (
+                field.ident,
+                field.ty,
+                field_path([field.stored_name.as_str()]),
+            )
+        })
         .collect()
 }
 
