@@ -58,7 +58,7 @@ pub use sharded_indexes::{
     IndexField, IndexNeed, IndexPlan, QueryScope,
 };
 pub use status::StatusCode;
-pub use stored::Stored;
+pub use stored::{Decoded, Stored, Undecodable};
 pub use stored_names::StoredNames;
 pub use transform::{ServerTime, Transform, TransformNumber, TypedField};
 pub use write::Written;

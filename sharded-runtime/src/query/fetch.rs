@@ -49,6 +49,26 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
     /// follows: a full last page has no `next`, and reading on costs no empty round trip. That
     /// one look-ahead document is read (and billed) but not returned.
     pub async fn page(&self, db: &FirestoreDb, limit: u32) -> Result<Page<T, QUERY, R>> {
+        let page = self.page_documents(db, limit).await?;
+        let items = page
+            .documents
+            .iter()
+            .map(Stored::from_document)
+            .collect::<Result<_>>()?;
+        Ok(Page {
+            items,
+            next: page.next,
+            previous: page.previous,
+            stats: page.stats,
+        })
+    }
+
+    /// A page's documents as read, with its cursors and what it cost.
+    pub(super) async fn page_documents(
+        &self,
+        db: &FirestoreDb,
+        limit: u32,
+    ) -> Result<RawPage<T, QUERY, R>> {
         if let Some(flipped) = self.ending_before()? {
             return self.page_before(db, flipped, limit).await;
         }
@@ -62,7 +82,12 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
             Some(first) if self.after.is_some() => Some(Cursor::after_document(first)?),
             _ => None,
         };
-        page_of(&documents, next, previous, stats)
+        Ok(RawPage {
+            documents,
+            next,
+            previous,
+            stats,
+        })
     }
 
     /// At most `limit` documents of this query, and whether more follow, known from one
@@ -93,7 +118,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         db: &FirestoreDb,
         flipped: ShardedQuery<T, QUERY, R::Flipped>,
         limit: u32,
-    ) -> Result<Page<T, QUERY, R>> {
+    ) -> Result<RawPage<T, QUERY, R>> {
         let (mut documents, more, stats) = flipped.with_look_ahead(db, limit).await?;
         documents.reverse();
         let previous = match documents.first() {
@@ -102,7 +127,12 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         };
         // The document the cursor points at follows the page.
         let next = documents.last().map(Cursor::after_document).transpose()?;
-        page_of(&documents, next, previous, stats)
+        Ok(RawPage {
+            documents,
+            next,
+            previous,
+            stats,
+        })
     }
 
     /// For a query that ends [`before`](Self::before) a cursor, the query that reads it: the
@@ -311,21 +341,10 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
     }
 }
 
-/// A page of `documents`, with its cursors and what it cost.
-fn page_of<T: Sharded, const QUERY: u64, R: Reach>(
-    documents: &[Document],
-    next: Option<Cursor<T, QUERY, R>>,
-    previous: Option<Cursor<T, QUERY, R>>,
-    stats: QueryStats,
-) -> Result<Page<T, QUERY, R>> {
-    let items = documents
-        .iter()
-        .map(Stored::from_document)
-        .collect::<Result<_>>()?;
-    Ok(Page {
-        items,
-        next,
-        previous,
-        stats,
-    })
+/// A page of documents as read (not yet decoded), with its cursors and what it cost.
+pub(super) struct RawPage<T, const QUERY: u64, R: Reach> {
+    pub(super) documents: Vec<Document>,
+    pub(super) next: Option<Cursor<T, QUERY, R>>,
+    pub(super) previous: Option<Cursor<T, QUERY, R>>,
+    pub(super) stats: QueryStats,
 }

@@ -21,6 +21,7 @@ mod shares;
 pub(crate) mod snapshot;
 mod spans;
 mod stream;
+mod with_errors;
 
 pub use crate::value_order::{
     compare_documents, compare_references, compare_values, usable_in_cursor,

@@ -67,6 +67,18 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         db: &'db FirestoreDb,
         page_size: u32,
     ) -> Result<BoxStream<'db, Result<Stored<T>>>> {
+        let documents = self.stream_documents(db, page_size).await?;
+        Ok(documents
+            .map(|document| Stored::from_document(&document?))
+            .boxed())
+    }
+
+    /// The stream's documents as read, not yet decoded.
+    pub(super) async fn stream_documents<'db>(
+        &self,
+        db: &'db FirestoreDb,
+        page_size: u32,
+    ) -> Result<BoxStream<'db, Result<Document>>> {
         if !(1..=super::MAX_LIMIT).contains(&page_size) {
             return Err(Error::InvalidQuery(format!(
                 "a stream's page size is 1 to {}, not {page_size}",
@@ -85,7 +97,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         db: &'db FirestoreDb,
         span: &tracing::Span,
         page_size: u32,
-    ) -> Result<BoxStream<'db, Result<Stored<T>>>> {
+    ) -> Result<BoxStream<'db, Result<Document>>> {
         let (prepared, snapshot) = self.begin(db, span).await?;
         let page = self.limit.map_or(page_size, |limit| limit.min(page_size));
         // Every chunk's first page at once: one round trip of latency, not one each.
@@ -131,13 +143,10 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         } else {
             merge_streams(streams, query_order::<T, R>)
         };
-        let limited = match self.limit {
+        Ok(match self.limit {
             Some(limit) => merged.take(limit as usize).boxed(),
             None => merged,
-        };
-        Ok(limited
-            .map(|document| Stored::from_document(&document?))
-            .boxed())
+        })
     }
 
     /// Chunk `i`'s documents: `resume`'s, then a page at a time at `read_time`.
