@@ -60,7 +60,7 @@ pub use sharded_indexes::{
 pub use status::StatusCode;
 pub use stored::{Decoded, Stored, Undecodable};
 pub use stored_names::StoredNames;
-pub use transform::{ServerTime, Transform, TransformNumber, TypedField};
+pub use transform::{MAX_TRANSFORMS, ServerTime, Transform, TransformNumber, TypedField};
 pub use write::Written;
 
 /// The firestore crate this runtime talks through, for `FirestoreDb` and `FirestoreTimestamp`.

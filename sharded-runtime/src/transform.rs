@@ -188,6 +188,12 @@ pub(crate) fn checked<T: Sharded>(
             "no fields to update and no transforms: name at least one".into(),
         ));
     }
+    let weight: usize = transforms.iter().map(|t| weight(&t.transform)).sum();
+    if weight > MAX_TRANSFORMS {
+        return Err(Error::InvalidUpdate(format!(
+            "{weight} field transforms in one write (each array element counts): Firestore takes at most {MAX_TRANSFORMS} per document"
+        )));
+    }
     let mut paths: Vec<&str> = Vec::with_capacity(transforms.len());
     for transform in transforms {
         let path = transform.path();
@@ -209,6 +215,19 @@ pub(crate) fn checked<T: Sharded>(
         paths.push(path);
     }
     Ok(transforms.iter().map(|t| t.transform.clone()).collect())
+}
+
+/// Field transforms one document takes in one write, an array transform's elements each
+/// counting (Firestore's limit).
+pub const MAX_TRANSFORMS: usize = 500;
+
+/// What a transform counts toward [`MAX_TRANSFORMS`].
+fn weight(transform: &FieldTransform) -> usize {
+    match &transform.transform_type {
+        Some(TransformType::AppendMissingElements(array))
+        | Some(TransformType::RemoveAllFromArray(array)) => array.values.len().max(1),
+        _ => 1,
+    }
 }
 
 fn storable(transform: &FieldTransform) -> bool {

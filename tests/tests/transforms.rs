@@ -19,7 +19,7 @@ use sharded_runtime::firestore::{
     FirestoreDb, FirestoreFieldTransform, FirestoreFieldTransformType, FirestoreTimestamp,
     FirestoreTransformServerValue, FirestoreValue,
 };
-use sharded_runtime::{AtomicBatch, Error, Sharded, Transform, transaction_error};
+use sharded_runtime::{AtomicBatch, Error, MAX_TRANSFORMS, Sharded, Transform, transaction_error};
 use sharded_tests::equivalence::{Unsharded, check_query, write_both};
 use sharded_tests::test_db;
 
@@ -241,6 +241,11 @@ async fn a_field_transformed_twice_or_written_and_transformed_is_refused_before_
         .update_fields_and_transform("p", &post, &[f.likes], &[t.likes.increment(1)])
         .await;
     refused(both, "written and transformed");
+    let many = (0..=MAX_TRANSFORMS).map(|n| format!("t{n}"));
+    refused(
+        posts.transform("p", &[t.tags.array_union(many)]).await,
+        "too many",
+    );
     let mut batch = AtomicBatch::new(db);
     refused(
         batch.transform::<Post>("p", &twice).map(drop),
