@@ -50,6 +50,7 @@ pub struct Indexes {
     output: PathBuf,
     check: bool,
     crate_name: String,
+    quota: usize,
 }
 
 /// What a run did.
@@ -107,7 +108,19 @@ impl Indexes {
             output: root.join("firestore.indexes.json"),
             check: std::env::var_os(CHECK_ENV).is_some_and(|v| !v.is_empty() && v != "0"),
             crate_name: std::env::var("CARGO_PKG_NAME").unwrap_or_else(|_| "crate".into()),
+            quota: std::env::var(merge::QUOTA_ENV)
+                .ok()
+                .and_then(|quota| quota.trim().parse().ok())
+                .unwrap_or(merge::COMPOSITE_INDEX_QUOTA),
         }
+    }
+
+    /// Fails the build past `quota` composite indexes in the file instead of Firestore's
+    /// 200 per database without billing: for a project whose limit is higher. Also
+    /// `SHARDED_COMPOSITE_INDEX_QUOTA=n`.
+    pub fn composite_index_quota(mut self, quota: usize) -> Self {
+        self.quota = quota;
+        self
     }
 
     /// Records this crate's entries under `name` instead of the package name: the file can
@@ -146,6 +159,7 @@ impl Indexes {
             println!("cargo:rerun-if-changed={}", self.output.display());
         }
         println!("cargo:rerun-if-env-changed={CHECK_ENV}");
+        println!("cargo:rerun-if-env-changed={}", merge::QUOTA_ENV);
         match self.run() {
             Ok(outcome) => {
                 for warning in outcome.warnings {
@@ -183,6 +197,7 @@ impl Indexes {
             })
             .transpose()?;
         let merged = merge::merge(existing, &types, &self.crate_name).map_err(Error::Invalid)?;
+        merge::check_quota(&merged.document, self.quota).map_err(Error::Invalid)?;
         let rendered = render(&merged.document);
         let unchanged = on_disk.as_deref() == Some(rendered.as_str());
         if self.check {

@@ -43,6 +43,7 @@ fn expand(model: &Model) -> TokenStream {
     let (required_fields, required_segments) = required_paths(model, &paths);
     let nested_checks = nested_field_checks(model);
     let server_timestamp_check = server_timestamp_check(model);
+    let aggregate_markers = aggregate_markers(model);
     let namespaces = namespaces(
         ident,
         model.vis,
@@ -59,6 +60,7 @@ fn expand(model: &Model) -> TokenStream {
     let wrapped = wrap(quote! {
         #nested_checks
         #server_timestamp_check
+        #aggregate_markers
         #path_consts
         #namespaces
 
@@ -187,9 +189,33 @@ fn description_rest(model: &Model, paths: &[(TokenStream, TokenStream)]) -> Toke
         let sets = sets.map(|set| quote!(&[#(#set),*]));
         rest.extend(quote!(field_sets: &[#(#sets),*],));
     }
-    if !model.aggregates.is_empty() {
-        let aggregates = model.aggregates.iter().map(|field| &field.path);
-        rest.extend(quote!(aggregate_fields: &[#(#aggregates),*],));
+    let everywhere: Vec<&String> = model
+        .aggregates
+        .iter()
+        .filter(|field| field.queries.is_none())
+        .map(|field| &field.path)
+        .collect();
+    if !everywhere.is_empty() {
+        rest.extend(quote!(aggregate_fields: &[#(#everywhere),*],));
+    }
+    let declared: Vec<TokenStream> = model
+        .aggregates
+        .iter()
+        .flat_map(|field| {
+            let path = &field.path;
+            field.queries.iter().flatten().map(move |query| {
+                let compared = &query.compared;
+                let contains = query.contains;
+                quote!(::sharded_runtime::__private::Aggregation {
+                    field: #path,
+                    compared: &[#(#compared),*],
+                    contains: #contains,
+                })
+            })
+        })
+        .collect();
+    if !declared.is_empty() {
+        rest.extend(quote!(aggregations: &[#(#declared),*],));
     }
     if !model.arrays.is_empty() {
         let arrays = model.arrays.iter().map(|field| &field.path);
@@ -370,12 +396,34 @@ fn aggregates<'a>(model: &'a Model) -> Option<Namespace<'a>> {
     let members = model.aggregates.iter().map(|field| {
         let ty = field.ty;
         let path = &field.path;
+        // A field summed by some queries only is a field of its own marker type, which only
+        // those queries' `sum` and `avg` take.
+        let (marker, doc) = match &field.queries {
+            None => (
+                quote!(::sharded_runtime::EveryQuery),
+                format!("The numeric field `{path}`, to sum or average."),
+            ),
+            Some(queries) => {
+                let names: Vec<String> = queries
+                    .iter()
+                    .map(|q| format!("`{}`", syn::ext::IdentExt::unraw(&q.method)))
+                    .collect();
+                let marker = aggregate_marker(ident, field.ident);
+                (
+                    quote!(#marker),
+                    format!(
+                        "The numeric field `{path}`, to sum or average over the queries {}.",
+                        names.join(", ")
+                    ),
+                )
+            }
+        };
         Member {
             name: field.ident,
-            doc: format!("The numeric field `{path}`, to sum or average."),
-            ty: quote!(::sharded_runtime::NumericField<#ident>),
+            doc,
+            ty: quote!(::sharded_runtime::NumericField<#ident, #marker>),
             value: Some(quote::quote_spanned!(syn::spanned::Spanned::span(ty)=>
-                ::sharded_runtime::__private::numeric_field::<#ident, #ty>(#path)
+                ::sharded_runtime::__private::numeric_field::<#ident, #ty, #marker>(#path)
             )),
         }
     });
@@ -384,6 +432,39 @@ fn aggregates<'a>(model: &'a Model) -> Option<Namespace<'a>> {
         doc: format!("The numeric fields of `{ident}` with typed `sum` and `avg` queries."),
         members: Members::Fields(members.collect()),
     })
+}
+
+/// The marker type of an aggregate field declared for some queries: `{T}{Field}Summed`.
+fn aggregate_marker(ident: &syn::Ident, field: &syn::Ident) -> syn::Ident {
+    let field = syn::ext::IdentExt::unraw(field).to_string();
+    let pascal = sharded_internals::case::RenameRule::Pascal.apply_to_field(&field);
+    quote::format_ident!("{ident}{pascal}Summed")
+}
+
+/// For each aggregate field declared for some queries, its marker type and one
+/// `SummedOver<query id>` per query that sums it: what `sum` and `avg` check.
+fn aggregate_markers(model: &Model) -> TokenStream {
+    let ident = model.ident;
+    model
+        .aggregates
+        .iter()
+        .filter_map(|field| {
+            let queries = field.queries.as_ref()?;
+            let marker = aggregate_marker(ident, field.ident);
+            let ids = queries.iter().map(|query| {
+                crate::query_names::query_id(&syn::ext::IdentExt::unraw(&query.method).to_string())
+            });
+            let doc = format!("`{ident}::aggregates().{}`'s queries.", field.ident);
+            Some(quote! {
+                #[doc = #doc]
+                pub struct #marker;
+                #(
+                    #[automatically_derived]
+                    impl ::sharded_runtime::SummedOver<#ids> for #marker {}
+                )*
+            })
+        })
+        .collect()
 }
 
 /// `T::fields()`: what it returns has one public `Field<T>` per stored field, for field-masked

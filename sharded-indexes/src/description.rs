@@ -47,8 +47,11 @@ pub struct CollectionDescription<'a> {
     /// Sets of field paths with one equality query on all of them at once
     /// (`#[sharded(index(a, b))]`), in declaration order.
     pub field_sets: &'a [&'a [&'a str]],
-    /// Numeric field paths with `sum` and `avg` queries (`#[sharded(aggregate)]`).
+    /// Numeric field paths with `sum` and `avg` over every query (`#[sharded(aggregate)]`).
     pub aggregate_fields: &'a [&'a str],
+    /// Sums and averages declared for some queries only (`#[sharded(aggregate(all, x))]`):
+    /// each field with each query that sums it.
+    pub aggregations: &'a [Aggregation<'a>],
     /// Array field paths with `array-contains` and `array-contains-any` queries
     /// (`#[sharded(contains)]`), in declaration order.
     pub array_fields: &'a [&'a str],
@@ -76,8 +79,33 @@ impl CollectionDescription<'static> {
         indexed_fields: &[],
         field_sets: &[],
         aggregate_fields: &[],
+        aggregations: &[],
         array_fields: &[],
     };
+}
+
+/// One query's `sum` and `avg` of a field, declared with `#[sharded(aggregate(...))]`: the
+/// index that serves it is the query's own with the field last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Aggregation<'a> {
+    /// The summed field's path.
+    pub field: &'a str,
+    /// The field paths the query compares, as its index holds them; none for `all()`.
+    pub compared: &'a [&'a str],
+    /// Whether the query is an array field's `array-contains` (its index holds the field's
+    /// elements).
+    pub contains: bool,
+}
+
+/// An [`Aggregation`] owned, as the manifest records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AggregationBuf {
+    pub field: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub compared: Vec<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub contains: bool,
 }
 
 impl<'a> CollectionDescription<'a> {
@@ -177,6 +205,8 @@ pub struct CollectionDescriptionBuf {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub aggregate_fields: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aggregations: Vec<AggregationBuf>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub array_fields: Vec<String>,
     /// Recorded so that a later build can refuse a set that lost values (files written before
     /// it was recorded have none).
@@ -206,6 +236,21 @@ impl CollectionDescriptionBuf {
         }
         let sets: Vec<Vec<&str>> = self.field_sets.iter().map(|set| strs(set)).collect();
         let sets: Vec<&[&str]> = sets.iter().map(Vec::as_slice).collect();
+        let compared: Vec<Vec<&str>> = self
+            .aggregations
+            .iter()
+            .map(|aggregation| strs(&aggregation.compared))
+            .collect();
+        let aggregations: Vec<Aggregation<'_>> = self
+            .aggregations
+            .iter()
+            .zip(&compared)
+            .map(|(aggregation, compared)| Aggregation {
+                field: &aggregation.field,
+                compared,
+                contains: aggregation.contains,
+            })
+            .collect();
         f(&CollectionDescription {
             collection: &self.collection,
             parent_collections: &strs(&self.parent_collections),
@@ -222,6 +267,7 @@ impl CollectionDescriptionBuf {
             indexed_fields: &strs(&self.indexed_fields),
             field_sets: &sets,
             aggregate_fields: &strs(&self.aggregate_fields),
+            aggregations: &aggregations,
             array_fields: &strs(&self.array_fields),
         })
     }
@@ -250,6 +296,15 @@ impl From<&CollectionDescription<'_>> for CollectionDescriptionBuf {
                 .map(|set| strings(set))
                 .collect(),
             aggregate_fields: strings(description.aggregate_fields),
+            aggregations: description
+                .aggregations
+                .iter()
+                .map(|aggregation| AggregationBuf {
+                    field: aggregation.field.to_owned(),
+                    compared: strings(aggregation.compared),
+                    contains: aggregation.contains,
+                })
+                .collect(),
             array_fields: strings(description.array_fields),
             shard_values: strings(description.shard_values),
             previous_shard_values: strings(description.previous_shard_values),
@@ -310,6 +365,11 @@ mod tests {
             indexed_fields: &["venue", "price.currency"],
             field_sets: &[&["venue", "side"]],
             aggregate_fields: &["qty"],
+            aggregations: &[Aggregation {
+                field: "price",
+                compared: &["venue", "side"],
+                contains: false,
+            }],
             array_fields: &["tags"],
         };
         let owned = CollectionDescriptionBuf::from(&description);

@@ -12,7 +12,9 @@ mod plan;
 mod query_id;
 mod serving;
 
-pub use description::{CollectionDescription, CollectionDescriptionBuf};
+pub use description::{
+    Aggregation, AggregationBuf, CollectionDescription, CollectionDescriptionBuf,
+};
 pub use plan::plan;
 pub use query_id::query_id;
 pub use serving::IndexNeed;
@@ -256,6 +258,7 @@ mod tests {
         indexed_fields: &["exchange", "instrumentType", "price.currency"],
         field_sets: &[],
         aggregate_fields: &[],
+        aggregations: &[],
         array_fields: &[],
         reversible: false,
         server_timestamp: false,
@@ -443,6 +446,57 @@ mod tests {
         let last = plan(&spec).indexes.last().unwrap().fields.clone();
         assert_eq!(last[4].order(), Some(Direction::Ascending));
         assert_eq!(last[3].order(), Some(Direction::Descending));
+    }
+
+    #[test]
+    fn a_field_declared_for_some_queries_gets_their_indexes_only() {
+        let spec = CollectionDescription {
+            indexed_fields: &["exchange", "venue"],
+            array_fields: &["tags"],
+            aggregations: &[
+                Aggregation {
+                    field: "qty",
+                    compared: &[],
+                    contains: false,
+                },
+                Aggregation {
+                    field: "qty",
+                    compared: &["tags"],
+                    contains: true,
+                },
+            ],
+            ..RECIPE
+        };
+        let plan = plan(&spec);
+        let with_qty: Vec<Vec<&str>> = plan
+            .indexes
+            .iter()
+            .filter(|index| index.fields.last().unwrap().field_path == "qty")
+            .map(|index| index.fields.iter().map(|f| f.field_path.as_str()).collect())
+            .collect();
+        assert_eq!(
+            with_qty,
+            [
+                vec!["shard", "timestamp", "qty"],
+                vec!["shard", "tags", "timestamp", "qty"]
+            ]
+        );
+        let contains = plan
+            .indexes
+            .iter()
+            .find(|i| i.fields.len() == 4 && i.fields[1].field_path == "tags")
+            .unwrap();
+        assert_eq!(contains.fields[1], IndexField::contains("tags"));
+        // Every query's own index, and one per declared query: not one per query and field.
+        let everywhere = CollectionDescription {
+            aggregate_fields: &["qty"],
+            aggregations: &[],
+            ..spec
+        };
+        assert_eq!(
+            crate::plan(&everywhere).indexes.len(),
+            plan.indexes.len() + 2
+        );
     }
 
     #[test]

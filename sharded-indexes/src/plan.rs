@@ -19,7 +19,8 @@ use crate::{
 /// elements (`"arrayConfig": "CONTAINS"`), order field), for `shard in [...] AND tags
 /// array-contains x` and `array-contains-any`; and for each of those queries and each
 /// aggregated field, the same index with that field last (ascending), since Firestore sums
-/// and averages by scanning index entries, which must hold the field.
+/// and averages by scanning index entries, which must hold the field; a field declared for
+/// some queries only (`aggregate(all, x)`) gets that index for those queries only.
 /// With `collection_group`, each of them again in `COLLECTION_GROUP` scope, for the queries
 /// across every parent. And two overrides (for both scopes) that disable the single-field
 /// indexes of the order field, whose
@@ -69,6 +70,10 @@ pub fn plan(spec: &CollectionDescription<'_>) -> IndexPlan {
         .collect();
     let queries = shapes.iter().map(|shape| equality(shape, None));
     let whole = (Vec::new(), false);
+    let declared = spec.aggregations.iter().map(|aggregation| {
+        let shape = (aggregation.compared.to_vec(), aggregation.contains);
+        equality(&shape, Some(aggregation.field))
+    });
     let aggregations = std::iter::once(&whole)
         .chain(&shapes)
         .flat_map(|fields| {
@@ -76,6 +81,7 @@ pub fn plan(spec: &CollectionDescription<'_>) -> IndexPlan {
                 .iter()
                 .map(move |aggregated| equality(fields, Some(aggregated)))
         })
+        .chain(declared)
         .collect::<Vec<_>>();
     let queries: Vec<CompositeIndex> = std::iter::once(whole_collection).chain(queries).collect();
     // A reversible type's queries also run in the other direction (and its pages go back):

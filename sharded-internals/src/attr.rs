@@ -76,6 +76,9 @@ pub struct FieldAttrs {
     pub index: Option<Keyed<IndexSpec>>,
     /// `#[sharded(aggregate)]`: the field has typed `sum` and `avg` queries.
     pub aggregate: Option<syn::Path>,
+    /// `#[sharded(aggregate(all, exchange))]`: the queries (by method name) that sum and
+    /// average it, each with its index; `None` for every query.
+    pub aggregate_queries: Option<Vec<syn::Ident>>,
     /// `#[sharded(contains)]`: the array field has typed `array-contains` and
     /// `array-contains-any` queries.
     pub contains: Option<syn::Path>,
@@ -247,17 +250,34 @@ impl FieldAttrs {
                     return Ok(());
                 }
                 if meta.path.is_ident(AGGREGATE) {
-                    if !meta.input.is_empty() && !meta.input.peek(Token![,]) {
+                    let queries = if meta.input.peek(syn::token::Paren) {
+                        let content;
+                        syn::parenthesized!(content in meta.input);
+                        let parser = Punctuated::<syn::Ident, Token![,]>::parse_terminated;
+                        match parser(&content) {
+                            Ok(names) if !names.is_empty() => Some(names.into_iter().collect()),
+                            _ => {
+                                cx.error_spanned_by(
+                                    &meta.path,
+                                    "`aggregate(...)` names the queries that sum and average the field, by method: e.g. `aggregate(all, exchange)`",
+                                );
+                                return Ok(());
+                            }
+                        }
+                    } else if !meta.input.is_empty() && !meta.input.peek(Token![,]) {
                         cx.error_spanned_by(
                             &meta.path,
-                            "`aggregate` takes no value: write `#[sharded(aggregate)]`",
+                            "`aggregate` takes no value: write `#[sharded(aggregate)]`, or name the queries that sum the field, `#[sharded(aggregate(all, exchange))]`",
                         );
                         return skip_value(&meta);
-                    }
+                    } else {
+                        None
+                    };
                     if out.aggregate.is_some() {
                         cx.error_spanned_by(&meta.path, "duplicate key `aggregate`");
                     } else {
                         out.aggregate = Some(meta.path.clone());
+                        out.aggregate_queries = queries;
                     }
                     return Ok(());
                 }

@@ -64,7 +64,23 @@ impl Model<'_> {
             aggregate_fields: self
                 .aggregates
                 .iter()
+                .filter(|field| field.queries.is_none())
                 .map(|field| field.path.clone())
+                .collect(),
+            aggregations: self
+                .aggregates
+                .iter()
+                .flat_map(|field| {
+                    field
+                        .queries
+                        .iter()
+                        .flatten()
+                        .map(|query| sharded_indexes::AggregationBuf {
+                            field: field.path.clone(),
+                            compared: query.compared.clone(),
+                            contains: query.contains,
+                        })
+                })
                 .collect(),
             array_fields: self.arrays.iter().map(|field| field.path.clone()).collect(),
             shard_values: self.shard_values.clone(),
@@ -154,6 +170,20 @@ pub struct AggregateField<'a> {
     pub ty: &'a syn::Type,
     /// The field path as stored.
     pub path: String,
+    /// The queries that sum and average it (`aggregate(all, exchange)`); `None` for every
+    /// query (`aggregate`).
+    pub queries: Option<Vec<AggregateQuery>>,
+}
+
+/// A query declared to sum and average a field.
+#[derive(Clone)]
+pub struct AggregateQuery {
+    /// The query's method name, as written in `aggregate(...)` (what its id is made from).
+    pub method: syn::Ident,
+    /// The field paths the query compares, as its index holds them; none for `all`.
+    pub compared: Vec<String>,
+    /// Whether it is an array field's `array-contains` query.
+    pub contains: bool,
 }
 
 /// An array field with typed `array-contains` and `array-contains-any` queries.

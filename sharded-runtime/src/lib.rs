@@ -44,10 +44,11 @@ pub use order_key::{OrderBound, OrderKey};
 pub use parent::{CollectionGroup, Parent, Reversible, Subcollection};
 pub use partition::{IdRange, MAX_PARTS};
 pub use query::{
-    ChangeKind, Cursor, CursorOf, DocumentChange, InCollection, InGroup, ListenCheckpoint,
-    ListenOptions, MAX_DISJUNCTIONS, MAX_FILTER_VALUE_BYTES, MAX_LIMIT, Number, Numeric,
-    NumericField, Page, PageOf, PagedQuery, Queries, QueryShape, QuerySnapshot, QueryStats, Reach,
-    Reversed, ShardedQuery, SnapshotStream, WHOLE_COLLECTION, WholeCollection, query_id,
+    ChangeKind, Cursor, CursorOf, DocumentChange, EveryQuery, InCollection, InGroup,
+    ListenCheckpoint, ListenOptions, MAX_DISJUNCTIONS, MAX_FILTER_VALUE_BYTES, MAX_LIMIT, Number,
+    Numeric, NumericField, Page, PageOf, PagedQuery, Queries, QueryShape, QuerySnapshot,
+    QueryStats, Reach, Reversed, ShardedQuery, SnapshotStream, SummedOver, WHOLE_COLLECTION,
+    WholeCollection, query_id,
 };
 pub use shard_job::{Checkpoint, Progress, ShardCensus, ShardJob, ShardedCollectionGroup};
 pub use sharded::Sharded;
@@ -82,7 +83,7 @@ pub mod __private {
     pub use crate::stored_names::{names_of, path_bytes, path_len, stored_name};
     pub use crate::transform::typed_field;
     pub use crate::write::ServerTimestamp;
-    pub use sharded_indexes::{CollectionDescription, Direction};
+    pub use sharded_indexes::{Aggregation, CollectionDescription, Direction};
 
     /// Serializes `document` for writing, the shard drawn now; the benchmarks measure this.
     pub use crate::collection::{serialize, serialize_unguarded};

@@ -48,6 +48,7 @@ impl Managed {
                 indexed_fields: Vec::new(),
                 field_sets: Vec::new(),
                 aggregate_fields: Vec::new(),
+                aggregations: Vec::new(),
                 array_fields: Vec::new(),
                 shard_values: shard_values.to_vec(),
                 previous_shard_values: Vec::new(),
@@ -130,6 +131,10 @@ pub(crate) fn managed_collections(types: &[ShardedType]) -> Result<Vec<Managed>,
                 union_into(
                     &mut m.description.aggregate_fields,
                     entry.description.aggregate_fields,
+                );
+                union_into(
+                    &mut m.description.aggregations,
+                    entry.description.aggregations,
                 );
                 m.types.extend(entry.types);
             }

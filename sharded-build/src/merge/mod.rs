@@ -21,7 +21,7 @@ use shard_sets::{check_shard_sets, declared_values};
 use user_settings::keep_user_settings;
 
 pub use manifest::MANIFEST_KEY;
-pub use validate::{COMPOSITE_INDEX_QUOTA, MAX_INDEX_FIELDS, check};
+pub use validate::{COMPOSITE_INDEX_QUOTA, MAX_INDEX_FIELDS, QUOTA_ENV, check, check_quota};
 pub(crate) use validate::{describe, index_key};
 
 use crate::scan::ShardedType;

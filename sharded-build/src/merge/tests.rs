@@ -18,6 +18,7 @@ fn instrument(indexed: &[&str]) -> ShardedType {
             indexed_fields: indexed.iter().map(|f| f.to_string()).collect(),
             field_sets: Vec::new(),
             aggregate_fields: Vec::new(),
+            aggregations: Vec::new(),
             array_fields: Vec::new(),
             shard_values: vec!["x".into(), "y".into(), "z".into()],
             previous_shard_values: Vec::new(),
@@ -232,15 +233,19 @@ fn what_firestore_rejects_is_an_error() {
 }
 
 #[test]
-fn past_the_quota_is_a_warning() {
+fn past_the_quota_is_an_error_that_says_where_the_indexes_are() {
     let many: Vec<String> = (0..200).map(|i| format!("f{i}")).collect();
     let many: Vec<&str> = many.iter().map(String::as_str).collect();
     let merged = merge(None, &[instrument(&many)], "crate").unwrap();
-    assert!(
-        merged
-            .warnings
-            .iter()
-            .any(|w| w.contains("201 composite indexes"))
+    let err = super::check_quota(&merged.document, super::COMPOSITE_INDEX_QUOTA).unwrap_err();
+    assert!(err.contains("201 composite indexes"), "{err}");
+    assert!(err.contains("(instruments: 201)"), "{err}");
+    assert!(err.contains("aggregate(all, exchange)"), "{err}");
+    assert_eq!(super::check_quota(&merged.document, 1000), Ok(201));
+    let few = merge(None, &[instrument(&many[..199])], "crate").unwrap();
+    assert_eq!(
+        super::check_quota(&few.document, super::COMPOSITE_INDEX_QUOTA),
+        Ok(200)
     );
 }
 

@@ -49,8 +49,8 @@ pub fn validate<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Option<Model<'a>> {
         .chain(field_sets.iter().map(|set| &set.method))
         .collect();
     check_in_methods_are_free(cx, indexes.iter().map(|index| &index.method), &methods);
-    let aggregates = queries::aggregates(cx, cont);
     let arrays = queries::arrays(cx, cont);
+    let aggregates = queries::aggregates(cx, cont, &indexes, &field_sets, &arrays);
     check_array_methods_are_free(cx, &arrays, &methods);
     if cx.has_errors() {
         return None;

@@ -11,8 +11,10 @@ use crate::attr::IndexSpec;
 use crate::check::{Use, check_plain_serde, check_stored_by_name, not_stored};
 use crate::ctxt::Ctxt;
 use crate::model::{
-    AggregateField, ArrayField, FieldSet, IndexedField, SetField, field_path, query_method,
+    AggregateField, AggregateQuery, ArrayField, FieldSet, IndexedField, SetField, field_path,
+    query_method,
 };
+use crate::suggest::did_you_mean;
 use crate::symbol::WHOLE_COLLECTION_METHOD;
 use crate::types::{option_inner, value_type, vec_element};
 
@@ -266,7 +268,32 @@ pub(super) fn arrays<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Vec<ArrayField<'
     out
 }
 
-pub(super) fn aggregates<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Vec<AggregateField<'a>> {
+pub(super) fn aggregates<'a>(
+    cx: &Ctxt,
+    cont: &'a Container<'a>,
+    indexes: &[IndexedField<'a>],
+    field_sets: &[FieldSet<'a>],
+    arrays: &[ArrayField<'a>],
+) -> Vec<AggregateField<'a>> {
+    // Every query a field can be summed over, by method name.
+    let mut known: Vec<(String, Vec<String>, bool)> =
+        vec![(WHOLE_COLLECTION_METHOD.to_owned(), Vec::new(), false)];
+    known.extend(indexes.iter().map(|index| {
+        (
+            index.method.unraw().to_string(),
+            vec![index.path.clone()],
+            false,
+        )
+    }));
+    known.extend(field_sets.iter().map(|set| {
+        let paths = set.fields.iter().map(|field| field.path.clone()).collect();
+        (set.method.to_string(), paths, false)
+    }));
+    known.extend(
+        arrays
+            .iter()
+            .map(|array| (array.method.to_string(), vec![array.path.clone()], true)),
+    );
     let mut out = Vec::new();
     for field in &cont.fields {
         let Some(key) = &field.attrs.aggregate else {
@@ -284,10 +311,36 @@ pub(super) fn aggregates<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Vec<Aggregat
         ) {
             continue;
         }
+        let queries = field.attrs.aggregate_queries.as_ref().map(|names| {
+            let mut queries: Vec<AggregateQuery> = Vec::new();
+            for name in names {
+                let written = name.unraw().to_string();
+                let Some((_, compared, contains)) = known.iter().find(|(method, ..)| *method == written)
+                else {
+                    let hint = did_you_mean(&written, known.iter().map(|(method, ..)| method.as_str()));
+                    cx.error_spanned_by(
+                        name,
+                        format!("`aggregate({written})`: `{}` has no query `{written}` (name a query method: `all`, an indexed field's, a field set's or an array field's `_contains`){hint}", cont.ident),
+                    );
+                    continue;
+                };
+                if queries.iter().any(|query| query.method == *name) {
+                    cx.error_spanned_by(name, format!("`{written}` is named twice in `aggregate(...)`"));
+                    continue;
+                }
+                queries.push(AggregateQuery {
+                    method: name.clone(),
+                    compared: compared.clone(),
+                    contains: *contains,
+                });
+            }
+            queries
+        });
         out.push(AggregateField {
             ident: field.ident,
             ty: field.ty,
             path: field_path([field.stored_name.as_str()]),
+            queries,
         });
     }
     out

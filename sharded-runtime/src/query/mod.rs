@@ -26,7 +26,7 @@ mod with_errors;
 pub use crate::value_order::{
     compare_documents, compare_references, compare_values, usable_in_cursor,
 };
-pub use aggregate::{Number, Numeric, NumericField, numeric_field};
+pub use aggregate::{EveryQuery, Number, Numeric, NumericField, SummedOver, numeric_field};
 pub use builder::ShardedQuery;
 pub use chunk::shard_chunks;
 pub(crate) use count::count_of;

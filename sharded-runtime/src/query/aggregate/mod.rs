@@ -13,12 +13,13 @@
 
 use firestore::FirestoreDb;
 use futures::TryStreamExt;
+use futures::future::BoxFuture;
 use tracing::Instrument as _;
 
 mod numeric;
 mod totals;
 
-pub use numeric::{Number, Numeric, NumericField, numeric_field};
+pub use numeric::{EveryQuery, Number, Numeric, NumericField, SummedOver, numeric_field};
 use totals::{ChunkAggregate, Share, Shares};
 
 use super::chunk::Chunk;
@@ -43,8 +44,15 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
     ///
     /// Served by the index (shard, equality fields, order field, `field`), which the plan holds
     /// for every query and every `#[sharded(aggregate)]` field.
-    pub async fn sum(&self, db: &FirestoreDb, field: NumericField<T>) -> Result<Number> {
-        Ok(self.aggregate(db, field, false).await?.0)
+    pub fn sum<'q, S: SummedOver<QUERY>>(
+        &'q self,
+        db: &'q FirestoreDb,
+        field: NumericField<T, S>,
+    ) -> BoxFuture<'q, Result<Number>> {
+        // Not `async fn`: a future whose type does not name `S` has the field's bound checked
+        // once, at the call, not again on the future and at its `.await`.
+        let field = field.checked();
+        Box::pin(async move { Ok(self.aggregate(db, field, false).await?.0) })
     }
 
     /// The average of `field` over every document the query matches that holds a number in
@@ -54,18 +62,24 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
     /// chunk averaging exactly 0 (while the total is not) leaves it open, and is asked again
     /// as [`sum`](Self::sum) asks an overflowing chunk. Refuses a limit or a cursor as
     /// [`sum`](Self::sum) does.
-    pub async fn avg(&self, db: &FirestoreDb, field: NumericField<T>) -> Result<Option<f64>> {
-        Ok(self.aggregate(db, field, true).await?.1)
+    pub fn avg<'q, S: SummedOver<QUERY>>(
+        &'q self,
+        db: &'q FirestoreDb,
+        field: NumericField<T, S>,
+    ) -> BoxFuture<'q, Result<Option<f64>>> {
+        let field = field.checked();
+        Box::pin(async move { Ok(self.aggregate(db, field, true).await?.1) })
     }
 
     /// [`sum`](Self::sum) and [`avg`](Self::avg) of `field` at once: one aggregation request
     /// per chunk instead of two.
-    pub async fn sum_and_avg(
-        &self,
-        db: &FirestoreDb,
-        field: NumericField<T>,
-    ) -> Result<(Number, Option<f64>)> {
-        self.aggregate(db, field, true).await
+    pub fn sum_and_avg<'q, S: SummedOver<QUERY>>(
+        &'q self,
+        db: &'q FirestoreDb,
+        field: NumericField<T, S>,
+    ) -> BoxFuture<'q, Result<(Number, Option<f64>)>> {
+        let field = field.checked();
+        Box::pin(self.aggregate(db, field, true))
     }
 
     /// `sum` and `avg` of `field` across the chunks, read at one snapshot; `average` says
@@ -84,8 +98,18 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         if R::REVERSED {
             // No direction changes a sum: run it in the type's own, whose indexes hold the
             // aggregated fields.
-            return Box::pin(self.flipped().aggregate(db, field, average)).await;
+            return self.flipped().aggregate_checked(db, field, average).await;
         }
+        self.aggregate_checked(db, field, average).await
+    }
+
+    /// [`aggregate`](Self::aggregate) of a query checked already, in its own direction.
+    async fn aggregate_checked(
+        &self,
+        db: &FirestoreDb,
+        field: NumericField<T>,
+        average: bool,
+    ) -> Result<(Number, Option<f64>)> {
         let span = query_span::<T, QUERY>("aggregate");
         async {
             let (prepared, snapshot) = self.begin(db, &span).await?;

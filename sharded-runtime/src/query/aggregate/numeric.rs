@@ -20,17 +20,37 @@ pub trait Numeric: Serialize {
 }
 
 /// A numeric field of `T` (`T::aggregates().price`), to pass to
-/// [`ShardedQuery::sum`](crate::ShardedQuery::sum) and [`avg`](crate::ShardedQuery::avg).
-pub struct NumericField<T> {
+/// [`ShardedQuery::sum`](crate::ShardedQuery::sum) and [`avg`](crate::ShardedQuery::avg). `S`
+/// says which queries sum it: [`EveryQuery`] for `#[sharded(aggregate)]`, a marker of the
+/// field's own for `#[sharded(aggregate(all, exchange))]`, which only those queries take.
+pub struct NumericField<T, S = EveryQuery> {
     pub(crate) path: &'static str,
     pub(super) integer: bool,
-    marker: PhantomData<fn() -> T>,
+    marker: PhantomData<fn() -> (T, S)>,
 }
 
-/// The numeric field `path` of `T`, of type `V`: what the derive's `T::aggregates()` is made
-/// of, with every type written out, as `field`. `V: Numeric` is what
-/// refuses an aggregate on a field that is not a number, on the field's type.
-pub fn numeric_field<T, V: Numeric>(path: &'static str) -> NumericField<T> {
+/// The queries a field declared `#[sharded(aggregate)]` is summed by: all of them.
+#[derive(Debug, Clone, Copy)]
+pub struct EveryQuery;
+
+/// Which queries (by query id) may sum and average a numeric field: implemented by
+/// [`EveryQuery`] for every query, and by the derive's marker of a field declared
+/// `#[sharded(aggregate(all, exchange))]` for the queries it names, whose indexes the plan
+/// holds.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not summed or averaged by this query",
+    label = "the field's `aggregate(...)` does not name this query",
+    note = "add the query's method (`all` for `T::query().all()`) to the field's `#[sharded(aggregate(...))]`: the build then plans the index its sum needs"
+)]
+pub trait SummedOver<const QUERY: u64> {}
+
+impl<const QUERY: u64> SummedOver<QUERY> for EveryQuery {}
+
+/// The numeric field `path` of `T`, of type `V`, summed by the queries `S` names: what the
+/// derive's `T::aggregates()` is made of, with every type written out, as `field`. `V:
+/// Numeric` is what refuses an aggregate on a field that is not a number, on the field's
+/// type.
+pub fn numeric_field<T, V: Numeric, S>(path: &'static str) -> NumericField<T, S> {
     NumericField {
         path,
         integer: V::INTEGER,
@@ -38,22 +58,31 @@ pub fn numeric_field<T, V: Numeric>(path: &'static str) -> NumericField<T> {
     }
 }
 
-impl<T> NumericField<T> {
+impl<T, S> NumericField<T, S> {
     /// The stored field path.
     pub fn path(&self) -> &'static str {
         self.path
     }
+
+    /// The same field, checked against its queries already: what the aggregation runs on.
+    pub(crate) fn checked(self) -> NumericField<T> {
+        NumericField {
+            path: self.path,
+            integer: self.integer,
+            marker: PhantomData,
+        }
+    }
 }
 
-impl<T> Clone for NumericField<T> {
+impl<T, S> Clone for NumericField<T, S> {
     fn clone(&self) -> Self {
         *self
     }
 }
 
-impl<T> Copy for NumericField<T> {}
+impl<T, S> Copy for NumericField<T, S> {}
 
-impl<T> std::fmt::Debug for NumericField<T> {
+impl<T, S> std::fmt::Debug for NumericField<T, S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_tuple("NumericField").field(&self.path).finish()
     }
