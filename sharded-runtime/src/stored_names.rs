@@ -29,8 +29,8 @@
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` does not tell sharded the names serde stores its fields under",
-    label = "a nested index path goes through `{Self}`",
-    note = "add `#[derive(sharded_runtime::StoredNames)]` to `{Self}`, so the path follows its serde renames"
+    label = "sharded reads `{Self}`'s stored field names (a nested index path goes through it, or a projection reads it)",
+    note = "add `#[derive(sharded_runtime::StoredNames)]` to `{Self}`, so sharded follows its serde renames"
 )]
 pub trait StoredNames {
     /// (Rust field name without `r#`, stored name) for every named field; no stored name for

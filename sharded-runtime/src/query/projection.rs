@@ -1,5 +1,6 @@
 //! Projections: a query's documents read as a partial type, only its fields sent back.
 
+use futures::future::BoxFuture;
 use serde::de::DeserializeOwned;
 
 use super::{Reach, ShardedQuery};
@@ -13,14 +14,22 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
     /// Firestore bills a projection as it bills the query, one read per document. A field of
     /// `P` that `T` does not store under that name, or one `P` flattens or skips, is
     /// [`Error::InvalidQuery`] before anything is sent.
-    pub async fn fetch_as<P>(&self, db: &firestore::FirestoreDb) -> Result<Vec<Stored<P>>>
+    pub fn fetch_as<'q, P>(
+        &self,
+        db: &'q firestore::FirestoreDb,
+    ) -> BoxFuture<'q, Result<Vec<Stored<P>>>>
     where
-        P: DeserializeOwned + StoredNames,
+        P: DeserializeOwned + StoredNames + 'q,
     {
+        // Not `async fn`: a future whose type does not carry `P`'s bounds has them checked
+        // once, at the call.
+        let mask = projection_mask::<T, P>();
         let mut masked = self.clone();
-        masked.mask = Some(projection_mask::<T, P>()?);
-        let (documents, _) = masked.fetch_documents(db).await?;
-        documents.iter().map(Stored::read_as::<T>).collect()
+        Box::pin(async move {
+            masked.mask = Some(mask?);
+            let (documents, _) = masked.fetch_documents(db).await?;
+            documents.iter().map(Stored::read_as::<T>).collect()
+        })
     }
 }
 
