@@ -74,6 +74,17 @@ pub enum EmulatorError {
     #[error("could not connect to the emulator: {0}")]
     /// The client could not be built.
     Connect(#[from] firestore::errors::FirestoreError),
+    #[error("the shared emulator could not be started: {0}")]
+    /// [`Emulator::shared`] failed to start the emulator, now or on an earlier call.
+    Shared(String),
+    #[error("the emulator did not clear project `{project}`: {reason}")]
+    /// [`Emulator::clear`] failed.
+    Clear {
+        /// The project.
+        project: String,
+        /// What went wrong.
+        reason: String,
+    },
 }
 
 /// A Cloud Firestore emulator this process uses: the one `FIRESTORE_EMULATOR_HOST` names, or
@@ -118,6 +129,92 @@ impl Emulator {
         }
         let port = free_port().map_err(EmulatorError::Spawn)?;
         Self::start_on(port, max_heap).await
+    }
+
+    /// The emulator every test of this process shares, started on first use (or the one
+    /// `FIRESTORE_EMULATOR_HOST` names) and never stopped while the process runs; its
+    /// watchdog ends it when the process exits, however it exits. Started on a thread of its
+    /// own, so each test may run its own runtime (as `#[tokio::test]` does). A failed start
+    /// fails every later call with the same reason, without starting again.
+    ///
+    /// Give each test a project of its own ([`project`](Self::project)) and the tests of one
+    /// binary run in parallel on one JVM; or [`clear`](Self::clear) a project between tests.
+    pub fn shared() -> Result<&'static Emulator, EmulatorError> {
+        static SHARED: std::sync::OnceLock<Result<Emulator, String>> = std::sync::OnceLock::new();
+        let started = SHARED.get_or_init(|| {
+            std::thread::spawn(|| {
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(|error| error.to_string())?
+                    .block_on(Emulator::start())
+                    .map_err(|error| error.to_string())
+            })
+            .join()
+            .unwrap_or_else(|_| Err("the start-up thread panicked".into()))
+        });
+        started
+            .as_ref()
+            .map_err(|reason| EmulatorError::Shared(reason.clone()))
+    }
+
+    /// A client of a new project, `{name}-{random}`, that no other test uses: the isolation
+    /// of a fresh emulator at the cost of none.
+    pub async fn project(&self, name: &str) -> Result<FirestoreDb, EmulatorError> {
+        self.db(&format!("{name}-{:08x}", rand::random::<u32>()))
+            .await
+    }
+
+    /// Deletes every document of `project`'s default database (the emulator's own reset,
+    /// `DELETE /emulator/v1/projects/{project}/databases/(default)/documents`), so a test can
+    /// start from nothing on a project it reuses.
+    pub async fn clear(&self, project_id: &str) -> Result<(), EmulatorError> {
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        let fail = |reason: String| EmulatorError::Clear {
+            project: project_id.to_owned(),
+            reason,
+        };
+        if project_id.is_empty()
+            || !project_id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        {
+            return Err(fail("a project id is letters, digits, `-` and `_`".into()));
+        }
+        let mut stream = tokio::net::TcpStream::connect(&self.host)
+            .await
+            .map_err(|error| fail(error.to_string()))?;
+        let request = format!(
+            "DELETE /emulator/v1/projects/{project_id}/databases/(default)/documents HTTP/1.1\r\nHost: {}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            self.host
+        );
+        stream
+            .write_all(request.as_bytes())
+            .await
+            .map_err(|error| fail(error.to_string()))?;
+        // The status line is all it takes; the emulator keeps the connection open after its
+        // answer whatever the request says, so the rest is not waited for.
+        let mut answer = Vec::new();
+        let read = async {
+            while !answer.windows(2).any(|pair| pair == b"\r\n") {
+                let mut chunk = [0u8; 512];
+                match stream.read(&mut chunk).await? {
+                    0 => break,
+                    n => answer.extend_from_slice(&chunk[..n]),
+                }
+            }
+            Ok::<_, std::io::Error>(())
+        };
+        tokio::time::timeout(Duration::from_secs(30), read)
+            .await
+            .map_err(|_| fail("no answer within 30 s".into()))?
+            .map_err(|error| fail(error.to_string()))?;
+        let answer = String::from_utf8_lossy(&answer);
+        let status = answer.lines().next().unwrap_or_default();
+        match status.split_whitespace().nth(1) {
+            Some("200") => Ok(()),
+            _ => Err(fail(format!("it answered `{status}`"))),
+        }
     }
 
     /// Starts an emulator on `port`; fails, rather than use it, if another process holds it.

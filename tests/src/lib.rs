@@ -1,8 +1,6 @@
 //! Shared pieces of the test suite: one emulator per test binary, a project per test, and the
 //! recipe's data model.
 
-use std::sync::OnceLock;
-
 use sharded_emulator::emulator::Emulator;
 use sharded_runtime::firestore::FirestoreDb;
 
@@ -19,32 +17,16 @@ pub struct TestDb {
 }
 
 /// The emulator of this test binary, started on first use (or the one
-/// `FIRESTORE_EMULATOR_HOST` names). It is never dropped: its watchdog stops the JVM when the
-/// test process exits, however it exits.
+/// `FIRESTORE_EMULATOR_HOST` names): the emulator kit's shared one.
 pub fn shared_emulator() -> &'static Emulator {
-    static SHARED: OnceLock<Emulator> = OnceLock::new();
-    SHARED.get_or_init(|| {
-        // Started on a thread of its own: each test runs its own runtime, which may be inside
-        // an async context already.
-        std::thread::spawn(|| {
-            tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("a runtime")
-                .block_on(Emulator::start())
-        })
-        .join()
-        .expect("the start-up thread does not panic")
-        .unwrap_or_else(|err| panic!("{err}"))
-    })
+    Emulator::shared().unwrap_or_else(|err| panic!("{err}"))
 }
 
 /// A fresh project on the shared emulator.
 pub async fn test_db(name: &str) -> TestDb {
     let emulator = shared_emulator();
-    let project = format!("{name}-{}", rand::random::<u32>());
     let db = emulator
-        .db(&project)
+        .project(name)
         .await
         .expect("connect to the emulator");
     TestDb { db, emulator }

@@ -140,3 +140,73 @@ async fn a_dropped_fault_proxy_closes_its_connections() {
         "the connection outlived the proxy: {read:?}"
     );
 }
+
+/// One emulator per test binary, a project per test: projects do not see each other's
+/// documents, and clearing one empties it (subcollections too) and leaves the other alone.
+#[tokio::test]
+async fn the_shared_emulator_gives_each_test_a_project_and_clears_one() {
+    let emulator = Emulator::shared().unwrap();
+    assert!(
+        std::ptr::eq(emulator, Emulator::shared().unwrap()),
+        "one per process"
+    );
+    let (a, b) = (
+        emulator.project("kit").await.unwrap(),
+        emulator.project("kit").await.unwrap(),
+    );
+    assert_ne!(a.get_database_path(), b.get_database_path());
+    let write = |db: &sharded_runtime::firestore::FirestoreDb, parent: Option<String>, id: &str| {
+        let (db, id) = (db.clone(), id.to_owned());
+        async move {
+            let insert = db.fluent().insert().into("things").document_id(&id);
+            let insert = match parent {
+                Some(parent) => insert.parent(parent),
+                None => insert.parent(db.get_documents_path().clone()),
+            };
+            insert
+                .object(&serde_json::json!({ "n": 1 }))
+                .execute::<serde_json::Value>()
+                .await
+                .unwrap();
+        }
+    };
+    write(&a, None, "x").await;
+    let nested = format!("{}/things/x", a.get_documents_path());
+    write(&a, Some(nested.clone()), "y").await;
+    write(&b, None, "x").await;
+    let count = |db: &sharded_runtime::firestore::FirestoreDb| {
+        let db = db.clone();
+        async move {
+            let top = db
+                .fluent()
+                .select()
+                .from("things")
+                .query()
+                .await
+                .unwrap()
+                .len();
+            let group = db
+                .fluent()
+                .select()
+                .from("things")
+                .all_descendants()
+                .query()
+                .await
+                .unwrap()
+                .len();
+            (top, group)
+        }
+    };
+    assert_eq!(count(&a).await, (1, 2));
+    assert_eq!(count(&b).await, (1, 1));
+    let project = |db: &sharded_runtime::firestore::FirestoreDb| {
+        db.get_database_path().split('/').nth(1).unwrap().to_owned()
+    };
+    emulator.clear(&project(&a)).await.unwrap();
+    assert_eq!(count(&a).await, (0, 0), "cleared, subcollections too");
+    assert_eq!(count(&b).await, (1, 1), "another project kept");
+    assert!(matches!(
+        emulator.clear("not/a project").await,
+        Err(EmulatorError::Clear { .. })
+    ));
+}
