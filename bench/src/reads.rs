@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use sharded_emulator::emulator::Emulator;
 use sharded_runtime::firestore::FirestoreDb;
-use sharded_runtime::{MAX_DISJUNCTIONS, Sharded, Stored};
+use sharded_runtime::{MAX_DISJUNCTIONS, Stored};
 
 use crate::{Sharded40, Sharded64, Sharded300, instruments};
 
@@ -29,7 +29,7 @@ async fn measure<T>(
     query: sharded_runtime::WholeCollection<T>,
 ) -> Result<Row, Box<dyn std::error::Error>>
 where
-    T: Sharded + for<'p> From<&'p crate::Plain>,
+    T: sharded_runtime::TopLevel + for<'p> From<&'p crate::Plain>,
 {
     let writer = db.create_simple_batch_writer().await?;
     for chunk in data.chunks(500) {

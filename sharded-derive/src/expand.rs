@@ -228,12 +228,16 @@ fn description_rest(model: &Model, paths: &[(TokenStream, TokenStream)]) -> Toke
 /// (`Subcollection`) and group queries (`CollectionGroup`).
 fn placement(model: &Model) -> TokenStream {
     let ident = model.ident;
-    let subcollection = (!model.parent_collections.is_empty()).then(|| {
-        quote! {
+    let subcollection = match model.parent_collections.is_empty() {
+        false => quote! {
             #[automatically_derived]
             impl ::sharded_runtime::Subcollection for #ident {}
-        }
-    });
+        },
+        true => quote! {
+            #[automatically_derived]
+            impl ::sharded_runtime::TopLevel for #ident {}
+        },
+    };
     let group = model.collection_group.then(|| {
         quote! {
             #[automatically_derived]

@@ -180,8 +180,17 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
         &alias_names,
         container.attrs.collection_group.is_some(),
     );
+    // As the expansion places it, so that the type's own uses do not fail a second time.
+    let top_level = container.attrs.parent.is_none().then(|| {
+        quote! {
+            #[automatically_derived]
+            impl ::sharded_runtime::TopLevel for #ident {}
+        }
+    });
     let wrapped = wrap(quote! {
         #namespaces
+
+        #top_level
 
         #[automatically_derived]
         impl ::sharded_runtime::Sharded for #ident {

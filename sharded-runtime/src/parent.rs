@@ -29,6 +29,19 @@ pub trait Subcollection: Sharded {}
 )]
 pub trait CollectionGroup: Sharded {}
 
+/// A sharded type stored at the top level of the database (no `parent`): implemented by the
+/// derive, and what the writes and reads that take no parent require
+/// ([`Sharded::collection`](crate::Sharded::collection), [`AtomicBatch`](crate::AtomicBatch)'s
+/// and [`BulkWriter`](crate::bulk::BulkWriter)'s own writes), since a subcollection's
+/// document is always under a parent.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` lives under parent documents: name the parent",
+    label = "declared with `parent = \"...\"`",
+    note = "write and read it under a parent: `{Self}::collection_in(&db, &parent)`, `batch.in_parent(&parent)`, `writer.in_parent(&parent)`, `query.in_parent(&parent)`, with `let parent = Parent::<{Self}>::new(&[..])?`",
+    note = "in generic code over top-level types, bound the type `T: TopLevel`"
+)]
+pub trait TopLevel: Sharded {}
+
 /// A sharded type whose queries run in both directions (`reversible`): implemented by the
 /// derive, and what [`reversed`](crate::ShardedQuery::reversed) and
 /// [`before`](crate::ShardedQuery::before) require, since those queries need the indexes in

@@ -115,12 +115,12 @@ pub trait Sharded: Serialize + DeserializeOwned + Send + Sync + 'static {
         Self::DESCRIPTION.plan()
     }
 
-    /// Writes and reads of this type's collection in `db`. For a type declared under parent
-    /// documents (`parent = "..."`), every call is [`Error::InvalidParent`](crate::Error::InvalidParent),
-    /// nothing sent: use [`collection_in`](Self::collection_in).
+    /// Writes and reads of this type's collection in `db`, for a top-level type; a type
+    /// declared under parent documents (`parent = "..."`) takes its parent,
+    /// [`collection_in`](Self::collection_in) (calling this on it does not compile).
     fn collection(db: &firestore::FirestoreDb) -> ShardedCollection<'_, Self>
     where
-        Self: Sized,
+        Self: Sized + crate::TopLevel,
     {
         ShardedCollection::new(db)
     }

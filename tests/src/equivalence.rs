@@ -403,7 +403,11 @@ pub async fn unsharded_ids<T: Sharded>(
 
 /// Writes `documents` through sharded into `T::COLLECTION` and plainly (no shard) into
 /// `plain`: the data a property test compares a sharded query with its unsharded twin on.
-pub async fn write_both<T: Sharded>(db: &FirestoreDb, plain: &str, documents: &[(String, T)]) {
+pub async fn write_both<T: sharded_runtime::TopLevel>(
+    db: &FirestoreDb,
+    plain: &str,
+    documents: &[(String, T)],
+) {
     let writer = db.create_simple_batch_writer().await.unwrap();
     for chunk in documents.chunks(400) {
         let mut batch = writer.new_batch();

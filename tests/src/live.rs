@@ -56,7 +56,9 @@ macro_rules! live_readings {
     };
 }
 
-pub trait Reading: Sharded<OrderValue = i64> + Clone + PartialEq + std::fmt::Debug {
+pub trait Reading:
+    Sharded<OrderValue = i64> + sharded_runtime::TopLevel + Clone + PartialEq + std::fmt::Debug
+{
     fn new(venue: &str, at: i64, seq: i64) -> Self;
     fn at(&self) -> i64;
     fn all() -> WholeCollection<Self>;

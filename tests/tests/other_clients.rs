@@ -48,7 +48,7 @@ macro_rules! note_type {
     };
 }
 
-trait Note: Sharded<OrderValue = FirestoreTimestamp> + Clone {
+trait Note: Sharded<OrderValue = FirestoreTimestamp> + sharded_runtime::TopLevel + Clone {
     fn new(room: &str, count: i64, at: FirestoreTimestamp) -> Self;
     fn in_room(room: &str) -> ShardedQuery<Self, { query_id("room") }>;
     fn all() -> WholeCollection<Self>;

@@ -60,7 +60,7 @@ macro_rules! reading {
     };
 }
 
-trait Reading: Sharded<OrderValue = i64> + Clone {
+trait Reading: Sharded<OrderValue = i64> + sharded_runtime::TopLevel + Clone {
     fn new(device: String, kind: u32, at: i64, n: i64) -> Self;
     fn n(&self) -> i64;
     fn devices_in(values: Vec<String>) -> ShardedQuery<Self, { query_id("device") }>;

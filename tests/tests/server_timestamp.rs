@@ -69,7 +69,13 @@ struct AtSystemTime {
     at: SystemTime,
 }
 
-trait Event: Sharded<OrderValue = FirestoreTimestamp> + Clone + PartialEq + std::fmt::Debug {
+trait Event:
+    Sharded<OrderValue = FirestoreTimestamp>
+    + sharded_runtime::TopLevel
+    + Clone
+    + PartialEq
+    + std::fmt::Debug
+{
     fn new(room: &str, text: &str) -> Self;
     fn created_at(&self) -> SystemTime;
     fn in_room(room: &str) -> ShardedQuery<Self, { query_id("room") }>;
