@@ -418,10 +418,7 @@ pub async fn recovery_section() -> Result<String, Failure> {
         async move {
             let proxy = FaultProxy::start(&emulator_host, Faults::NONE).await?;
             let db = sharded_emulator::emulator::connect(&proxy.host(), "live-recovery").await?;
-            let options = ListenOptions {
-                idle_timeout,
-                ..ListenOptions::default()
-            };
+            let options = ListenOptions::default().with_idle_timeout(idle_timeout);
             let (mut events, task) = forward(
                 Sharded3::query()
                     .all()

@@ -67,6 +67,9 @@ fn expand(model: &Model) -> TokenStream {
         #placement
 
         #[automatically_derived]
+        impl ::sharded_runtime::__private::Derived for #ident {}
+
+        #[automatically_derived]
         impl ::sharded_runtime::Sharded for #ident {
             const DESCRIPTION: ::sharded_runtime::__private::CollectionDescription<'static> =
                 ::sharded_runtime::__private::CollectionDescription {

@@ -193,6 +193,9 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
         #top_level
 
         #[automatically_derived]
+        impl ::sharded_runtime::__private::Derived for #ident {}
+
+        #[automatically_derived]
         impl ::sharded_runtime::Sharded for #ident {
             const DESCRIPTION: ::sharded_runtime::__private::CollectionDescription<'static> =
                 ::sharded_runtime::__private::CollectionDescription::EMPTY;

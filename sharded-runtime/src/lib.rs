@@ -79,7 +79,7 @@ pub mod __private {
         numeric_field, queries, shard_chunks, usable_in_cursor,
     };
     pub use crate::shard::{draw_shard, numbered_shards};
-    pub use crate::sharded::{PLAIN_PATHS, Tables};
+    pub use crate::sharded::{Derived, PLAIN_PATHS, Tables};
     pub use crate::stored_names::{names_of, path_bytes, path_len, stored_name};
     pub use crate::transform::typed_field;
     pub use crate::write::ServerTimestamp;

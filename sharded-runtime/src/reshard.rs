@@ -48,6 +48,7 @@ pub const NEW_VALUES_RAMP: Throttling = Throttling::Ramp {
 /// The share of `T`'s writes that go to its new shard values (current ones that are not
 /// among the previous), `elapsed` after the resharding started: 0 when nothing is new, 1
 /// when nothing is kept.
+#[doc(hidden)] // A test hook: the tests drive the ramp through it.
 pub fn new_values_share<T: Sharded>(elapsed: Duration) -> f64 {
     share(
         T::NEW_SHARD_VALUES.len(),
@@ -72,6 +73,7 @@ fn share(new: usize, kept: usize, previous: usize, elapsed: Duration) -> f64 {
 /// A shard value for a write of `T`, `elapsed` after the resharding started, or before it
 /// started (`None`: only previous values, which readers of the type before the change know).
 /// Ignored when `T` declares no previous set.
+#[doc(hidden)] // A test hook: the tests drive the ramp through it.
 pub fn draw_at<T: Sharded>(elapsed: Option<Duration>) -> &'static str {
     if T::PREVIOUS_SHARD_VALUES.is_empty() || T::NEW_SHARD_VALUES.is_empty() {
         return draw_shard(T::KEPT_SHARD_VALUES);
@@ -106,6 +108,7 @@ pub fn elapsed<T: Sharded>() -> Option<Duration> {
 
 /// How long `T`'s resharding has been going at `now`, by its declared `since`: `None` before
 /// it. Without `since`, since this process first drew a shard for `T`.
+#[doc(hidden)] // A test hook: the tests drive the ramp through it.
 pub fn elapsed_at<T: Sharded>(now: SystemTime) -> Option<Duration> {
     match T::RESHARD_SINCE {
         Some(since) => now

@@ -38,10 +38,10 @@ pub const PLAIN_PATHS: &[&[&str]] = &[];
 /// [`DESCRIPTION`](Self::DESCRIPTION) is what the derive read from the attributes: the runtime
 /// writes and queries from it, and the index plan and the build's `firestore.indexes.json`
 /// are made from it. The other constants are views of it, or of the (hidden) tables the
-/// derive computes from the same attributes for the runtime's hot paths. Implementing the
-/// trait by hand is possible but not supported: the typed queries, the write guard and the
-/// index file all come from the derive.
-pub trait Sharded: Serialize + DeserializeOwned + Send + Sync + 'static {
+/// derive computes from the same attributes for the runtime's hot paths. The trait is sealed:
+/// only the derive implements it, so its constants cannot disagree with `DESCRIPTION`, and
+/// adding one is not a breaking change.
+pub trait Sharded: Serialize + DeserializeOwned + Send + Sync + Derived + 'static {
     /// The collection, described once.
     const DESCRIPTION: CollectionDescription<'static>;
     /// The collection id.
@@ -145,3 +145,13 @@ pub trait Sharded: Serialize + DeserializeOwned + Send + Sync + 'static {
         ShardedCollection::under(db, parent)
     }
 }
+
+/// Implemented by the derive alongside [`Sharded`], which requires it: no other impl of
+/// `Sharded` compiles. Not a public API.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "`Sharded` is implemented by its derive only",
+    label = "`{Self}` implements it by hand",
+    note = "derive it instead: `#[derive(Serialize, Deserialize, Sharded)]` with `#[sharded(...)]`, from which the queries, the write guard and the index plan all come"
+)]
+pub trait Derived {}

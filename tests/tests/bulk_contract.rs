@@ -133,15 +133,13 @@ async fn queue(writer: &BulkWriter, place: &Place, op: Op) -> PendingWrite {
 async fn writes_to_each_document_apply_in_the_order_queued_and_every_outcome_is_true() {
     // A document's next write waits out a lost request's deadline: a short request timeout
     // keeps the test short.
-    let options = BulkWriterOptions {
-        request_timeout: Duration::from_secs(4),
-        ..BulkWriterOptions::default()
-            .with_throttling(Throttling::Off)
-            .with_backoff(Backoff {
-                initial: Duration::from_millis(250),
-                ..fast_retries()
-            })
-    };
+    let options = BulkWriterOptions::default()
+        .with_throttling(Throttling::Off)
+        .with_backoff(Backoff {
+            initial: Duration::from_millis(250),
+            ..fast_retries()
+        })
+        .with_request_timeout(Duration::from_secs(4));
     order_and_outcomes_hold(&[1, 2, 3], options).await;
 }
 
@@ -151,12 +149,10 @@ async fn writes_to_each_document_apply_in_the_order_queued_and_every_outcome_is_
 /// order does not rest on the backoff. A short request timeout keeps those waits short.
 #[tokio::test]
 async fn the_order_per_document_does_not_rest_on_the_retry_wait() {
-    let options = BulkWriterOptions {
-        request_timeout: Duration::from_secs(4),
-        ..BulkWriterOptions::default()
-            .with_throttling(Throttling::Off)
-            .with_backoff(fast_retries())
-    };
+    let options = BulkWriterOptions::default()
+        .with_throttling(Throttling::Off)
+        .with_backoff(fast_retries())
+        .with_request_timeout(Duration::from_secs(4));
     order_and_outcomes_hold(&[4, 5, 6], options).await;
 }
 
@@ -605,26 +601,14 @@ async fn options_out_of_range_are_refused_when_the_writer_is_built() {
             "throttling.interval",
             base().with_throttling(ramp(10.0, Duration::ZERO)),
         ),
+        ("linger", base().with_linger(Duration::MAX)),
         (
-            "linger",
-            BulkWriterOptions {
-                linger: Duration::MAX,
-                ..base()
-            },
+            "request_timeout",
+            base().with_request_timeout(Duration::MAX),
         ),
         (
             "request_timeout",
-            BulkWriterOptions {
-                request_timeout: Duration::MAX,
-                ..base()
-            },
-        ),
-        (
-            "request_timeout",
-            BulkWriterOptions {
-                request_timeout: Duration::ZERO,
-                ..base()
-            },
+            base().with_request_timeout(Duration::ZERO),
         ),
         (
             "backoff.jitter",
@@ -654,37 +638,16 @@ async fn options_out_of_range_are_refused_when_the_writer_is_built() {
                 ..Backoff::default()
             }),
         ),
-        (
-            "max_pending",
-            BulkWriterOptions {
-                max_pending: 0,
-                ..base()
-            },
-        ),
+        ("max_pending", base().with_max_pending(0)),
         // Once accepted, and then the writer's task overflowed adding a batch to it.
+        ("max_pending", base().with_max_pending(usize::MAX)),
         (
             "max_pending",
-            BulkWriterOptions {
-                max_pending: usize::MAX,
-                ..base()
-            },
-        ),
-        (
-            "max_pending",
-            BulkWriterOptions {
-                max_pending: sharded_runtime::bulk::MAX_PENDING + 1,
-                ..base()
-            },
+            base().with_max_pending(sharded_runtime::bulk::MAX_PENDING + 1),
         ),
         ("batch_size", base().with_batch_size(0)),
         ("batch_size", base().with_batch_size(501)),
-        (
-            "retry_batch_size",
-            BulkWriterOptions {
-                retry_batch_size: 0,
-                ..base()
-            },
-        ),
+        ("retry_batch_size", base().with_retry_batch_size(0)),
     ];
     for (option, options) in cases {
         match BulkWriter::new(&test.db, options) {
@@ -733,12 +696,10 @@ async fn each_document_ends_on_its_last_version_when_lost_requests_land_late() {
     .await;
     let writer = BulkWriter::new(
         &db,
-        BulkWriterOptions {
-            request_timeout: Duration::from_secs(1),
-            ..BulkWriterOptions::default()
-                .with_throttling(Throttling::Off)
-                .with_backoff(fast_retries())
-        },
+        BulkWriterOptions::default()
+            .with_throttling(Throttling::Off)
+            .with_backoff(fast_retries())
+            .with_request_timeout(Duration::from_secs(1)),
     )
     .unwrap();
     const DOCUMENTS: u64 = 300;

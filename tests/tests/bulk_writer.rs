@@ -46,10 +46,9 @@ async fn every_write_lands_with_a_shard_and_its_outcome() {
     // batches go out.
     let writer = BulkWriter::new(
         &test.db,
-        BulkWriterOptions {
-            linger: Duration::from_secs(600),
-            ..BulkWriterOptions::default().with_throttling(Throttling::Off)
-        },
+        BulkWriterOptions::default()
+            .with_throttling(Throttling::Off)
+            .with_linger(Duration::from_secs(600)),
     )
     .unwrap();
     let mut pending = Vec::new();

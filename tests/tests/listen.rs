@@ -65,12 +65,10 @@ async fn through_a_dead_network(
 async fn connections_that_keep_failing_end_the_stream_with_a_typed_error() {
     let test = test_db("listen-down").await;
     let (proxy, db) = through_a_dead_network(&test).await;
-    let options = ListenOptions {
-        reconnects: Some(3),
-        first_retry: Duration::from_millis(10),
-        max_retry: Duration::from_millis(50),
-        ..ListenOptions::default()
-    };
+    let options = ListenOptions::default()
+        .with_reconnects(Some(3))
+        .with_first_retry(Duration::from_millis(10))
+        .with_max_retry(Duration::from_millis(50));
     let mut stream = Three::all().listen_with(&db, options).unwrap();
     let first = tokio::time::timeout(Duration::from_secs(60), stream.next())
         .await
@@ -90,11 +88,9 @@ async fn connections_that_keep_failing_end_the_stream_with_a_typed_error() {
 async fn by_default_a_listener_outlasts_any_run_of_transient_failures() {
     let test = test_db("listen-outlasts").await;
     let (proxy, db) = through_a_dead_network(&test).await;
-    let options = ListenOptions {
-        first_retry: Duration::from_millis(5),
-        max_retry: Duration::from_millis(20),
-        ..ListenOptions::default()
-    };
+    let options = ListenOptions::default()
+        .with_first_retry(Duration::from_millis(5))
+        .with_max_retry(Duration::from_millis(20));
     assert_eq!(options.reconnects, None);
     let mut stream = Three::all().listen_with(&db, options).unwrap();
     let watched = tokio::spawn(async move { stream.next().await.map(|first| (first, stream)) });
@@ -116,11 +112,9 @@ async fn by_default_a_listener_outlasts_any_run_of_transient_failures() {
 #[tokio::test]
 async fn listen_options_out_of_range_are_refused() {
     let test = test_db("listen-options").await;
-    let options = ListenOptions {
-        first_retry: Duration::from_secs(20),
-        max_retry: Duration::from_secs(10),
-        ..ListenOptions::default()
-    };
+    let options = ListenOptions::default()
+        .with_first_retry(Duration::from_secs(20))
+        .with_max_retry(Duration::from_secs(10));
     assert!(matches!(
         Three::all().listen_with(&test.db, options),
         Err(Error::InvalidOptions {
@@ -128,11 +122,9 @@ async fn listen_options_out_of_range_are_refused() {
             ..
         })
     ));
-    let options = ListenOptions {
-        max_retry: Duration::MAX,
-        first_retry: Duration::ZERO,
-        ..ListenOptions::default()
-    };
+    let options = ListenOptions::default()
+        .with_max_retry(Duration::MAX)
+        .with_first_retry(Duration::ZERO);
     assert!(matches!(
         Three::all().listen_with(&test.db, options),
         Err(Error::InvalidOptions {
@@ -141,10 +133,7 @@ async fn listen_options_out_of_range_are_refused() {
         })
     ));
     // With reconnects unlimited, a zero first wait retried a failing connection in a loop.
-    let options = ListenOptions {
-        first_retry: Duration::ZERO,
-        ..ListenOptions::default()
-    };
+    let options = ListenOptions::default().with_first_retry(Duration::ZERO);
     assert!(matches!(
         Three::all().listen_with(&test.db, options),
         Err(Error::InvalidOptions {
@@ -153,10 +142,7 @@ async fn listen_options_out_of_range_are_refused() {
         })
     ));
     for idle in [Duration::ZERO, Duration::MAX] {
-        let options = ListenOptions {
-            idle_timeout: Some(idle),
-            ..ListenOptions::default()
-        };
+        let options = ListenOptions::default().with_idle_timeout(Some(idle));
         assert!(matches!(
             Three::all().listen_with(&test.db, options),
             Err(Error::InvalidOptions {

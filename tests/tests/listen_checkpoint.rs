@@ -19,10 +19,7 @@ sharded_tests::live_readings!(Resumable, 40, "desc", "live_checkpoint");
 const DOCUMENTS: i64 = 300;
 
 fn with_checkpoints() -> ListenOptions {
-    ListenOptions {
-        checkpoints: true,
-        ..ListenOptions::default()
-    }
+    ListenOptions::default().with_checkpoints(true)
 }
 
 async fn first_snapshot(

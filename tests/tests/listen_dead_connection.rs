@@ -28,11 +28,9 @@ async fn a_dead_connection_is_left_for_a_fresh_one_after_the_idle_timeout() {
         .await
         .unwrap();
     let db = same_project_via(&test.db, &proxy.host()).await;
-    let options = ListenOptions {
-        idle_timeout: Some(Duration::from_secs(1)),
-        first_retry: Duration::from_millis(50),
-        ..ListenOptions::default()
-    };
+    let options = ListenOptions::default()
+        .with_idle_timeout(Some(Duration::from_secs(1)))
+        .with_first_retry(Duration::from_millis(50));
     let mut stream = Quiet::all().listen_with(&db, options).unwrap();
     assert_eq!(stream.next().await.unwrap().unwrap().documents.len(), 1);
 

@@ -38,11 +38,9 @@ async fn a_silent_stream_is_opened_again_after_the_idle_timeout() {
     assert_eq!(proxy.bytes_from_server(), before, "the emulator spoke");
     drop(quiet);
 
-    let options = ListenOptions {
-        idle_timeout: Some(Duration::from_millis(500)),
-        first_retry: Duration::from_millis(50),
-        ..ListenOptions::default()
-    };
+    let options = ListenOptions::default()
+        .with_idle_timeout(Some(Duration::from_millis(500)))
+        .with_first_retry(Duration::from_millis(50));
     let mut stream = Quiet::all().listen_with(&db, options).unwrap();
     let first = stream.next().await.unwrap().unwrap();
     assert_eq!(first.documents.len(), 1);

@@ -506,11 +506,7 @@ async fn unsharded_page(db: &FirestoreDb) -> Result<QueryStats, Failure> {
         .limit(PAGE)
         .query()
         .await?;
-    Ok(QueryStats {
-        queries: 1,
-        documents_read: documents.len(),
-        rounds: 1,
-    })
+    Ok(QueryStats::of_one_query(documents.len()))
 }
 
 async fn timed(

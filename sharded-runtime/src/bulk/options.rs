@@ -20,7 +20,12 @@ pub const MAX_PENDING: usize = 50_000;
 /// Google's bulk writers' settings; [`for_type`](Self::for_type) caps the ramp at the rate a
 /// sharded type was sized for. [`BulkWriter::new`](super::BulkWriter::new) checks them
 /// ([`validate`](Self::validate)) and refuses options it cannot run with.
+///
+/// Built from [`default`](Default::default), [`for_type`](Self::for_type) or
+/// [`unthrottled`](Self::unthrottled) with the `with_*` methods, so that an option added later
+/// breaks no one's code.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct BulkWriterOptions {
     /// The ramp operations are issued at; [`Throttling::ramp`] by default.
     pub throttling: Throttling,
@@ -133,6 +138,35 @@ impl BulkWriterOptions {
     /// These options with `batch_size` writes per request.
     pub fn with_batch_size(self, batch_size: usize) -> Self {
         BulkWriterOptions { batch_size, ..self }
+    }
+
+    /// These options with `retry_batch_size` writes per request of retried writes.
+    pub fn with_retry_batch_size(self, retry_batch_size: usize) -> Self {
+        BulkWriterOptions {
+            retry_batch_size,
+            ..self
+        }
+    }
+
+    /// These options with at most `max_pending` operations sent and not yet answered.
+    pub fn with_max_pending(self, max_pending: usize) -> Self {
+        BulkWriterOptions {
+            max_pending,
+            ..self
+        }
+    }
+
+    /// These options with a batch going out part-full after `linger`.
+    pub fn with_linger(self, linger: Duration) -> Self {
+        BulkWriterOptions { linger, ..self }
+    }
+
+    /// These options with `request_timeout` for one BatchWrite request.
+    pub fn with_request_timeout(self, request_timeout: Duration) -> Self {
+        BulkWriterOptions {
+            request_timeout,
+            ..self
+        }
     }
 
     /// Whether a writer can run with these options: [`Error::InvalidOptions`](crate::Error::InvalidOptions) naming the

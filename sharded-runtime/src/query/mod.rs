@@ -86,6 +86,7 @@ pub(crate) fn query_name<T: Sharded>(query: u64) -> &'static str {
 
 /// One page of results and the cursor of the next.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Page<T, const QUERY: u64, R: Reach = InCollection> {
     /// The documents of this page, in query order.
     pub items: Vec<Stored<T>>,
@@ -105,6 +106,7 @@ pub struct Page<T, const QUERY: u64, R: Reach = InCollection> {
 /// over the documents kept (about ⌈1.3·limit⌉ + chunks on average); a page also reads the one
 /// document it looks ahead at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct QueryStats {
     /// Queries sent.
     pub queries: usize,
@@ -113,4 +115,16 @@ pub struct QueryStats {
     /// Rounds of queries, each sent concurrently (one network round trip of latency each): 1,
     /// unless a limited query past 30 shard values went back to some chunks (at most 4).
     pub rounds: usize,
+}
+
+impl QueryStats {
+    /// What one query that returned `documents_read` documents cost: an unsharded query's
+    /// stats, to compare a sharded one's with.
+    pub fn of_one_query(documents_read: usize) -> QueryStats {
+        QueryStats {
+            queries: 1,
+            documents_read,
+            rounds: 1,
+        }
+    }
 }

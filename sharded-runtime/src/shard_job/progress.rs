@@ -29,6 +29,7 @@ impl Checkpoint {
 
 /// What a [`ShardJob`](crate::ShardJob) has done, reported after each page and returned at the end.
 #[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
 pub struct Progress {
     /// Documents read by the scan (one billed read each).
     pub scanned: u64,

@@ -100,8 +100,11 @@ pub enum ChangeKind {
 /// The snapshots of a live query; an error ends it.
 pub type SnapshotStream<T> = BoxStream<'static, Result<QuerySnapshot<T>>>;
 
-/// How a live query reconnects when its Listen stream ends or fails.
+/// How a live query reconnects when its Listen stream ends or fails. Built from
+/// [`default`](Default::default) with the `with_*` methods, so that an option added later
+/// breaks no one's code.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct ListenOptions {
     /// Consecutive connections that may fail (with no response in between) before the stream
     /// ends with [`Error::Listen`]; `None` (the default) keeps trying as long as the failures
@@ -143,6 +146,37 @@ impl Default for ListenOptions {
 }
 
 impl ListenOptions {
+    /// With at most `reconnects` consecutive failed connections (`None`: as long as failures
+    /// are transient).
+    pub fn with_reconnects(mut self, reconnects: Option<u32>) -> Self {
+        self.reconnects = reconnects;
+        self
+    }
+
+    /// With `first_retry` as the wait before the first reconnection.
+    pub fn with_first_retry(mut self, first_retry: Duration) -> Self {
+        self.first_retry = first_retry;
+        self
+    }
+
+    /// With `max_retry` as the longest wait between connections.
+    pub fn with_max_retry(mut self, max_retry: Duration) -> Self {
+        self.max_retry = max_retry;
+        self
+    }
+
+    /// With `idle_timeout` as how long the stream may stay silent before it is opened again.
+    pub fn with_idle_timeout(mut self, idle_timeout: Option<Duration>) -> Self {
+        self.idle_timeout = idle_timeout;
+        self
+    }
+
+    /// With or without a [`ListenCheckpoint`] on each snapshot.
+    pub fn with_checkpoints(mut self, checkpoints: bool) -> Self {
+        self.checkpoints = checkpoints;
+        self
+    }
+
     /// Whether a listener can run with these options:
     /// [`Error::InvalidOptions`] naming the first out of range.
     pub fn validate(&self) -> Result<()> {
