@@ -10,6 +10,7 @@ mod defeats_sharding;
 mod json;
 mod manifest;
 mod messages;
+mod renames;
 mod shard_sets;
 mod user_settings;
 mod validate;
@@ -78,6 +79,7 @@ pub fn merge(
     }
     let previous = crates.remove(crate_name).unwrap_or_default();
     let current = managed_collections(types)?;
+    warnings.extend(renames::renamed_fields(&previous, &current));
     // Each collection's last recorded set, kept when its type goes: a build without the type
     // must not let the next one shrink the set unchecked.
     let mut shard_sets: BTreeMap<String, Vec<String>> = manifest

@@ -466,3 +466,49 @@ fn a_shard_set_may_grow_but_not_lose_values() {
         .remove("shardSets");
     assert!(merge(Some(accepted), &[numbered(3)], "crate").is_ok());
 }
+
+#[test]
+fn a_renamed_indexed_field_or_order_field_is_a_warning_naming_both_names() {
+    let first = merge(
+        None,
+        &[instrument(&["exchange", "instrumentType"])],
+        "crate",
+    )
+    .unwrap();
+    assert!(first.warnings.is_empty(), "{:?}", first.warnings);
+    let renamed = instrument(&["exchange", "instrument_type"]);
+    let again = merge(Some(first.document.clone()), &[renamed], "crate").unwrap();
+    let warning = again
+        .warnings
+        .iter()
+        .find(|w| w.contains("Renaming a stored field"))
+        .expect("a warning");
+    assert!(
+        warning.contains("`instrumentType`") && warning.contains("`instrument_type`"),
+        "{warning}"
+    );
+    assert!(warning.contains("`Instrument`"), "{warning}");
+    // A query dropped on purpose is no rename.
+    let dropped = merge(
+        Some(first.document.clone()),
+        &[instrument(&["exchange"])],
+        "crate",
+    )
+    .unwrap();
+    assert!(
+        !dropped.warnings.iter().any(|w| w.contains("Renaming")),
+        "{:?}",
+        dropped.warnings
+    );
+    let mut moved = instrument(&["exchange", "instrumentType"]);
+    moved.description.order_field = "createdAt".into();
+    let order = merge(Some(first.document), &[moved], "crate").unwrap();
+    assert!(
+        order
+            .warnings
+            .iter()
+            .any(|w| w.contains("order field was stored as `timestamp` and is now `createdAt`")),
+        "{:?}",
+        order.warnings
+    );
+}
