@@ -21,8 +21,9 @@ pub fn ids<T>(stored: &[Stored<T>]) -> Vec<String> {
 }
 
 /// Checks `query` against `expected`, the unsharded query's ids (or its refusal by the server,
-/// which sharded must match with a refusal before sending): every page of `limit` through
-/// cursor tokens, the whole fetch, the first `limit`, the stream, and the count.
+/// which sharded must match with a refusal before sending): its index in the type's plan,
+/// every page of `limit` through cursor tokens, the whole fetch, the first `limit`, the
+/// stream, and the count.
 pub async fn check_query<T: Sharded, const I: u64, R: Reach>(
     db: &FirestoreDb,
     query: ShardedQuery<T, I, R>,
@@ -41,6 +42,15 @@ pub async fn check_query<T: Sharded, const I: u64, R: Reach>(
             return;
         }
     };
+    // Production runs only what an index serves (the emulator runs anything): each query
+    // this checks is served by its type's plan, by Firestore's rules.
+    let plan = T::indexes();
+    for need in query.index_needs().expect("a query the server takes") {
+        assert!(
+            plan.serving(&need).is_some(),
+            "{what}: no index of the plan serves {need:?}"
+        );
+    }
     check_pages(db, &query, limit, &expected, what).await;
     assert_eq!(
         ids(&query.fetch_stored(db).await.unwrap()),
