@@ -51,6 +51,8 @@ pub struct Indexes {
     check: bool,
     crate_name: String,
     quota: usize,
+    /// Sharded types of other crates, planned into this file too.
+    included: Vec<ShardedType>,
 }
 
 /// What a run did.
@@ -103,16 +105,52 @@ impl Indexes {
     pub fn from_env() -> Indexes {
         let root =
             PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_else(|| ".".into()));
+        let output = output_for(
+            &root,
+            cargo_home().as_deref(),
+            std::env::var_os("OUT_DIR").map(PathBuf::from).as_deref(),
+        );
         Indexes {
             sources: root.join("src"),
-            output: root.join("firestore.indexes.json"),
+            output,
             check: std::env::var_os(CHECK_ENV).is_some_and(|v| !v.is_empty() && v != "0"),
             crate_name: std::env::var("CARGO_PKG_NAME").unwrap_or_else(|_| "crate".into()),
             quota: std::env::var(merge::QUOTA_ENV)
                 .ok()
                 .and_then(|quota| quota.trim().parse().ok())
                 .unwrap_or(merge::COMPOSITE_INDEX_QUOTA),
+            included: Vec::new(),
         }
+    }
+
+    /// Plans the sharded type `name` of another crate (a models crate the app depends on)
+    /// into this file too, from its `Sharded::DESCRIPTION`: the app's `build.rs`, with the
+    /// models crate as a build-dependency, includes each type it uses, so that the one file
+    /// the app deploys holds every index its queries need. A crate cargo fetched writes
+    /// nothing into its own sources ([`from_env`](Self::from_env)), so this is how its
+    /// indexes reach the app.
+    ///
+    /// ```ignore
+    /// // build.rs of the app; `models` and `sharded-runtime` are [build-dependencies] too.
+    /// use sharded_runtime::Sharded as _;
+    ///
+    /// fn main() {
+    ///     sharded_build::Indexes::from_env()
+    ///         .include("models::Reading", &models::Reading::DESCRIPTION)
+    ///         .write();
+    /// }
+    /// ```
+    pub fn include(
+        mut self,
+        name: &str,
+        description: &sharded_indexes::CollectionDescription<'_>,
+    ) -> Self {
+        self.included.push(ShardedType {
+            name: name.to_owned(),
+            file: PathBuf::from("(another crate)"),
+            description: description.into(),
+        });
+        self
     }
 
     /// Fails the build past `quota` composite indexes in the file instead of Firestore's
@@ -179,7 +217,8 @@ impl Indexes {
             scan::ReadError::Io(path, e) => Error::Io(path, e),
             scan::ReadError::Parse(path, e) => Error::Parse(path, e),
         })?;
-        let types = sources.sharded_types().map_err(Error::Invalid)?;
+        let mut types = sources.sharded_types().map_err(Error::Invalid)?;
+        types.extend(self.included.iter().cloned());
         let on_disk = match std::fs::read_to_string(&self.output) {
             Ok(text) => Some(text),
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
@@ -252,4 +291,52 @@ fn write_atomically(path: &Path, text: &str) -> Result<(), Error> {
 
 fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or(text)
+}
+
+/// Where the build of the crate at `root` writes its file: beside its `Cargo.toml`, unless
+/// cargo fetched the crate (from a registry or a git repository, into `cargo_home`): that crate
+/// is someone else's, and its build writes only into `out_dir`, as cargo's rule is; the app that
+/// deploys the indexes includes its types ([`Indexes::include`]).
+fn output_for(root: &Path, cargo_home: Option<&Path>, out_dir: Option<&Path>) -> PathBuf {
+    let fetched = cargo_home.is_some_and(|home| root.starts_with(home));
+    match (fetched, out_dir) {
+        (true, Some(out_dir)) => out_dir.join("firestore.indexes.json"),
+        _ => root.join("firestore.indexes.json"),
+    }
+}
+
+/// Where cargo keeps what it fetches: `CARGO_HOME`, else `~/.cargo`.
+fn cargo_home() -> Option<PathBuf> {
+    std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cargo")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fetched_crate_writes_into_out_dir_and_a_local_one_beside_its_manifest() {
+        let home = Path::new("/home/u/.cargo");
+        let out = Path::new("/w/app/target/debug/build/models-1/out");
+        for fetched in [
+            "/home/u/.cargo/registry/src/index.crates.io-1/models-0.1.0",
+            "/home/u/.cargo/git/checkouts/models-2/abc123",
+        ] {
+            assert_eq!(
+                output_for(Path::new(fetched), Some(home), Some(out)),
+                out.join("firestore.indexes.json")
+            );
+        }
+        let local = Path::new("/w/app/models");
+        assert_eq!(
+            output_for(local, Some(home), Some(out)),
+            local.join("firestore.indexes.json")
+        );
+        assert_eq!(
+            output_for(local, None, None),
+            local.join("firestore.indexes.json")
+        );
+    }
 }

@@ -434,3 +434,49 @@ fn shard_values_leave_only_through_previous_then_retired() {
     assert!(build("shards = 3, retired(shards = 5)").is_err());
     build("shards = 3, retired(shards = 6)").unwrap();
 }
+
+/// An app with no sharded type of its own includes a models crate's types: its file holds
+/// their indexes beside the app's, and the manifest names them, so a later build without
+/// them removes them as it removes a deleted type's.
+#[test]
+fn an_app_includes_the_types_of_a_models_crate() {
+    let app = crate_with(WITH_TWO_INDEXES);
+    let reading = sharded_indexes::CollectionDescription {
+        collection: "readings",
+        shard_field: "shard",
+        shard_values: &["0", "1", "2"],
+        order_field: "at",
+        indexed_fields: &["device"],
+        ..sharded_indexes::CollectionDescription::EMPTY
+    };
+    let outcome = indexes(app.path())
+        .include("models::Reading", &reading)
+        .run()
+        .unwrap();
+    assert_eq!(outcome.types.len(), 2);
+    let text = std::fs::read_to_string(app.path().join("firestore.indexes.json")).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let groups: Vec<&str> = json["indexes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["collectionGroup"].as_str().unwrap())
+        .collect();
+    let expected = reading.plan().indexes.len();
+    assert_eq!(
+        groups.iter().filter(|g| **g == "readings").count(),
+        expected
+    );
+    assert_eq!(groups.iter().filter(|g| **g == "instruments").count(), 3);
+    assert!(text.contains("models::Reading"), "{text}");
+    // Without the include, the models' indexes go (their shard set stays recorded).
+    indexes(app.path()).run().unwrap();
+    let text = std::fs::read_to_string(app.path().join("firestore.indexes.json")).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let left = json["indexes"].as_array().unwrap();
+    assert!(
+        left.iter().all(|i| i["collectionGroup"] == "instruments"),
+        "{text}"
+    );
+    assert_eq!(left.len(), 3);
+}
