@@ -153,6 +153,19 @@ impl<T: Sharded> InTransaction<'_, '_, T> {
             .await
     }
 
+    /// The documents `ids` as the transaction sees them, and the ids of those that do not
+    /// exist; in a read-write transaction, each read locks its document as `get` does. See
+    /// [`ShardedCollection::get_many`].
+    pub async fn get_many<I, S>(&self, ids: I) -> Result<crate::Many<T>>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        ShardedCollection::scoped(&self.db, self.scope.clone())
+            .get_many(ids)
+            .await
+    }
+
     /// Queues a create-or-replace of the document `id`.
     pub fn upsert(&mut self, id: &str, document: &T) -> Result<()> {
         self.queue(set(&self.db, &self.scope, id, document, Existing::Any)?)

@@ -258,3 +258,70 @@ async fn an_atomic_batch_writes_under_parents_too() {
     batch.commit().await.unwrap();
     assert_eq!(in_room(&lobby).get("m").await.unwrap(), Some(message(10)));
 }
+
+/// Transfers between two counters read with `get_many` inside each transaction: with the
+/// reads at the transaction's snapshot (and locking what they read), concurrent transfers
+/// lose none, and the total stays what it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn get_many_in_concurrent_transactions_loses_no_transfer() {
+    let test = test_db("transactions-get-many").await;
+    let counters = Counter::collection(&test.db);
+    for (id, value) in [("from", 100), ("to", 0)] {
+        let counter = Counter {
+            name: id.into(),
+            value,
+            at: 0,
+        };
+        counters.upsert(id, &counter).await.unwrap();
+    }
+    let (workers, steps) = (3, 4);
+    let tasks: Vec<_> = (0..workers)
+        .map(|_| {
+            let db = test.db.clone();
+            tokio::spawn(async move {
+                for _ in 0..steps {
+                    let options = FirestoreTransactionOptions {
+                        max_retries: 200,
+                        ..FirestoreTransactionOptions::new()
+                    };
+                    db.run_transaction_with_options(
+                        |db, transaction| {
+                            async move {
+                                let mut counters =
+                                    Counter::collection(&db).in_transaction(transaction);
+                                let read = counters
+                                    .get_many(["from", "to", "absent"])
+                                    .await
+                                    .map_err(transaction_error)?;
+                                assert_eq!(read.missing, ["absent"]);
+                                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                                for stored in read.found {
+                                    let delta = if stored.id == "from" { -1 } else { 1 };
+                                    let counter = Counter {
+                                        value: stored.document.value + delta,
+                                        ..stored.document
+                                    };
+                                    counters
+                                        .update(&stored.id, &counter)
+                                        .map_err(transaction_error)?;
+                                }
+                                Ok::<_, TransactionError>(())
+                            }
+                            .boxed()
+                        },
+                        options,
+                    )
+                    .await
+                    .unwrap();
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap();
+    }
+    let read = counters.get_many(["from", "to"]).await.unwrap();
+    let values: Vec<i64> = read.found.iter().map(|s| s.document.value).collect();
+    let transfers = (workers * steps) as i64;
+    assert_eq!(values, [100 - transfers, transfers]);
+}
