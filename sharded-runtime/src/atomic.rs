@@ -20,7 +20,9 @@ use firestore::{
 use crate::parent::Scope;
 use crate::transform::Transform;
 use crate::write::{Existing, sharded_write, transform_only, transformed_write};
-use crate::{Error, Field, Parent, Result, Sharded, ShardedCollection, Stored, Subcollection};
+use crate::{
+    Error, Field, Parent, Result, Sharded, ShardedCollection, Stored, Subcollection, TopLevel,
+};
 
 /// Writes a `Commit` may hold.
 pub const MAX_COMMIT_WRITES: usize = 500;
@@ -242,7 +244,7 @@ pub fn transaction_error(error: Error) -> TransactionError {
 /// [`MAX_COMMIT_WRITES`] writes.
 ///
 /// A subcollection type's writes go through [`in_parent`](Self::in_parent), into the same
-/// commit; without it they are [`Error::InvalidParent`].
+/// commit; the batch's own writes take top-level types only ([`TopLevel`]).
 ///
 /// A commit whose answer is lost may have been applied: [`commit`](Self::commit) sends it once
 /// and reports the error, as the Firebase SDKs do for a batch.
@@ -272,23 +274,23 @@ impl<'db> AtomicBatch<'db> {
     }
 
     /// Queues a create-or-replace of the document `id` of `T`'s collection.
-    pub fn upsert<T: Sharded>(&mut self, id: &str, document: &T) -> Result<&mut Self> {
+    pub fn upsert<T: TopLevel>(&mut self, id: &str, document: &T) -> Result<&mut Self> {
         self.queue(set(self.db, &Scope::Top, id, document, Existing::Any))
     }
 
     /// Queues the creation of the document `id`: the commit fails if it exists.
-    pub fn insert<T: Sharded>(&mut self, id: &str, document: &T) -> Result<&mut Self> {
+    pub fn insert<T: TopLevel>(&mut self, id: &str, document: &T) -> Result<&mut Self> {
         self.queue(set(self.db, &Scope::Top, id, document, Existing::Absent))
     }
 
     /// Queues a replacement of the document `id`: the commit fails if it does not exist.
-    pub fn update<T: Sharded>(&mut self, id: &str, document: &T) -> Result<&mut Self> {
+    pub fn update<T: TopLevel>(&mut self, id: &str, document: &T) -> Result<&mut Self> {
         self.queue(set(self.db, &Scope::Top, id, document, Existing::Present))
     }
 
     /// Queues an update of `fields` of the document `id`, which keeps its shard and every
     /// other field: the commit fails if it does not exist.
-    pub fn update_fields<T: Sharded>(
+    pub fn update_fields<T: TopLevel>(
         &mut self,
         id: &str,
         document: &T,
@@ -299,7 +301,7 @@ impl<'db> AtomicBatch<'db> {
 
     /// Queues server-side transforms of the document `id` of `T`'s collection, which keeps
     /// its shard and every other field: the commit fails if it does not exist.
-    pub fn transform<T: Sharded>(
+    pub fn transform<T: TopLevel>(
         &mut self,
         id: &str,
         transforms: &[Transform<T>],
@@ -311,7 +313,7 @@ impl<'db> AtomicBatch<'db> {
     }
 
     /// Queues an update of `fields` and server-side transforms of other fields, as one write.
-    pub fn update_fields_and_transform<T: Sharded>(
+    pub fn update_fields_and_transform<T: TopLevel>(
         &mut self,
         id: &str,
         document: &T,
@@ -325,7 +327,7 @@ impl<'db> AtomicBatch<'db> {
     }
 
     /// Queues a delete of the document `id` of `T`'s collection.
-    pub fn delete<T: Sharded>(&mut self, id: &str) -> Result<&mut Self> {
+    pub fn delete<T: TopLevel>(&mut self, id: &str) -> Result<&mut Self> {
         self.queue(delete::<T>(self.db, &Scope::Top, id))
     }
 
