@@ -140,8 +140,18 @@ pub fn apply_changes<T: Clone + PartialEq + std::fmt::Debug>(
     list
 }
 
-/// Checks every snapshot against its predecessor and its own invariants.
+/// Checks every snapshot against its predecessor and its own invariants, in the type's
+/// direction.
 pub fn check_snapshots<T: Reading>(snapshots: &[QuerySnapshot<T>], limit: Option<usize>) {
+    check_snapshots_in::<T>(snapshots, limit, false);
+}
+
+/// [`check_snapshots`] for a query in the type's direction or, `reversed`, the other.
+pub fn check_snapshots_in<T: Reading>(
+    snapshots: &[QuerySnapshot<T>],
+    limit: Option<usize>,
+    reversed: bool,
+) {
     assert!(!snapshots.is_empty());
     let mut previous: Vec<Arc<Stored<T>>> = Vec::new();
     for (n, snapshot) in snapshots.iter().enumerate() {
@@ -156,7 +166,7 @@ pub fn check_snapshots<T: Reading>(snapshots: &[QuerySnapshot<T>], limit: Option
             .iter()
             .map(|s| (s.document.at(), s.id.as_str()))
             .collect();
-        if T::ORDER_DIRECTION == Direction::Descending {
+        if (T::ORDER_DIRECTION == Direction::Descending) != reversed {
             keys.reverse();
         }
         assert!(keys.is_sorted(), "snapshot {n} is out of order: {keys:?}");
@@ -193,10 +203,10 @@ pub fn check_snapshots<T: Reading>(snapshots: &[QuerySnapshot<T>], limit: Option
 /// Listens to `query` on `listener_db` while writers change the collection through `db`;
 /// then waits for the listener to show what `fetch` returns, and checks every snapshot.
 /// Returns how many snapshots arrived.
-pub async fn listen_while_writing<T: Reading, const Q: u64>(
+pub async fn listen_while_writing<T: Reading, const Q: u64, R: sharded_runtime::Reach>(
     db: &FirestoreDb,
     listener_db: &FirestoreDb,
-    query: ShardedQuery<T, Q>,
+    query: ShardedQuery<T, Q, R>,
     limit: Option<usize>,
     seed: u64,
 ) -> usize {
@@ -248,6 +258,6 @@ pub async fn listen_while_writing<T: Reading, const Q: u64>(
         "the last snapshot never equalled fetch(): {:?} vs {expected:?}",
         snapshots.last().map(|s| shown(&s.documents))
     );
-    check_snapshots(&snapshots, limit);
+    check_snapshots_in(&snapshots, limit, R::REVERSED);
     snapshots.len()
 }

@@ -30,6 +30,34 @@ async fn every_shape<T: Reading>(name: &str, seed: u64) {
     );
 }
 
+sharded_tests::live_readings!(
+    #[sharded(
+        shards = 40,
+        order_by = "at",
+        direction = "desc",
+        collection = "live40r",
+        reversible
+    )]
+    Forty
+);
+
+/// A reversed query (oldest first on a newest-first type) and an OR, live over two targets:
+/// every snapshot in the query's order, its changes true, the last one what `fetch` returns.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn reversed_and_or_queries_listen_exactly() {
+    let test = test_db("listen-reversed-or").await;
+    let db = &test.db;
+    let oldest = listen_while_writing(db, db, Forty::all().reversed().limit(5), Some(5), 31).await;
+    let venue = Forty::venue("XNAS").reversed();
+    let reversed = listen_while_writing(db, db, venue, None, 32).await;
+    let either = Forty::venue("XNAS").or(Forty::venue("XLON")).limit(6);
+    let or = listen_while_writing(db, db, either, Some(6), 33).await;
+    assert!(
+        oldest > 1 && reversed > 1 && or > 1,
+        "{oldest} {reversed} {or}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn three_shards_one_target() {
     every_shape::<Three>("listen-3", 1).await;
