@@ -275,6 +275,37 @@ fn resharding(model: &Model) -> TokenStream {
     }
 }
 
+/// A query method on one value of `value_ty` and its twin on any of several (`in`, or
+/// `array-contains-any`): the same query type, cursors and index.
+fn one_and_any_of(
+    vis: &syn::Visibility,
+    (method, doc): (syn::Ident, String),
+    (method_any, doc_any): (syn::Ident, String),
+    value_ty: &syn::Type,
+    query: &syn::Ident,
+) -> TokenStream {
+    let param = value_param(value_ty);
+    quote! {
+        #[doc = #doc]
+        #[inline]
+        #vis fn #method(
+            &self,
+            value: #param,
+        ) -> #query {
+            ::sharded_runtime::ShardedQuery::__eq::<#value_ty, _>(value)
+        }
+
+        #[doc = #doc_any]
+        #[inline]
+        #vis fn #method_any(
+            &self,
+            values: impl ::core::iter::IntoIterator<Item = #param>,
+        ) -> #query {
+            ::sharded_runtime::ShardedQuery::__in::<#value_ty, _>(values)
+        }
+    }
+}
+
 /// `T::query()`, and on what it returns one method per indexed path, taking a value of the
 /// path's own type and returning the `ShardedQuery` its index serves.
 fn queries<'a>(model: &'a Model) -> Namespace<'a> {
@@ -296,31 +327,13 @@ fn queries<'a>(model: &'a Model) -> Namespace<'a> {
             .join(".");
         let doc =
             format!("Documents whose `{rust_path}` equals `value`, by `{order}` {direction}.",);
-        let param = value_param(value_ty);
         let method_in = quote::format_ident!("{}_in", syn::ext::IdentExt::unraw(method));
         let doc_in = format!(
             "Documents whose `{rust_path}` equals any of `values` (Firestore's `in`: 1 to 30 values), by `{order}` {direction}; the same query type, cursors and index as `{}`.",
             syn::ext::IdentExt::unraw(method)
         );
-        quote! {
-            #[doc = #doc]
-            #[inline]
-            #vis fn #method(
-                &self,
-                value: #param,
-            ) -> #query {
-                ::sharded_runtime::ShardedQuery::__eq::<#value_ty, _>(value)
-            }
-
-            #[doc = #doc_in]
-            #[inline]
-            #vis fn #method_in(
-                &self,
-                values: impl ::core::iter::IntoIterator<Item = #param>,
-            ) -> #query {
-                ::sharded_runtime::ShardedQuery::__in::<#value_ty, _>(values)
-            }
-        }
+        let one = (method.clone(), doc);
+        one_and_any_of(vis, one, (method_in, doc_in), value_ty, &query)
     });
     let set_methods = model.field_sets.iter().map(|set| {
         let method = &set.method;
@@ -354,7 +367,6 @@ fn queries<'a>(model: &'a Model) -> Namespace<'a> {
         let method_any = quote::format_ident!("{}_any", method);
         let query = query_alias(ident, &method.to_string());
         let element_ty = &array.element_ty;
-        let param = value_param(element_ty);
         let field = syn::ext::IdentExt::unraw(array.ident);
         let doc = format!(
             "Documents whose array `{field}` holds `value` (Firestore's `array-contains`), by `{order}` {direction}."
@@ -362,25 +374,8 @@ fn queries<'a>(model: &'a Model) -> Namespace<'a> {
         let doc_any = format!(
             "Documents whose array `{field}` holds any of `values` (Firestore's `array-contains-any`: 1 to 30 values), each once, by `{order}` {direction}; the same query type and cursors as `{method}`."
         );
-        quote! {
-            #[doc = #doc]
-            #[inline]
-            #vis fn #method(
-                &self,
-                value: #param,
-            ) -> #query {
-                ::sharded_runtime::ShardedQuery::__eq::<#element_ty, _>(value)
-            }
-
-            #[doc = #doc_any]
-            #[inline]
-            #vis fn #method_any(
-                &self,
-                values: impl ::core::iter::IntoIterator<Item = #param>,
-            ) -> #query {
-                ::sharded_runtime::ShardedQuery::__in::<#element_ty, _>(values)
-            }
-        }
+        let one = (method.clone(), doc);
+        one_and_any_of(vis, one, (method_any, doc_any), element_ty, &query)
     });
     let methods = methods.chain(set_methods).chain(array_methods);
     Namespace {
