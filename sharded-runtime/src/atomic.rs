@@ -12,7 +12,7 @@
 //! serialized, as the collection's own writes are; a write that fails the check is an error at
 //! once, and nothing of it is queued.
 
-use firestore::gcloud_sdk::google::firestore::v1::{CommitRequest, Write, write::Operation};
+use firestore::gcloud_sdk::google::firestore::v1::{Write, write::Operation};
 use firestore::{
     FirestoreConsistencySelector, FirestoreDb, FirestoreTransaction, FirestoreTransactionOps,
 };
@@ -357,19 +357,7 @@ impl<'db> AtomicBatch<'db> {
 
     /// Commits every queued write at once; the commit time.
     pub async fn commit(self) -> Result<std::time::SystemTime> {
-        let request = CommitRequest {
-            database: self.db.get_database_path().clone(),
-            writes: self.writes,
-            ..Default::default()
-        };
-        let response = self
-            .db
-            .client()
-            .get()
-            .commit(request)
-            .await
-            .map_err(firestore::errors::FirestoreError::from)?
-            .into_inner();
+        let response = crate::write::commit(self.db, self.writes).await?;
         Ok(response
             .commit_time
             .map(crate::stored::system_time)

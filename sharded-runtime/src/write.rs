@@ -10,8 +10,8 @@ use firestore::gcloud_sdk::google::firestore::v1::document_transform::field_tran
     ServerValue, TransformType,
 };
 use firestore::gcloud_sdk::google::firestore::v1::{
-    CommitRequest, Document, DocumentMask, Precondition, Write, WriteResult, precondition,
-    write::Operation,
+    CommitRequest, CommitResponse, Document, DocumentMask, Precondition, Write, WriteResult,
+    precondition, write::Operation,
 };
 use firestore::{FirestoreDb, FirestoreValue};
 use serde::Deserialize as _;
@@ -174,6 +174,22 @@ impl<T: Sharded> std::fmt::Debug for Written<T> {
     }
 }
 
+/// Commits `writes` together, as one `Commit` (outside a transaction): all apply or none.
+pub(crate) async fn commit(db: &FirestoreDb, writes: Vec<Write>) -> Result<CommitResponse> {
+    let request = CommitRequest {
+        database: db.get_database_path().clone(),
+        writes,
+        ..Default::default()
+    };
+    Ok(db
+        .client()
+        .get()
+        .commit(request)
+        .await
+        .map_err(firestore::errors::FirestoreError::from)?
+        .into_inner())
+}
+
 /// Commits `write` alone, as `Commit` (the one RPC that applies transforms and answers with
 /// their results).
 pub(crate) async fn commit_one<T: Sharded>(db: &FirestoreDb, write: Write) -> Result<Written<T>> {
@@ -190,18 +206,7 @@ pub(crate) async fn commit_one<T: Sharded>(db: &FirestoreDb, write: Write) -> Re
                     Some(TransformType::SetToServerValue(_))
                 )
         });
-    let request = CommitRequest {
-        database: db.get_database_path().clone(),
-        writes: vec![write],
-        ..Default::default()
-    };
-    let response = db
-        .client()
-        .get()
-        .commit(request)
-        .await
-        .map_err(firestore::errors::FirestoreError::from)?
-        .into_inner();
+    let response = commit(db, vec![write]).await?;
     let result: WriteResult = response
         .write_results
         .into_iter()
