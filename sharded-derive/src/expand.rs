@@ -43,13 +43,14 @@ fn expand(model: &Model) -> TokenStream {
     let (required_fields, required_segments) = required_paths(model, &paths);
     let nested_checks = nested_field_checks(model);
     let server_timestamp_check = server_timestamp_check(model);
-    let aggregate_markers = aggregate_markers(model);
+    let declared_markers = declared_markers(model);
     let namespaces = namespaces(
         ident,
         model.vis,
         &[queries(model), fields(model), transforms(model)]
             .into_iter()
             .chain(aggregates(model))
+            .chain(ranges(model))
             .collect::<Vec<_>>(),
     );
     let description_rest = description_rest(model, &paths);
@@ -60,7 +61,7 @@ fn expand(model: &Model) -> TokenStream {
     let wrapped = wrap(quote! {
         #nested_checks
         #server_timestamp_check
-        #aggregate_markers
+        #declared_markers
         #path_consts
         #namespaces
 
@@ -192,33 +193,40 @@ fn description_rest(model: &Model, paths: &[(TokenStream, TokenStream)]) -> Toke
         let sets = sets.map(|set| quote!(&[#(#set),*]));
         rest.extend(quote!(field_sets: &[#(#sets),*],));
     }
-    let everywhere: Vec<&String> = model
-        .aggregates
-        .iter()
-        .filter(|field| field.queries.is_none())
-        .map(|field| &field.path)
-        .collect();
-    if !everywhere.is_empty() {
-        rest.extend(quote!(aggregate_fields: &[#(#everywhere),*],));
-    }
-    let declared: Vec<TokenStream> = model
-        .aggregates
-        .iter()
-        .flat_map(|field| {
-            let path = &field.path;
-            field.queries.iter().flatten().map(move |query| {
-                let compared = &query.compared;
-                let contains = query.contains;
-                quote!(::sharded_runtime::__private::Aggregation {
-                    field: #path,
-                    compared: &[#(#compared),*],
-                    contains: #contains,
+    for (fields, everywhere_key, declared_key) in [
+        (
+            &model.aggregates,
+            quote!(aggregate_fields),
+            quote!(aggregations),
+        ),
+        (&model.ranges, quote!(range_fields), quote!(ranges)),
+    ] {
+        let everywhere: Vec<&String> = fields
+            .iter()
+            .filter(|field| field.queries.is_none())
+            .map(|field| &field.path)
+            .collect();
+        if !everywhere.is_empty() {
+            rest.extend(quote!(#everywhere_key: &[#(#everywhere),*],));
+        }
+        let declared: Vec<TokenStream> = fields
+            .iter()
+            .flat_map(|field| {
+                let path = &field.path;
+                field.queries.iter().flatten().map(move |query| {
+                    let compared = &query.compared;
+                    let contains = query.contains;
+                    quote!(::sharded_runtime::__private::FieldOfQuery {
+                        field: #path,
+                        compared: &[#(#compared),*],
+                        contains: #contains,
+                    })
                 })
             })
-        })
-        .collect();
-    if !declared.is_empty() {
-        rest.extend(quote!(aggregations: &[#(#declared),*],));
+            .collect();
+        if !declared.is_empty() {
+            rest.extend(quote!(#declared_key: &[#(#declared),*],));
+        }
     }
     if !model.arrays.is_empty() {
         let arrays = model.arrays.iter().map(|field| &field.path);
@@ -410,7 +418,7 @@ fn aggregates<'a>(model: &'a Model) -> Option<Namespace<'a>> {
                     .iter()
                     .map(|q| format!("`{}`", syn::ext::IdentExt::unraw(&q.method)))
                     .collect();
-                let marker = aggregate_marker(ident, field.ident);
+                let marker = declared_marker(ident, field.ident, "Summed");
                 (
                     quote!(#marker),
                     format!(
@@ -436,37 +444,100 @@ fn aggregates<'a>(model: &'a Model) -> Option<Namespace<'a>> {
     })
 }
 
-/// The marker type of an aggregate field declared for some queries: `{T}{Field}Summed`.
-fn aggregate_marker(ident: &syn::Ident, field: &syn::Ident) -> syn::Ident {
+/// The marker type of a field declared for some queries: `{T}{Field}Summed` for an
+/// aggregate, `{T}{Field}Ranged` for a range field.
+fn declared_marker(ident: &syn::Ident, field: &syn::Ident, suffix: &str) -> syn::Ident {
     let field = syn::ext::IdentExt::unraw(field).to_string();
     let pascal = sharded_internals::case::RenameRule::Pascal.apply_to_field(&field);
-    quote::format_ident!("{ident}{pascal}Summed")
+    quote::format_ident!("{ident}{pascal}{suffix}")
 }
 
-/// For each aggregate field declared for some queries, its marker type and one
-/// `SummedOver<query id>` per query that sums it: what `sum` and `avg` check.
-fn aggregate_markers(model: &Model) -> TokenStream {
+/// For each aggregate and range field declared for some queries, its marker type and one
+/// `SummedOver<query id>` (`RangedOver`) per query that sums (filters) it: what `sum`,
+/// `avg` and `filter` check.
+fn declared_markers(model: &Model) -> TokenStream {
     let ident = model.ident;
-    model
-        .aggregates
-        .iter()
-        .filter_map(|field| {
-            let queries = field.queries.as_ref()?;
-            let marker = aggregate_marker(ident, field.ident);
-            let ids = queries.iter().map(|query| {
-                crate::query_names::query_id(&syn::ext::IdentExt::unraw(&query.method).to_string())
-            });
-            let doc = format!("`{ident}::aggregates().{}`'s queries.", field.ident);
-            Some(quote! {
-                #[doc = #doc]
-                pub struct #marker;
-                #(
-                    #[automatically_derived]
-                    impl ::sharded_runtime::SummedOver<#ids> for #marker {}
-                )*
+    let kinds = [
+        (
+            &model.aggregates,
+            "Summed",
+            quote!(SummedOver),
+            "aggregates",
+        ),
+        (&model.ranges, "Ranged", quote!(RangedOver), "ranges"),
+    ];
+    kinds
+        .into_iter()
+        .flat_map(|(fields, suffix, trait_name, namespace)| {
+            fields.iter().filter_map(move |field| {
+                let queries = field.queries.as_ref()?;
+                let marker = declared_marker(ident, field.ident, suffix);
+                let ids = queries.iter().map(|query| {
+                    crate::query_names::query_id(
+                        &syn::ext::IdentExt::unraw(&query.method).to_string(),
+                    )
+                });
+                let doc = format!("`{ident}::{namespace}().{}`'s queries.", field.ident);
+                let trait_name = trait_name.clone();
+                Some(quote! {
+                    #[doc = #doc]
+                    pub struct #marker;
+                    #(
+                        #[automatically_derived]
+                        impl ::sharded_runtime::#trait_name<#ids> for #marker {}
+                    )*
+                })
             })
         })
         .collect()
+}
+
+/// `T::ranges()`: one public `RangeField<T, V>` per `#[sharded(range)]` field (whose type,
+/// or the type inside its `Option`, must be an `OrderKey`, checked on the user's type); none
+/// without such fields.
+fn ranges<'a>(model: &'a Model) -> Option<Namespace<'a>> {
+    if model.ranges.is_empty() {
+        return None;
+    }
+    let ident = model.ident;
+    let members = model.ranges.iter().map(|field| {
+        let ty = &field.value_ty;
+        let path = &field.path;
+        let (marker, doc) = match &field.queries {
+            None => (
+                quote!(::sharded_runtime::EveryQuery),
+                format!("The field `{path}`, to filter by range, `!=` or `not-in` in any query."),
+            ),
+            Some(queries) => {
+                let names: Vec<String> = queries
+                    .iter()
+                    .map(|q| format!("`{}`", syn::ext::IdentExt::unraw(&q.method)))
+                    .collect();
+                let marker = declared_marker(ident, field.ident, "Ranged");
+                (
+                    quote!(#marker),
+                    format!(
+                        "The field `{path}`, to filter by range, `!=` or `not-in` in the queries {}.",
+                        names.join(", ")
+                    ),
+                )
+            }
+        };
+        let span = syn::spanned::Spanned::span(field.ty);
+        Member {
+            name: field.ident,
+            doc,
+            ty: quote!(::sharded_runtime::RangeField<#ident, #ty, #marker>),
+            value: Some(quote::quote_spanned!(span=>
+                ::sharded_runtime::__private::range_field::<#ident, #ty, #marker>(#path)
+            )),
+        }
+    });
+    Some(Namespace {
+        kind: Kind::Ranges,
+        doc: format!("The fields of `{ident}` with range, `!=` and `not-in` filters."),
+        members: Members::Fields(members.collect()),
+    })
 }
 
 /// `T::fields()`: what it returns has one public `Field<T>` per stored field, for field-masked

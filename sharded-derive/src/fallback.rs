@@ -172,6 +172,18 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
             members: Members::Fields(aggregates),
         });
     }
+    // And with range fields; typed loosely, as the expansion never ran.
+    let ranges = members(
+        quote!(::sharded_runtime::RangeField<#ident, ::sharded_runtime::__private::NoOrderField>),
+        |field| field.attrs.range.is_some(),
+    );
+    if !ranges.is_empty() {
+        entries.push(Namespace {
+            kind: Kind::Ranges,
+            doc: String::new(),
+            members: Members::Fields(ranges),
+        });
+    }
     let namespaces = namespaces(ident, &syn::parse_quote!(pub), &entries);
     let query_methods = Kind::Queries.struct_ident(ident);
     let aliases = crate::query_names::query_aliases(

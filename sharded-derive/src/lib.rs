@@ -13,10 +13,11 @@ use syn::{DeriveInput, parse_macro_input};
 
 /// Derives `sharded_runtime::Sharded` for a struct with named fields, from its
 /// `#[sharded(...)]` attributes: `#[sharded(shards = 3, order_by = "timestamp")]` on the
-/// struct, `#[sharded(index)]`, `#[sharded(contains)]` or `#[sharded(aggregate)]` on fields.
-/// It generates the description the runtime, the index plan and the build read, the typed
-/// queries (`T::query()`), the field names for masked updates (`T::fields()`), the typed
-/// transforms (`T::transforms()`) and sums (`T::aggregates()`), and a compile error on your own
+/// struct, `#[sharded(index)]`, `#[sharded(contains)]`, `#[sharded(aggregate)]` or
+/// `#[sharded(range)]` on fields. It generates the description the runtime, the index plan and
+/// the build read, the typed queries (`T::query()`), the field names for masked updates
+/// (`T::fields()`), the typed transforms (`T::transforms()`), sums (`T::aggregates()`) and
+/// range filters (`T::ranges()`), and a compile error on your own
 /// tokens for every misuse. The attributes are documented in `sharded-runtime`'s front page.
 #[proc_macro_derive(Sharded, attributes(sharded))]
 pub fn derive_sharded(input: TokenStream) -> TokenStream {

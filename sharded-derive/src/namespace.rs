@@ -1,4 +1,4 @@
-//! `T::query()`, `T::fields()` and `T::aggregates()`: structs inside the derive's anonymous
+//! `T::query()`, `T::fields()`, `T::aggregates()`, `T::transforms()` and `T::ranges()`: structs inside the derive's anonymous
 //! const (so users reach them only through their constructors), each built by one function on
 //! the user's type. Written for what they cost every user's build: each generated item and
 //! body costs a few tenths of a millisecond per struct, so the namespaces carry no trait impls
@@ -16,6 +16,7 @@ pub(crate) enum Kind {
     Fields,
     Aggregates,
     Transforms,
+    Ranges,
 }
 
 impl Kind {
@@ -25,6 +26,7 @@ impl Kind {
             Kind::Fields => "Fields",
             Kind::Aggregates => "Aggregates",
             Kind::Transforms => "Transforms",
+            Kind::Ranges => "Ranges",
         };
         quote::format_ident!("{ident}{suffix}")
     }
@@ -42,6 +44,10 @@ impl Kind {
             Kind::Aggregates => (
                 "aggregates",
                 "The numeric fields of this collection (`#[sharded(aggregate)]`), to sum or average.",
+            ),
+            Kind::Ranges => (
+                "ranges",
+                "The fields of this collection with range filters (`#[sharded(range)]`), to pass to a query's `filter`.",
             ),
             Kind::Transforms => (
                 "transforms",

@@ -51,10 +51,29 @@ pub struct CollectionDescription<'a> {
     pub aggregate_fields: &'a [&'a str],
     /// Sums and averages declared for some queries only (`#[sharded(aggregate(all, x))]`):
     /// each field with each query that sums it.
-    pub aggregations: &'a [Aggregation<'a>],
+    pub aggregations: &'a [FieldOfQuery<'a>],
+    /// Field paths with range, `!=` and `not-in` filters on every query (`#[sharded(range)]`):
+    /// each such query orders by the order field, then the filtered field.
+    pub range_fields: &'a [&'a str],
+    /// Range filters declared for some queries only (`#[sharded(range(all, x))]`): each field
+    /// with each query that filters on it.
+    pub ranges: &'a [FieldOfQuery<'a>],
     /// Array field paths with `array-contains` and `array-contains-any` queries
     /// (`#[sharded(contains)]`), in declaration order.
     pub array_fields: &'a [&'a str],
+}
+
+impl<'a> CollectionDescription<'a> {
+    /// The paths of the fields with range filters, for every query or some, each once.
+    pub fn range_field_paths(&self) -> Vec<&'a str> {
+        let mut paths: Vec<&'a str> = self.range_fields.to_vec();
+        for range in self.ranges {
+            if !paths.contains(&range.field) {
+                paths.push(range.field);
+            }
+        }
+        paths
+    }
 }
 
 impl CollectionDescription<'static> {
@@ -80,15 +99,19 @@ impl CollectionDescription<'static> {
         field_sets: &[],
         aggregate_fields: &[],
         aggregations: &[],
+        range_fields: &[],
+        ranges: &[],
         array_fields: &[],
     };
 }
 
-/// One query's `sum` and `avg` of a field, declared with `#[sharded(aggregate(...))]`: the
-/// index that serves it is the query's own with the field last.
+/// A field declared for one query only: a sum and average
+/// (`#[sharded(aggregate(...))]`), whose index is the query's own with the field last, or a
+/// range filter (`#[sharded(range(...))]`), whose index is the query's own with the field
+/// after the order field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Aggregation<'a> {
-    /// The summed field's path.
+pub struct FieldOfQuery<'a> {
+    /// The summed or filtered field's path.
     pub field: &'a str,
     /// The field paths the query compares, as its index holds them; none for `all()`.
     pub compared: &'a [&'a str],
@@ -97,10 +120,10 @@ pub struct Aggregation<'a> {
     pub contains: bool,
 }
 
-/// An [`Aggregation`] owned, as the manifest records it.
+/// A [`FieldOfQuery`] owned, as the manifest records it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct AggregationBuf {
+pub struct FieldOfQueryBuf {
     pub field: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub compared: Vec<String>,
@@ -205,7 +228,11 @@ pub struct CollectionDescriptionBuf {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub aggregate_fields: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub aggregations: Vec<AggregationBuf>,
+    pub aggregations: Vec<FieldOfQueryBuf>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub range_fields: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ranges: Vec<FieldOfQueryBuf>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub array_fields: Vec<String>,
     /// Recorded so that a later build can refuse a set that lost values (files written before
@@ -236,21 +263,26 @@ impl CollectionDescriptionBuf {
         }
         let sets: Vec<Vec<&str>> = self.field_sets.iter().map(|set| strs(set)).collect();
         let sets: Vec<&[&str]> = sets.iter().map(Vec::as_slice).collect();
-        let compared: Vec<Vec<&str>> = self
-            .aggregations
-            .iter()
-            .map(|aggregation| strs(&aggregation.compared))
-            .collect();
-        let aggregations: Vec<Aggregation<'_>> = self
-            .aggregations
-            .iter()
-            .zip(&compared)
-            .map(|(aggregation, compared)| Aggregation {
-                field: &aggregation.field,
-                compared,
-                contains: aggregation.contains,
-            })
-            .collect();
+        fn compared(fields: &[FieldOfQueryBuf]) -> Vec<Vec<&str>> {
+            fields.iter().map(|field| strs(&field.compared)).collect()
+        }
+        fn borrowed<'b>(
+            fields: &'b [FieldOfQueryBuf],
+            compared: &'b [Vec<&'b str>],
+        ) -> Vec<FieldOfQuery<'b>> {
+            fields
+                .iter()
+                .zip(compared)
+                .map(|(field, compared)| FieldOfQuery {
+                    field: &field.field,
+                    compared,
+                    contains: field.contains,
+                })
+                .collect()
+        }
+        let (aggregated, ranged) = (compared(&self.aggregations), compared(&self.ranges));
+        let aggregations = borrowed(&self.aggregations, &aggregated);
+        let ranges = borrowed(&self.ranges, &ranged);
         f(&CollectionDescription {
             collection: &self.collection,
             parent_collections: &strs(&self.parent_collections),
@@ -268,6 +300,8 @@ impl CollectionDescriptionBuf {
             field_sets: &sets,
             aggregate_fields: &strs(&self.aggregate_fields),
             aggregations: &aggregations,
+            range_fields: &strs(&self.range_fields),
+            ranges: &ranges,
             array_fields: &strs(&self.array_fields),
         })
     }
@@ -282,6 +316,16 @@ impl CollectionDescriptionBuf {
 impl From<&CollectionDescription<'_>> for CollectionDescriptionBuf {
     fn from(description: &CollectionDescription<'_>) -> Self {
         let strings = |values: &[&str]| values.iter().map(|value| value.to_string()).collect();
+        let owned = |fields: &[FieldOfQuery<'_>]| {
+            fields
+                .iter()
+                .map(|field| FieldOfQueryBuf {
+                    field: field.field.to_owned(),
+                    compared: strings(field.compared),
+                    contains: field.contains,
+                })
+                .collect()
+        };
         CollectionDescriptionBuf {
             collection: description.collection.to_owned(),
             shard_field: description.shard_field.to_owned(),
@@ -296,15 +340,9 @@ impl From<&CollectionDescription<'_>> for CollectionDescriptionBuf {
                 .map(|set| strings(set))
                 .collect(),
             aggregate_fields: strings(description.aggregate_fields),
-            aggregations: description
-                .aggregations
-                .iter()
-                .map(|aggregation| AggregationBuf {
-                    field: aggregation.field.to_owned(),
-                    compared: strings(aggregation.compared),
-                    contains: aggregation.contains,
-                })
-                .collect(),
+            aggregations: owned(description.aggregations),
+            range_fields: strings(description.range_fields),
+            ranges: owned(description.ranges),
             array_fields: strings(description.array_fields),
             shard_values: strings(description.shard_values),
             previous_shard_values: strings(description.previous_shard_values),
@@ -365,10 +403,16 @@ mod tests {
             indexed_fields: &["venue", "price.currency"],
             field_sets: &[&["venue", "side"]],
             aggregate_fields: &["qty"],
-            aggregations: &[Aggregation {
+            aggregations: &[FieldOfQuery {
                 field: "price",
                 compared: &["venue", "side"],
                 contains: false,
+            }],
+            range_fields: &["qty"],
+            ranges: &[FieldOfQuery {
+                field: "price",
+                compared: &["tags"],
+                contains: true,
             }],
             array_fields: &["tags"],
         };

@@ -13,7 +13,7 @@ mod query_id;
 mod serving;
 
 pub use description::{
-    Aggregation, AggregationBuf, CollectionDescription, CollectionDescriptionBuf,
+    CollectionDescription, CollectionDescriptionBuf, FieldOfQuery, FieldOfQueryBuf,
 };
 pub use plan::plan;
 pub use query_id::query_id;
@@ -259,6 +259,8 @@ mod tests {
         field_sets: &[],
         aggregate_fields: &[],
         aggregations: &[],
+        range_fields: &[],
+        ranges: &[],
         array_fields: &[],
         reversible: false,
         server_timestamp: false,
@@ -454,12 +456,12 @@ mod tests {
             indexed_fields: &["exchange", "venue"],
             array_fields: &["tags"],
             aggregations: &[
-                Aggregation {
+                FieldOfQuery {
                     field: "qty",
                     compared: &[],
                     contains: false,
                 },
-                Aggregation {
+                FieldOfQuery {
                     field: "qty",
                     compared: &["tags"],
                     contains: true,

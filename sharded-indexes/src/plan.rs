@@ -21,6 +21,10 @@ use crate::{
 /// aggregated field, the same index with that field last (ascending), since Firestore sums
 /// and averages by scanning index entries, which must hold the field; a field declared for
 /// some queries only (`aggregate(all, x)`) gets that index for those queries only.
+/// For each query and each field with range filters (`range`, or `range(all, x)` for some
+/// queries), the query's index with that field after the order field, in its direction (and
+/// in both, for a reversible type), since Firestore orders by an inequality field after the
+/// explicit orders.
 /// With `collection_group`, each of them again in `COLLECTION_GROUP` scope, for the queries
 /// across every parent. And two overrides (for both scopes) that disable the single-field
 /// indexes of the order field, whose
@@ -83,6 +87,45 @@ pub fn plan(spec: &CollectionDescription<'_>) -> IndexPlan {
         })
         .chain(declared)
         .collect::<Vec<_>>();
+    // A range, `!=` or `not-in` filter on another field orders by it after the order field,
+    // in the same direction (Firestore adds inequality fields to the order; sharded names it,
+    // so that the merge and its cursors know it): the query's index with it after the order
+    // field, in each direction the type reads. A query that compares the field for equality
+    // already takes no range on it (refused at run time), so it gets no index.
+    let ranged = |(fields, array): &(Vec<&str>, bool), field: &str| {
+        let directions = match spec.reversible {
+            true => vec![spec.direction, spec.direction.reversed()],
+            false => vec![spec.direction],
+        };
+        directions
+            .into_iter()
+            .filter(|_| !fields.contains(&field) && field != spec.order_field)
+            .map(|direction| CompositeIndex {
+                collection_group: spec.collection.to_owned(),
+                query_scope: QueryScope::Collection,
+                fields: std::iter::once(shard())
+                    .chain(compared(fields, *array))
+                    .chain([
+                        IndexField::ordered(spec.order_field, direction),
+                        IndexField::ordered(field, direction),
+                    ])
+                    .collect(),
+            })
+            .collect::<Vec<_>>()
+    };
+    let declared_ranges = spec.ranges.iter().flat_map(|range| {
+        let shape = (range.compared.to_vec(), range.contains);
+        ranged(&shape, range.field)
+    });
+    let ranges = std::iter::once(&whole)
+        .chain(&shapes)
+        .flat_map(|fields| {
+            spec.range_fields
+                .iter()
+                .flat_map(move |field| ranged(fields, field))
+        })
+        .chain(declared_ranges)
+        .collect::<Vec<_>>();
     let queries: Vec<CompositeIndex> = std::iter::once(whole_collection).chain(queries).collect();
     // A reversible type's queries also run in the other direction (and its pages go back):
     // each query's index again with the order field reversed. Sums and averages do not
@@ -103,7 +146,12 @@ pub fn plan(spec: &CollectionDescription<'_>) -> IndexPlan {
         })
         .collect::<Vec<_>>();
     let mut indexes: Vec<CompositeIndex> = Vec::new();
-    for index in queries.into_iter().chain(reversed).chain(aggregations) {
+    for index in queries
+        .into_iter()
+        .chain(reversed)
+        .chain(ranges)
+        .chain(aggregations)
+    {
         if !indexes.contains(&index) {
             indexes.push(index);
         }
@@ -133,6 +181,7 @@ pub fn plan(spec: &CollectionDescription<'_>) -> IndexPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::FieldOfQuery;
 
     #[test]
     fn a_reversible_type_gets_each_query_index_in_both_directions() {
@@ -176,6 +225,59 @@ mod tests {
         }
         // Two query indexes more, in the other direction; the sums' stay as they were.
         assert_eq!(reversible.indexes.len(), forward.indexes.len() + 2);
+    }
+
+    #[test]
+    fn a_range_field_follows_the_order_field_in_each_direction() {
+        let spec = CollectionDescription {
+            collection: "trades",
+            shard_field: "shard",
+            shard_values: &["0", "1"],
+            order_field: "at",
+            direction: Direction::Descending,
+            reversible: true,
+            indexed_fields: &["venue", "price"],
+            range_fields: &["price"],
+            ranges: &[FieldOfQuery {
+                field: "qty",
+                compared: &["venue"],
+                contains: false,
+            }],
+            ..CollectionDescription::EMPTY
+        };
+        let index = |middle: &[&str], direction: Direction, range: &str| CompositeIndex {
+            collection_group: "trades".into(),
+            query_scope: QueryScope::Collection,
+            fields: std::iter::once(IndexField::ordered("shard", Direction::Descending))
+                .chain(
+                    middle
+                        .iter()
+                        .map(|f| IndexField::ordered(f, Direction::Ascending)),
+                )
+                .chain([
+                    IndexField::ordered("at", direction),
+                    IndexField::ordered(range, direction),
+                ])
+                .collect(),
+        };
+        let plan = plan(&spec);
+        for direction in [Direction::Descending, Direction::Ascending] {
+            assert!(plan.indexes.contains(&index(&[], direction, "price")));
+            assert!(
+                plan.indexes
+                    .contains(&index(&["venue"], direction, "price"))
+            );
+            assert!(plan.indexes.contains(&index(&["venue"], direction, "qty")));
+            assert!(!plan.indexes.contains(&index(&[], direction, "qty")));
+            // `price == x AND price > y` is refused, so it has no index.
+            assert!(
+                !plan
+                    .indexes
+                    .contains(&index(&["price"], direction, "price"))
+            );
+        }
+        // 3 queries × 2 directions, and 2 × 2 ranges on `price` and 2 on `qty`.
+        assert_eq!(plan.indexes.len(), 6 + 4 + 2);
     }
 
     #[test]

@@ -79,6 +79,11 @@ pub struct FieldAttrs {
     /// `#[sharded(aggregate(all, exchange))]`: the queries (by method name) that sum and
     /// average it, each with its index; `None` for every query.
     pub aggregate_queries: Option<Vec<syn::Ident>>,
+    /// `#[sharded(range)]`: the field has range, `!=` and `not-in` filters on every query.
+    pub range: Option<syn::Path>,
+    /// `#[sharded(range(all, exchange))]`: the queries (by method name) that filter on it,
+    /// each with its index; `None` for every query.
+    pub range_queries: Option<Vec<syn::Ident>>,
     /// `#[sharded(contains)]`: the array field has typed `array-contains` and
     /// `array-contains-any` queries.
     pub contains: Option<syn::Path>,
@@ -159,6 +164,13 @@ impl ContainerAttrs {
                         cx.error_spanned_by(
                             &meta.path,
                             "`contains` goes on an array field, not on the struct: write `#[sharded(contains)]` on each `Vec` field to query by element",
+                        );
+                        skip_value(&meta)?
+                    }
+                    RANGE => {
+                        cx.error_spanned_by(
+                            &meta.path,
+                            "`range` goes on a field, not on the struct: write `#[sharded(range)]` on each field to filter by range (a range on the order field needs no key: `.range(..)`)",
                         );
                         skip_value(&meta)?
                     }
@@ -250,34 +262,36 @@ impl FieldAttrs {
                     return Ok(());
                 }
                 if meta.path.is_ident(AGGREGATE) {
-                    let queries = if meta.input.peek(syn::token::Paren) {
-                        let content;
-                        syn::parenthesized!(content in meta.input);
-                        let parser = Punctuated::<syn::Ident, Token![,]>::parse_terminated;
-                        match parser(&content) {
-                            Ok(names) if !names.is_empty() => Some(names.into_iter().collect()),
-                            _ => {
-                                cx.error_spanned_by(
-                                    &meta.path,
-                                    "`aggregate(...)` names the queries that sum and average the field, by method: e.g. `aggregate(all, exchange)`",
-                                );
-                                return Ok(());
-                            }
+                    let queries = per_query(
+                        cx,
+                        &meta,
+                        "`aggregate(...)` names the queries that sum and average the field, by method: e.g. `aggregate(all, exchange)`",
+                        "`aggregate` takes no value: write `#[sharded(aggregate)]`, or name the queries that sum the field, `#[sharded(aggregate(all, exchange))]`",
+                    )?;
+                    if let Some(queries) = queries {
+                        if out.aggregate.is_some() {
+                            cx.error_spanned_by(&meta.path, "duplicate key `aggregate`");
+                        } else {
+                            out.aggregate = Some(meta.path.clone());
+                            out.aggregate_queries = queries;
                         }
-                    } else if !meta.input.is_empty() && !meta.input.peek(Token![,]) {
-                        cx.error_spanned_by(
-                            &meta.path,
-                            "`aggregate` takes no value: write `#[sharded(aggregate)]`, or name the queries that sum the field, `#[sharded(aggregate(all, exchange))]`",
-                        );
-                        return skip_value(&meta);
-                    } else {
-                        None
-                    };
-                    if out.aggregate.is_some() {
-                        cx.error_spanned_by(&meta.path, "duplicate key `aggregate`");
-                    } else {
-                        out.aggregate = Some(meta.path.clone());
-                        out.aggregate_queries = queries;
+                    }
+                    return Ok(());
+                }
+                if meta.path.is_ident(RANGE) {
+                    let queries = per_query(
+                        cx,
+                        &meta,
+                        "`range(...)` names the queries that filter on the field, by method: e.g. `range(all, exchange)`",
+                        "`range` takes no value: write `#[sharded(range)]`, or name the queries that filter on the field, `#[sharded(range(all, exchange))]`",
+                    )?;
+                    if let Some(queries) = queries {
+                        if out.range.is_some() {
+                            cx.error_spanned_by(&meta.path, "duplicate key `range`");
+                        } else {
+                            out.range = Some(meta.path.clone());
+                            out.range_queries = queries;
+                        }
                     }
                     return Ok(());
                 }
@@ -570,6 +584,35 @@ fn unknown_key(cx: &Ctxt, meta: &ParseNestedMeta, keys: &[&str], place: &str) ->
     };
     cx.error_spanned_by(&meta.path, format!("unknown key `{name}` {place}{hint}"));
     skip_value(meta)
+}
+
+/// A field key that stands alone (every query) or names some queries by method
+/// (`aggregate(all, exchange)`, `range(all)`): `Some(None)`, `Some(Some(names))`, or `None`
+/// once an error is reported (`malformed` for bad names, `valued` for `= ...`).
+fn per_query(
+    cx: &Ctxt,
+    meta: &ParseNestedMeta,
+    malformed: &str,
+    valued: &str,
+) -> syn::Result<Option<Option<Vec<syn::Ident>>>> {
+    if meta.input.peek(syn::token::Paren) {
+        let content;
+        syn::parenthesized!(content in meta.input);
+        let parser = Punctuated::<syn::Ident, Token![,]>::parse_terminated;
+        return Ok(match parser(&content) {
+            Ok(names) if !names.is_empty() => Some(Some(names.into_iter().collect())),
+            _ => {
+                cx.error_spanned_by(&meta.path, malformed);
+                None
+            }
+        });
+    }
+    if !meta.input.is_empty() && !meta.input.peek(Token![,]) {
+        cx.error_spanned_by(&meta.path, valued);
+        skip_value(meta)?;
+        return Ok(None);
+    }
+    Ok(Some(None))
 }
 
 /// Consumes whatever follows a key (`= expr` or `(...)`), so parsing goes on to the next key.

@@ -31,7 +31,10 @@ pub struct Model<'a> {
     /// One entry per `index(a, b, ...)` on the struct, in declaration order.
     pub field_sets: Vec<FieldSet<'a>>,
     /// The fields with typed `sum` and `avg` queries (`#[sharded(aggregate)]`).
-    pub aggregates: Vec<AggregateField<'a>>,
+    pub aggregates: Vec<DeclaredField<'a>>,
+    /// The fields with range, `!=` and `not-in` filters (`#[sharded(range)]`), in the same
+    /// form: the field and the queries that filter on it.
+    pub ranges: Vec<DeclaredField<'a>>,
     /// The array fields with typed `array-contains` queries (`#[sharded(contains)]`).
     pub arrays: Vec<ArrayField<'a>>,
     /// Every field serde stores under a name of its own, with its field path: what a
@@ -75,7 +78,28 @@ impl Model<'_> {
                         .queries
                         .iter()
                         .flatten()
-                        .map(|query| sharded_indexes::AggregationBuf {
+                        .map(|query| sharded_indexes::FieldOfQueryBuf {
+                            field: field.path.clone(),
+                            compared: query.compared.clone(),
+                            contains: query.contains,
+                        })
+                })
+                .collect(),
+            range_fields: self
+                .ranges
+                .iter()
+                .filter(|field| field.queries.is_none())
+                .map(|field| field.path.clone())
+                .collect(),
+            ranges: self
+                .ranges
+                .iter()
+                .flat_map(|field| {
+                    field
+                        .queries
+                        .iter()
+                        .flatten()
+                        .map(|query| sharded_indexes::FieldOfQueryBuf {
                             field: field.path.clone(),
                             compared: query.compared.clone(),
                             contains: query.contains,
@@ -163,22 +187,26 @@ pub struct SetField<'a> {
     pub value_ty: syn::Type,
 }
 
-/// A numeric field with typed `sum` and `avg` queries.
+/// A field declared for some queries or every one: a numeric field with typed `sum` and `avg`
+/// queries (`aggregate`), or a field with range filters (`range`).
 #[derive(Clone)]
-pub struct AggregateField<'a> {
+pub struct DeclaredField<'a> {
     pub ident: &'a syn::Ident,
     pub ty: &'a syn::Type,
+    /// The type a filter compares the field with: its own, or the one inside its `Option`.
+    pub value_ty: syn::Type,
     /// The field path as stored.
     pub path: String,
-    /// The queries that sum and average it (`aggregate(all, exchange)`); `None` for every
-    /// query (`aggregate`).
-    pub queries: Option<Vec<AggregateQuery>>,
+    /// The queries that sum or filter it (`aggregate(all, exchange)`, `range(all)`); `None`
+    /// for every query (`aggregate`, `range`).
+    pub queries: Option<Vec<DeclaredQuery>>,
 }
 
-/// A query declared to sum and average a field.
+/// A query declared to sum and average a field, or to filter it by range.
 #[derive(Clone)]
-pub struct AggregateQuery {
-    /// The query's method name, as written in `aggregate(...)` (what its id is made from).
+pub struct DeclaredQuery {
+    /// The query's method name, as written in `aggregate(...)` or `range(...)` (what its id
+    /// is made from).
     pub method: syn::Ident,
     /// The field paths the query compares, as its index holds them; none for `all`.
     pub compared: Vec<String>,

@@ -50,9 +50,10 @@ pub const CONTAINER_KEYS: &[&str] = &[
 pub const INDEX: &str = "index";
 pub const AGGREGATE: &str = "aggregate";
 pub const CONTAINS: &str = "contains";
+pub const RANGE: &str = "range";
 
 /// Every key `#[sharded(...)]` takes on a field.
-pub const FIELD_KEYS: &[&str] = &[INDEX, AGGREGATE, CONTAINS];
+pub const FIELD_KEYS: &[&str] = &[INDEX, AGGREGATE, CONTAINS, RANGE];
 
 // serde keys that decide what is stored, and under which name.
 pub const RENAME: &str = "rename";

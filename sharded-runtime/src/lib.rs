@@ -45,10 +45,10 @@ pub use parent::{CollectionGroup, Parent, Reversible, Subcollection, TopLevel};
 pub use partition::{IdRange, MAX_PARTS};
 pub use query::{
     ChangeKind, Cursor, CursorOf, DocumentChange, EveryQuery, InCollection, InGroup,
-    ListenCheckpoint, ListenOptions, MAX_DISJUNCTIONS, MAX_FILTER_VALUE_BYTES, MAX_LIMIT, Number,
-    Numeric, NumericField, Page, PageOf, PagedQuery, Queries, QueryShape, QuerySnapshot,
-    QueryStats, Reach, Reversed, ShardedQuery, SnapshotStream, SummedOver, WHOLE_COLLECTION,
-    WholeCollection, query_id,
+    ListenCheckpoint, ListenOptions, MAX_DISJUNCTIONS, MAX_FILTER_VALUE_BYTES, MAX_LIMIT,
+    MAX_NOT_IN, Number, Numeric, NumericField, Page, PageOf, PagedQuery, Queries, QueryShape,
+    QuerySnapshot, QueryStats, RangeField, RangeFilter, RangedOver, Reach, Reversed, ShardedQuery,
+    SnapshotStream, SummedOver, WHOLE_COLLECTION, WholeCollection, query_id,
 };
 pub use shard_job::{Checkpoint, Progress, ShardCensus, ShardJob, ShardedCollectionGroup};
 pub use sharded::Sharded;
@@ -76,14 +76,14 @@ pub mod __private {
     pub use crate::order_key::NoOrderField;
     pub use crate::query::{
         compare_documents, compare_references, compare_values, merge_sorted, merge_streams,
-        numeric_field, queries, shard_chunks, usable_in_cursor,
+        numeric_field, queries, range_field, shard_chunks, usable_in_cursor,
     };
     pub use crate::shard::{draw_shard, numbered_shards};
     pub use crate::sharded::{Derived, PLAIN_PATHS, Tables};
     pub use crate::stored_names::{names_of, path_bytes, path_len, stored_name};
     pub use crate::transform::typed_field;
     pub use crate::write::ServerTimestamp;
-    pub use sharded_indexes::{Aggregation, CollectionDescription, Direction};
+    pub use sharded_indexes::{CollectionDescription, Direction, FieldOfQuery};
 
     /// Serializes `document` for writing, the shard drawn now; the benchmarks measure this.
     pub use crate::collection::{serialize, serialize_unguarded};

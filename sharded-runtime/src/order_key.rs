@@ -9,8 +9,9 @@ use serde::de::DeserializeOwned;
 
 /// A type whose stored Firestore value orders the way sharded's merge of chunk queries orders
 /// it, so that a sharded query can return exactly what the unsharded query returns. The derive
-/// requires it of the `order_by` field's type: a type alias, a wrapper or a user struct that
-/// does not implement it is a compile error on that field's type.
+/// requires it of the `order_by` field's type, and of a `#[sharded(range)]` field's (or the
+/// type inside its `Option`), by which a filtered query orders next: a type alias, a wrapper
+/// or a user struct that does not implement it is a compile error on that field's type.
 ///
 /// Implemented for the types whose stored value is a scalar Firestore can range over:
 ///
@@ -41,9 +42,9 @@ use serde::de::DeserializeOwned;
 /// impl sharded_runtime::OrderKey for Millis {}
 /// ```
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be the order field of a sharded collection",
+    message = "`{Self}` cannot order a sharded query (as its `order_by` field or a `range` field)",
     label = "its stored Firestore value does not order like a sharded query's merge orders it",
-    note = "order by `FirestoreTimestamp`, `SystemTime`, an integer that fits `i64`, `f64`, `String` or `bool`",
+    note = "order (and filter by range) by `FirestoreTimestamp`, `SystemTime`, an integer that fits `i64`, `f64`, `String` or `bool`",
     note = "`Option` is not stored when `None`, `u64` wraps above `i64::MAX`, `chrono::DateTime` and `FirestoreInstant` are stored as strings, and collections, maps and structs cannot be ranged over",
     note = "a newtype that serializes exactly as one of those types can `impl sharded_runtime::OrderKey`"
 )]

@@ -189,13 +189,28 @@ pub fn compare_documents(
     order_field: &str,
     direction: Direction,
 ) -> Ordering {
-    let ord = match (field_value(a, order_field), field_value(b, order_field)) {
+    compare_documents_then(a, b, order_field, None, direction)
+}
+
+/// The position of a document in a sharded query's order with a filter on another field:
+/// (order field, `then_by`, document name), all in `direction`, as Firestore orders a query
+/// with an inequality on `then_by`.
+pub(crate) fn compare_documents_then(
+    a: &Document,
+    b: &Document,
+    order_field: &str,
+    then_by: Option<&str>,
+    direction: Direction,
+) -> Ordering {
+    let by = |field: &str| match (field_value(a, field), field_value(b, field)) {
         (Some(x), Some(y)) => compare_values(x, y),
         (None, None) => Ordering::Equal,
         (None, Some(_)) => Ordering::Less,
         (Some(_), None) => Ordering::Greater,
-    }
-    .then_with(|| compare_references(&a.name, &b.name));
+    };
+    let ord = by(order_field)
+        .then_with(|| then_by.map_or(Ordering::Equal, by))
+        .then_with(|| compare_references(&a.name, &b.name));
     match direction {
         Direction::Ascending => ord,
         Direction::Descending => ord.reverse(),

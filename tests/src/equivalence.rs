@@ -14,7 +14,9 @@ use sharded_runtime::firestore::{
     FirestoreDb, FirestoreQueryCursor, FirestoreQueryDirection, FirestoreQueryFilter,
     FirestoreValue,
 };
-use sharded_runtime::{Cursor, Error, MAX_DISJUNCTIONS, Reach, Sharded, ShardedQuery, Stored};
+use sharded_runtime::{
+    Cursor, Error, MAX_DISJUNCTIONS, Page, Reach, Sharded, ShardedQuery, Stored,
+};
 
 pub fn ids<T>(stored: &[Stored<T>]) -> Vec<String> {
     stored.iter().map(|s| s.id.clone()).collect()
@@ -182,6 +184,22 @@ pub struct Unsharded {
     pub after: Option<(FirestoreValue, String)>,
     /// Ordered the other way than the type.
     pub reversed: bool,
+    /// Inequalities on other fields (`>`, `>=`, `<`, `<=`, `!=`, `not-in`): the query then
+    /// orders by the order field alone and the server adds the rest, as a user's unsharded
+    /// query would.
+    pub inequalities: Vec<(String, Inequality, FirestoreValue)>,
+}
+
+/// An inequality of [`Unsharded::inequality`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Inequality {
+    GreaterThan,
+    AtLeast,
+    LessThan,
+    AtMost,
+    NotEqual,
+    /// The value an array of the values.
+    NotIn,
 }
 
 impl Unsharded {
@@ -224,6 +242,18 @@ impl Unsharded {
         self
     }
 
+    /// `field` compared with `value` by `inequality`.
+    pub fn inequality(
+        mut self,
+        field: &str,
+        inequality: Inequality,
+        value: impl Into<FirestoreValue>,
+    ) -> Self {
+        self.inequalities
+            .push((field.to_owned(), inequality, value.into()));
+        self
+    }
+
     /// Ordered the other way than the type (a reversed query's reference).
     pub fn reversed(mut self) -> Self {
         self.reversed = true;
@@ -254,16 +284,18 @@ impl Unsharded {
             (FirestoreQueryDirection::Ascending, true) => FirestoreQueryDirection::Descending,
             (FirestoreQueryDirection::Descending, true) => FirestoreQueryDirection::Ascending,
         };
+        let by_order_field_alone = !self.inequalities.is_empty();
         let mut select = db
             .fluent()
             .select()
             .from(collection)
             .filter(self.filter::<T>())
-            .order(move |o| {
-                o.fields([
+            .order(move |o| match by_order_field_alone {
+                true => o.fields([o.field(T::ORDER_FIELD).direction(direction.clone())]),
+                false => o.fields([
                     o.field(T::ORDER_FIELD).direction(direction.clone()),
                     o.field("__name__").direction(direction.clone()),
-                ])
+                ]),
             });
         if let Some(limit) = self.limit {
             select = select.limit(limit);
@@ -319,9 +351,22 @@ impl Unsharded {
                     true => q.field(field.as_str()).array_contains_any(value),
                     false => q.field(field.as_str()).array_contains(value),
                 });
+            let inequalities = this.inequalities.iter().map(|(field, inequality, value)| {
+                let field = q.field(field.as_str());
+                let value = value.clone();
+                match inequality {
+                    Inequality::GreaterThan => field.greater_than(value),
+                    Inequality::AtLeast => field.greater_than_or_equal(value),
+                    Inequality::LessThan => field.less_than(value),
+                    Inequality::AtMost => field.less_than_or_equal(value),
+                    Inequality::NotEqual => field.not_equal(value),
+                    Inequality::NotIn => field.is_not_in(value),
+                }
+            });
             q.for_all(
                 equalities
                     .chain([any_of, array, lower, upper])
+                    .chain(inequalities)
                     .collect::<Vec<_>>(),
             )
         }
@@ -461,4 +506,66 @@ pub async fn paged<T: Sharded, const Q: u64, R: Reach>(
             None => return all,
         }
     }
+}
+
+/// Every page of `query` of `limit`, forward to the end.
+pub async fn pages_forward<T: Sharded, const Q: u64, R: Reach>(
+    db: &FirestoreDb,
+    query: &ShardedQuery<T, Q, R>,
+    limit: u32,
+) -> Vec<Page<T, Q, R>> {
+    let mut pages = Vec::new();
+    let mut next: Option<Cursor<T, Q, R>> = None;
+    loop {
+        let mut page_query = query.clone();
+        if let Some(cursor) = next.take() {
+            page_query = page_query.after(cursor);
+        }
+        let page = page_query.page(db, limit).await.unwrap();
+        next = page.next.clone();
+        pages.push(page);
+        if next.is_none() {
+            return pages;
+        }
+    }
+}
+
+/// From the last of `forward`'s pages back to the first with `before(previous)`: the same
+/// pages (documents and cursors to go forward again), the first with no `previous`.
+pub async fn check_paging_back<T, const Q: u64, R: Reach>(
+    db: &FirestoreDb,
+    query: &ShardedQuery<T, Q, R>,
+    forward: &[Page<T, Q, R>],
+    limit: u32,
+    what: &str,
+) where
+    T: Sharded + sharded_runtime::Reversible + PartialEq + std::fmt::Debug,
+{
+    let mut index = forward.len() - 1;
+    let mut previous = forward[index].previous.clone();
+    assert_eq!(
+        previous.is_some(),
+        forward.len() > 1 && !forward[index].items.is_empty(),
+        "{what}: the last page's previous"
+    );
+    while let Some(cursor) = previous.take() {
+        index -= 1;
+        let page = query.clone().before(cursor).page(db, limit).await.unwrap();
+        assert_eq!(
+            page.items, forward[index].items,
+            "{what}: page {index} going back"
+        );
+        assert_eq!(
+            page.next.as_ref().map(Cursor::to_token),
+            forward[index].next.as_ref().map(Cursor::to_token),
+            "{what}: page {index}'s next going back"
+        );
+        assert_eq!(
+            page.previous.is_some(),
+            index > 0,
+            "{what}: page {index}'s previous"
+        );
+        previous = page.previous;
+    }
+    assert_eq!(index, 0, "{what}: back to the first page");
 }

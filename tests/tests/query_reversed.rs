@@ -12,9 +12,11 @@ use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 use sharded_runtime::firestore::FirestoreDb;
 use sharded_runtime::{
-    Cursor, Number, NumericField, Page, Parent, Reach, Reversed, Sharded, ShardedQuery, query_id,
+    Cursor, Number, NumericField, Parent, Reversed, Sharded, ShardedQuery, query_id,
 };
-use sharded_tests::equivalence::{Unsharded, check_query, ids, write_both};
+use sharded_tests::equivalence::{
+    Unsharded, check_paging_back, check_query, ids, pages_forward, write_both,
+};
 use sharded_tests::test_db;
 
 macro_rules! log {
@@ -54,68 +56,6 @@ trait Log:
 log!(Log3, 3, "desc", "logs3");
 log!(Log40, 40, "asc", "logs40");
 log!(Log61, 61, "desc", "logs61");
-
-/// Every page of `query` of `limit`, forward to the end.
-async fn pages_forward<T: Sharded, const Q: u64, R: Reach>(
-    db: &FirestoreDb,
-    query: &ShardedQuery<T, Q, R>,
-    limit: u32,
-) -> Vec<Page<T, Q, R>> {
-    let mut pages = Vec::new();
-    let mut next: Option<Cursor<T, Q, R>> = None;
-    loop {
-        let mut page_query = query.clone();
-        if let Some(cursor) = next.take() {
-            page_query = page_query.after(cursor);
-        }
-        let page = page_query.page(db, limit).await.unwrap();
-        next = page.next.clone();
-        pages.push(page);
-        if next.is_none() {
-            return pages;
-        }
-    }
-}
-
-/// From the last of `forward`'s pages back to the first with `before(previous)`: the same
-/// pages (documents and cursors to go forward again), the first with no `previous`.
-async fn check_paging_back<T, const Q: u64, R: Reach>(
-    db: &FirestoreDb,
-    query: &ShardedQuery<T, Q, R>,
-    forward: &[Page<T, Q, R>],
-    limit: u32,
-    what: &str,
-) where
-    T: Sharded + sharded_runtime::Reversible + PartialEq + std::fmt::Debug,
-{
-    let mut index = forward.len() - 1;
-    let mut previous = forward[index].previous.clone();
-    assert_eq!(
-        previous.is_some(),
-        forward.len() > 1 && !forward[index].items.is_empty(),
-        "{what}: the last page's previous"
-    );
-    while let Some(cursor) = previous.take() {
-        index -= 1;
-        let page = query.clone().before(cursor).page(db, limit).await.unwrap();
-        assert_eq!(
-            page.items, forward[index].items,
-            "{what}: page {index} going back"
-        );
-        assert_eq!(
-            page.next.as_ref().map(Cursor::to_token),
-            forward[index].next.as_ref().map(Cursor::to_token),
-            "{what}: page {index}'s next going back"
-        );
-        assert_eq!(
-            page.previous.is_some(),
-            index > 0,
-            "{what}: page {index}'s previous"
-        );
-        previous = page.previous;
-    }
-    assert_eq!(index, 0, "{what}: back to the first page");
-}
 
 fn random_range(rng: &mut StdRng) -> (Bound<i64>, Bound<i64>) {
     let mut bound = || match rng.random_range(0..3) {

@@ -1,14 +1,15 @@
-//! Measured on the emulator, for the queries sharded does not send yet (`not-in`, `!=` and
-//! ranges on fields other than the order field), and kept as tests so that the day they are
-//! built they rest on what the server does:
+//! Measured on the emulator, for the filters on fields other than the order field
+//! (`#[sharded(range)]`: ranges, `!=` and `not-in`), and kept as tests, since sharded's
+//! queries rest on them:
 //! - `not-in` cannot stand beside `in` (the shard filter), `array-contains-any` or OR: a
-//!   sharded `not-in` needs one query per shard value (`shard == v`).
+//!   sharded `not-in` sends one query per shard value (`shard == v`), which the server takes.
+//! - `!=` stands beside the shard filter's `in`.
 //! - An inequality on another field orders the results by that field after the explicit
 //!   orders: with `ORDER BY at, __name__` given, the server refuses the query ("order by
 //!   clause cannot contain more fields after the key"); with `ORDER BY at` alone it orders by
-//!   `at`, then the inequality field in the same direction (no two documents here tie on
-//!   both, so the name's place is not measured). A merge and its cursors then need three
-//!   values, not two.
+//!   `at`, then the inequality field in the same direction, then the name; `ORDER BY at, f,
+//!   __name__` given explicitly is taken and orders the same. A merge and its cursors then
+//!   need three values, not two, which is what sharded sends.
 
 use sharded_runtime::firestore::FirestoreDb;
 use sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::value::ValueType;
@@ -111,4 +112,98 @@ async fn inequalities_on_other_fields_as_the_emulator_takes_them() {
         "by at, then f, then the name, all descending"
     );
     assert_eq!(keys.len(), 7);
+}
+
+/// The queries sharded sends for a filter on another field, each taken, in the order the
+/// unsharded query (ordered by `at` alone) returns.
+#[tokio::test]
+async fn the_queries_sharded_sends_for_other_fields_are_taken() {
+    let test = test_db("server-inequalities-sent").await;
+    let db = &test.db;
+    write(db).await;
+    let ids = |documents: Vec<
+        sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::Document,
+    >| {
+        documents
+            .iter()
+            .map(|d| d.name.rsplit('/').next().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    let shards = || vec!["0", "1", "2"];
+    // `!=` beside the shard filter's `in`, ordered explicitly by (at, f, __name__).
+    let not_equal = db
+        .fluent()
+        .select()
+        .from("c")
+        .filter(move |q| q.for_all([q.field("shard").is_in(shards()), q.field("f").not_equal(1)]))
+        .order(|o| {
+            o.fields([
+                o.field("at").desc(),
+                o.field("f").desc(),
+                o.field("__name__").desc(),
+            ])
+        })
+        .query()
+        .await
+        .unwrap();
+    let unsharded = db
+        .fluent()
+        .select()
+        .from("c")
+        .filter(|q| q.for_all([q.field("f").not_equal(1)]))
+        .order(|o| o.fields([o.field("at").desc()]))
+        .query()
+        .await
+        .unwrap();
+    assert_eq!(ids(not_equal.clone()), ids(unsharded));
+    assert_eq!(not_equal.len(), 10, "12 documents, 2 of them with f == 1");
+    // `not-in` beside `shard == v`, one shard value per query.
+    let mut merged = Vec::new();
+    for shard in ["0", "1", "2"] {
+        let part = db
+            .fluent()
+            .select()
+            .from("c")
+            .filter(move |q| {
+                q.for_all([
+                    q.field("shard").eq(shard),
+                    q.field("f").is_not_in(vec![1, 2]),
+                ])
+            })
+            .order(|o| {
+                o.fields([
+                    o.field("at").asc(),
+                    o.field("f").asc(),
+                    o.field("__name__").asc(),
+                ])
+            })
+            .query()
+            .await
+            .unwrap();
+        merged.extend(part);
+    }
+    let int = |d: &sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::Document,
+               f: &str| {
+        match d.fields[f].value_type {
+            Some(ValueType::IntegerValue(i)) => i,
+            ref other => panic!("{other:?}"),
+        }
+    };
+    merged.sort_by(|a, b| {
+        (int(a, "at"), int(a, "f"), a.name.clone()).cmp(&(
+            int(b, "at"),
+            int(b, "f"),
+            b.name.clone(),
+        ))
+    });
+    let unsharded = db
+        .fluent()
+        .select()
+        .from("c")
+        .filter(|q| q.for_all([q.field("f").is_not_in(vec![1, 2])]))
+        .order(|o| o.fields([o.field("at").asc()]))
+        .query()
+        .await
+        .unwrap();
+    assert_eq!(ids(merged), ids(unsharded));
 }

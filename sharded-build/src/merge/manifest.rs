@@ -49,6 +49,8 @@ impl Managed {
                 field_sets: Vec::new(),
                 aggregate_fields: Vec::new(),
                 aggregations: Vec::new(),
+                range_fields: Vec::new(),
+                ranges: Vec::new(),
                 array_fields: Vec::new(),
                 shard_values: shard_values.to_vec(),
                 previous_shard_values: Vec::new(),

@@ -19,6 +19,8 @@ fn instrument(indexed: &[&str]) -> ShardedType {
             field_sets: Vec::new(),
             aggregate_fields: Vec::new(),
             aggregations: Vec::new(),
+            range_fields: Vec::new(),
+            ranges: Vec::new(),
             array_fields: Vec::new(),
             shard_values: vec!["x".into(), "y".into(), "z".into()],
             previous_shard_values: Vec::new(),

@@ -50,7 +50,9 @@ pub fn validate<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Option<Model<'a>> {
         .collect();
     check_in_methods_are_free(cx, indexes.iter().map(|index| &index.method), &methods);
     let arrays = queries::arrays(cx, cont);
-    let aggregates = queries::aggregates(cx, cont, &indexes, &field_sets, &arrays);
+    let known = queries::KnownQueries::of(&indexes, &field_sets, &arrays);
+    let aggregates = queries::aggregates(cx, cont, &known);
+    let ranges = queries::ranges(cx, cont, &known);
     check_array_methods_are_free(cx, &arrays, &methods);
     if cx.has_errors() {
         return None;
@@ -70,6 +72,7 @@ pub fn validate<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Option<Model<'a>> {
         indexes,
         field_sets,
         aggregates,
+        ranges,
         arrays,
         stored_fields: stored_fields(cont),
         transformable_fields: transformable_fields(cont),

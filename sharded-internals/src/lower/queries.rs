@@ -1,5 +1,6 @@
-//! The typed queries: one per `#[sharded(index)]` path, one per `index(a, b)` set, and the
-//! `#[sharded(aggregate)]` fields' sums and averages.
+//! The typed queries: one per `#[sharded(index)]` path, one per `index(a, b)` set, the
+//! `#[sharded(aggregate)]` fields' sums and averages and the `#[sharded(range)]` fields'
+//! filters.
 
 use std::collections::HashSet;
 
@@ -11,7 +12,7 @@ use crate::attr::IndexSpec;
 use crate::check::{Use, check_plain_serde, check_stored_by_name, not_stored};
 use crate::ctxt::Ctxt;
 use crate::model::{
-    AggregateField, AggregateQuery, ArrayField, FieldSet, IndexedField, SetField, field_path,
+    ArrayField, DeclaredField, DeclaredQuery, FieldSet, IndexedField, SetField, field_path,
     query_method,
 };
 use crate::suggest::did_you_mean;
@@ -268,32 +269,78 @@ pub(super) fn arrays<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Vec<ArrayField<'
     out
 }
 
+/// Every query a field can be declared for (`aggregate(...)`, `range(...)`), by method
+/// name: with the field paths it compares and whether it is an array query.
+pub(super) struct KnownQueries(Vec<(String, Vec<String>, bool)>);
+
+impl KnownQueries {
+    pub(super) fn of(
+        indexes: &[IndexedField<'_>],
+        field_sets: &[FieldSet<'_>],
+        arrays: &[ArrayField<'_>],
+    ) -> Self {
+        let mut known: Vec<(String, Vec<String>, bool)> =
+            vec![(WHOLE_COLLECTION_METHOD.to_owned(), Vec::new(), false)];
+        known.extend(indexes.iter().map(|index| {
+            (
+                index.method.unraw().to_string(),
+                vec![index.path.clone()],
+                false,
+            )
+        }));
+        known.extend(field_sets.iter().map(|set| {
+            let paths = set.fields.iter().map(|field| field.path.clone()).collect();
+            (set.method.to_string(), paths, false)
+        }));
+        known.extend(
+            arrays
+                .iter()
+                .map(|array| (array.method.to_string(), vec![array.path.clone()], true)),
+        );
+        KnownQueries(known)
+    }
+
+    /// The queries `names` names in `key(...)`, each known and once; the others reported.
+    fn declared(
+        &self,
+        cx: &Ctxt,
+        cont: &Container<'_>,
+        key: &str,
+        names: &[syn::Ident],
+    ) -> Vec<DeclaredQuery> {
+        let mut queries: Vec<DeclaredQuery> = Vec::new();
+        for name in names {
+            let written = name.unraw().to_string();
+            let Some((_, compared, contains)) =
+                self.0.iter().find(|(method, ..)| *method == written)
+            else {
+                let hint =
+                    did_you_mean(&written, self.0.iter().map(|(method, ..)| method.as_str()));
+                cx.error_spanned_by(
+                    name,
+                    format!("`{key}({written})`: `{}` has no query `{written}` (name a query method: `all`, an indexed field's, a field set's or an array field's `_contains`){hint}", cont.ident),
+                );
+                continue;
+            };
+            if queries.iter().any(|query| query.method == *name) {
+                cx.error_spanned_by(name, format!("`{written}` is named twice in `{key}(...)`"));
+                continue;
+            }
+            queries.push(DeclaredQuery {
+                method: name.clone(),
+                compared: compared.clone(),
+                contains: *contains,
+            });
+        }
+        queries
+    }
+}
+
 pub(super) fn aggregates<'a>(
     cx: &Ctxt,
     cont: &'a Container<'a>,
-    indexes: &[IndexedField<'a>],
-    field_sets: &[FieldSet<'a>],
-    arrays: &[ArrayField<'a>],
-) -> Vec<AggregateField<'a>> {
-    // Every query a field can be summed over, by method name.
-    let mut known: Vec<(String, Vec<String>, bool)> =
-        vec![(WHOLE_COLLECTION_METHOD.to_owned(), Vec::new(), false)];
-    known.extend(indexes.iter().map(|index| {
-        (
-            index.method.unraw().to_string(),
-            vec![index.path.clone()],
-            false,
-        )
-    }));
-    known.extend(field_sets.iter().map(|set| {
-        let paths = set.fields.iter().map(|field| field.path.clone()).collect();
-        (set.method.to_string(), paths, false)
-    }));
-    known.extend(
-        arrays
-            .iter()
-            .map(|array| (array.method.to_string(), vec![array.path.clone()], true)),
-    );
+    known: &KnownQueries,
+) -> Vec<DeclaredField<'a>> {
     let mut out = Vec::new();
     for field in &cont.fields {
         let Some(key) = &field.attrs.aggregate else {
@@ -311,34 +358,70 @@ pub(super) fn aggregates<'a>(
         ) {
             continue;
         }
-        let queries = field.attrs.aggregate_queries.as_ref().map(|names| {
-            let mut queries: Vec<AggregateQuery> = Vec::new();
-            for name in names {
-                let written = name.unraw().to_string();
-                let Some((_, compared, contains)) = known.iter().find(|(method, ..)| *method == written)
-                else {
-                    let hint = did_you_mean(&written, known.iter().map(|(method, ..)| method.as_str()));
-                    cx.error_spanned_by(
-                        name,
-                        format!("`aggregate({written})`: `{}` has no query `{written}` (name a query method: `all`, an indexed field's, a field set's or an array field's `_contains`){hint}", cont.ident),
-                    );
-                    continue;
-                };
-                if queries.iter().any(|query| query.method == *name) {
-                    cx.error_spanned_by(name, format!("`{written}` is named twice in `aggregate(...)`"));
-                    continue;
-                }
-                queries.push(AggregateQuery {
-                    method: name.clone(),
-                    compared: compared.clone(),
-                    contains: *contains,
-                });
-            }
-            queries
-        });
-        out.push(AggregateField {
+        let queries = field
+            .attrs
+            .aggregate_queries
+            .as_ref()
+            .map(|names| known.declared(cx, cont, "aggregate", names));
+        out.push(DeclaredField {
             ident: field.ident,
             ty: field.ty,
+            value_ty: field.ty.clone(),
+            path: field_path([field.stored_name.as_str()]),
+            queries,
+        });
+    }
+    out
+}
+
+/// `#[sharded(range)]` fields: stored under their own name as their plain type (an `Option`
+/// of it too: a filter never matches a document without the field, sharded or not). Whether
+/// the type orders as the merge orders is a trait bound the derive's output checks (the
+/// order field's, `OrderKey`), spanned on the type. Not the order field, whose range is
+/// `.range(..)`.
+pub(super) fn ranges<'a>(
+    cx: &Ctxt,
+    cont: &'a Container<'a>,
+    known: &KnownQueries,
+) -> Vec<DeclaredField<'a>> {
+    let mut out = Vec::new();
+    for field in &cont.fields {
+        let Some(key) = &field.attrs.range else {
+            continue;
+        };
+        if cont
+            .attrs
+            .order_by
+            .as_ref()
+            .is_some_and(|o| field.ident == &o.value.value())
+        {
+            cx.error_spanned_by(
+                key,
+                format!("`{}` is the order field, whose range every query takes already (`.range(..)`); declare `range` on the other fields you filter by", field.ident),
+            );
+            continue;
+        }
+        if !check_stored_by_name(cx, field, key, "filtered") {
+            continue;
+        }
+        if !check_plain_serde(
+            cx,
+            field,
+            "filtered by range",
+            "its bounds",
+            "store the value as its plain type",
+        ) {
+            continue;
+        }
+        let queries = field
+            .attrs
+            .range_queries
+            .as_ref()
+            .map(|names| known.declared(cx, cont, "range", names));
+        out.push(DeclaredField {
+            ident: field.ident,
+            ty: field.ty,
+            value_ty: value_type(field.ty),
             path: field_path([field.stored_name.as_str()]),
             queries,
         });

@@ -41,6 +41,10 @@ pub struct ShardedQuery<T, const QUERY: u64, R: Reach = InCollection> {
     /// The other queries this one is OR-ed with ([`or`](ShardedQuery::or)), each by its
     /// query and what it compares.
     pub(super) or: Vec<Disjunct>,
+    /// Range, `!=` and `not-in` filters on a `#[sharded(range)]` field ([`filter`]).
+    ///
+    /// [`filter`]: ShardedQuery::filter
+    pub(super) filters: Vec<super::range::FieldFilter>,
     pub(super) lower: Bound<std::result::Result<Value, String>>,
     pub(super) upper: Bound<std::result::Result<Value, String>>,
     pub(super) limit: Option<u32>,
@@ -68,6 +72,7 @@ impl<T, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
             any_of: self.any_of.clone(),
             mask: self.mask.clone(),
             or: self.or.clone(),
+            filters: self.filters.clone(),
             lower: self.lower.clone(),
             upper: self.upper.clone(),
             limit: self.limit,
@@ -86,6 +91,7 @@ impl<T, const QUERY: u64, R: Reach> std::fmt::Debug for ShardedQuery<T, QUERY, R
             .field("any_of", &self.any_of)
             .field("mask", &self.mask)
             .field("or", &self.or)
+            .field("filters", &self.filters)
             .field("lower", &self.lower)
             .field("upper", &self.upper)
             .field("limit", &self.limit)
@@ -164,6 +170,7 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
             any_of: None,
             mask: None,
             or: Vec::new(),
+            filters: Vec::new(),
             lower: Bound::Unbounded,
             upper: Bound::Unbounded,
             limit: None,
@@ -269,7 +276,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
     /// The documents this query matches or `other` does (Firestore's OR), each once, in this
     /// query's order: `T::query().exchange("XNAS").or(T::query().instrument_type("etf"))`.
     /// `other` is another of the type's typed queries (an equality, an `in`, an array
-    /// query); its range, limit and cursors are not taken (give them to the whole), and
+    /// query); its range, filters, limit and cursors are not taken (give them to the whole), and
     /// `all()` is refused, since it matches everything. Each disjunct is served by its own
     /// query's index ([`index_needs`](Self::index_needs)). Firestore counts the shard values
     /// times the disjuncts (an `in` counts its values) as disjunctions, at most 30 in one
@@ -283,7 +290,8 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
             && matches!(other.upper, Bound::Unbounded)
             && other.limit.is_none()
             && other.after.is_none()
-            && other.before.is_none();
+            && other.before.is_none()
+            && other.filters.is_empty();
         self.or.push(Disjunct {
             query: OTHER,
             values: other.values,

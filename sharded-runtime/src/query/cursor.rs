@@ -39,6 +39,9 @@ pub(crate) struct Position {
     pub(crate) parent: Option<String>,
     /// Whether a collection-group query made it.
     pub(crate) group: bool,
+    /// The document's values of the type's `#[sharded(range)]` fields that it holds: a query
+    /// with a range filter orders by one of them after the order field.
+    pub(crate) ranged: Vec<(String, Value)>,
 }
 
 impl Position {
@@ -71,6 +74,20 @@ impl Position {
         }
     }
 
+    /// The cursor's document's value of the range field `path`, which a query filtered on it
+    /// starts after; [`Error::InvalidCursor`] when the cursor has none.
+    pub(crate) fn value_of(&self, path: &str) -> Result<&Value> {
+        self.ranged
+            .iter()
+            .find(|(field, _)| field == path)
+            .map(|(_, value)| value)
+            .ok_or_else(|| {
+                Error::InvalidCursor(format!(
+                    "the query is filtered on `{path}`, which it orders by after the order field, and the cursor holds no value of it (a cursor of `Cursor::at`, or of a document without the field); take the cursor from a page or `Cursor::after`"
+                ))
+            })
+    }
+
     /// The full name of the cursor's document in `collection`.
     pub(crate) fn document_name(&self, db: &firestore::FirestoreDb, collection: &str) -> String {
         crate::document_path::document_name(
@@ -92,6 +109,9 @@ struct Token {
     /// The parent document's path, for a subcollection's document.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     p: Option<String>,
+    /// The values of the type's range fields the document holds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    r: Vec<(String, TokenValue)>,
 }
 
 /// The order field's value; order fields are scalars (the derive rejects arrays and maps).
@@ -116,6 +136,54 @@ enum TokenValue {
     Null,
 }
 
+impl TokenValue {
+    /// A scalar's token; `None` for arrays, maps and geo points.
+    fn of(value: &Value) -> Option<TokenValue> {
+        Some(match value.value_type.as_ref()? {
+            ValueType::TimestampValue(ts) => TokenValue::Timestamp(ts.seconds, ts.nanos),
+            ValueType::IntegerValue(i) => TokenValue::Integer(*i),
+            ValueType::DoubleValue(d) => TokenValue::Double(d.to_bits()),
+            ValueType::StringValue(s) => TokenValue::String(s.clone()),
+            ValueType::BooleanValue(b) => TokenValue::Boolean(*b),
+            ValueType::BytesValue(b) => TokenValue::Bytes(URL_SAFE_NO_PAD.encode(b)),
+            ValueType::ReferenceValue(r) => TokenValue::Reference(r.clone()),
+            ValueType::NullValue(_) => TokenValue::Null,
+            _ => return None,
+        })
+    }
+
+    fn into_value(self) -> Result<Value> {
+        let value_type = match self {
+            TokenValue::Timestamp(seconds, nanos) => {
+                ValueType::TimestampValue(Timestamp { seconds, nanos })
+            }
+            TokenValue::Integer(i) => ValueType::IntegerValue(i),
+            TokenValue::Double(bits) => ValueType::DoubleValue(f64::from_bits(bits)),
+            TokenValue::String(s) => ValueType::StringValue(s),
+            TokenValue::Boolean(b) => ValueType::BooleanValue(b),
+            TokenValue::Bytes(b) => ValueType::BytesValue(
+                URL_SAFE_NO_PAD
+                    .decode(b)
+                    .map_err(|_| Error::InvalidCursor("bad bytes".into()))?,
+            ),
+            TokenValue::Reference(r) => ValueType::ReferenceValue(r),
+            TokenValue::Null => ValueType::NullValue(0),
+        };
+        Ok(Value {
+            value_type: Some(value_type),
+        })
+    }
+}
+
+/// The values of `T`'s range fields that `document` holds.
+fn ranged_values<T: Sharded>(document: &Document) -> Vec<(String, Value)> {
+    T::DESCRIPTION
+        .range_field_paths()
+        .into_iter()
+        .filter_map(|path| Some((path.to_owned(), field_value(document, path)?.clone())))
+        .collect()
+}
+
 impl<T: Sharded, const QUERY: u64, R: Reach> Cursor<T, QUERY, R> {
     fn new(order_value: Value, id: String, parent: Option<String>) -> Self {
         Cursor {
@@ -124,9 +192,15 @@ impl<T: Sharded, const QUERY: u64, R: Reach> Cursor<T, QUERY, R> {
                 id,
                 parent,
                 group: R::GROUP,
+                ranged: Vec::new(),
             },
             marker: PhantomData,
         }
+    }
+
+    fn with_ranged(mut self, ranged: Vec<(String, Value)>) -> Self {
+        self.position.ranged = ranged;
+        self
     }
 
     /// The cursor just after `document`, the last one of a page.
@@ -142,7 +216,8 @@ impl<T: Sharded, const QUERY: u64, R: Reach> Cursor<T, QUERY, R> {
             order_value,
             path.id().to_owned(),
             path.parent().map(str::to_owned),
-        ))
+        )
+        .with_ranged(ranged_values::<T>(document)))
     }
 
     /// The cursor just after the top-level document `id` whose order field holds
@@ -181,7 +256,8 @@ impl<T: Sharded, const QUERY: u64, R: Reach> Cursor<T, QUERY, R> {
                 field: T::ORDER_FIELD.to_owned(),
             })?;
         check_cursor_id(&item.id)?;
-        Ok(Self::new(order_value, item.id.clone(), item.parent.clone()))
+        Ok(Self::new(order_value, item.id.clone(), item.parent.clone())
+            .with_ranged(ranged_values::<T>(&document)))
     }
 
     /// The query a token belongs to; a group query's is marked, and a reversed one's, so its
@@ -203,23 +279,21 @@ impl<T: Sharded, const QUERY: u64, R: Reach> Cursor<T, QUERY, R> {
             id,
             parent,
             group: _,
+            ranged,
         } = &self.position;
-        let v = match &order_value.value_type {
-            Some(ValueType::TimestampValue(ts)) => TokenValue::Timestamp(ts.seconds, ts.nanos),
-            Some(ValueType::IntegerValue(i)) => TokenValue::Integer(*i),
-            Some(ValueType::DoubleValue(d)) => TokenValue::Double(d.to_bits()),
-            Some(ValueType::StringValue(s)) => TokenValue::String(s.clone()),
-            Some(ValueType::BooleanValue(b)) => TokenValue::Boolean(*b),
-            Some(ValueType::BytesValue(b)) => TokenValue::Bytes(URL_SAFE_NO_PAD.encode(b)),
-            Some(ValueType::ReferenceValue(r)) => TokenValue::Reference(r.clone()),
-            // Arrays, maps and geo points are rejected as order fields by the derive.
-            _ => TokenValue::Null,
-        };
+        // Arrays, maps and geo points are rejected as order fields by the derive.
+        let v = TokenValue::of(order_value).unwrap_or(TokenValue::Null);
         let token = Token {
             q: Self::query_tag(),
             v,
             id: id.clone(),
             p: parent.clone(),
+            // A range field holding an array or a map (another client's write) has no token:
+            // a query filtered on it refuses the cursor rather than start elsewhere.
+            r: ranged
+                .iter()
+                .filter_map(|(path, value)| Some((path.clone(), TokenValue::of(value)?)))
+                .collect(),
         };
         URL_SAFE_NO_PAD.encode(serde_json::to_vec(&token).expect("tokens serialize"))
     }
@@ -243,25 +317,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> Cursor<T, QUERY, R> {
         if let Some(parent) = &token.p {
             check_parent_path(parent)?;
         }
-        let value_type = match token.v {
-            TokenValue::Timestamp(seconds, nanos) => {
-                ValueType::TimestampValue(Timestamp { seconds, nanos })
-            }
-            TokenValue::Integer(i) => ValueType::IntegerValue(i),
-            TokenValue::Double(bits) => ValueType::DoubleValue(f64::from_bits(bits)),
-            TokenValue::String(s) => ValueType::StringValue(s),
-            TokenValue::Boolean(b) => ValueType::BooleanValue(b),
-            TokenValue::Bytes(b) => ValueType::BytesValue(
-                URL_SAFE_NO_PAD
-                    .decode(b)
-                    .map_err(|_| invalid("bad bytes"))?,
-            ),
-            TokenValue::Reference(r) => ValueType::ReferenceValue(r),
-            TokenValue::Null => ValueType::NullValue(0),
-        };
-        let order_value = Value {
-            value_type: Some(value_type),
-        };
+        let order_value = token.v.into_value()?;
         if !crate::order_key::is_stored_as::<T::OrderValue>(&order_value) {
             return Err(Error::InvalidCursor(format!(
                 "the cursor's order value is not a stored value of `{}` ({})",
@@ -269,7 +325,20 @@ impl<T: Sharded, const QUERY: u64, R: Reach> Cursor<T, QUERY, R> {
                 std::any::type_name::<T::OrderValue>()
             )));
         }
-        Ok(Self::new(order_value, token.id, token.p))
+        let fields = T::DESCRIPTION.range_field_paths();
+        let mut ranged = Vec::with_capacity(token.r.len());
+        for (path, value) in token.r {
+            let Some(path) = fields.iter().find(|field| **field == path) else {
+                return Err(invalid(
+                    "the cursor holds a value of a field this type does not filter by range",
+                ));
+            };
+            if ranged.iter().any(|(seen, _)| seen == path) {
+                return Err(invalid("the cursor holds a range field twice"));
+            }
+            ranged.push(((*path).to_owned(), value.into_value()?));
+        }
+        Ok(Self::new(order_value, token.id, token.p).with_ranged(ranged))
     }
 }
 
@@ -306,6 +375,7 @@ impl<T, const QUERY: u64, R: Reach> fmt::Debug for Cursor<T, QUERY, R> {
             .field("id", &self.position.id)
             .field("parent", &self.position.parent)
             .field("group", &self.position.group)
+            .field("ranged", &self.position.ranged)
             .finish()
     }
 }

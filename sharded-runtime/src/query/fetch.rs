@@ -7,12 +7,9 @@ use tracing::Instrument as _;
 
 use super::chunk::Chunk;
 use super::prepare::Prepared;
-use super::prepare::start_after_values;
-use super::request::query_order;
 use super::snapshot::Snapshot;
 use super::spans::{chunk_span, query_span};
 use super::{Cursor, MAX_LIMIT, Page, QueryStats, Reach, ShardedQuery, merge_sorted, shares};
-use crate::value_order;
 use crate::{Error, Result, Sharded, Stored};
 
 impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
@@ -188,11 +185,10 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         if results.len() == 1 {
             return Ok((results.pop().expect("one result"), stats));
         }
-        let merged = merge_sorted(
-            results,
-            self.limit.map(|limit| limit as usize),
-            query_order::<T, R>,
-        );
+        let order = self.document_order();
+        let merged = merge_sorted(results, self.limit.map(|limit| limit as usize), |a, b| {
+            order.compare(a, b)
+        });
         Ok((merged, stats))
     }
 
@@ -225,6 +221,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
                 return Ok((results, stats));
             }
         };
+        let order = self.document_order();
         let values: Vec<usize> = chunks.iter().map(|chunk| chunk.weight()).collect();
         let asked = shares::first_round(limit, &values);
         let mut fetched = futures::future::try_join_all(
@@ -245,58 +242,40 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
             rounds: 1,
         };
         loop {
-            let next = shares::next_round(
-                limit,
-                stats.rounds,
-                &fetched,
-                &ran_out,
-                &values,
-                query_order::<T, R>,
-            );
+            let next =
+                shares::next_round(limit, stats.rounds, &fetched, &ran_out, &values, |a, b| {
+                    order.compare(a, b)
+                });
             if next.is_empty() {
                 return Ok((fetched, stats));
             }
             // Just after the chunk's last document; from the start again when that document's
             // order value is a string Firestore refuses as a cursor (over 1,500 bytes).
-            let requests: Vec<(usize, bool, usize)> = next
+            let requests: Vec<(usize, Option<Vec<FirestoreValue>>, usize)> = next
                 .iter()
                 .map(|&(i, more)| {
                     let last = fetched[i]
                         .last()
                         .expect("a chunk asked again returned documents");
-                    let resumable = value_order::field_value(last, T::ORDER_FIELD)
-                        .is_some_and(value_order::usable_in_cursor);
-                    match resumable {
-                        true => (i, true, more),
-                        false => (i, false, fetched[i].len() + more),
+                    match self.after_document_values(last) {
+                        Some(after) => (i, Some(after), more),
+                        None => (i, None, fetched[i].len() + more),
                     }
                 })
                 .collect();
-            let extra = futures::future::try_join_all(requests.iter().map(|&(i, resume, ask)| {
-                let after = match resume {
-                    true => fetched[i]
-                        .last()
-                        .map(|last| -> Result<_> {
-                            let cursor = Cursor::<T, QUERY, R>::after_document(last)?;
-                            Ok(start_after_values(
-                                cursor.position.order_value,
-                                last.name.clone(),
-                            ))
-                        })
-                        .transpose(),
-                    false => Ok(prepared.start_after.clone()),
-                };
-                async move { Ok::<_, Error>(query(i, after?, Some(ask as u32)).await?) }
+            let extra = futures::future::try_join_all(requests.iter().map(|(i, after, ask)| {
+                let after = after.clone().or_else(|| prepared.start_after.clone());
+                async move { Ok::<_, Error>(query(*i, after, Some(*ask as u32)).await?) }
             }))
             .await?;
             stats.rounds += 1;
             stats.queries += requests.len();
-            for ((i, resume, ask), documents) in requests.into_iter().zip(extra) {
+            for ((i, after, ask), documents) in requests.into_iter().zip(extra) {
                 stats.documents_read += documents.len();
                 ran_out[i] = documents.len() < ask;
-                match resume {
-                    true => fetched[i].extend(documents),
-                    false => fetched[i] = documents,
+                match after {
+                    Some(_) => fetched[i].extend(documents),
+                    None => fetched[i] = documents,
                 }
             }
         }

@@ -14,8 +14,9 @@ mod names;
 mod prepare;
 mod projection;
 mod queries;
+mod range;
 mod reach;
-mod request;
+pub(crate) mod request;
 mod shape;
 mod shares;
 pub(crate) mod snapshot;
@@ -36,8 +37,9 @@ pub use listen::{
 };
 pub use merge::{merge_sorted, merge_streams};
 pub use names::{CursorOf, PageOf, PagedQuery};
-pub use prepare::{MAX_FILTER_VALUE_BYTES, MAX_LIMIT};
+pub use prepare::{MAX_FILTER_VALUE_BYTES, MAX_LIMIT, MAX_NOT_IN};
 pub use queries::{Queries, queries};
+pub use range::{RangeField, RangeFilter, RangedOver, range_field};
 pub use reach::{InCollection, InGroup, Reach, Reversed};
 pub use shape::{QueryShape, query_id};
 

@@ -3,7 +3,7 @@
 
 use std::ops::Bound;
 
-use firestore::gcloud_sdk::google::firestore::v1::{ArrayValue, Value, value::ValueType};
+use firestore::gcloud_sdk::google::firestore::v1::{ArrayValue, Document, Value, value::ValueType};
 use firestore::{
     FirestoreDb, FirestoreQueryDirection, FirestoreQueryFilter, FirestoreQueryFilterCompare,
     FirestoreQueryFilterComposite, FirestoreQueryFilterCompositeOperator, FirestoreQueryOrder,
@@ -12,6 +12,7 @@ use firestore::{
 use sharded_indexes::Direction;
 
 use super::chunk::{Chunk, fan_out, fan_out_together};
+use super::range::FilterKind;
 use super::{MAX_DISJUNCTIONS, QueryShape, Reach, ShardedQuery, shape};
 use crate::value_order;
 use crate::{Error, Result, Sharded};
@@ -25,17 +26,41 @@ pub(super) struct Prepared {
     /// for a range of them.
     pub(super) any_of: Option<AnyOf>,
     pub(super) chunks: Vec<Chunk>,
+    /// A `not-in` query: Firestore takes no `not-in` beside the shard field's `in`, so each
+    /// chunk reads one shard value, compared by equality.
+    pub(super) shard_by_equality: bool,
 }
 
 impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
     /// Checks the query and turns it into Firestore terms; an error here means nothing was sent.
     pub(super) fn prepare(&self, db: &FirestoreDb) -> Result<Prepared> {
         let mut prepared = self.terms()?;
-        prepared.start_after = self.after.as_ref().map(|cursor| {
-            let name = cursor.document_name(db, T::COLLECTION);
-            start_after_values(cursor.order_value.clone(), name)
-        });
+        prepared.start_after = match &self.after {
+            Some(cursor) => {
+                let name = cursor.document_name(db, T::COLLECTION);
+                let mut values = vec![cursor.order_value.clone()];
+                if let Some(path) = self.then_by() {
+                    values.push(cursor.value_of(path)?.clone());
+                }
+                Some(cursor_values(values, name))
+            }
+            None => None,
+        };
         Ok(prepared)
+    }
+
+    /// The cursor values that start a chunk query just after `document`, in this query's
+    /// order; `None` when the document lacks one of them or one is a string Firestore refuses
+    /// as a cursor value (over 1,500 bytes).
+    pub(super) fn after_document_values(&self, document: &Document) -> Option<Vec<FirestoreValue>> {
+        let mut values = vec![value_order::field_value(document, T::ORDER_FIELD)?.clone()];
+        if let Some(path) = self.then_by() {
+            values.push(value_order::field_value(document, path)?.clone());
+        }
+        if !values.iter().all(value_order::usable_in_cursor) {
+            return None;
+        }
+        Some(cursor_values(values, document.name.clone()))
     }
 
     /// [`prepare`](Self::prepare) but for the cursor's values, which name the database.
@@ -87,7 +112,17 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
                 Some(disjunction(disjuncts))
             }
         };
+        let not_in =
+            self.range_filters(&shape, &mut filters, !self.or.is_empty(), any_of.is_some())?;
         let chunks = match (&or, &any_of) {
+            // Firestore takes no `not-in` beside an `in` (measured): one shard value each.
+            _ if not_in => T::READ_SHARD_VALUES
+                .chunks(1)
+                .map(|shards| Chunk {
+                    shards,
+                    values: (0, 0),
+                })
+                .collect(),
             // Every chunk asks for the whole OR, so that a document matching several
             // disjuncts is read by its shard's chunk only.
             (Some((_, disjunctions)), _) => fan_out_together(T::READ_SHARD_VALUES, *disjunctions),
@@ -142,16 +177,14 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
             Direction::Ascending => FirestoreQueryDirection::Ascending,
             Direction::Descending => FirestoreQueryDirection::Descending,
         };
-        let orders = vec![
-            FirestoreQueryOrder {
-                field_name: order,
+        let orders = std::iter::once(order)
+            .chain(self.then_by().map(str::to_owned))
+            .chain(["__name__".to_owned()])
+            .map(|field_name| FirestoreQueryOrder {
+                field_name,
                 direction: direction.clone(),
-            },
-            FirestoreQueryOrder {
-                field_name: "__name__".to_owned(),
-                direction,
-            },
-        ];
+            })
+            .collect();
         if let Some(cursor) = &self.after
             && !value_order::usable_in_cursor(&cursor.order_value)
         {
@@ -162,6 +195,13 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         }
         if let Some(cursor) = &self.after {
             cursor.check_scope(&self.scope)?;
+            if let Some(path) = self.then_by()
+                && !value_order::usable_in_cursor(cursor.value_of(path)?)
+            {
+                return Err(Error::InvalidCursor(format!(
+                    "the cursor's `{path}` is a string of more than {MAX_FILTER_VALUE_BYTES} bytes, which Firestore refuses as a cursor value"
+                )));
+            }
         }
         Ok(Prepared {
             filters,
@@ -169,7 +209,108 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
             start_after: None,
             any_of,
             chunks,
+            shard_by_equality: not_in,
         })
+    }
+
+    /// Checks the range filters ([`filter`](Self::filter)) and adds them to `filters`;
+    /// whether one is a `not-in`.
+    fn range_filters(
+        &self,
+        shape: &QueryShape,
+        filters: &mut Vec<FirestoreQueryFilter>,
+        or: bool,
+        any_of: bool,
+    ) -> Result<bool> {
+        let invalid = |why: String| Err(Error::InvalidQuery(why));
+        let Some(path) = self.then_by() else {
+            return Ok(false);
+        };
+        if or {
+            return invalid("a range filter on another field does not go with an OR: Firestore would order each disjunct by it; filter each query apart".into());
+        }
+        if let Some(other) = self.filters.iter().find(|filter| filter.path != path) {
+            return invalid(format!(
+                "range filters on `{path}` and `{}`: each orders the query by its field, which needs an index of its own; filter on one field",
+                other.path
+            ));
+        }
+        if shape.fields.contains(&path) {
+            return invalid(format!(
+                "`{}` compares `{path}` for equality already; a range on it is that value or nothing",
+                shape.name
+            ));
+        }
+        let not_ins = self
+            .filters
+            .iter()
+            .filter(|filter| matches!(filter.kind, FilterKind::NotIn(_)))
+            .count();
+        let not_equal = self
+            .filters
+            .iter()
+            .any(|filter| matches!(filter.kind, FilterKind::NotEqual(_)));
+        if not_ins > 1 || (not_ins == 1 && not_equal) {
+            return invalid(format!(
+                "Firestore takes one `not-in` per query, and no `!=` beside it (on `{path}`)"
+            ));
+        }
+        if not_ins == 1 && any_of {
+            return invalid(format!(
+                "Firestore takes no `not-in` (on `{path}`) beside an `in` or `array-contains-any`"
+            ));
+        }
+        use FirestoreQueryFilterCompare::{
+            GreaterThan, GreaterThanOrEqual, LessThan, LessThanOrEqual, NotEqual, NotIn,
+        };
+        let checked = |value: &std::result::Result<Value, String>| -> Result<FirestoreValue> {
+            let value = value.clone().map_err(Error::InvalidQuery)?;
+            check_filter_value(path, &value)?;
+            Ok(FirestoreValue { value })
+        };
+        for filter in &self.filters {
+            match &filter.kind {
+                FilterKind::Range { lower, upper } => {
+                    for (bound, inclusive, exclusive) in [
+                        (
+                            lower,
+                            GreaterThanOrEqual as Comparison,
+                            GreaterThan as Comparison,
+                        ),
+                        (upper, LessThanOrEqual, LessThan),
+                    ] {
+                        let (compare_with, value) = match bound {
+                            Bound::Included(value) => (inclusive, value),
+                            Bound::Excluded(value) => (exclusive, value),
+                            Bound::Unbounded => continue,
+                        };
+                        filters.push(compare(compare_with(path.to_owned(), checked(value)?)));
+                    }
+                }
+                FilterKind::NotEqual(value) => {
+                    filters.push(compare(NotEqual(path.to_owned(), checked(value)?)));
+                }
+                FilterKind::NotIn(values) => {
+                    if values.is_empty() || values.len() > MAX_NOT_IN {
+                        return invalid(format!(
+                            "`not-in` on `{path}` with {} values; Firestore takes 1 to {MAX_NOT_IN}",
+                            values.len()
+                        ));
+                    }
+                    let values = values
+                        .iter()
+                        .map(|value| checked(value).map(|value| value.value))
+                        .collect::<Result<Vec<Value>>>()?;
+                    let array = FirestoreValue {
+                        value: Value {
+                            value_type: Some(ValueType::ArrayValue(ArrayValue { values })),
+                        },
+                    };
+                    filters.push(compare(NotIn(path.to_owned(), array)));
+                }
+            }
+        }
+        Ok(not_ins == 1)
     }
 }
 
@@ -312,18 +453,20 @@ fn any_of_values(
     Ok(distinct)
 }
 
-/// The cursor values a query starts just after: a document's order value and full name, as
-/// the query orders.
-pub(super) fn start_after_values(order_value: Value, name: String) -> Vec<FirestoreValue> {
-    vec![
-        FirestoreValue { value: order_value },
-        FirestoreValue {
-            value: Value {
-                value_type: Some(ValueType::ReferenceValue(name)),
-            },
-        },
-    ]
+/// The cursor values a query starts just after: a document's order value (and the value of
+/// the field a range filter is on), then its full name, as the query orders.
+fn cursor_values(values: Vec<Value>, name: String) -> Vec<FirestoreValue> {
+    values
+        .into_iter()
+        .chain([Value {
+            value_type: Some(ValueType::ReferenceValue(name)),
+        }])
+        .map(|value| FirestoreValue { value })
+        .collect()
 }
+
+/// Firestore's limit on values in one `not-in` filter.
+pub const MAX_NOT_IN: usize = 10;
 
 /// Firestore's largest query limit (an `int32`).
 pub const MAX_LIMIT: u32 = i32::MAX as u32;

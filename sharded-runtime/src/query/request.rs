@@ -11,7 +11,7 @@ use firestore::{
 
 use super::chunk::Chunk;
 use super::prepare::{Prepared, compare};
-use super::{Reach, ShardedQuery, compare_documents};
+use super::{Reach, ShardedQuery};
 use crate::{Error, Result, Sharded};
 
 impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
@@ -25,7 +25,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         limit: Option<u32>,
     ) -> Result<firestore::gcloud_sdk::google::firestore::v1::StructuredQuery> {
         let mut params = firestore::FirestoreQueryParams::new(T::COLLECTION.into())
-            .with_filter(self.filter(prepared, chunk))
+            .with_filter(self.chunk_filter(prepared, chunk))
             .with_order_by(prepared.orders.clone());
         if self.scope == crate::parent::Scope::Group {
             params.all_descendants = Some(true);
@@ -90,7 +90,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         orders: Vec<FirestoreQueryOrder>,
         projection: Option<&[String]>,
     ) -> firestore::select_builder::FirestoreSelectDocBuilder<'db, FirestoreDb> {
-        let filter = self.filter(prepared, chunk);
+        let filter = self.chunk_filter(prepared, chunk);
         let select = db.fluent().select();
         let select = match projection {
             Some(fields) => select.fields(fields),
@@ -102,12 +102,16 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
             .order(move |o| o.fields(orders.clone()))
     }
 
-    pub(super) fn filter(&self, prepared: &Prepared, chunk: Chunk) -> FirestoreQueryFilter {
+    pub(super) fn chunk_filter(&self, prepared: &Prepared, chunk: Chunk) -> FirestoreQueryFilter {
         let shards: Vec<&str> = chunk.shards.to_vec();
-        let mut filters = vec![compare(FirestoreQueryFilterCompare::In(
-            T::SHARD_FIELD_PATH.to_owned(),
-            <FirestoreValue as From<Vec<&str>>>::from(shards),
-        ))];
+        let shard_field = T::SHARD_FIELD_PATH.to_owned();
+        let mut filters = vec![compare(match (prepared.shard_by_equality, &shards[..]) {
+            (true, [shard]) => FirestoreQueryFilterCompare::Equal(shard_field, (*shard).into()),
+            _ => FirestoreQueryFilterCompare::In(
+                shard_field,
+                <FirestoreValue as From<Vec<&str>>>::from(shards),
+            ),
+        })];
         filters.extend(prepared.filters.iter().cloned());
         if let Some(any_of) = &prepared.any_of {
             let (start, end) = chunk.values;
@@ -120,9 +124,61 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
     }
 }
 
-/// The order of `T`'s sharded queries: order field, then document name, in its direction.
-pub(super) fn query_order<T: Sharded, R: Reach>(a: &Document, b: &Document) -> std::cmp::Ordering {
-    compare_documents(a, b, T::ORDER_FIELD, query_direction::<T, R>())
+/// The order a query's documents come in, to merge chunk queries by: the order field, then
+/// the field a range filter is on (if any), then the document name, in the query's direction.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DocumentOrder {
+    order_field: &'static str,
+    then_by: Option<&'static str>,
+    direction: sharded_indexes::Direction,
+    /// An order of the unit tests' own, in place of the fields'.
+    #[cfg(test)]
+    by: Option<fn(&Document, &Document) -> std::cmp::Ordering>,
+}
+
+impl DocumentOrder {
+    /// The order `by` compares in: what the listener's unit tests order their documents by.
+    #[cfg(test)]
+    pub(crate) fn by(by: fn(&Document, &Document) -> std::cmp::Ordering) -> Self {
+        DocumentOrder {
+            order_field: "",
+            then_by: None,
+            direction: sharded_indexes::Direction::Ascending,
+            by: Some(by),
+        }
+    }
+
+    pub(crate) fn compare(&self, a: &Document, b: &Document) -> std::cmp::Ordering {
+        #[cfg(test)]
+        if let Some(by) = self.by {
+            return by(a, b);
+        }
+        crate::value_order::compare_documents_then(
+            a,
+            b,
+            self.order_field,
+            self.then_by,
+            self.direction,
+        )
+    }
+}
+
+impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
+    /// The order this query's documents come in.
+    pub(super) fn document_order(&self) -> DocumentOrder {
+        DocumentOrder {
+            order_field: T::ORDER_FIELD,
+            then_by: self.then_by(),
+            direction: query_direction::<T, R>(),
+            #[cfg(test)]
+            by: None,
+        }
+    }
+
+    /// The field a range filter is on, which the query orders by after the order field.
+    pub(super) fn then_by(&self) -> Option<&'static str> {
+        self.filters.first().map(|filter| filter.path)
+    }
 }
 
 /// The direction `T`'s queries of reach `R` order in: the type's, or the other for a

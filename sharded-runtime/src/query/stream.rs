@@ -19,11 +19,8 @@ use tracing::Instrument as _;
 
 use super::chunk::Chunk;
 use super::prepare::Prepared;
-use super::prepare::start_after_values;
-use super::request::query_order;
 use super::spans::{chunk_span, query_span};
-use super::{Cursor, Reach, ShardedQuery, merge_streams};
-use crate::value_order as order;
+use super::{Reach, ShardedQuery, merge_streams};
 use crate::{Error, Result, Sharded, Stored};
 
 /// Documents per page of a chunk's stream, unless
@@ -138,10 +135,11 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
                 self.chunk_stream(db, prepared.clone(), i, read_time, resume, page)
             })
             .collect();
+        let order = self.document_order();
         let merged = if streams.len() == 1 {
             streams.pop().expect("one stream")
         } else {
-            merge_streams(streams, query_order::<T, R>)
+            merge_streams(streams, move |a, b| order.compare(a, b))
         };
         Ok(match self.limit {
             Some(limit) => merged.take(limit as usize).boxed(),
@@ -220,17 +218,12 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         let mut skip = resume.skip;
         let fresh: VecDeque<Document> = documents.into_iter().skip(resume.skip).collect();
         for document in &fresh {
-            let usable =
-                order::field_value(document, T::ORDER_FIELD).is_some_and(order::usable_in_cursor);
-            if usable {
-                let cursor = Cursor::<T, QUERY, R>::after_document(document)?;
-                after = Some(start_after_values(
-                    cursor.position.order_value,
-                    document.name.clone(),
-                ));
-                skip = 0;
-            } else {
-                skip += 1;
+            match self.after_document_values(document) {
+                Some(values) => {
+                    after = Some(values);
+                    skip = 0;
+                }
+                None => skip += 1,
             }
         }
         Ok(Resume {

@@ -95,6 +95,11 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
                 "`sum` and `avg` apply to every document the query matches: Firestore orders an aggregation by the aggregated field too, so a limit or a cursor would not select the query's documents; drop `limit`, `after` and `before`, or fetch the documents".into(),
             ));
         }
+        if let Some(path) = self.then_by() {
+            return Err(Error::InvalidQuery(format!(
+                "`sum` and `avg` of a query filtered by range on `{path}`: the plan holds no index with both the filtered and the summed field; `count` it, or fetch the documents"
+            )));
+        }
         if R::REVERSED {
             // No direction changes a sum: run it in the type's own, whose indexes hold the
             // aggregated fields.

@@ -35,7 +35,7 @@ pub(super) type Diff<V> = (Vec<Change<V>>, Vec<Shown<V>>);
 pub(super) fn diff<V: Clone>(
     previous: Vec<Shown<V>>,
     next: &[&Document],
-    order: fn(&Document, &Document) -> Ordering,
+    order: crate::query::request::DocumentOrder,
     read: impl Fn(&Document) -> Result<V>,
 ) -> Result<Diff<V>> {
     // Where each change stands, worked out over borrowed documents.
@@ -81,7 +81,8 @@ pub(super) fn diff<V: Clone>(
                 tracker.remove(at);
                 at
             });
-            let new_index = tracker.partition_point(|d| order(d, document) == Ordering::Less);
+            let new_index =
+                tracker.partition_point(|d| order.compare(d, document) == Ordering::Less);
             tracker.insert(new_index, document);
             steps.push((wanted, index, old_index, Some(new_index)));
         }
@@ -127,6 +128,7 @@ fn position(list: &[&Document], name: &str) -> usize {
 
 #[cfg(test)]
 mod tests {
+    use crate::query::request::DocumentOrder;
     use firestore::gcloud_sdk::prost_types::Timestamp;
 
     use super::*;
@@ -200,12 +202,16 @@ mod tests {
             after.sort_by(by_key);
             let label = |d: &Document| format!("{}@{:?}", d.name, d.update_time.map(|t| t.seconds));
             let refs: Vec<&Document> = before.iter().collect();
-            let (first, shown) = diff(Vec::new(), &refs, by_key, |d| Ok(label(d))).unwrap();
+            let (first, shown) = diff(Vec::new(), &refs, DocumentOrder::by(by_key), |d| {
+                Ok(label(d))
+            })
+            .unwrap();
             assert!(first.iter().all(|c| c.kind == ChangeKind::Added));
             let labels = |docs: &[Document]| docs.iter().map(label).collect::<Vec<_>>();
             assert_eq!(apply(&[], &first), labels(&before));
             let refs: Vec<&Document> = after.iter().collect();
-            let (changes, shown) = diff(shown, &refs, by_key, |d| Ok(label(d))).unwrap();
+            let (changes, shown) =
+                diff(shown, &refs, DocumentOrder::by(by_key), |d| Ok(label(d))).unwrap();
             assert_eq!(apply(&labels(&before), &changes), labels(&after));
             assert_eq!(
                 shown.iter().map(|s| s.value.clone()).collect::<Vec<_>>(),

@@ -5,7 +5,6 @@ use firestore::FirestoreDb;
 use futures::stream::StreamExt;
 
 use super::{ListenCheckpoint, ListenOptions, Listener, SnapshotStream};
-use crate::query::request::query_order;
 use crate::query::{Reach, ShardedQuery};
 use crate::{Result, Sharded};
 
@@ -74,7 +73,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
             })
             .collect::<Result<Vec<_>>>()?;
         let limit = self.limit.map(|limit| limit as usize);
-        let order = query_order::<T, R>;
+        let order = self.document_order();
         let parent = self.scope.parent_path(db);
         let listener = Listener::<T>::new(db, parent, queries, limit, order, options, checkpoint)?;
         let snapshots = listener.into_stream();

@@ -359,7 +359,7 @@ impl ChunkTargets {
     /// hold it), in `order`, the first `limit`.
     pub(super) fn merged(
         &self,
-        order: fn(&Document, &Document) -> std::cmp::Ordering,
+        order: crate::query::request::DocumentOrder,
         limit: Option<usize>,
     ) -> Vec<&Document> {
         let mut merged: HashMap<&str, &Document> = HashMap::new();
@@ -372,7 +372,7 @@ impl ChunkTargets {
             }
         }
         let mut documents: Vec<&Document> = merged.into_values().collect();
-        documents.sort_by(|a, b| order(a, b));
+        documents.sort_by(|a, b| order.compare(a, b));
         if let Some(limit) = limit {
             documents.truncate(limit);
         }
@@ -397,6 +397,7 @@ fn later(a: &Option<Timestamp>, b: &Option<Timestamp>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::query::request::DocumentOrder;
     use firestore::gcloud_sdk::google::firestore::v1::{
         DocumentChange, DocumentDelete, ExistenceFilter, listen_response::ResponseType,
     };
@@ -443,7 +444,7 @@ mod tests {
 
     fn names(targets: &ChunkTargets) -> Vec<String> {
         targets
-            .merged(|a, b| a.name.cmp(&b.name), None)
+            .merged(DocumentOrder::by(|a, b| a.name.cmp(&b.name)), None)
             .iter()
             .map(|d| d.name.clone())
             .collect()
@@ -488,7 +489,7 @@ mod tests {
         assert_eq!(names(&targets), ["a", "b"]);
         targets.receive(put("b", 3, &[1], &[])).unwrap();
         assert_eq!(names(&targets), ["a", "b"]);
-        let merged = targets.merged(|a, b| a.name.cmp(&b.name), None);
+        let merged = targets.merged(DocumentOrder::by(|a, b| a.name.cmp(&b.name)), None);
         assert_eq!(
             merged[1].update_time.unwrap().seconds,
             3,
