@@ -17,6 +17,7 @@ mod queries;
 mod range;
 mod reach;
 pub(crate) mod request;
+mod served;
 mod shape;
 mod shares;
 pub(crate) mod snapshot;

@@ -46,6 +46,21 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
             }
             None => None,
         };
+        // Every test run sends its queries through here: each chunk query, as the protocol
+        // carries it, must be one the type's plan serves.
+        #[cfg(debug_assertions)]
+        {
+            let plan = T::indexes();
+            for chunk in &prepared.chunks {
+                let query = self.structured_query(
+                    &prepared,
+                    *chunk,
+                    prepared.start_after.clone(),
+                    self.limit,
+                )?;
+                super::served::check_served(&plan, &query)?;
+            }
+        }
         Ok(prepared)
     }
 
