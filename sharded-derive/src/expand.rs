@@ -385,7 +385,10 @@ fn queries<'a>(model: &'a Model) -> Namespace<'a> {
         let one = (method.clone(), doc);
         one_and_any_of(vis, one, (method_any, doc_any), element_ty, &query)
     });
-    let methods = methods.chain(set_methods).chain(array_methods);
+    let methods = methods
+        .chain(set_methods)
+        .chain(array_methods)
+        .chain(unindexed_hints(model));
     Namespace {
         kind: Kind::Queries,
         doc: format!(
@@ -393,6 +396,78 @@ fn queries<'a>(model: &'a Model) -> Namespace<'a> {
         ),
         members: Members::Methods(methods.collect()),
     }
+}
+
+/// For each stored field without a query of its own, hidden `field(value)` and
+/// `field_in(values)` methods that no value can call (`field_contains` and
+/// `field_contains_any` for a `Vec`): `T::query().symbol("x")` on a field that is not indexed
+/// is then an error that says to index it (the runtime's `Indexed`, or `Contained`), not a
+/// bare "no method named `symbol`". Names a real query method takes are left alone, and so is
+/// the order field (whose range is `.range(..)`).
+fn unindexed_hints(model: &Model) -> Vec<TokenStream> {
+    let vis = model.vis;
+    let unraw = |ident: &syn::Ident| syn::ext::IdentExt::unraw(ident).to_string();
+    let mut taken: Vec<String> = Vec::new();
+    for index in &model.indexes {
+        let method = unraw(&index.method);
+        taken.push(format!("{method}_in"));
+        taken.push(method);
+        taken.push(unraw(index.field));
+    }
+    taken.extend(model.field_sets.iter().map(|set| unraw(&set.method)));
+    for array in &model.arrays {
+        taken.push(unraw(array.ident));
+        taken.push(unraw(&array.method));
+        taken.push(format!("{}_any", unraw(&array.method)));
+    }
+    taken.push(unraw(model.order.ident));
+    taken.push(sharded_internals::symbol::WHOLE_COLLECTION_METHOD.to_owned());
+    // A `Vec` field's query is `array-contains`: its hints are `_contains` and `_contains_any`.
+    let is_vec = |field: &syn::Ident| {
+        model.transformable_fields.iter().any(|(ident, ty, _)| {
+            *ident == field
+                && matches!(ty, syn::Type::Path(path)
+                    if path.path.segments.last().is_some_and(|segment| segment.ident == "Vec"))
+        })
+    };
+    // Each name once: fields `foo` and `foo_in` both ask for `foo_in`.
+    let mut methods: Vec<(syn::Ident, TokenStream)> = Vec::new();
+    for (field, _) in &model.stored_fields {
+        if taken.contains(&unraw(field)) {
+            continue;
+        }
+        let name = unraw(field);
+        let span = field.span();
+        let candidates = match is_vec(field) {
+            true => [
+                quote::format_ident!("{name}_contains", span = span),
+                quote::format_ident!("{name}_contains_any", span = span),
+            ]
+            .map(|method| (method, quote!(Contained), quote!(not_contained))),
+            // The field's own ident, raw or not (`r#type`); `type_in` needs no `r#`.
+            false => [
+                (*field).clone(),
+                quote::format_ident!("{name}_in", span = span),
+            ]
+            .map(|method| (method, quote!(Indexed), quote!(not_indexed))),
+        };
+        for (method, bound, body) in candidates {
+            let name = unraw(&method);
+            if !taken.contains(&name) && !methods.iter().any(|(m, _)| unraw(m) == name) {
+                let tokens = quote! {
+                    #[doc(hidden)]
+                    #vis fn #method<V: ::sharded_runtime::__private::#bound>(
+                        &self,
+                        value: V,
+                    ) -> ::sharded_runtime::__private::NotIndexed {
+                        ::sharded_runtime::__private::#bound::#body(value)
+                    }
+                };
+                methods.push((method, tokens));
+            }
+        }
+    }
+    methods.into_iter().map(|(_, tokens)| tokens).collect()
 }
 
 /// `T::aggregates()`: what it returns has one public `NumericField<T>` per

@@ -74,6 +74,7 @@ pub mod __private {
     pub use crate::fields::field;
     pub use crate::guard::Required;
     pub use crate::order_key::NoOrderField;
+    pub use crate::query::queries::{Contained, Indexed, NotIndexed};
     pub use crate::query::{
         compare_documents, compare_references, compare_values, merge_sorted, merge_streams,
         numeric_field, queries, range_field, shard_chunks, usable_in_cursor,

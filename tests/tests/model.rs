@@ -162,3 +162,32 @@ mod string_order {
         assert_ne!(format!("{inclusive:?}"), format!("{owned:?}"));
     }
 }
+
+/// A type whose unindexed fields' names collide with each other's and with query methods
+/// (`kind_in` beside `kind`, `exchange_in` beside the indexed `exchange`, a raw `r#type`,
+/// an array beside its `tags_contains`) derives, and its real queries are the indexed ones.
+#[test]
+fn hints_on_unindexed_fields_take_no_name_a_query_has() {
+    #[derive(serde::Serialize, serde::Deserialize, Sharded)]
+    #[sharded(shards = 3, order_by = "at")]
+    #[allow(dead_code)]
+    struct Odd {
+        #[sharded(index)]
+        exchange: String,
+        exchange_in: String,
+        kind: String,
+        kind_in: String,
+        r#type: String,
+        #[sharded(contains)]
+        tags: Vec<String>,
+        tags_contains: String,
+        at: i64,
+    }
+    let query = Odd::query().exchange_in(["a", "b"]);
+    assert_eq!(query.chunk_queries().unwrap(), 1);
+    let query = Odd::query().tags_contains("x");
+    assert_eq!(
+        query.index_need().unwrap().contains.as_deref(),
+        Some("tags")
+    );
+}

@@ -13,7 +13,7 @@ mod merge;
 mod names;
 mod prepare;
 mod projection;
-mod queries;
+pub(crate) mod queries;
 mod range;
 mod reach;
 pub(crate) mod request;
