@@ -239,10 +239,14 @@ fn description_rest(model: &Model, paths: &[(TokenStream, TokenStream)]) -> Toke
 /// (`Subcollection`) and group queries (`CollectionGroup`).
 fn placement(model: &Model) -> TokenStream {
     let ident = model.ident;
+    let depth = model.parent_collections.len();
     let subcollection = match model.parent_collections.is_empty() {
         false => quote! {
             #[automatically_derived]
             impl ::sharded_runtime::Subcollection for #ident {}
+
+            #[automatically_derived]
+            impl ::sharded_runtime::ParentDepth<#depth> for #ident {}
         },
         true => quote! {
             #[automatically_derived]

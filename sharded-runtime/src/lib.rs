@@ -41,7 +41,7 @@ pub use error::{Error, Result};
 pub use fields::Field;
 pub use get_many::Many;
 pub use order_key::{OrderBound, OrderKey};
-pub use parent::{CollectionGroup, Parent, Reversible, Subcollection, TopLevel};
+pub use parent::{CollectionGroup, Parent, ParentDepth, Reversible, Subcollection, TopLevel};
 pub use partition::{IdRange, MAX_PARTS};
 pub use query::{
     ChangeKind, Cursor, CursorOf, DocumentChange, EveryQuery, InCollection, InGroup,

@@ -42,6 +42,16 @@ pub trait CollectionGroup: Sharded {}
 )]
 pub trait TopLevel: Sharded {}
 
+/// A subcollection type `N` levels down: implemented by the derive for the number of
+/// collections its `#[sharded(parent = "...")]` names, and what [`Parent::new`] requires of
+/// its array of ids, so a parent with one id too few or too many does not compile.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not live under {N} parent document(s)",
+    label = "one id per collection of the type's `parent`",
+    note = "give `Parent::new` one id per collection of `{Self}`'s `#[sharded(parent = \"...\")]`, outermost first (`parent = \"users/devices\"` takes two: `users/{{uid}}/devices/{{did}}`); `Parent::from_ids` takes a slice whose length is checked when it runs"
+)]
+pub trait ParentDepth<const N: usize>: Subcollection {}
+
 /// A sharded type whose queries run in both directions (`reversible`): implemented by the
 /// derive, and what [`reversed`](crate::ShardedQuery::reversed) and
 /// [`before`](crate::ShardedQuery::before) require, since those queries need the indexes in
@@ -66,7 +76,9 @@ pub trait Reversible: Sharded {}
 /// # struct Message { text: String, at: i64 }
 /// let lobby = Parent::<Message>::new(&["lobby"])?;
 /// assert_eq!(lobby.path(), "rooms/lobby");
-/// assert!(Parent::<Message>::new(&["lobby", "extra"]).is_err());
+/// // `Parent::<Message>::new(&["lobby", "extra"])` does not compile; ids known only at run
+/// // time are counted then:
+/// assert!(Parent::<Message>::from_ids(&["lobby", "extra"]).is_err());
 /// # Ok::<(), sharded_runtime::Error>(())
 /// ```
 pub struct Parent<T> {
@@ -105,9 +117,19 @@ impl<T> std::fmt::Debug for Parent<T> {
 
 impl<T: Subcollection> Parent<T> {
     /// The parent document with these ids, outermost first: one per collection of the type's
-    /// `parent`. [`Error::InvalidParent`] when the count differs (or the type has no parent)
-    /// and [`Error::InvalidDocumentId`] for an id Firestore would refuse.
-    pub fn new(ids: &[&str]) -> Result<Parent<T>> {
+    /// `parent`, which the array's length is checked against when it compiles
+    /// ([`ParentDepth`]). [`Error::InvalidDocumentId`] for an id Firestore would refuse.
+    pub fn new<const N: usize>(ids: &[&str; N]) -> Result<Parent<T>>
+    where
+        T: ParentDepth<N>,
+    {
+        Self::from_ids(ids)
+    }
+
+    /// [`new`](Self::new) for ids whose count is known only at run time:
+    /// [`Error::InvalidParent`] when it differs from the type's parent collections, and
+    /// [`Error::InvalidDocumentId`] for an id Firestore would refuse.
+    pub fn from_ids(ids: &[&str]) -> Result<Parent<T>> {
         let collections = T::DESCRIPTION.parent_collections;
         if collections.is_empty() || ids.len() != collections.len() {
             return Err(Error::InvalidParent(format!(

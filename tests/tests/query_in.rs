@@ -324,7 +324,7 @@ macro_rules! logged {
     };
 }
 
-trait Logged: Sharded + Subcollection + CollectionGroup {
+trait Logged: Sharded + Subcollection + sharded_runtime::ParentDepth<1> + CollectionGroup {
     fn new(kind: u32, at: i64) -> Self;
     fn kinds_in(values: Vec<u32>) -> ShardedQuery<Self, { query_id("kind") }>;
 }

@@ -465,7 +465,7 @@ macro_rules! metered {
     };
 }
 
-trait Metered: Sharded + sharded_runtime::Subcollection + sharded_runtime::CollectionGroup {
+trait Metered: Sharded + sharded_runtime::ParentDepth<1> + sharded_runtime::CollectionGroup {
     fn new(value: i64, at: i64) -> Self;
     fn value() -> RangeField<Self, i64>;
     fn all() -> ShardedQuery<Self, WHOLE_COLLECTION>;
