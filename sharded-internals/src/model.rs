@@ -64,48 +64,10 @@ impl Model<'_> {
                 .iter()
                 .map(|set| set.fields.iter().map(|field| field.path.clone()).collect())
                 .collect(),
-            aggregate_fields: self
-                .aggregates
-                .iter()
-                .filter(|field| field.queries.is_none())
-                .map(|field| field.path.clone())
-                .collect(),
-            aggregations: self
-                .aggregates
-                .iter()
-                .flat_map(|field| {
-                    field
-                        .queries
-                        .iter()
-                        .flatten()
-                        .map(|query| sharded_indexes::FieldOfQueryBuf {
-                            field: field.path.clone(),
-                            compared: query.compared.clone(),
-                            contains: query.contains,
-                        })
-                })
-                .collect(),
-            range_fields: self
-                .ranges
-                .iter()
-                .filter(|field| field.queries.is_none())
-                .map(|field| field.path.clone())
-                .collect(),
-            ranges: self
-                .ranges
-                .iter()
-                .flat_map(|field| {
-                    field
-                        .queries
-                        .iter()
-                        .flatten()
-                        .map(|query| sharded_indexes::FieldOfQueryBuf {
-                            field: field.path.clone(),
-                            compared: query.compared.clone(),
-                            contains: query.contains,
-                        })
-                })
-                .collect(),
+            aggregate_fields: everywhere(&self.aggregates),
+            aggregations: per_query(&self.aggregates),
+            range_fields: everywhere(&self.ranges),
+            ranges: per_query(&self.ranges),
             array_fields: self.arrays.iter().map(|field| field.path.clone()).collect(),
             shard_values: self.shard_values.clone(),
             previous_shard_values: self.resharding.previous_values.clone(),
@@ -117,6 +79,33 @@ impl Model<'_> {
             server_timestamp: self.order.server_timestamp.is_some(),
         }
     }
+}
+
+/// The paths of the fields declared for every query (`aggregate`, `range`).
+fn everywhere(fields: &[DeclaredField<'_>]) -> Vec<String> {
+    fields
+        .iter()
+        .filter(|field| field.queries.is_none())
+        .map(|field| field.path.clone())
+        .collect()
+}
+
+/// Each field declared for some queries, with each of them (`aggregate(all, x)`).
+fn per_query(fields: &[DeclaredField<'_>]) -> Vec<sharded_indexes::FieldOfQueryBuf> {
+    fields
+        .iter()
+        .flat_map(|field| {
+            field
+                .queries
+                .iter()
+                .flatten()
+                .map(|query| sharded_indexes::FieldOfQueryBuf {
+                    field: field.path.clone(),
+                    compared: query.compared.clone(),
+                    contains: query.contains,
+                })
+        })
+        .collect()
 }
 
 /// `previous(...)`: a live collection moving from one shard set to another.

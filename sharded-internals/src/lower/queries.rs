@@ -19,6 +19,15 @@ use crate::suggest::did_you_mean;
 use crate::symbol::WHOLE_COLLECTION_METHOD;
 use crate::types::{option_inner, value_type, vec_element};
 
+/// Whether `field` is the one `order_by` names: by the attribute, not the validated order
+/// field, so a misuse is reported even when the order field itself has an error.
+fn is_order_field(cont: &Container<'_>, field: &syn::Ident) -> bool {
+    cont.attrs
+        .order_by
+        .as_ref()
+        .is_some_and(|o| field == &o.value.value())
+}
+
 pub(super) fn indexed_fields<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Vec<IndexedField<'a>> {
     let mut indexes = Vec::new();
     let mut by_method: HashSet<String> = HashSet::new();
@@ -27,14 +36,7 @@ pub(super) fn indexed_fields<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Vec<Inde
         let Some(index) = &field.attrs.index else {
             continue;
         };
-        // By the attribute, not the validated order field, so this is reported even when the
-        // order field itself has an error.
-        if cont
-            .attrs
-            .order_by
-            .as_ref()
-            .is_some_and(|o| field.ident == &o.value.value())
-        {
+        if is_order_field(cont, field.ident) {
             cx.error_spanned_by(
                 &index.key,
                 format!("`{}` is the order field, which every index already ends with; index the fields you filter on", field.ident),
@@ -389,12 +391,7 @@ pub(super) fn ranges<'a>(
         let Some(key) = &field.attrs.range else {
             continue;
         };
-        if cont
-            .attrs
-            .order_by
-            .as_ref()
-            .is_some_and(|o| field.ident == &o.value.value())
-        {
+        if is_order_field(cont, field.ident) {
             cx.error_spanned_by(
                 key,
                 format!("`{}` is the order field, whose range every query takes already (`.range(..)`); declare `range` on the other fields you filter by", field.ident),
