@@ -54,6 +54,21 @@ fn expand(model: &Model) -> TokenStream {
             .collect::<Vec<_>>(),
     );
     let description_rest = description_rest(model, &paths);
+    let has_fields = has_fields(model);
+    let aggregate_fields = match model.aggregates.is_empty() {
+        true => quote!(::sharded_runtime::__private::NoFields),
+        false => {
+            let fields = Kind::Aggregates.struct_ident(ident);
+            quote!(#fields)
+        }
+    };
+    let range_fields = match model.ranges.is_empty() {
+        true => quote!(::sharded_runtime::__private::NoFields),
+        false => {
+            let fields = Kind::Ranges.struct_ident(ident);
+            quote!(#fields)
+        }
+    };
     let stored_fields = model.stored_fields.iter().map(|(_, path)| path);
     let query_names = query_names(model);
     let aliases = query_aliases(ident, model.vis, &query_names, model.collection_group);
@@ -66,6 +81,7 @@ fn expand(model: &Model) -> TokenStream {
         #namespaces
 
         #placement
+        #has_fields
 
         #[automatically_derived]
         impl ::sharded_runtime::__private::Derived for #ident {}
@@ -90,6 +106,8 @@ fn expand(model: &Model) -> TokenStream {
             };
             #resharding
             type QueryMethods = #query_methods;
+            type AggregateFields = #aggregate_fields;
+            type RangeFields = #range_fields;
             #order_value
         }
     });
@@ -266,6 +284,37 @@ fn placement(model: &Model) -> TokenStream {
         }
     });
     quote!(#subcollection #group #reversible)
+}
+
+/// `HasAggregates` and `HasRanges` for a type with such fields, whose `fields()` are its own
+/// `aggregates()` and `ranges()`: a type without them has neither, so the trait's
+/// `T::aggregates()` is an error there that names the fix.
+fn has_fields(model: &Model) -> TokenStream {
+    let ident = model.ident;
+    let mut out = TokenStream::new();
+    for (present, kind, trait_name) in [
+        (
+            !model.aggregates.is_empty(),
+            Kind::Aggregates,
+            quote!(HasAggregates),
+        ),
+        (!model.ranges.is_empty(), Kind::Ranges, quote!(HasRanges)),
+    ] {
+        if !present {
+            continue;
+        }
+        let fields = kind.struct_ident(ident);
+        let constructor = kind.constructor().0;
+        out.extend(quote! {
+            #[automatically_derived]
+            impl ::sharded_runtime::#trait_name for #ident {
+                fn fields() -> #fields {
+                    #ident::#constructor()
+                }
+            }
+        });
+    }
+    out
 }
 
 /// While resharding, the values queries read and writes draw (the description holds the sets).

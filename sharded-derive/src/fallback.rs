@@ -218,6 +218,8 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
                 stored_fields: &[],
             };
             type QueryMethods = #query_methods;
+            type AggregateFields = ::sharded_runtime::__private::NoFields;
+            type RangeFields = ::sharded_runtime::__private::NoFields;
             #order_ty
         }
     });

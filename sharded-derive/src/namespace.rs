@@ -31,7 +31,7 @@ impl Kind {
         quote::format_ident!("{ident}{suffix}")
     }
 
-    fn constructor(self) -> (syn::Ident, &'static str) {
+    pub(crate) fn constructor(self) -> (syn::Ident, &'static str) {
         let (name, doc) = match self {
             Kind::Queries => (
                 "query",

@@ -51,7 +51,7 @@ pub use query::{
     SnapshotStream, SummedOver, WHOLE_COLLECTION, WholeCollection, query_id,
 };
 pub use shard_job::{Checkpoint, Progress, ShardCensus, ShardJob, ShardedCollectionGroup};
-pub use sharded::Sharded;
+pub use sharded::{HasAggregates, HasRanges, Sharded};
 pub use sharded_derive::Sharded;
 pub use sharded_derive::StoredNames;
 pub use sharded_indexes::{
@@ -80,7 +80,7 @@ pub mod __private {
         numeric_field, queries, range_field, shard_chunks, usable_in_cursor,
     };
     pub use crate::shard::{draw_shard, numbered_shards};
-    pub use crate::sharded::{Derived, PLAIN_PATHS, Tables};
+    pub use crate::sharded::{Derived, NoFields, PLAIN_PATHS, Tables};
     pub use crate::stored_names::{names_of, path_bytes, path_len, stored_name};
     pub use crate::transform::typed_field;
     pub use crate::write::ServerTimestamp;

@@ -105,6 +105,12 @@ pub trait Sharded: Serialize + DeserializeOwned + Send + Sync + Derived + 'stati
     /// dereferences to.
     #[doc(hidden)]
     type QueryMethods;
+    /// What the derive's `T::aggregates()` returns (`()` for a type without aggregate fields).
+    #[doc(hidden)]
+    type AggregateFields;
+    /// What the derive's `T::ranges()` returns (`()` for a type without range fields).
+    #[doc(hidden)]
+    type RangeFields;
     /// The Rust type of the order field: what range bounds on it are given as. Its
     /// [`OrderKey`] bound is what keeps types that would mis-sort out of `order_by`.
     type OrderValue: OrderKey;
@@ -144,6 +150,56 @@ pub trait Sharded: Serialize + DeserializeOwned + Send + Sync + Derived + 'stati
     {
         ShardedCollection::under(db, parent)
     }
+
+    /// The numeric fields to sum and average, `T::aggregates().price`: the derive's own
+    /// `aggregates()` for a type with `#[sharded(aggregate)]` fields, which this one (reached
+    /// in generic code, or on a type without such fields, where it does not compile) returns.
+    fn aggregates() -> Self::AggregateFields
+    where
+        Self: HasAggregates,
+    {
+        <Self as HasAggregates>::fields()
+    }
+
+    /// The fields to filter by range, `T::ranges().price`: the derive's own `ranges()` for a
+    /// type with `#[sharded(range)]` fields, which this one (reached in generic code, or on a
+    /// type without such fields, where it does not compile) returns.
+    fn ranges() -> Self::RangeFields
+    where
+        Self: HasRanges,
+    {
+        <Self as HasRanges>::fields()
+    }
+}
+
+/// What `T::aggregates()` and `T::ranges()` of a type without such fields would return, had
+/// they compiled: nothing has a field of it.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct NoFields;
+
+/// A type with `#[sharded(aggregate)]` fields: implemented by the derive, so that
+/// `T::aggregates()` on a type without any is an error that names the fix.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no aggregate fields, so it has no `aggregates()`",
+    label = "no field of it is `#[sharded(aggregate)]`",
+    note = "add `#[sharded(aggregate)]` to a numeric field (or `aggregate(all, ..)`, naming the queries that sum it): it gets `T::aggregates().<field>` for `sum` and `avg`, and the indexes they need"
+)]
+pub trait HasAggregates: Sharded {
+    /// The derive's `aggregates()`: one `NumericField` per aggregate field.
+    fn fields() -> Self::AggregateFields;
+}
+
+/// A type with `#[sharded(range)]` fields: implemented by the derive, so that `T::ranges()`
+/// on a type without any is an error that names the fix.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no range fields, so it has no `ranges()`",
+    label = "no field of it is `#[sharded(range)]`",
+    note = "add `#[sharded(range)]` to the field to filter (or `range(all, ..)`, naming the queries that filter it): it gets `T::ranges().<field>` for `filter`, and the indexes it needs"
+)]
+pub trait HasRanges: Sharded {
+    /// The derive's `ranges()`: one `RangeField` per range field.
+    fn fields() -> Self::RangeFields;
 }
 
 /// Implemented by the derive alongside [`Sharded`], which requires it: no other impl of

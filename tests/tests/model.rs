@@ -191,3 +191,27 @@ fn hints_on_unindexed_fields_take_no_name_a_query_has() {
         Some("tags")
     );
 }
+
+/// `T::aggregates()` and `T::ranges()` in generic code: the trait's, bounded by
+/// `HasAggregates` / `HasRanges`, return what the derive's own return.
+#[test]
+fn aggregate_and_range_fields_are_reached_in_generic_code() {
+    #[derive(serde::Serialize, serde::Deserialize, Sharded)]
+    #[sharded(shards = 3, order_by = "at")]
+    #[allow(dead_code)]
+    struct Sale {
+        #[sharded(aggregate)]
+        amount: i64,
+        #[sharded(range)]
+        price: i64,
+        at: i64,
+    }
+    fn summed<T: sharded_runtime::HasAggregates>() -> T::AggregateFields {
+        T::aggregates()
+    }
+    fn ranged<T: sharded_runtime::HasRanges>() -> T::RangeFields {
+        T::ranges()
+    }
+    assert_eq!(summed::<Sale>().amount.path(), "amount");
+    assert_eq!(ranged::<Sale>().price.path(), "price");
+}

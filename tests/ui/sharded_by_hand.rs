@@ -15,6 +15,8 @@ impl sharded_runtime::Sharded for Mine {
         stored_fields: &[],
     };
     type QueryMethods = ();
+    type AggregateFields = ();
+    type RangeFields = ();
     type OrderValue = i64;
 }
 
