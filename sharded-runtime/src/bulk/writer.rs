@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use firestore::FirestoreDb;
 use firestore::gcloud_sdk::google::firestore::v1::{Write, write::Operation};
+use futures::future::BoxFuture;
 use serde::Serialize;
 use tokio::sync::{mpsc, oneshot};
 
@@ -15,7 +16,7 @@ use crate::collection::serialize;
 use crate::document_id::check_document_id;
 use crate::parent::Scope;
 use crate::write::{Existing, sharded_write};
-use crate::{Error, Parent, Result, Sharded, Subcollection};
+use crate::{Error, Parent, Result, Sharded, Subcollection, TopLevel};
 
 /// Writes many documents at the rate Firestore's best practices allow, with Google's bulk
 /// writers' batching, retries and guarantees.
@@ -100,25 +101,49 @@ impl BulkWriter {
         })
     }
 
+    // The writes of top-level types return a boxed future rather than being `async fn`s: a
+    // subcollection type then fails the `TopLevel` bound once, on the call, instead of three
+    // times over (the fn, its future and its output).
+
     /// Creates or replaces the sharded document `id`, its shard drawn as on every write path.
-    /// The id and the document are checked now; on an error nothing is queued.
-    pub async fn upsert<T: Sharded>(&self, id: &str, document: &T) -> Result<PendingWrite> {
-        self.write_sharded(&Scope::Top, id, document, Existing::Any)
-            .await
+    /// The id and the document are checked now; on an error nothing is queued. For a
+    /// top-level type; a subcollection type's document is written through
+    /// [`in_parent`](Self::in_parent) (without it, this does not compile).
+    pub fn upsert<'w, T: TopLevel>(
+        &'w self,
+        id: &'w str,
+        document: &'w T,
+    ) -> BoxFuture<'w, Result<PendingWrite>> {
+        Box::pin(async move {
+            self.write_sharded(&Scope::Top, id, document, Existing::Any)
+                .await
+        })
     }
 
     /// Creates the sharded document `id`; fails (in its [`PendingWrite`]) with ALREADY_EXISTS
     /// if it exists.
-    pub async fn create<T: Sharded>(&self, id: &str, document: &T) -> Result<PendingWrite> {
-        self.write_sharded(&Scope::Top, id, document, Existing::Absent)
-            .await
+    pub fn create<'w, T: TopLevel>(
+        &'w self,
+        id: &'w str,
+        document: &'w T,
+    ) -> BoxFuture<'w, Result<PendingWrite>> {
+        Box::pin(async move {
+            self.write_sharded(&Scope::Top, id, document, Existing::Absent)
+                .await
+        })
     }
 
     /// Replaces the existing sharded document `id`, its shard drawn anew; fails (in its
     /// [`PendingWrite`]) with NOT_FOUND if it does not exist.
-    pub async fn update<T: Sharded>(&self, id: &str, document: &T) -> Result<PendingWrite> {
-        self.write_sharded(&Scope::Top, id, document, Existing::Present)
-            .await
+    pub fn update<'w, T: TopLevel>(
+        &'w self,
+        id: &'w str,
+        document: &'w T,
+    ) -> BoxFuture<'w, Result<PendingWrite>> {
+        Box::pin(async move {
+            self.write_sharded(&Scope::Top, id, document, Existing::Present)
+                .await
+        })
     }
 
     /// A whole sharded document under `id`, checked and with its shard drawn, queued.
@@ -140,8 +165,11 @@ impl BulkWriter {
     /// draw them (20 letters and digits), which spread over the document-name index. Returns
     /// the id. Fails (in its [`PendingWrite`]) if the id exists, which is as likely as
     /// guessing 119 random bits.
-    pub async fn insert<T: Sharded>(&self, document: &T) -> Result<(String, PendingWrite)> {
-        self.insert_sharded(&Scope::Top, document).await
+    pub fn insert<'w, T: TopLevel>(
+        &'w self,
+        document: &'w T,
+    ) -> BoxFuture<'w, Result<(String, PendingWrite)>> {
+        Box::pin(async move { self.insert_sharded(&Scope::Top, document).await })
     }
 
     async fn insert_sharded<T: Sharded>(
@@ -159,8 +187,8 @@ impl BulkWriter {
     }
 
     /// Deletes the sharded document `id`; deleting a missing document succeeds.
-    pub async fn delete<T: Sharded>(&self, id: &str) -> Result<PendingWrite> {
-        self.delete_sharded::<T>(&Scope::Top, id).await
+    pub fn delete<'w, T: TopLevel>(&'w self, id: &'w str) -> BoxFuture<'w, Result<PendingWrite>> {
+        Box::pin(async move { self.delete_sharded::<T>(&Scope::Top, id).await })
     }
 
     async fn delete_sharded<T: Sharded>(&self, scope: &Scope, id: &str) -> Result<PendingWrite> {
