@@ -24,9 +24,22 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         after: Option<Vec<FirestoreValue>>,
         limit: Option<u32>,
     ) -> Result<firestore::gcloud_sdk::google::firestore::v1::StructuredQuery> {
+        self.structured_query_ordered(prepared, chunk, prepared.orders.clone(), after, limit)
+    }
+
+    /// [`structured_query`](Self::structured_query) ordered by `orders`: what an aggregation
+    /// over the chunk (ordered by the order field alone) sends.
+    pub(super) fn structured_query_ordered(
+        &self,
+        prepared: &Prepared,
+        chunk: Chunk,
+        orders: Vec<FirestoreQueryOrder>,
+        after: Option<Vec<FirestoreValue>>,
+        limit: Option<u32>,
+    ) -> Result<firestore::gcloud_sdk::google::firestore::v1::StructuredQuery> {
         let mut params = firestore::FirestoreQueryParams::new(T::COLLECTION.into())
             .with_filter(self.chunk_filter(prepared, chunk))
-            .with_order_by(prepared.orders.clone());
+            .with_order_by(orders);
         if self.scope == crate::parent::Scope::Group {
             params.all_descendants = Some(true);
         }

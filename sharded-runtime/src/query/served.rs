@@ -108,10 +108,34 @@ fn disjuncts(filter: &Filter) -> Vec<Vec<FieldFilter>> {
 
 /// [`Error::InvalidQuery`] when no index of `plan` serves each disjunct of `query`.
 pub(crate) fn check_served(plan: &IndexPlan, query: &StructuredQuery) -> Result<()> {
-    match needs_of(query)
+    check_needs(plan, needs_of(query))
+}
+
+/// [`check_served`] for a sum or average of `field` over `query`: Firestore orders an
+/// aggregation by the aggregated field after the query's orders (measured in
+/// `server_aggregates.rs`), so its index holds the field there, ascending, unless the query
+/// compares or orders by it already.
+pub(crate) fn check_aggregation_served(
+    plan: &IndexPlan,
+    query: &StructuredQuery,
+    field: &str,
+) -> Result<()> {
+    let needs = needs_of(query)
         .into_iter()
-        .find(|need| plan.serving(need).is_none())
-    {
+        .map(|mut need| {
+            let held = need.equalities.iter().any(|f| f == field)
+                || need.orders.iter().any(|(f, _)| f == field);
+            if !held {
+                need.orders.push((field.to_owned(), Direction::Ascending));
+            }
+            need
+        })
+        .collect();
+    check_needs(plan, needs)
+}
+
+fn check_needs(plan: &IndexPlan, needs: Vec<IndexNeed>) -> Result<()> {
+    match needs.into_iter().find(|need| plan.serving(need).is_none()) {
         None => Ok(()),
         Some(need) => Err(Error::InvalidQuery(format!(
             "sharded would send a query no index of the type's plan serves, which production refuses: {need:?}"
@@ -252,5 +276,46 @@ mod tests {
             ..description
         };
         check_served(&ranged.plan(), &query).unwrap();
+    }
+
+    /// A sum's index holds the summed field after the query's orders: the plan's aggregation
+    /// index serves it, the query's own does not.
+    #[test]
+    fn a_sum_needs_the_summed_field_in_its_index() {
+        use FirestoreQueryFilterCompare::{Equal, In};
+        let params = FirestoreQueryParams::new("trades".into())
+            .with_filter(composite(
+                FirestoreQueryFilterCompositeOperator::And,
+                vec![
+                    compare(In(
+                        "shard".into(),
+                        <FirestoreValue as From<Vec<&str>>>::from(vec!["0", "1"]),
+                    )),
+                    compare(Equal("venue".into(), value(1))),
+                ],
+            ))
+            .with_order_by(vec![FirestoreQueryOrder::new(
+                "at".into(),
+                FirestoreQueryDirection::Descending,
+            )]);
+        let query = StructuredQuery::try_from(params).unwrap();
+        let description = sharded_indexes::CollectionDescription {
+            collection: "trades",
+            shard_field: "shard",
+            shard_values: &["0", "1"],
+            order_field: "at",
+            direction: Direction::Descending,
+            indexed_fields: &["venue"],
+            ..sharded_indexes::CollectionDescription::EMPTY
+        };
+        check_served(&description.plan(), &query).unwrap();
+        assert!(check_aggregation_served(&description.plan(), &query, "qty").is_err());
+        let summed = sharded_indexes::CollectionDescription {
+            aggregate_fields: &["qty"],
+            ..description
+        };
+        check_aggregation_served(&summed.plan(), &query, "qty").unwrap();
+        // The order field, held by every index already, needs none more.
+        check_aggregation_served(&description.plan(), &query, "at").unwrap();
     }
 }

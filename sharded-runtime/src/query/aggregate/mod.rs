@@ -169,6 +169,12 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         // The order field alone, so the index (shard, fields, order field, aggregated
         // field) serves it with a range or without.
         let order = vec![prepared.orders[0].clone()];
+        // As every chunk query (`prepare`), checked against the plan in debug builds.
+        #[cfg(debug_assertions)]
+        {
+            let sent = self.structured_query_ordered(prepared, chunk, order.clone(), None, None)?;
+            super::served::check_aggregation_served(&T::indexes(), &sent, field.path)?;
+        }
         let rows = self
             .select_ordered(db, prepared, chunk, order, None)
             .aggregate(|a| {
