@@ -23,6 +23,13 @@ use sharded_tests::test_db;
 
 const VENUE: u64 = query_id("venue");
 
+/// A projection of every `Trade` type.
+#[derive(Debug, Deserialize, sharded_runtime::StoredNames)]
+#[allow(dead_code)]
+struct VenueOnly {
+    venue: String,
+}
+
 macro_rules! trade {
     ($name:ident, $shards:literal, $direction:literal, $collection:literal) => {
         #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
@@ -210,6 +217,12 @@ async fn check_one<T: Trade, const Q: u64, R: Reach>(
 ) {
     let expected = reference.ids::<T>(db, plain).await;
     let refused = expected.is_err();
+    if let Ok(expected) = &expected {
+        // A projection reads the filtered field too, which the merge orders by.
+        let projected = query.fetch_as::<VenueOnly>(db).await.unwrap();
+        let ids: Vec<&str> = projected.iter().map(|p| p.id.as_str()).collect();
+        assert_eq!(ids, *expected, "{what}: fetch_as");
+    }
     check_query(db, query.clone(), expected, limit, what).await;
     if !refused {
         let forward = pages_forward(db, &query, limit).await;

@@ -9,8 +9,9 @@ use crate::{Error, Result, Sharded, Stored, StoredNames};
 impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
     /// The matching documents, in order, read as `P`: a struct of some of `T`'s fields
     /// (`#[derive(Deserialize, StoredNames)]`, its fields named and renamed as `T`'s are
-    /// stored). Only `P`'s fields come back (a field mask, with the order field and the
-    /// shard, which the merge and [`Stored`] need), so a large document costs less to send;
+    /// stored). Only `P`'s fields come back (a field mask, with the order field, the shard and
+    /// a range filter's field, which the merge and [`Stored`] need), so a large document
+    /// costs less to send;
     /// Firestore bills a projection as it bills the query, one read per document. A field of
     /// `P` that `T` does not store under that name, or one `P` flattens or skips, is
     /// [`Error::InvalidQuery`] before anything is sent.
@@ -23,7 +24,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
     {
         // Not `async fn`: a future whose type does not carry `P`'s bounds has them checked
         // once, at the call.
-        let mask = projection_mask::<T, P>();
+        let mask = projection_mask::<T, P>(self.then_by());
         let mut masked = self.clone();
         Box::pin(async move {
             masked.mask = Some(mask?);
@@ -34,8 +35,9 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
 }
 
 /// The field paths a projection of `T` into `P` reads: `P`'s stored names, each one `T`
-/// stores, then `T`'s order and shard fields.
-fn projection_mask<T: Sharded, P: StoredNames>() -> Result<Vec<String>> {
+/// stores, then `T`'s order and shard fields, and the field a range filter orders by after
+/// the order field (`then_by`), which the merge and the cursors compare.
+fn projection_mask<T: Sharded, P: StoredNames>(then_by: Option<&str>) -> Result<Vec<String>> {
     let mut mask = Vec::with_capacity(P::STORED_NAMES.len() + 2);
     for (rust, stored) in P::STORED_NAMES {
         let Some(stored) = stored else {
@@ -54,7 +56,10 @@ fn projection_mask<T: Sharded, P: StoredNames>() -> Result<Vec<String>> {
         }
         mask.push(path);
     }
-    for field in [T::ORDER_FIELD, T::SHARD_FIELD_PATH] {
+    for field in [T::ORDER_FIELD, T::SHARD_FIELD_PATH]
+        .into_iter()
+        .chain(then_by)
+    {
         if !mask.iter().any(|path| path == field) {
             mask.push(field.to_owned());
         }
