@@ -27,6 +27,7 @@ mod sharded;
 mod status;
 mod stored;
 mod stored_names;
+mod task_part;
 mod transform;
 mod value_order;
 mod write;
@@ -61,6 +62,10 @@ pub use sharded_indexes::{
 pub use status::StatusCode;
 pub use stored::{Decoded, Stored, Undecodable};
 pub use stored_names::StoredNames;
+pub use task_part::{
+    CLOUD_RUN_TASK_ATTEMPT, CLOUD_RUN_TASK_COUNT, CLOUD_RUN_TASK_INDEX, JOB_COMPLETION_INDEX,
+    SHARDED_TASK_COUNT, TaskPart,
+};
 pub use transform::{MAX_TRANSFORMS, ServerTime, Transform, TransformNumber, TypedField};
 pub use write::Written;
 
