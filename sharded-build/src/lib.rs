@@ -107,7 +107,7 @@ impl Indexes {
             PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_else(|| ".".into()));
         let output = output_for(
             &root,
-            cargo_home().as_deref(),
+            fetched_by_cargo(&root, cargo_home().as_deref()),
             std::env::var_os("OUT_DIR").map(PathBuf::from).as_deref(),
         );
         Indexes {
@@ -294,15 +294,24 @@ fn first_line(text: &str) -> &str {
 }
 
 /// Where the build of the crate at `root` writes its file: beside its `Cargo.toml`, unless
-/// cargo fetched the crate (from a registry or a git repository, into `cargo_home`): that crate
-/// is someone else's, and its build writes only into `out_dir`, as cargo's rule is; the app that
-/// deploys the indexes includes its types ([`Indexes::include`]).
-fn output_for(root: &Path, cargo_home: Option<&Path>, out_dir: Option<&Path>) -> PathBuf {
-    let fetched = cargo_home.is_some_and(|home| root.starts_with(home));
+/// cargo fetched the crate ([`fetched_by_cargo`]): that crate is someone else's, and its build
+/// writes only into `out_dir`, as cargo's rule is; the app that deploys the indexes includes
+/// its types ([`Indexes::include`]).
+fn output_for(root: &Path, fetched: bool, out_dir: Option<&Path>) -> PathBuf {
     match (fetched, out_dir) {
         (true, Some(out_dir)) => out_dir.join("firestore.indexes.json"),
         _ => root.join("firestore.indexes.json"),
     }
+}
+
+/// Whether the crate at `root` is one cargo fetched rather than the user's own source: it lies
+/// in cargo's home (a registry's sources, a git checkout), or holds the marker cargo leaves
+/// where it unpacks a crate (`.cargo-ok`, wherever the home was when it did), or is vendored
+/// (`cargo vendor`'s `.cargo-checksum.json`, whose crates cargo checks against their sums).
+fn fetched_by_cargo(root: &Path, cargo_home: Option<&Path>) -> bool {
+    cargo_home.is_some_and(|home| root.starts_with(home))
+        || root.join(".cargo-ok").exists()
+        || root.join(".cargo-checksum.json").exists()
 }
 
 /// Where cargo keeps what it fetches: `CARGO_HOME`, else `~/.cargo`.
@@ -318,25 +327,42 @@ mod tests {
 
     #[test]
     fn a_fetched_crate_writes_into_out_dir_and_a_local_one_beside_its_manifest() {
-        let home = Path::new("/home/u/.cargo");
         let out = Path::new("/w/app/target/debug/build/models-1/out");
+        let root = Path::new("/w/app/models");
+        assert_eq!(
+            output_for(root, true, Some(out)),
+            out.join("firestore.indexes.json")
+        );
+        assert_eq!(
+            output_for(root, false, Some(out)),
+            root.join("firestore.indexes.json")
+        );
+        // Without an OUT_DIR (not run by cargo) there is nowhere else.
+        assert_eq!(
+            output_for(root, true, None),
+            root.join("firestore.indexes.json")
+        );
+    }
+
+    #[test]
+    fn a_crate_in_cargos_home_or_unpacked_or_vendored_by_cargo_is_fetched() {
+        let home = Path::new("/home/u/.cargo");
         for fetched in [
             "/home/u/.cargo/registry/src/index.crates.io-1/models-0.1.0",
             "/home/u/.cargo/git/checkouts/models-2/abc123",
         ] {
-            assert_eq!(
-                output_for(Path::new(fetched), Some(home), Some(out)),
-                out.join("firestore.indexes.json")
-            );
+            assert!(fetched_by_cargo(Path::new(fetched), Some(home)));
         }
-        let local = Path::new("/w/app/models");
-        assert_eq!(
-            output_for(local, Some(home), Some(out)),
-            local.join("firestore.indexes.json")
-        );
-        assert_eq!(
-            output_for(local, None, None),
-            local.join("firestore.indexes.json")
-        );
+        let dir =
+            std::env::temp_dir().join(format!("sharded-build-fetched-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        assert!(!fetched_by_cargo(&dir, Some(home)));
+        assert!(!fetched_by_cargo(&dir, None));
+        for marker in [".cargo-ok", ".cargo-checksum.json"] {
+            std::fs::write(dir.join(marker), "{}").unwrap();
+            assert!(fetched_by_cargo(&dir, None), "{marker}");
+            std::fs::remove_file(dir.join(marker)).unwrap();
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
