@@ -51,10 +51,7 @@ where
     let (mut before, mut now, mut rounds, mut one_round) = (0, 0, 0, 0);
     let mut next = None;
     for page_number in 0..PAGES {
-        let mut page_query = query.clone();
-        if let Some(cursor) = next.take() {
-            page_query = page_query.after(cursor);
-        }
+        let page_query = query.clone().after(next.take());
         let page = page_query.page(db, PAGE).await?;
         // Before: each chunk returned up to the page and its look-ahead from this position.
         let start = page_number * PAGE as usize;

@@ -38,26 +38,30 @@ pub(crate) fn query_aliases(
     methods: &[String],
     reach: bool,
 ) -> TokenStream {
-    // `<Reach = InCollection>` and its use, or nothing.
-    let (params, reach_arg, in_group) = if reach {
+    // `<Reach = InCollection, Window = Whole>` and their use, or the window alone.
+    let (params, args, in_group) = if reach {
         (
-            quote!(<Reach = ::sharded_runtime::InCollection>),
-            quote!(, Reach),
+            quote!(<Reach = ::sharded_runtime::InCollection, Window = ::sharded_runtime::Whole>),
+            quote!(Reach, Window),
             ", `<InGroup>` after `.in_group()`",
         )
     } else {
-        (TokenStream::new(), TokenStream::new(), "")
+        (
+            quote!(<Window = ::sharded_runtime::Whole>),
+            quote!(::sharded_runtime::InCollection, Window),
+            "",
+        )
     };
     let aliases = methods.iter().map(|method| {
         let query = query_alias(ident, method);
         let id = query_id(method);
         let doc = format!(
-            "The query `{ident}::query().{method}(..)`{in_group}; \
-                 `CursorOf<{query}>` and `PageOf<{query}>` are its cursor and page."
+            "The query `{ident}::query().{method}(..)`{in_group} (`Windowed` after a limit or a \
+                 cursor); `CursorOf<{query}>` and `PageOf<{query}>` are its cursor and page."
         );
         quote! {
             #[doc = #doc]
-            #vis type #query #params = ::sharded_runtime::ShardedQuery<#ident, #id #reach_arg>;
+            #vis type #query #params = ::sharded_runtime::ShardedQuery<#ident, #id, #args>;
         }
     });
     quote!(#(#aliases)*)

@@ -45,11 +45,12 @@ pub use order_key::{OrderBound, OrderKey};
 pub use parent::{CollectionGroup, Parent, ParentDepth, Reversible, Subcollection, TopLevel};
 pub use partition::{IdRange, MAX_PARTS};
 pub use query::{
-    ChangeKind, Cursor, CursorOf, DocumentChange, EveryQuery, InCollection, InGroup,
-    ListenCheckpoint, ListenOptions, MAX_DISJUNCTIONS, MAX_FILTER_VALUE_BYTES, MAX_LIMIT,
-    MAX_NOT_IN, Number, Numeric, NumericField, Page, PageOf, PagedQuery, Queries, QueryShape,
-    QuerySnapshot, QueryStats, RangeField, RangeFilter, RangedOver, Reach, Reversed, ShardedQuery,
-    SnapshotStream, SummedOver, WHOLE_COLLECTION, WholeCollection, query_id,
+    ChangeKind, Cursor, CursorArgument, CursorOf, DocumentChange, EveryMatch, EveryQuery,
+    InCollection, InGroup, ListenCheckpoint, ListenOptions, MAX_DISJUNCTIONS,
+    MAX_FILTER_VALUE_BYTES, MAX_LIMIT, MAX_NOT_IN, Number, Numeric, NumericField, Page, PageOf,
+    PagedQuery, Queries, QueryShape, QuerySnapshot, QueryStats, RangeField, RangeFilter,
+    RangedOver, Reach, Reversed, ShardedQuery, SnapshotStream, SummedOver, WHOLE_COLLECTION, Whole,
+    WholeCollection, Window, Windowed, query_id,
 };
 pub use shard_job::{Checkpoint, Progress, ShardCensus, ShardJob, ShardedCollectionGroup};
 pub use sharded::{HasAggregates, HasRanges, Sharded};

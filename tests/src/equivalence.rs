@@ -15,7 +15,7 @@ use sharded_runtime::firestore::{
     FirestoreValue,
 };
 use sharded_runtime::{
-    Cursor, Error, MAX_DISJUNCTIONS, Page, Reach, Sharded, ShardedQuery, Stored,
+    Cursor, Error, MAX_DISJUNCTIONS, Page, Reach, Sharded, ShardedQuery, Stored, Window,
 };
 
 pub fn ids<T>(stored: &[Stored<T>]) -> Vec<String> {
@@ -26,9 +26,9 @@ pub fn ids<T>(stored: &[Stored<T>]) -> Vec<String> {
 /// which sharded must match with a refusal before sending): its index in the type's plan,
 /// every page of `limit` through cursor tokens, the whole fetch, the first `limit`, the
 /// stream, and the count.
-pub async fn check_query<T: Sharded, const I: u64, R: Reach>(
+pub async fn check_query<T: Sharded, const I: u64, R: Reach, W: Window>(
     db: &FirestoreDb,
-    query: ShardedQuery<T, I, R>,
+    query: ShardedQuery<T, I, R, W>,
     expected: Result<Vec<String>, String>,
     limit: u32,
     what: &str,
@@ -84,9 +84,9 @@ pub async fn check_query<T: Sharded, const I: u64, R: Reach>(
 
 /// Every page of `query`, each cursor passed through its opaque token as a web client would:
 /// together exactly `expected`, only the last one short, each costing what it should.
-async fn check_pages<T: Sharded, const I: u64, R: Reach>(
+async fn check_pages<T: Sharded, const I: u64, R: Reach, W: Window>(
     db: &FirestoreDb,
-    query: &ShardedQuery<T, I, R>,
+    query: &ShardedQuery<T, I, R, W>,
     limit: u32,
     expected: &[String],
     what: &str,
@@ -97,10 +97,11 @@ async fn check_pages<T: Sharded, const I: u64, R: Reach>(
     let mut paged: Vec<String> = Vec::new();
     let mut next: Option<Cursor<T, I, R>> = None;
     loop {
-        let mut page_query = query.clone();
-        if let Some(cursor) = next.take() {
-            page_query = page_query.after(cursor.to_token().parse().unwrap());
-        }
+        // Each cursor goes through its token, as a client would hand it back.
+        let page_query = query.clone().after(
+            next.take()
+                .map(|cursor| cursor.to_token().parse::<Cursor<T, I, R>>().unwrap()),
+        );
         let page = match page_query.page(db, limit).await {
             Ok(page) => page,
             // Refused, not wrong: Firestore takes no cursor at a string it compares whole past
@@ -487,18 +488,15 @@ pub fn places<T, S: std::borrow::Borrow<Stored<T>>>(stored: &[S]) -> Vec<(Option
 }
 
 /// Every page of `query` of `limit`, to the end.
-pub async fn paged<T: Sharded, const Q: u64, R: Reach>(
+pub async fn paged<T: Sharded, const Q: u64, R: Reach, W: Window>(
     db: &FirestoreDb,
-    query: &ShardedQuery<T, Q, R>,
+    query: &ShardedQuery<T, Q, R, W>,
     limit: u32,
 ) -> Vec<(Option<String>, String)> {
     let mut all = Vec::new();
     let mut next = None;
     loop {
-        let mut page_query = query.clone();
-        if let Some(cursor) = next.take() {
-            page_query = page_query.after(cursor);
-        }
+        let page_query = query.clone().after(next.take());
         let page = page_query.page(db, limit).await.unwrap();
         all.extend(places(&page.items));
         match page.next {
@@ -509,18 +507,15 @@ pub async fn paged<T: Sharded, const Q: u64, R: Reach>(
 }
 
 /// Every page of `query` of `limit`, forward to the end.
-pub async fn pages_forward<T: Sharded, const Q: u64, R: Reach>(
+pub async fn pages_forward<T: Sharded, const Q: u64, R: Reach, W: Window>(
     db: &FirestoreDb,
-    query: &ShardedQuery<T, Q, R>,
+    query: &ShardedQuery<T, Q, R, W>,
     limit: u32,
 ) -> Vec<Page<T, Q, R>> {
     let mut pages = Vec::new();
     let mut next: Option<Cursor<T, Q, R>> = None;
     loop {
-        let mut page_query = query.clone();
-        if let Some(cursor) = next.take() {
-            page_query = page_query.after(cursor);
-        }
+        let page_query = query.clone().after(next.take());
         let page = page_query.page(db, limit).await.unwrap();
         next = page.next.clone();
         pages.push(page);
@@ -532,9 +527,9 @@ pub async fn pages_forward<T: Sharded, const Q: u64, R: Reach>(
 
 /// From the last of `forward`'s pages back to the first with `before(previous)`: the same
 /// pages (documents and cursors to go forward again), the first with no `previous`.
-pub async fn check_paging_back<T, const Q: u64, R: Reach>(
+pub async fn check_paging_back<T, const Q: u64, R: Reach, W: Window>(
     db: &FirestoreDb,
-    query: &ShardedQuery<T, Q, R>,
+    query: &ShardedQuery<T, Q, R, W>,
     forward: &[Page<T, Q, R>],
     limit: u32,
     what: &str,

@@ -203,10 +203,15 @@ pub fn check_snapshots_in<T: Reading>(
 /// Listens to `query` on `listener_db` while writers change the collection through `db`;
 /// then waits for the listener to show what `fetch` returns, and checks every snapshot.
 /// Returns how many snapshots arrived.
-pub async fn listen_while_writing<T: Reading, const Q: u64, R: sharded_runtime::Reach>(
+pub async fn listen_while_writing<
+    T: Reading,
+    const Q: u64,
+    R: sharded_runtime::Reach,
+    W: sharded_runtime::Window,
+>(
     db: &FirestoreDb,
     listener_db: &FirestoreDb,
-    query: ShardedQuery<T, Q, R>,
+    query: ShardedQuery<T, Q, R, W>,
     limit: Option<usize>,
     seed: u64,
 ) -> usize {

@@ -13,7 +13,7 @@ use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 use sharded_runtime::firestore::FirestoreDb;
 use sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::{Value, value::ValueType};
-use sharded_runtime::{Cursor, Error, Number, Sharded, ShardedQuery, query_id};
+use sharded_runtime::{Cursor, Number, Sharded, ShardedQuery, query_id};
 use sharded_tests::equivalence::{Unsharded, check_query};
 use sharded_tests::test_db;
 
@@ -149,7 +149,8 @@ fn assert_close(ours: f64, theirs: f64, what: &str) {
 
 /// `sum` and `avg` of `query` against `reference`'s, and its `count` as it is, with a limit,
 /// after a cursor at a random document of `expected` (the reference's ids in order), and with
-/// both, as Firestore's count applies them; `sum` and `avg` refuse a limit or a cursor.
+/// both, as Firestore's count applies them (`sum` and `avg` of those do not compile: the UI
+/// case `sum_of_a_limited_query`).
 async fn check_aggregates<T: Trade, const Q: u64>(
     db: &FirestoreDb,
     query: &ShardedQuery<T, Q>,
@@ -170,7 +171,7 @@ async fn check_aggregates<T: Trade, const Q: u64>(
     }
     let limit = rng.random_range(1..20);
     let mut variants = vec![
-        ("", query.clone(), reference.clone()),
+        ("", query.clone().limit(None), reference.clone()),
         (
             " limited",
             query.clone().limit(limit),
@@ -198,12 +199,6 @@ async fn check_aggregates<T: Trade, const Q: u64>(
             reference.count::<T>(db, "plain").await,
             "{what}{variant}: count"
         );
-        if !variant.is_empty() {
-            assert!(matches!(
-                query.sum(db, T::qty()).await,
-                Err(Error::InvalidQuery(_))
-            ));
-        }
     }
 }
 

@@ -12,7 +12,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use sharded_emulator::fault_proxy::{FaultProxy, Faults};
-use sharded_runtime::{QuerySnapshot, Sharded, ShardedQuery};
+use sharded_runtime::{InCollection, QuerySnapshot, Sharded, ShardedQuery, Window};
 use sharded_tests::live::{check_snapshots, shown};
 use sharded_tests::migration::unthrottled;
 use sharded_tests::{same_project_via, test_db};
@@ -46,8 +46,8 @@ sharded_tests::live_readings!(
 
 type Collected = Arc<Mutex<Vec<QuerySnapshot<Shrinking>>>>;
 
-fn collect<const Q: u64>(
-    query: &ShardedQuery<Shrinking, Q>,
+fn collect<const Q: u64, W: Window>(
+    query: &ShardedQuery<Shrinking, Q, InCollection, W>,
     db: &sharded_runtime::firestore::FirestoreDb,
 ) -> (Collected, tokio::task::JoinHandle<()>) {
     let snapshots: Collected = Arc::default();
@@ -64,9 +64,9 @@ fn collect<const Q: u64>(
     (snapshots, task)
 }
 
-async fn settle<const Q: u64>(
+async fn settle<const Q: u64, W: Window>(
     snapshots: &Collected,
-    query: &ShardedQuery<Shrinking, Q>,
+    query: &ShardedQuery<Shrinking, Q, InCollection, W>,
     db: &sharded_runtime::firestore::FirestoreDb,
 ) {
     let expected = shown(&query.fetch_stored(db).await.unwrap());

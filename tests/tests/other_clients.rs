@@ -212,7 +212,7 @@ async fn check_query<T: Note, const Q: u64>(
     // skipped and none repeated.
     let limit = rng.random_range(1..12);
     let (mut good, mut undecodable) = (Vec::new(), Vec::new());
-    let mut page_query = query.clone();
+    let mut page_query = query.clone().after(None);
     loop {
         let (page, errors) = page_query.page_with_errors(db, limit).await.unwrap();
         assert!(page.items.len() + errors.len() <= limit as usize, "{what}");

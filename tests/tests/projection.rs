@@ -89,10 +89,7 @@ async fn a_projection_returns_the_query_read_as_the_partial_type() {
     let mut rng = StdRng::seed_from_u64(3);
     write_instruments(db, &mut rng).await;
     for limit in [None, Some(1), Some(7), Some(200)] {
-        let mut query = Instrument::query().exchange("EXCHG1");
-        if let Some(limit) = limit {
-            query = query.limit(limit);
-        }
+        let query = Instrument::query().exchange("EXCHG1").limit(limit);
         let full = query.fetch_stored(db).await.unwrap();
         let listed = query.fetch_as::<Listing>(db).await.unwrap();
         assert!(!full.is_empty());

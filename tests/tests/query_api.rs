@@ -213,10 +213,7 @@ async fn queries_and_cursors_can_be_kept_by_name() {
     };
     let mut seen = Vec::new();
     loop {
-        let query = match feed.next.take() {
-            Some(cursor) => feed.query.clone().after(cursor),
-            None => feed.query.clone(),
-        };
+        let query = feed.query.clone().after(feed.next.take());
         let page: PageOf<TickVenueQuery> = query.page(db, 5).await.unwrap();
         seen.extend(page.items.into_iter().map(|s| s.id));
         match page.next {

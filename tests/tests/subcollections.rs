@@ -333,7 +333,7 @@ async fn a_subcollection_needs_its_parent_and_a_cursor_its_own_parent() {
     assert_ne!(Cursor::at(&last.document.at, &last.id).unwrap(), cursor);
     // Through its token too.
     let token = cursor.to_token();
-    let parsed = token.parse().unwrap();
+    let parsed: Cursor<Message3, { query_id("author") }> = token.parse().unwrap();
     assert_eq!(
         Message3::by("ann")
             .in_parent(&lobby)
@@ -633,10 +633,10 @@ async fn paged_by_token<T: Sharded, const Q: u64, R: Reach>(
     let mut all = Vec::new();
     let mut next: Option<String> = None;
     loop {
-        let mut page_query = query.clone();
-        if let Some(token) = next.take() {
-            page_query = page_query.after(token.parse::<Cursor<T, Q, R>>().unwrap());
-        }
+        let page_query = query.clone().after(
+            next.take()
+                .map(|token| token.parse::<Cursor<T, Q, R>>().unwrap()),
+        );
         let page = page_query.page(db, limit).await.unwrap();
         all.extend(places(&page.items));
         match page.next {

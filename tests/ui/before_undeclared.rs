@@ -1,5 +1,5 @@
 use serde::{Deserialize, Serialize};
-use sharded_runtime::{Cursor, Sharded, WholeCollection};
+use sharded_runtime::{Cursor, Sharded, WholeCollection, Windowed};
 
 #[derive(Serialize, Deserialize, Sharded)]
 #[sharded(shards = 3, order_by = "at")]
@@ -9,7 +9,9 @@ struct Log {
     at: i64,
 }
 
-fn back(cursor: Cursor<Log, { sharded_runtime::WHOLE_COLLECTION }>) -> WholeCollection<Log> {
+fn back(
+    cursor: Cursor<Log, { sharded_runtime::WHOLE_COLLECTION }>,
+) -> WholeCollection<Log, sharded_runtime::InCollection, Windowed> {
     Log::query().all().before(cursor)
 }
 

@@ -9,7 +9,8 @@ use firestore::FirestoreValue;
 use firestore::gcloud_sdk::google::firestore::v1::Value;
 use serde::Serialize;
 
-use super::{Cursor, InCollection, InGroup, Reach};
+use super::cursor::CursorArgument;
+use super::{InCollection, InGroup, Reach, Whole, Window, Windowed};
 use crate::Sharded;
 
 /// An equality query on one indexed field or on a declared set of fields, or the whole
@@ -30,7 +31,11 @@ use crate::Sharded;
 /// parent's); or [`InGroup`], after [`in_group`](Self::in_group), every parent's. Its cursors
 /// and pages carry the same `R`, so a group query's cursor does not compile with a per-parent
 /// query, nor the reverse.
-pub struct ShardedQuery<T, const QUERY: u64, R: Reach = InCollection> {
+///
+/// `W` is whether it reads every match: [`Whole`](crate::Whole), or
+/// [`Windowed`](crate::Windowed) after [`limit`](Self::limit), [`after`](Self::after) or
+/// [`before`](Self::before), which has no [`sum`](Self::sum) or [`avg`](Self::avg).
+pub struct ShardedQuery<T, const QUERY: u64, R: Reach = InCollection, W: Window = Whole> {
     /// The values the query's fields equal, in the shape's order; none for the whole collection.
     pub(super) values: Vec<std::result::Result<Value, String>>,
     /// For an `in` query (`T::query().<field>_in([..])`), the values the shape's next field
@@ -54,19 +59,22 @@ pub struct ShardedQuery<T, const QUERY: u64, R: Reach = InCollection> {
     /// [`before`]: ShardedQuery::before
     pub(super) before: Option<super::cursor::Position>,
     pub(super) scope: crate::parent::Scope,
-    pub(super) marker: PhantomData<fn() -> (T, R)>,
+    pub(super) marker: Marker<T, R, W>,
 }
 
-impl<T, const QUERY: u64, R: Reach> Clone for ShardedQuery<T, QUERY, R> {
+/// The query's type arguments, owned by none of its values.
+type Marker<T, R, W> = PhantomData<fn() -> (T, R, W)>;
+
+impl<T, const QUERY: u64, R: Reach, W: Window> Clone for ShardedQuery<T, QUERY, R, W> {
     fn clone(&self) -> Self {
-        self.with_reach()
+        self.retyped()
     }
 }
 
-impl<T, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
-    /// The same query, read as `R2`: what cloning, [`in_group`](Self::in_group) and
-    /// [`reversed`](Self::reversed) are made of.
-    fn with_reach<R2: Reach>(&self) -> ShardedQuery<T, QUERY, R2> {
+impl<T, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R, W> {
+    /// The same query, read as `R2` over `W2`: what cloning, [`in_group`](Self::in_group),
+    /// [`reversed`](Self::reversed), a limit and the cursors are made of.
+    fn retyped<R2: Reach, W2: Window>(&self) -> ShardedQuery<T, QUERY, R2, W2> {
         ShardedQuery {
             values: self.values.clone(),
             any_of: self.any_of.clone(),
@@ -84,7 +92,7 @@ impl<T, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
     }
 }
 
-impl<T, const QUERY: u64, R: Reach> std::fmt::Debug for ShardedQuery<T, QUERY, R> {
+impl<T, const QUERY: u64, R: Reach, W: Window> std::fmt::Debug for ShardedQuery<T, QUERY, R, W> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ShardedQuery")
             .field("values", &self.values)
@@ -133,7 +141,7 @@ pub(super) fn to_bound<V: Serialize>(
     }
 }
 
-impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
+impl<T: Sharded, const QUERY: u64, W: Window> ShardedQuery<T, QUERY, InCollection, W> {
     /// The query on one field equal to `value`, taken as the field's type `F`: the whole body
     /// of a generated query method, so that the conversion is compiled here, not in each one.
     #[doc(hidden)]
@@ -199,18 +207,18 @@ impl<T: Sharded, const QUERY: u64> ShardedQuery<T, QUERY> {
     /// [`Stored::parent`](crate::Stored::parent) says where it lives. Its cursors and pages are [`InGroup`]'s; a
     /// cursor given before this call is refused when the query runs
     /// ([`Error::InvalidCursor`](crate::Error::InvalidCursor)).
-    pub fn in_group(self) -> ShardedQuery<T, QUERY, InGroup>
+    pub fn in_group(self) -> ShardedQuery<T, QUERY, InGroup, W>
     where
         T: crate::CollectionGroup,
     {
         ShardedQuery {
             scope: crate::parent::Scope::Group,
-            ..self.with_reach()
+            ..self.retyped()
         }
     }
 }
 
-impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
+impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R, W> {
     /// Only documents whose order field lies in `range`, e.g. `since..until` or `since..`.
     /// Served by the same index: a range on the field the index ends with. Bounds are of the
     /// order field's type, or one that converts into it ([`OrderBound`](crate::OrderBound):
@@ -228,15 +236,24 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
     }
 
     /// At most `limit` documents; at most [`MAX_LIMIT`](crate::MAX_LIMIT), checked before sending.
-    pub fn limit(mut self, limit: u32) -> Self {
-        self.limit = Some(limit);
-        self
+    /// `None` is no limit, so an optional one is passed as it is. The query becomes
+    /// [`Windowed`]: it has no [`sum`](Self::sum) or [`avg`](Self::avg).
+    pub fn limit(self, limit: impl Into<Option<u32>>) -> ShardedQuery<T, QUERY, R, Windowed> {
+        let mut query = self.retyped();
+        query.limit = limit.into();
+        query
     }
 
-    /// Starts just after the document `cursor` points at.
-    pub fn after(mut self, cursor: Cursor<T, QUERY, R>) -> Self {
-        self.after = Some(cursor.position);
-        self
+    /// Starts just after the document `cursor` points at; `None` starts at the beginning, so
+    /// a loop over pages passes each page's [`next`](crate::Page::next) as it is. The query
+    /// becomes [`Windowed`], as with a [`limit`](Self::limit).
+    pub fn after(
+        self,
+        cursor: impl CursorArgument<T, QUERY, R>,
+    ) -> ShardedQuery<T, QUERY, R, Windowed> {
+        let mut query = self.retyped();
+        query.after = cursor.into_position();
+        query
     }
 
     /// Ends just before the document `cursor` points at, keeping the last documents before it
@@ -247,12 +264,18 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
     /// [`page`](Self::page) and [`count`](Self::count); with [`after`](Self::after), or with
     /// a stream, a listener or a sum, it is [`Error::InvalidQuery`](crate::Error::InvalidQuery)
     /// before anything is sent.
-    pub fn before(mut self, cursor: Cursor<T, QUERY, R>) -> Self
+    ///
+    /// `None` ends nowhere (the query as it is); the query becomes [`Windowed`].
+    pub fn before(
+        self,
+        cursor: impl CursorArgument<T, QUERY, R>,
+    ) -> ShardedQuery<T, QUERY, R, Windowed>
     where
         T: crate::Reversible,
     {
-        self.before = Some(cursor.position);
-        self
+        let mut query = self.retyped();
+        query.before = cursor.into_position();
+        query
     }
 
     /// The same query in the other direction: the documents it returns in reverse order, its
@@ -260,7 +283,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
     /// one direction does not compile with the other. For a type that declares
     /// `reversible`, whose indexes in both directions serve it; reversing twice gives the
     /// query back. Call it after [`in_group`](Self::in_group).
-    pub fn reversed(self) -> ShardedQuery<T, QUERY, R::Flipped>
+    pub fn reversed(self) -> ShardedQuery<T, QUERY, R::Flipped, W>
     where
         T: crate::Reversible,
     {
@@ -269,8 +292,8 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
 
     /// This query in the other direction, as it is: what [`before`](Self::before) and the
     /// sums (which no direction changes) run.
-    pub(super) fn flipped(&self) -> ShardedQuery<T, QUERY, R::Flipped> {
-        self.with_reach()
+    pub(super) fn flipped(&self) -> ShardedQuery<T, QUERY, R::Flipped, W> {
+        self.retyped()
     }
 
     /// The documents this query matches or `other` does (Firestore's OR), each once, in this
@@ -282,9 +305,10 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
     /// times the disjuncts (an `in` counts its values) as disjunctions, at most 30 in one
     /// query; every chunk query asks for the whole OR over fewer shard values, so a document
     /// matching several disjuncts is read by one chunk only. More than 30 disjuncts, or a
-    /// disjunct with a range, a limit or a cursor, is
-    /// [`Error::InvalidQuery`](crate::Error::InvalidQuery) before anything is sent. The
-    /// result keeps this query's type, cursors and pages.
+    /// disjunct with a range or a filter, is
+    /// [`Error::InvalidQuery`](crate::Error::InvalidQuery) before anything is sent; a
+    /// disjunct with a limit or a cursor ([`Windowed`]) does not compile. The result keeps
+    /// this query's type, cursors and pages.
     pub fn or<const OTHER: u64>(mut self, other: ShardedQuery<T, OTHER, R>) -> Self {
         let plain = matches!(other.lower, Bound::Unbounded)
             && matches!(other.upper, Bound::Unbounded)

@@ -3,10 +3,10 @@
 //! value) pairs are cut into rectangles of at most 30: every pair in exactly one chunk, so
 //! every matching document is read by exactly one chunk query.
 
-use super::{MAX_DISJUNCTIONS, Reach, ShardedQuery};
+use super::{MAX_DISJUNCTIONS, Reach, ShardedQuery, Window};
 use crate::{Result, Sharded};
 
-impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
+impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R, W> {
     /// How many chunk queries one round of this query sends: one per 30 disjunctions of
     /// shard values times its `in` or `array-contains-any` values (or its OR's disjuncts).
     /// Firestore bills each query at least one read, even when it matches nothing, and a

@@ -5,10 +5,10 @@ use firestore::gcloud_sdk::google::firestore::v1::{Document, value::ValueType};
 use tracing::Instrument as _;
 
 use super::spans::query_span;
-use super::{Reach, ShardedQuery};
+use super::{Reach, ShardedQuery, Window};
 use crate::{Error, Result, Sharded};
 
-impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
+impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R, W> {
     /// How many documents the query returns: its limit and cursor apply, as they do to
     /// Firestore's `count`. One count aggregation per chunk, with the cursor and the limit;
     /// their sum capped at the limit.

@@ -30,9 +30,41 @@ pub struct Cursor<T, const QUERY: u64, R: Reach = InCollection> {
     marker: PhantomData<fn() -> (T, R)>,
 }
 
+/// What [`after`](crate::ShardedQuery::after) and [`before`](crate::ShardedQuery::before)
+/// take: a [`Cursor`] of the query, or an `Option` of one (`None`: no cursor), so a loop over
+/// pages passes each page's [`next`](crate::Page::next) as it is. Sealed.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a cursor of this query",
+    label = "a cursor of another query, reach or direction",
+    note = "a cursor starts only the query whose page gave it: the same typed query (`QUERY`), the same reach (`in_group` or not) and the same direction (`reversed` or not); `CursorOf<Query>` names a query's cursor type"
+)]
+pub trait CursorArgument<T, const QUERY: u64, R: Reach>: sealed::Sealed {
+    #[doc(hidden)]
+    fn into_position(self) -> Option<Position>;
+}
+
+impl<T, const QUERY: u64, R: Reach> CursorArgument<T, QUERY, R> for Cursor<T, QUERY, R> {
+    fn into_position(self) -> Option<Position> {
+        Some(self.position)
+    }
+}
+
+impl<T, const QUERY: u64, R: Reach> CursorArgument<T, QUERY, R> for Option<Cursor<T, QUERY, R>> {
+    fn into_position(self) -> Option<Position> {
+        self.map(|cursor| cursor.position)
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl<T, const QUERY: u64, R: super::Reach> Sealed for super::Cursor<T, QUERY, R> {}
+    impl<T, const QUERY: u64, R: super::Reach> Sealed for Option<super::Cursor<T, QUERY, R>> {}
+}
+
 /// Where a cursor points, whatever its query's type: what a query keeps to start after.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Position {
+#[doc(hidden)]
+pub struct Position {
     pub(crate) order_value: Value,
     pub(crate) id: String,
     /// The path of the document's parent below the database root, for a subcollection's.

@@ -9,10 +9,12 @@ use super::chunk::Chunk;
 use super::prepare::Prepared;
 use super::snapshot::Snapshot;
 use super::spans::{chunk_span, query_span};
-use super::{Cursor, MAX_LIMIT, Page, QueryStats, Reach, ShardedQuery, merge_sorted, shares};
+use super::{
+    Cursor, MAX_LIMIT, Page, QueryStats, Reach, ShardedQuery, Window, merge_sorted, shares,
+};
 use crate::{Error, Result, Sharded, Stored};
 
-impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
+impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R, W> {
     /// The matching documents, in order.
     pub async fn fetch(&self, db: &FirestoreDb) -> Result<Vec<T>> {
         Ok(self
@@ -113,7 +115,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
     async fn page_before(
         &self,
         db: &FirestoreDb,
-        flipped: ShardedQuery<T, QUERY, R::Flipped>,
+        flipped: ShardedQuery<T, QUERY, R::Flipped, W>,
         limit: u32,
     ) -> Result<RawPage<T, QUERY, R>> {
         let (mut documents, more, stats) = flipped.with_look_ahead(db, limit).await?;
@@ -135,7 +137,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
     /// For a query that ends [`before`](Self::before) a cursor, the query that reads it: the
     /// same in the other direction, starting after that cursor (its documents come back in
     /// reverse); `None` for any other query.
-    pub(super) fn ending_before(&self) -> Result<Option<ShardedQuery<T, QUERY, R::Flipped>>> {
+    pub(super) fn ending_before(&self) -> Result<Option<ShardedQuery<T, QUERY, R::Flipped, W>>> {
         let Some(before) = &self.before else {
             return Ok(None);
         };

@@ -4,10 +4,10 @@ use firestore::{FirestoreQueryFilter, FirestoreQueryFilterCompare, FirestoreQuer
 use sharded_indexes::{Direction, IndexNeed, QueryScope};
 
 use super::prepare::shape_of;
-use super::{Reach, ShardedQuery};
+use super::{Reach, ShardedQuery, Window};
 use crate::{Result, Sharded};
 
-impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
+impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R, W> {
     /// What this query asks of a composite index, from the terms every one of its chunk
     /// queries sends: the shard field and each field it compares by equality or `in`, then
     /// the order field in the type's direction (a range on it is its inequality), on the

@@ -23,6 +23,7 @@ mod shares;
 pub(crate) mod snapshot;
 mod spans;
 mod stream;
+mod window;
 mod with_errors;
 
 pub use crate::value_order::{
@@ -32,7 +33,7 @@ pub use aggregate::{EveryQuery, Number, Numeric, NumericField, SummedOver, numer
 pub use builder::ShardedQuery;
 pub use chunk::shard_chunks;
 pub(crate) use count::count_of;
-pub use cursor::Cursor;
+pub use cursor::{Cursor, CursorArgument};
 pub use listen::{
     ChangeKind, DocumentChange, ListenCheckpoint, ListenOptions, QuerySnapshot, SnapshotStream,
 };
@@ -43,6 +44,7 @@ pub use queries::{Queries, queries};
 pub use range::{RangeField, RangeFilter, RangedOver, range_field};
 pub use reach::{InCollection, InGroup, Reach, Reversed};
 pub use shape::{QueryShape, query_id};
+pub use window::{EveryMatch, Whole, Window, Windowed};
 
 use crate::{Sharded, Stored};
 
@@ -54,9 +56,10 @@ pub const MAX_DISJUNCTIONS: usize = 30;
 pub const WHOLE_COLLECTION: u64 = query_id("all");
 
 /// The query `T::query().all()`: every document of the collection, by the order field;
-/// `WholeCollection<T, InGroup>` after `.in_group()`. `CursorOf<WholeCollection<T>>` and
+/// `WholeCollection<T, InGroup>` after `.in_group()`, `WholeCollection<T, InCollection,
+/// Windowed>` after a limit or a cursor. `CursorOf<WholeCollection<T>>` and
 /// `PageOf<..>` are its cursor and page.
-pub type WholeCollection<T, R = InCollection> = ShardedQuery<T, WHOLE_COLLECTION, R>;
+pub type WholeCollection<T, R = InCollection, W = Whole> = ShardedQuery<T, WHOLE_COLLECTION, R, W>;
 
 /// The shape of `T`'s query `QUERY`, read from the collection's description: the queries are
 /// `all`, then one per indexed field, one per field set, then one per array field, in the

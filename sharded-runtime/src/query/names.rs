@@ -2,7 +2,7 @@
 
 use super::cursor::Cursor;
 use super::reach::Reach;
-use super::{Page, ShardedQuery};
+use super::{Page, ShardedQuery, Window};
 
 /// What a [`ShardedQuery`] pages with. Sealed: it exists so that [`CursorOf`] and [`PageOf`]
 /// can name a query's types from the query's own (`CursorOf<InstrumentExchangeQuery>`).
@@ -13,7 +13,7 @@ pub trait PagedQuery: sealed::Sealed {
     type Page;
 }
 
-impl<T, const QUERY: u64, R: Reach> PagedQuery for ShardedQuery<T, QUERY, R> {
+impl<T, const QUERY: u64, R: Reach, W: Window> PagedQuery for ShardedQuery<T, QUERY, R, W> {
     type Cursor = Cursor<T, QUERY, R>;
     type Page = Page<T, QUERY, R>;
 }
@@ -29,5 +29,8 @@ pub type PageOf<Q> = <Q as PagedQuery>::Page;
 
 mod sealed {
     pub trait Sealed {}
-    impl<T, const QUERY: u64, R: super::Reach> Sealed for super::ShardedQuery<T, QUERY, R> {}
+    impl<T, const QUERY: u64, R: super::Reach, W: super::Window> Sealed
+        for super::ShardedQuery<T, QUERY, R, W>
+    {
+    }
 }

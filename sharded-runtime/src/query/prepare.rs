@@ -13,7 +13,7 @@ use sharded_indexes::Direction;
 
 use super::chunk::{Chunk, fan_out, fan_out_together};
 use super::range::FilterKind;
-use super::{MAX_DISJUNCTIONS, QueryShape, Reach, ShardedQuery, shape};
+use super::{MAX_DISJUNCTIONS, QueryShape, Reach, ShardedQuery, Window, shape};
 use crate::value_order;
 use crate::{Error, Result, Sharded};
 
@@ -31,7 +31,7 @@ pub(super) struct Prepared {
     pub(super) shard_by_equality: bool,
 }
 
-impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
+impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R, W> {
     /// Checks the query and turns it into Firestore terms; an error here means nothing was sent.
     pub(super) fn prepare(&self, db: &FirestoreDb) -> Result<Prepared> {
         let mut prepared = self.terms()?;

@@ -3,10 +3,10 @@
 use futures::future::BoxFuture;
 use serde::de::DeserializeOwned;
 
-use super::{Reach, ShardedQuery};
+use super::{Reach, ShardedQuery, Window};
 use crate::{Error, Result, Sharded, Stored, StoredNames};
 
-impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
+impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R, W> {
     /// The matching documents, in order, read as `P`: a struct of some of `T`'s fields
     /// (`#[derive(Deserialize, StoredNames)]`, its fields named and renamed as `T`'s are
     /// stored). Only `P`'s fields come back (a field mask, with the order field, the shard and

@@ -10,7 +10,7 @@ use firestore::gcloud_sdk::google::firestore::v1::Value;
 
 use super::aggregate::EveryQuery;
 use super::builder::{to_bound, to_value};
-use super::{Reach, ShardedQuery};
+use super::{Reach, ShardedQuery, Window};
 use crate::{OrderBound, OrderKey, Sharded};
 
 /// A field of `T` with range, `!=` and `not-in` filters (`T::ranges().price`), of Rust type
@@ -172,7 +172,7 @@ impl<T, V: OrderKey, S> RangeField<T, V, S> {
     }
 }
 
-impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
+impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R, W> {
     /// Only documents that pass `filter`, a range, `!=` or `not-in` on a field declared
     /// `#[sharded(range)]` (or `range(...)` naming this query):
     /// `T::query().exchange("XNAS").filter(T::ranges().price.greater_than(10.0))`.

@@ -11,10 +11,10 @@ use firestore::{
 
 use super::chunk::Chunk;
 use super::prepare::{Prepared, compare};
-use super::{Reach, ShardedQuery};
+use super::{Reach, ShardedQuery, Window};
 use crate::{Error, Result, Sharded};
 
-impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
+impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R, W> {
     /// A chunk's query as the protocol's `StructuredQuery`, starting just after `after`, at
     /// most `limit`: what a Listen target or a raw RunQuery sends.
     pub(super) fn structured_query(
@@ -176,7 +176,7 @@ impl DocumentOrder {
     }
 }
 
-impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
+impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R, W> {
     /// The order this query's documents come in.
     pub(super) fn document_order(&self) -> DocumentOrder {
         DocumentOrder {

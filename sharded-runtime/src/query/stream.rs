@@ -20,7 +20,7 @@ use tracing::Instrument as _;
 use super::chunk::Chunk;
 use super::prepare::Prepared;
 use super::spans::{chunk_span, query_span};
-use super::{Reach, ShardedQuery, merge_streams};
+use super::{Reach, ShardedQuery, Window, merge_streams};
 use crate::{Error, Result, Sharded, Stored};
 
 /// Documents per page of a chunk's stream, unless
@@ -39,7 +39,7 @@ struct Resume {
     buffer: VecDeque<Document>,
 }
 
-impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
+impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R, W> {
     /// The matching documents as a stream, in order. Chunk queries stream concurrently and
     /// merge as they arrive; an error in any chunk is the stream's last item.
     ///

@@ -7,11 +7,11 @@ use firestore::FirestoreDb;
 use futures::stream::{BoxStream, StreamExt};
 
 use super::stream::STREAM_PAGE;
-use super::{Page, Reach, ShardedQuery};
+use super::{Page, Reach, ShardedQuery, Window};
 use crate::stored::{Decoded, Undecodable};
 use crate::{Result, Sharded, Stored};
 
-impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
+impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R, W> {
     /// [`fetch_stored`](Self::fetch_stored), with each document that does not read as `T`
     /// reported in its place ([`Undecodable`]: its name and why) instead of failing the
     /// fetch. Every other failure (a chunk query's error) still fails it.

@@ -25,10 +25,10 @@ use totals::{ChunkAggregate, Share, Shares};
 use super::chunk::Chunk;
 use super::prepare::Prepared;
 use super::spans::{chunk_span, query_span};
-use super::{Reach, ShardedQuery};
+use super::{EveryMatch, Reach, ShardedQuery, Window};
 use crate::{Error, Result, Sharded};
 
-impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
+impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R, W> {
     /// The sum of `field` over every document the query matches, as the same query on an
     /// unsharded collection returns it: an integer while every value is one and the sum
     /// fits, otherwise a double. Integer sums are exact: a chunk query whose own sum passed
@@ -38,9 +38,9 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
     /// adds the chunks' sums, so it may differ from the unsharded sum in the last bits, as any
     /// reordering of a floating-point sum does.
     ///
-    /// A query with a [`limit`](Self::limit) or a cursor ([`after`](Self::after)) is
-    /// [`Error::InvalidQuery`], nothing sent: Firestore orders an aggregation by the
-    /// aggregated field too, so its "first `limit`" is not the query's.
+    /// A query with a [`limit`](Self::limit) or a cursor ([`after`](Self::after),
+    /// [`before`](Self::before)) has no `sum` (it does not compile): Firestore orders an
+    /// aggregation by the aggregated field too, so its "first `limit`" is not the query's.
     ///
     /// Served by the index (shard, equality fields, order field, `field`), which the plan holds
     /// for every query and every `#[sharded(aggregate)]` field.
@@ -48,7 +48,10 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         &'q self,
         db: &'q FirestoreDb,
         field: NumericField<T, S>,
-    ) -> BoxFuture<'q, Result<Number>> {
+    ) -> BoxFuture<'q, Result<Number>>
+    where
+        W: EveryMatch,
+    {
         // Not `async fn`: a future whose type does not name `S` has the field's bound checked
         // once, at the call, not again on the future and at its `.await`.
         let field = field.checked();
@@ -60,13 +63,16 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
     /// none. Across chunk queries it is the total sum over the total count of numbers, never
     /// an average of averages. A chunk's count of numbers is its sum over its average; a
     /// chunk averaging exactly 0 (while the total is not) leaves it open, and is asked again
-    /// as [`sum`](Self::sum) asks an overflowing chunk. Refuses a limit or a cursor as
-    /// [`sum`](Self::sum) does.
+    /// as [`sum`](Self::sum) asks an overflowing chunk. Like [`sum`](Self::sum), it is not
+    /// there on a query with a limit or a cursor.
     pub fn avg<'q, S: SummedOver<QUERY>>(
         &'q self,
         db: &'q FirestoreDb,
         field: NumericField<T, S>,
-    ) -> BoxFuture<'q, Result<Option<f64>>> {
+    ) -> BoxFuture<'q, Result<Option<f64>>>
+    where
+        W: EveryMatch,
+    {
         let field = field.checked();
         Box::pin(async move { Ok(self.aggregate(db, field, true).await?.1) })
     }
@@ -77,7 +83,10 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         &'q self,
         db: &'q FirestoreDb,
         field: NumericField<T, S>,
-    ) -> BoxFuture<'q, Result<(Number, Option<f64>)>> {
+    ) -> BoxFuture<'q, Result<(Number, Option<f64>)>>
+    where
+        W: EveryMatch,
+    {
         let field = field.checked();
         Box::pin(self.aggregate(db, field, true))
     }
@@ -90,11 +99,9 @@ impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
         field: NumericField<T>,
         average: bool,
     ) -> Result<(Number, Option<f64>)> {
-        if self.limit.is_some() || self.after.is_some() || self.before.is_some() {
-            return Err(Error::InvalidQuery(
-                "`sum` and `avg` apply to every document the query matches: Firestore orders an aggregation by the aggregated field too, so a limit or a cursor would not select the query's documents; drop `limit`, `after` and `before`, or fetch the documents".into(),
-            ));
-        }
+        // `W: EveryMatch` at every caller: only `limit`, `after` and `before` set these, and
+        // each makes the query `Windowed`.
+        debug_assert!(self.limit.is_none() && self.after.is_none() && self.before.is_none());
         if let Some(path) = self.then_by() {
             return Err(Error::InvalidQuery(format!(
                 "`sum` and `avg` of a query filtered by range on `{path}`: the plan holds no index with both the filtered and the summed field; `count` it, or fetch the documents"

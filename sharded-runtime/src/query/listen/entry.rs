@@ -5,10 +5,10 @@ use firestore::FirestoreDb;
 use futures::stream::StreamExt;
 
 use super::{ListenCheckpoint, ListenOptions, Listener, SnapshotStream};
-use crate::query::{Reach, ShardedQuery};
+use crate::query::{Reach, ShardedQuery, Window};
 use crate::{Result, Sharded};
 
-impl<T: Sharded, const QUERY: u64, R: Reach> ShardedQuery<T, QUERY, R> {
+impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R, W> {
     /// The query, live: a stream of snapshots, the first once every chunk's results are in,
     /// then one whenever the results change. Each snapshot holds the documents in order (the
     /// first `limit` when limited) and the changes since the one before.
