@@ -27,8 +27,8 @@ pub struct Required {
 }
 
 impl Required {
-    /// `paths` (at most [`MAX_TRACKED`]) with their `segments` as the derive writes them
-    /// ([`Tables`](crate::sharded::Tables)); `lengths` is [`length_mask`] of them, which a
+    /// `paths` (at most `MAX_TRACKED`) with their `segments` as the derive writes them
+    /// ([`Tables`](crate::sharded::Tables)); `lengths` is `length_mask` of them, which a
     /// caller computes at compile time.
     pub fn new(
         paths: &'static [&'static str],
