@@ -72,6 +72,36 @@ async fn cursors_from_a_known_item_resume_exactly_after_it() {
     assert_eq!(stats.documents_read, 12);
 }
 
+/// A stream borrows neither its query nor the database handle it was opened with: it goes
+/// into a task of its own after both are gone, and reads every page there (Tick's 40 shard
+/// values are two chunks, each read in pages of 2).
+#[tokio::test]
+async fn a_stream_outlives_its_query_and_database_handle() {
+    let test = test_db("query-stream-static").await;
+    for seq in 0..12 {
+        Tick::collection(&test.db)
+            .upsert(&format!("t{seq:02}"), &tick(seq))
+            .await
+            .unwrap();
+    }
+    let expected = Tick::query()
+        .venue("XNAS")
+        .fetch_stored(&test.db)
+        .await
+        .unwrap();
+    let stream = {
+        let db = test.db.clone();
+        let query = Tick::query().venue("XNAS");
+        query.stream_in_pages_of(&db, 2).await.unwrap()
+    };
+    let streamed: Vec<Stored<Tick>> = tokio::spawn(futures::TryStreamExt::try_collect(stream))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(streamed, expected);
+    assert_eq!(streamed.len(), 12);
+}
+
 /// Integer literals take the field's own type: `code(7)` on a `u32` field and `range(10..20)`
 /// on a `u32` order field compile (with `impl Into<u32>`, a literal fell back to `i32`, which
 /// does not convert), and select what they say.

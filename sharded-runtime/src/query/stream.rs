@@ -49,21 +49,22 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     /// (seven days with point-in-time recovery): a stream consumed for longer ends with the
     /// server's error. On a client pinned to a transaction or a read time, every page reads
     /// there.
-    pub async fn stream<'db>(
-        &self,
-        db: &'db FirestoreDb,
-    ) -> Result<BoxStream<'db, Result<Stored<T>>>> {
+    ///
+    /// The stream owns what it reads with (a clone of `db`, a handle to the same client), so
+    /// it borrows neither the query nor `db`: it can be returned, kept, or moved into a task,
+    /// as a [`listen`](Self::listen)er's can.
+    pub async fn stream(&self, db: &FirestoreDb) -> Result<BoxStream<'static, Result<Stored<T>>>> {
         self.stream_in_pages_of(db, STREAM_PAGE).await
     }
 
     /// [`stream`](Self::stream), reading pages of `page_size` documents per chunk query
     /// (fewer held in memory, more requests); [`Error::InvalidQuery`] unless `page_size` is
     /// 1 to [`MAX_LIMIT`](crate::MAX_LIMIT), nothing sent.
-    pub async fn stream_in_pages_of<'db>(
+    pub async fn stream_in_pages_of(
         &self,
-        db: &'db FirestoreDb,
+        db: &FirestoreDb,
         page_size: u32,
-    ) -> Result<BoxStream<'db, Result<Stored<T>>>> {
+    ) -> Result<BoxStream<'static, Result<Stored<T>>>> {
         let documents = self.stream_documents(db, page_size).await?;
         Ok(documents
             .map(|document| Stored::from_document(&document?))
@@ -71,11 +72,11 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     }
 
     /// The stream's documents as read, not yet decoded.
-    pub(super) async fn stream_documents<'db>(
+    pub(super) async fn stream_documents(
         &self,
-        db: &'db FirestoreDb,
+        db: &FirestoreDb,
         page_size: u32,
-    ) -> Result<BoxStream<'db, Result<Document>>> {
+    ) -> Result<BoxStream<'static, Result<Document>>> {
         if !(1..=super::MAX_LIMIT).contains(&page_size) {
             return Err(Error::InvalidQuery(format!(
                 "a stream's page size is 1 to {}, not {page_size}",
@@ -89,12 +90,12 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     }
 
     /// Reads every chunk's first page and opens its stream, within the query's span.
-    async fn open_stream<'db>(
+    async fn open_stream(
         &self,
-        db: &'db FirestoreDb,
+        db: &FirestoreDb,
         span: &tracing::Span,
         page_size: u32,
-    ) -> Result<BoxStream<'db, Result<Document>>> {
+    ) -> Result<BoxStream<'static, Result<Document>>> {
         let (prepared, snapshot) = self.begin(db, span).await?;
         let page = self.limit.map_or(page_size, |limit| limit.min(page_size));
         // Every chunk's first page at once: one round trip of latency, not one each.
@@ -127,12 +128,12 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         }
         let read_time = read_time.filter(|_| !pinned);
         let prepared = std::sync::Arc::new(prepared);
-        let mut streams: Vec<BoxStream<'db, Result<Document>>> = first
+        let mut streams: Vec<BoxStream<'static, Result<Document>>> = first
             .into_iter()
             .enumerate()
             .map(|(i, (documents, _))| {
                 let resume = self.resume_after(&prepared, documents, page);
-                self.chunk_stream(db, prepared.clone(), i, read_time, resume, page)
+                self.chunk_stream(db.clone(), prepared.clone(), i, read_time, resume, page)
             })
             .collect();
         let order = self.document_order();
@@ -148,22 +149,22 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     }
 
     /// Chunk `i`'s documents: `resume`'s, then a page at a time at `read_time`.
-    fn chunk_stream<'db>(
+    fn chunk_stream(
         &self,
-        db: &'db FirestoreDb,
+        db: FirestoreDb,
         prepared: std::sync::Arc<Prepared>,
         i: usize,
         read_time: Option<Timestamp>,
         resume: Result<Resume>,
         page: u32,
-    ) -> BoxStream<'db, Result<Document>> {
+    ) -> BoxStream<'static, Result<Document>> {
         let resume = match resume {
             Ok(resume) => resume,
             Err(error) => return futures::stream::once(async { Err(error) }).boxed(),
         };
         let query = self.clone();
         futures::stream::try_unfold(resume, move |mut resume| {
-            let (query, prepared) = (query.clone(), prepared.clone());
+            let (query, prepared, db) = (query.clone(), prepared.clone(), db.clone());
             async move {
                 loop {
                     if let Some(document) = resume.buffer.pop_front() {
@@ -178,7 +179,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
                         .saturating_add(page);
                     let (documents, _) = query
                         .stream_page(
-                            db,
+                            &db,
                             &prepared,
                             chunk,
                             read_time,

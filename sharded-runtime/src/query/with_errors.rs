@@ -23,10 +23,10 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     /// [`stream`](Self::stream), with each document that does not read as `T` an
     /// `Ok(Err(Undecodable))` item in its place; an error of the stream itself is an `Err`
     /// item, its last.
-    pub async fn stream_with_errors<'db>(
+    pub async fn stream_with_errors(
         &self,
-        db: &'db FirestoreDb,
-    ) -> Result<BoxStream<'db, Result<Decoded<T>>>> {
+        db: &FirestoreDb,
+    ) -> Result<BoxStream<'static, Result<Decoded<T>>>> {
         let documents = self.stream_documents(db, STREAM_PAGE).await?;
         Ok(documents
             .map(|document| document.map(|document| Stored::decode(&document)))
