@@ -13,6 +13,7 @@ mod error;
 mod fields;
 mod get_many;
 mod guard;
+pub mod guide;
 mod option_check;
 mod order_key;
 mod parent;

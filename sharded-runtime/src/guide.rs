@@ -1,0 +1,26 @@
+//! Guides, one page per capability: what to write, what Firestore is sent, and what is
+//! checked. Every example compiles (each is a doctest).
+
+#[doc = include_str!("../guide/queries.md")]
+pub mod queries {}
+
+#[doc = include_str!("../guide/aggregates.md")]
+pub mod aggregates {}
+
+#[doc = include_str!("../guide/live.md")]
+pub mod live {}
+
+#[doc = include_str!("../guide/subcollections.md")]
+pub mod subcollections {}
+
+#[doc = include_str!("../guide/writes.md")]
+pub mod writes {}
+
+#[doc = include_str!("../guide/adoption.md")]
+pub mod adoption {}
+
+#[doc = include_str!("../guide/indexes.md")]
+pub mod indexes {}
+
+#[doc = include_str!("../guide/testing.md")]
+pub mod testing {}
