@@ -1,6 +1,9 @@
 //! Guides, one page per capability: what to write, what Firestore is sent, and what is
 //! checked. Every example compiles (each is a doctest).
 
+// A `build.rs` example is its `fn main`.
+#![allow(clippy::needless_doctest_main)]
+
 #[doc = include_str!("../guide/queries.md")]
 pub mod queries {}
 
