@@ -36,7 +36,7 @@ fn set<T: Sharded>(
     existing: Existing,
 ) -> Result<Write> {
     let name = scope.document_name::<T>(db, id)?;
-    let document = crate::collection::serialize(document, &name)?;
+    let document = crate::guarded::serialize(document, &name)?;
     Ok(sharded_write::<T>(document, None, existing))
 }
 
@@ -48,7 +48,7 @@ fn set_fields<T: Sharded>(
     fields: &[Field<T>],
 ) -> Result<Write> {
     let name = scope.document_name::<T>(db, id)?;
-    let (document, mask) = crate::collection::masked::<T>(&name, document, fields)?;
+    let (document, mask) = crate::guarded::masked::<T>(&name, document, fields)?;
     let mask = mask.into_iter().map(str::to_owned).collect();
     Ok(sharded_write::<T>(document, Some(mask), Existing::Present))
 }

@@ -1,21 +1,18 @@
 use std::marker::PhantomData;
 
 use firestore::errors::FirestoreError;
-use firestore::gcloud_sdk::google::firestore::v1::{Document, Write};
-use firestore::{
-    FirestoreBatch, FirestoreBatchWriter, FirestoreDb, firestore_document_from_serializable,
-};
+use firestore::gcloud_sdk::google::firestore::v1::Write;
+use firestore::{FirestoreBatch, FirestoreBatchWriter, FirestoreDb};
 
 use crate::document_id::check_document_id;
-use crate::guard::{MAX_TRACKED, Position, Required, length_mask};
+use crate::guarded::{masked, serialize};
 use crate::parent::{Parent, Scope};
 use crate::stored::Stored;
 use crate::transform::Transform;
-use crate::value_order::field_value;
 use crate::write::{
     Existing, Written, commit_one, sharded_write, transform_only, transformed_write,
 };
-use crate::{Error, Field, Result, ShardCensus, ShardJob, Sharded};
+use crate::{Field, Result, ShardCensus, ShardJob, Sharded};
 
 /// Writes and reads of one sharded collection. Get one with
 /// [`Sharded::collection`](crate::Sharded::collection).
@@ -24,7 +21,7 @@ use crate::{Error, Field, Result, ShardCensus, ShardJob, Sharded};
 /// from the type's shard values as the document is serialized, so every write re-draws the
 /// shard. Before anything is sent, each write checks its id (see [`check_document_id`]) and
 /// that the serialized document holds the order field and every non-optional indexed path
-/// ([`Error::FieldNotWritten`] otherwise). Reads return the user's type.
+/// ([`Error::FieldNotWritten`](crate::Error::FieldNotWritten) otherwise). Reads return the user's type.
 ///
 /// Single writes are one `Commit` each and return what the server stored that the caller did
 /// not send ([`Written`]): the update time and, for a `server_timestamp` type, the order
@@ -132,7 +129,7 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
     ///
     /// A masked field that `document` does not store is deleted, as Firestore does; for the
     /// order field or an indexed path that would drop the document out of sharded queries, so
-    /// it is [`Error::FieldNotWritten`] instead, with nothing sent. For a `server_timestamp`
+    /// it is [`Error::FieldNotWritten`](crate::Error::FieldNotWritten) instead, with nothing sent. For a `server_timestamp`
     /// type, masking the order field sets it to the server's time; leaving it out keeps the
     /// stored one.
     pub async fn update_fields(
@@ -174,7 +171,7 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
 
     /// [`update_fields`](Self::update_fields) and [`transform`](Self::transform) in one
     /// write: `fields` from `document`, then `transforms` on other fields (a field both written
-    /// and transformed is [`Error::InvalidUpdate`], as Firestore refuses it).
+    /// and transformed is [`Error::InvalidUpdate`](crate::Error::InvalidUpdate), as Firestore refuses it).
     pub async fn update_fields_and_transform(
         &self,
         id: &str,
@@ -296,89 +293,6 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
 
     fn document_name(&self, id: &str) -> Result<String> {
         self.scope.document_name::<T>(self.db, id)
-    }
-}
-
-/// `document` as a Firestore document named `name`, with a freshly drawn shard, checked to
-/// hold every field sharded queries need.
-pub fn serialize<T: Sharded>(document: &T, name: &str) -> Result<Document> {
-    let tables = T::TABLES;
-    if tables.required_fields.len() > MAX_TRACKED {
-        let document = serialize_unguarded(document, name)?;
-        check_written::<T>(&document, |_| true)?;
-        return Ok(document);
-    }
-    // The guard, in the serialization pass: which required paths the serializer saw.
-    let required = Required::new(
-        tables.required_fields,
-        tables.required_segments,
-        const { length_mask(T::TABLES.required_fields, T::TABLES.required_segments) },
-    );
-    let document = crate::document::to_document(
-        name,
-        document,
-        T::SHARD_FIELD,
-        crate::reshard::draw::<T>(),
-        Position::top(&required),
-    )?;
-    match required.missing() {
-        Some(i) => Err(Error::FieldNotWritten {
-            path: T::REQUIRED_FIELDS[i],
-        }),
-        None => Ok(document),
-    }
-}
-
-/// [`serialize`] without the write guard: the benchmarks' baseline for the guard's cost.
-pub fn serialize_unguarded<T: Sharded>(document: &T, name: &str) -> Result<Document> {
-    let nothing = Required::new(&[], &[], 0);
-    crate::document::to_document(
-        name,
-        document,
-        T::SHARD_FIELD,
-        crate::reshard::draw::<T>(),
-        Position::top(&nothing),
-    )
-}
-
-/// `document` named `name` for an update of `fields` only (and the shard), with the field
-/// mask: the write guard checks the required paths the mask writes; the others stay as stored.
-pub(crate) fn masked<T: Sharded>(
-    name: &str,
-    document: &T,
-    fields: &[Field<T>],
-) -> Result<(Document, Vec<&'static str>)> {
-    let mut mask: Vec<&'static str> = fields.iter().map(Field::path).collect();
-    mask.sort_unstable();
-    mask.dedup();
-    if mask.is_empty() {
-        return Err(Error::InvalidUpdate(
-            "no fields to update: name at least one with `T::fields()`".into(),
-        ));
-    }
-    let document = firestore_document_from_serializable(name, document)?;
-    check_written::<T>(&document, |path| {
-        mask.iter().any(|field| {
-            path == *field
-                || path
-                    .strip_prefix(field)
-                    .is_some_and(|rest| rest.starts_with('.'))
-        })
-    })?;
-    Ok((document, mask))
-}
-
-/// The write guard on a serialized document, over the required paths `checked` selects: for
-/// types with more required paths than the serialization pass tracks, and for field-masked
-/// updates. A document without its order field or a required indexed path would be stored and
-/// then never returned by a sharded query.
-fn check_written<T: Sharded>(document: &Document, checked: impl Fn(&str) -> bool) -> Result<()> {
-    match T::REQUIRED_FIELDS
-        .iter()
-        .find(|path| checked(path) && field_value(document, path).is_none())
-    {
-        Some(path) => Err(Error::FieldNotWritten { path }),
-        None => Ok(()),
     }
 }
 

@@ -13,6 +13,7 @@ mod error;
 mod fields;
 mod get_many;
 mod guard;
+mod guarded;
 pub mod guide;
 mod option_check;
 mod order_key;
@@ -94,5 +95,5 @@ pub mod __private {
     pub use sharded_indexes::{CollectionDescription, Direction, FieldOfQuery};
 
     /// Serializes `document` for writing, the shard drawn now; the benchmarks measure this.
-    pub use crate::collection::{serialize, serialize_unguarded};
+    pub use crate::guarded::{serialize, serialize_unguarded};
 }

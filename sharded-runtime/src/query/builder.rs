@@ -5,11 +5,12 @@
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
 
-use firestore::FirestoreValue;
 use firestore::gcloud_sdk::google::firestore::v1::Value;
 use serde::Serialize;
 
 use super::cursor::CursorArgument;
+use super::range::{RangeFilter, RangedOver};
+use super::values::{to_bound, to_value};
 use super::{InCollection, InGroup, Reach, Whole, Window, Windowed};
 use crate::Sharded;
 
@@ -118,27 +119,6 @@ pub(super) struct Disjunct {
     pub(super) any_of: Option<Vec<std::result::Result<Value, String>>>,
     /// Whether it came with no range, limit or cursor of its own.
     pub(super) plain: bool,
-}
-
-pub(super) fn to_value<V: Serialize + ?Sized>(value: &V) -> std::result::Result<Value, String> {
-    let value = <FirestoreValue as From<&V>>::from(value).value;
-    match value.value_type {
-        Some(_) => Ok(value),
-        None => Err(format!(
-            "`{}` does not serialize to a Firestore value",
-            std::any::type_name::<V>()
-        )),
-    }
-}
-
-pub(super) fn to_bound<V: Serialize>(
-    bound: Bound<&V>,
-) -> Bound<std::result::Result<Value, String>> {
-    match bound {
-        Bound::Included(v) => Bound::Included(to_value(v)),
-        Bound::Excluded(v) => Bound::Excluded(to_value(v)),
-        Bound::Unbounded => Bound::Unbounded,
-    }
 }
 
 impl<T: Sharded, const QUERY: u64, W: Window> ShardedQuery<T, QUERY, InCollection, W> {
@@ -323,6 +303,27 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
             plain,
         });
         self.or.extend(other.or);
+        self
+    }
+}
+
+impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R, W> {
+    /// Only documents that pass `filter`, a range, `!=` or `not-in` on a field declared
+    /// `#[sharded(range)]` (or `range(...)` naming this query):
+    /// `T::query().exchange("XNAS").filter(T::ranges().price.greater_than(10.0))`.
+    ///
+    /// Firestore orders such a query by the filtered field after the order field, so the
+    /// results come by (order field, filtered field, document name), as the same query on an
+    /// unsharded collection returns them, served by the index the plan holds for it (the
+    /// query's own with the field after the order field). Several filters on one field are
+    /// all applied (`> a` and `< b`); filters on two fields, a `not-in` beside a `!=` or
+    /// another `not-in`, a filter on a field the query compares for equality, or one in an OR,
+    /// a sum or an average are [`Error::InvalidQuery`](crate::Error::InvalidQuery) before
+    /// anything is sent. A cursor made by [`Cursor::at`](crate::Cursor::at) has no value of
+    /// the field and is refused; those of pages and [`Cursor::after`](crate::Cursor::after)
+    /// carry it.
+    pub fn filter<S: RangedOver<QUERY>>(mut self, filter: RangeFilter<T, S>) -> Self {
+        self.filters.push(filter.filter);
         self
     }
 }

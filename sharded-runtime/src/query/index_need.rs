@@ -87,7 +87,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
                 .iter()
                 .map(|d| (d.query, d.values.len() + usize::from(d.any_of.is_some()))),
         );
-        let direction = super::request::query_direction::<T, R>();
+        let direction = super::reach::query_direction::<T, R>();
         queries
             .map(|(query, count)| {
                 let shape = shape_of::<T>(query, count)?;

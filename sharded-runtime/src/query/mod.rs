@@ -23,13 +23,14 @@ mod shares;
 pub(crate) mod snapshot;
 mod spans;
 mod stream;
+mod values;
 mod window;
 mod with_errors;
 
 pub use crate::value_order::{
     compare_documents, compare_references, compare_values, usable_in_cursor,
 };
-pub use aggregate::{EveryQuery, Number, Numeric, NumericField, SummedOver, numeric_field};
+pub use aggregate::{Number, Numeric, NumericField, SummedOver, numeric_field};
 pub use builder::ShardedQuery;
 pub use chunk::shard_chunks;
 pub(crate) use count::count_of;
@@ -43,7 +44,7 @@ pub use prepare::{MAX_FILTER_VALUE_BYTES, MAX_LIMIT, MAX_NOT_IN};
 pub use queries::{Queries, queries};
 pub use range::{RangeField, RangeFilter, RangedOver, range_field};
 pub use reach::{InCollection, InGroup, Reach, Reversed};
-pub use shape::{QueryShape, query_id};
+pub use shape::{EveryQuery, QueryShape, query_id};
 pub use window::{EveryMatch, Whole, Window, Windowed};
 
 use crate::{Sharded, Stored};

@@ -188,7 +188,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
                 "`before` runs with fetch, fetch_stored, page and count, not with a stream, a listener or a sum".into(),
             ));
         }
-        let direction = match super::request::query_direction::<T, R>() {
+        let direction = match super::reach::query_direction::<T, R>() {
             Direction::Ascending => FirestoreQueryDirection::Ascending,
             Direction::Descending => FirestoreQueryDirection::Descending,
         };

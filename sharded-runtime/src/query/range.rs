@@ -8,13 +8,12 @@ use std::ops::{Bound, RangeBounds};
 
 use firestore::gcloud_sdk::google::firestore::v1::Value;
 
-use super::aggregate::EveryQuery;
-use super::builder::{to_bound, to_value};
-use super::{Reach, ShardedQuery, Window};
-use crate::{OrderBound, OrderKey, Sharded};
+use super::shape::EveryQuery;
+use super::values::{to_bound, to_value};
+use crate::{OrderBound, OrderKey};
 
 /// A field of `T` with range, `!=` and `not-in` filters (`T::ranges().price`), of Rust type
-/// `V`: what [`ShardedQuery::filter`] takes, through the filter it builds. `S` says which
+/// `V`: what [`ShardedQuery::filter`](crate::ShardedQuery::filter) takes, through the filter it builds. `S` says which
 /// queries take it: [`EveryQuery`] for `#[sharded(range)]`, a marker of the field's own for
 /// `#[sharded(range(all, exchange))]`, which only those queries take.
 pub struct RangeField<T, V, S = EveryQuery> {
@@ -61,7 +60,7 @@ impl<T, V, S> std::fmt::Debug for RangeField<T, V, S> {
     }
 }
 
-/// A filter on a [`RangeField`], for [`ShardedQuery::filter`]: built by its
+/// A filter on a [`RangeField`], for [`ShardedQuery::filter`](crate::ShardedQuery::filter): built by its
 /// [`within`](RangeField::within), [`greater_than`](RangeField::greater_than),
 /// [`not_equal`](RangeField::not_equal), [`not_in`](RangeField::not_in) and the others.
 pub struct RangeFilter<T, S = EveryQuery> {
@@ -169,26 +168,5 @@ impl<T, V: OrderKey, S> RangeField<T, V, S> {
                 .map(|value| to_value(&value.into_order_value()))
                 .collect(),
         ))
-    }
-}
-
-impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R, W> {
-    /// Only documents that pass `filter`, a range, `!=` or `not-in` on a field declared
-    /// `#[sharded(range)]` (or `range(...)` naming this query):
-    /// `T::query().exchange("XNAS").filter(T::ranges().price.greater_than(10.0))`.
-    ///
-    /// Firestore orders such a query by the filtered field after the order field, so the
-    /// results come by (order field, filtered field, document name), as the same query on an
-    /// unsharded collection returns them, served by the index the plan holds for it (the
-    /// query's own with the field after the order field). Several filters on one field are
-    /// all applied (`> a` and `< b`); filters on two fields, a `not-in` beside a `!=` or
-    /// another `not-in`, a filter on a field the query compares for equality, or one in an OR,
-    /// a sum or an average are [`Error::InvalidQuery`](crate::Error::InvalidQuery) before
-    /// anything is sent. A cursor made by [`Cursor::at`](crate::Cursor::at) has no value of
-    /// the field and is refused; those of pages and [`Cursor::after`](crate::Cursor::after)
-    /// carry it.
-    pub fn filter<S: RangedOver<QUERY>>(mut self, filter: RangeFilter<T, S>) -> Self {
-        self.filters.push(filter.filter);
-        self
     }
 }

@@ -67,3 +67,12 @@ mod sealed {
     impl Sealed for super::Reversed<super::InCollection> {}
     impl Sealed for super::Reversed<super::InGroup> {}
 }
+
+/// The direction `T`'s queries of reach `R` order in: the type's, or the other for a
+/// reversed one.
+pub(super) fn query_direction<T: crate::Sharded, R: Reach>() -> sharded_indexes::Direction {
+    match R::REVERSED {
+        true => T::ORDER_DIRECTION.reversed(),
+        false => T::ORDER_DIRECTION,
+    }
+}

@@ -11,6 +11,7 @@ use firestore::{
 
 use super::chunk::Chunk;
 use super::prepare::{Prepared, compare};
+use super::reach::query_direction;
 use super::{Reach, ShardedQuery, Window};
 use crate::{Error, Result, Sharded};
 
@@ -191,14 +192,5 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     /// The field a range filter is on, which the query orders by after the order field.
     pub(super) fn then_by(&self) -> Option<&'static str> {
         self.filters.first().map(|filter| filter.path)
-    }
-}
-
-/// The direction `T`'s queries of reach `R` order in: the type's, or the other for a
-/// reversed one.
-pub(super) fn query_direction<T: Sharded, R: Reach>() -> sharded_indexes::Direction {
-    match R::REVERSED {
-        true => T::ORDER_DIRECTION.reversed(),
-        false => T::ORDER_DIRECTION,
     }
 }

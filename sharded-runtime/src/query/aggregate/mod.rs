@@ -19,7 +19,7 @@ use tracing::Instrument as _;
 mod numeric;
 mod totals;
 
-pub use numeric::{EveryQuery, Number, Numeric, NumericField, SummedOver, numeric_field};
+pub use numeric::{Number, Numeric, NumericField, SummedOver, numeric_field};
 use totals::{ChunkAggregate, Share, Shares};
 
 use super::chunk::Chunk;

@@ -1,6 +1,7 @@
 //! What can be summed: the `Numeric` types, the typed field a `sum` names, and the number
 //! it returns.
 
+use crate::query::shape::EveryQuery;
 use std::marker::PhantomData;
 
 use serde::Serialize;
@@ -28,10 +29,6 @@ pub struct NumericField<T, S = EveryQuery> {
     pub(super) integer: bool,
     marker: PhantomData<fn() -> (T, S)>,
 }
-
-/// The queries a field declared `#[sharded(aggregate)]` is summed by: all of them.
-#[derive(Debug, Clone, Copy)]
-pub struct EveryQuery;
 
 /// Which queries (by query id) may sum and average a numeric field: implemented by
 /// [`EveryQuery`] for every query, and by the derive's marker of a field declared
