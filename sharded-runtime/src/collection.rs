@@ -249,6 +249,19 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
         Ok(())
     }
 
+    /// The collection split into at most `parts` parts of about equal numbers of documents,
+    /// for a partitioned job (`.backfill().ids(parts.ranges[i].clone())` in task `i`): by
+    /// Firestore's `PartitionQuery`, at documents it picks, where the server has it; by equal
+    /// shares of the id space ([`IdRange::part`](crate::IdRange::part)) where it answers
+    /// UNIMPLEMENTED, as the emulator does ([`Parts::by`](crate::Parts::by) says which). The
+    /// parts hold every id once; Firestore may find fewer points than asked in a small
+    /// collection. Split once when the job starts and hand every task the same parts: a later
+    /// split draws other points. [`Error::InvalidOptions`](crate::Error::InvalidOptions)
+    /// unless `parts` is 1 to [`MAX_PARTS`](crate::MAX_PARTS).
+    pub async fn parts(&self, parts: u32) -> Result<crate::Parts> {
+        crate::balanced_parts::balanced_parts::<T>(self.db, &self.scope, parts).await
+    }
+
     /// The backfill of a collection written before it was sharded: a job that gives every
     /// document without a current shard value one, writing nothing else. See [`ShardJob`]
     /// for what it reads and writes, and how it resumes.

@@ -2,6 +2,7 @@
 #![warn(missing_docs, missing_debug_implementations)]
 
 mod atomic;
+mod balanced_parts;
 #[macro_use]
 mod declined;
 pub mod bulk;
@@ -38,6 +39,7 @@ pub use atomic::{
     AtomicBatch, AtomicBatchIn, InTransaction, MAX_COMMIT_WRITES, TransactionError,
     transaction_error,
 };
+pub use balanced_parts::{Parts, SplitBy};
 pub use collection::ShardedCollection;
 pub use document_id::check_document_id;
 pub use error::{Error, Result};

@@ -2,9 +2,10 @@
 //! across workers (Cloud Run jobs, Kubernetes jobs, several shells): each runs the same job
 //! over one [`IdRange`], with its own checkpoint.
 //!
-//! Firestore's `PartitionQuery` splits a collection by its documents, but only for collection
-//! group queries, and the emulator does not implement it (measured: UNIMPLEMENTED, in
-//! `tests/tests/partitioned_jobs.rs`). [`IdRange::part`] splits the id space instead:
+//! Firestore's `PartitionQuery` splits a collection by its documents
+//! ([`ShardedCollection::parts`](crate::ShardedCollection::parts) asks it), but the emulator
+//! does not implement it (measured: UNIMPLEMENTED, in `tests/tests/partitioned_jobs.rs`).
+//! [`IdRange::part`] splits the id space instead:
 //! Firestore's generated ids are 20 characters drawn uniformly from `[0-9A-Za-z]`, so equal
 //! ranges of their first two characters hold about equal shares of them. Ids of your own
 //! may be spread otherwise; the parts still cover every id exactly once, only less evenly,

@@ -11,7 +11,7 @@ use sharded_runtime::bulk::{BulkWriterOptions, Throttling};
 use sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::{
     PartitionQueryRequest, StructuredQuery, partition_query_request, structured_query,
 };
-use sharded_runtime::{Checkpoint, Error, IdRange, MAX_PARTS, Sharded};
+use sharded_runtime::{Checkpoint, Error, IdRange, MAX_PARTS, Sharded, SplitBy};
 use sharded_tests::migration::unthrottled;
 use sharded_tests::test_db;
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -219,6 +219,61 @@ fn shares_of_the_ramp_add_up_to_the_ramp() {
         }
     }
     assert!(BulkWriterOptions::unthrottled().share_of(MAX_PARTS).is_ok());
+}
+
+/// Where the server has no `PartitionQuery` (the emulator), `parts` splits the id space, and
+/// a job run part by part over those parts covers every document once; refused part counts
+/// are typed errors.
+#[tokio::test]
+async fn parts_fall_back_to_the_id_space_where_partition_query_is_unimplemented() {
+    let test = test_db("partition-fallback").await;
+    let db = &test.db;
+    let parts = Reading::collection(db).parts(4).await.unwrap();
+    assert_eq!(parts.by, SplitBy::IdSpace);
+    assert_eq!(
+        parts.ranges,
+        (0..4)
+            .map(|i| IdRange::part(i, 4).unwrap())
+            .collect::<Vec<_>>()
+    );
+    for refused in [0, MAX_PARTS + 1] {
+        assert!(matches!(
+            Reading::collection(db).parts(refused).await,
+            Err(Error::InvalidOptions { .. })
+        ));
+    }
+    let one = Reading::collection(db).parts(1).await.unwrap();
+    assert_eq!(one.ranges, vec![IdRange::all()]);
+    // Legacy documents (no shard) under generated ids, adopted part by part.
+    let ids: Vec<String> = (0..60)
+        .map(|i| format!("{}x{i}", ['0', 'G', 'p', 'z'][i % 4]))
+        .collect();
+    let writer = db.create_simple_batch_writer().await.unwrap();
+    let mut batch = writer.new_batch();
+    for (n, id) in ids.iter().enumerate() {
+        let row = serde_json::json!({ "at": n, "n": n });
+        batch
+            .update_object(Reading::COLLECTION, id, &row, None, None, Vec::new())
+            .unwrap();
+    }
+    batch.write().await.unwrap();
+    let mut updated = 0;
+    for range in parts.ranges {
+        let done = Reading::collection(db)
+            .backfill()
+            .writer(unthrottled())
+            .ids(range)
+            .run(|_| {})
+            .await
+            .unwrap();
+        updated += done.updated;
+    }
+    assert_eq!(updated, ids.len() as u64);
+    let census = Reading::collection(db).verify().await.unwrap();
+    assert_eq!(
+        (census.current, census.outstanding()),
+        (ids.len() as u64, 0)
+    );
 }
 
 /// Measured: the emulator has no `PartitionQuery`.

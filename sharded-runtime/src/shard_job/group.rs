@@ -51,4 +51,11 @@ impl<'db, T: crate::CollectionGroup> ShardedCollectionGroup<'db, T> {
     pub async fn verify(&self) -> Result<ShardCensus> {
         ShardJob::<T>::new(self.db, Scope::Group).verify().await
     }
+
+    /// Every parent's documents split into at most `parts` parts of the first parents' ids,
+    /// for a partitioned group job: see
+    /// [`ShardedCollection::parts`](crate::ShardedCollection::parts).
+    pub async fn parts(&self, parts: u32) -> Result<crate::Parts> {
+        crate::balanced_parts::balanced_parts::<T>(self.db, &Scope::Group, parts).await
+    }
 }
