@@ -23,6 +23,10 @@ pub use serving::IndexNeed;
 /// derive refuses more, and the runtime holds the values of every numbered set up to it.
 pub const MAX_SHARDS: u64 = 1000;
 
+/// The start of the collection ids sharded keeps its own state in (a tracked job's, in
+/// `_sharded_jobs`); the derive refuses it as a type's collection or parent.
+pub const RESERVED_COLLECTION_PREFIX: &str = "_sharded";
+
 /// Sort direction of an order field or an index field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]

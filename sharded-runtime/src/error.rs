@@ -136,6 +136,29 @@ pub enum Error {
         /// The id left unanswered.
         id: String,
     },
+
+    /// Another attempt of this part of a tracked job took it over (its lease was held for
+    /// longer than [`lease_timeout`](crate::TrackedPart::lease_timeout) without a heartbeat
+    /// from this one); this attempt stopped, and the other goes on from the checkpoint.
+    #[error(
+        "job `{job}`, part {part}: another attempt took the part over after this one's heartbeat stopped for longer than the lease; this one stopped"
+    )]
+    JobLeaseLost {
+        /// The job's id.
+        job: String,
+        /// The part's index.
+        part: u32,
+    },
+
+    /// The job's stored state does not match this run's: another number of parts, another
+    /// collection, or a part index out of range; nothing was written.
+    #[error("job `{job}`: {reason}")]
+    JobMismatch {
+        /// The job's id.
+        job: String,
+        /// What differs.
+        reason: String,
+    },
 }
 
 /// `Result` with sharded's [`Error`].

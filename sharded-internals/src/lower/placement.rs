@@ -5,6 +5,7 @@ use crate::ast::Container;
 use crate::ctxt::Ctxt;
 use crate::model::default_collection;
 use crate::symbol::DEFAULT_SHARD_FIELD;
+use sharded_indexes::RESERVED_COLLECTION_PREFIX;
 
 /// What is wrong with `name` as a collection id, if anything.
 fn collection_id_problem(name: &str) -> Option<&'static str> {
@@ -18,6 +19,10 @@ fn collection_id_problem(name: &str) -> Option<&'static str> {
         Some("a collection id cannot be `.` or `..`")
     } else if name.starts_with("__") && name.ends_with("__") {
         Some("ids of the form `__name__` are reserved by Firestore")
+    } else if name.starts_with(RESERVED_COLLECTION_PREFIX) {
+        Some(
+            "collection ids that start with `_sharded` are reserved for sharded's own state (a tracked job's, in `_sharded_jobs`)",
+        )
     } else if name.len() > 1500 {
         Some("a collection id is at most 1,500 bytes")
     } else {

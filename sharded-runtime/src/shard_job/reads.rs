@@ -10,7 +10,7 @@ use crate::document_path::DocumentPath;
 use crate::{Result, Sharded};
 
 impl<'db, T: Sharded> ShardJob<'db, T> {
-    pub(super) async fn count(&self) -> Result<u64> {
+    pub(crate) async fn count(&self) -> Result<u64> {
         let rows = self
             .with_retries(|| {
                 self.scope

@@ -1,0 +1,321 @@
+//! A partitioned job whose state lives in Firestore, so that each task of a Cloud Run job or
+//! a Kubernetes Indexed Job runs its part from anywhere: the parts are fixed when the first
+//! task starts the job; a task resumes its part from the part's stored checkpoint (no local
+//! file); a second live attempt of a part does not run beside the first (a lease taken with a
+//! precondition, taken over when its heartbeat stops); a finished part is not run again; and
+//! [`JobStatus`] shows the whole job from any machine.
+
+mod lease;
+mod state;
+mod status;
+
+use std::time::{Duration, Instant};
+
+use crate::parent::Scope;
+use crate::task_part::TaskPart;
+use crate::{Error, Progress, Result, ShardJob, Sharded};
+
+pub use state::JOB_STATE_COLLECTION;
+pub use status::{JobStatus, PartPhase, PartStatus};
+
+use lease::Held;
+use state::{JobRecord, PartRecord};
+
+/// A [`ShardJob`]'s part run as one task of a tracked job; see
+/// [`ShardJob::tracked`].
+#[must_use = "a tracked part does nothing until it is run"]
+pub struct TrackedPart<'db, T> {
+    job: ShardJob<'db, T>,
+    id: String,
+    part: TaskPart,
+    collection: String,
+    lease_timeout: Duration,
+    heartbeat_every: Duration,
+}
+
+impl<T> std::fmt::Debug for TrackedPart<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TrackedPart")
+            .field("job", &self.id)
+            .field("part", &self.part)
+            .field("collection", &self.collection)
+            .field("lease_timeout", &self.lease_timeout)
+            .field("heartbeat_every", &self.heartbeat_every)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a tracked part's run did.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum PartRun {
+    /// This attempt ran the part to its end: its own progress (resumed after the stored
+    /// checkpoint, when an earlier attempt got that far), and the part as stored now.
+    Finished {
+        /// What this attempt did.
+        progress: Progress,
+        /// The part's totals over every attempt.
+        part: PartStatus,
+    },
+    /// The part was done already; nothing was run.
+    AlreadyDone(PartStatus),
+    /// Another attempt holds the part and its heartbeat is fresh; nothing was run or
+    /// written. Run again later: once that attempt's heartbeat is older than the lease, the
+    /// part is taken over from its checkpoint.
+    HeldElsewhere(PartStatus),
+}
+
+impl<'db, T: Sharded> ShardJob<'db, T> {
+    /// This job as part `part` of the tracked job `job`, whose state Firestore holds (in
+    /// [`JOB_STATE_COLLECTION`] unless [`state_collection`](TrackedPart::state_collection)
+    /// says another): run the same in every task with its own [`TaskPart`]
+    /// ([`TaskPart::from_env`] reads Cloud Run's or a Kubernetes Indexed Job's variables).
+    ///
+    /// - The first task to start the job fixes its parts
+    ///   ([`ShardedCollection::parts`](crate::ShardedCollection::parts): Firestore's split
+    ///   where it has one) and the collection's size; every task uses those, and a task with
+    ///   another part count is [`Error::JobMismatch`].
+    /// - A part is held by one attempt at a time: a lease taken with a precondition and kept
+    ///   by a heartbeat (every [`heartbeat_every`](TrackedPart::heartbeat_every), with the
+    ///   checkpoint and counts). An attempt whose part is held by a live one returns
+    ///   [`PartRun::HeldElsewhere`] without writing; one whose holder's heartbeat is older than
+    ///   the [`lease_timeout`](TrackedPart::lease_timeout) takes the part over and resumes
+    ///   from its checkpoint; the attempt that lost it stops with [`Error::JobLeaseLost`].
+    /// - A done part is [`PartRun::AlreadyDone`]. A failed run stores why and returns the
+    ///   error; the next attempt goes on from the checkpoint.
+    ///
+    /// The job's own [`ids`](ShardJob::ids) and [`resume_from`](ShardJob::resume_from) are
+    /// replaced by the part's stored range and checkpoint.
+    pub fn tracked(self, job: &str, part: TaskPart) -> TrackedPart<'db, T> {
+        TrackedPart {
+            job: self,
+            id: job.to_owned(),
+            part,
+            collection: JOB_STATE_COLLECTION.to_owned(),
+            lease_timeout: Duration::from_secs(60),
+            heartbeat_every: Duration::from_secs(10),
+        }
+    }
+}
+
+impl<'db, T: Sharded> TrackedPart<'db, T> {
+    /// Keeps the job's state in the top-level collection `collection` instead of
+    /// [`JOB_STATE_COLLECTION`].
+    pub fn state_collection(self, collection: &str) -> Self {
+        TrackedPart {
+            collection: collection.to_owned(),
+            ..self
+        }
+    }
+
+    /// How long a part's holder may go without a heartbeat before another attempt takes the
+    /// part over (60 s by default): longer than a heartbeat's interval twice over.
+    pub fn lease_timeout(self, lease_timeout: Duration) -> Self {
+        TrackedPart {
+            lease_timeout,
+            ..self
+        }
+    }
+
+    /// How often the holder writes its heartbeat, with the checkpoint and counts (10 s by
+    /// default): one write per interval, against the job's hundreds per second.
+    pub fn heartbeat_every(self, heartbeat_every: Duration) -> Self {
+        TrackedPart {
+            heartbeat_every,
+            ..self
+        }
+    }
+
+    fn check(&self) -> Result<()> {
+        for (name, id) in [("job", &self.id), ("state_collection", &self.collection)] {
+            crate::check_document_id(id).map_err(|_| Error::InvalidOptions {
+                option: if name == "job" {
+                    "tracked job id"
+                } else {
+                    "state_collection"
+                },
+                expected: "a document id",
+            })?;
+        }
+        if self.heartbeat_every.is_zero() || self.heartbeat_every * 2 > self.lease_timeout {
+            return Err(Error::InvalidOptions {
+                option: "heartbeat_every",
+                expected: "more than zero, and at most half the lease timeout",
+            });
+        }
+        Ok(())
+    }
+
+    /// Runs the part: takes its lease, runs the job over its range from its checkpoint,
+    /// keeps the lease with heartbeats, and stores the outcome. `progress` is called after
+    /// each page with this attempt's progress.
+    ///
+    /// Dropping the future stops the job at once, as [`ShardJob::run`]'s does; the part's
+    /// lease then lapses after the lease timeout and the next attempt takes it over.
+    pub async fn run(self, mut progress: impl FnMut(&Progress)) -> Result<PartRun> {
+        self.check()?;
+        self.job.scope.check::<T>()?;
+        let db = self.job.db;
+        let record = self.job_record().await?;
+        let index = self.part.index;
+        let held = match lease::acquire(db, &self.collection, &self.id, index, self.lease_timeout)
+            .await?
+        {
+            lease::Outcome::Held(held) => held,
+            lease::Outcome::Done(part) => return Ok(PartRun::AlreadyDone(part)),
+            lease::Outcome::Elsewhere(part) => return Ok(PartRun::HeldElsewhere(part)),
+        };
+        let Some(range) = record.ranges.get(index as usize).cloned() else {
+            // Firestore split the collection into fewer parts than there are tasks.
+            let done = held.finish(db, &Progress::default(), None).await?;
+            return Ok(PartRun::Finished {
+                progress: Progress::default(),
+                part: done,
+            });
+        };
+        let lost = Error::JobLeaseLost {
+            job: self.id.clone(),
+            part: index,
+        };
+        let heartbeat_every = self.heartbeat_every;
+        let mut job = self.job.ids(range);
+        if let Some(checkpoint) = &held.record.checkpoint {
+            job = job.resume_from(crate::Checkpoint::after(checkpoint.clone()));
+        }
+        let (latest, seen) = tokio::sync::watch::channel(None::<Progress>);
+        let run = job.run(move |report| {
+            progress(report);
+            latest.send_replace(Some(report.clone()));
+        });
+        keep_lease(db, held, run, seen, heartbeat_every, lost).await
+    }
+}
+
+/// Runs `run` while heartbeats every `heartbeat_every` keep the lease; stores the outcome.
+/// A heartbeat that finds the part taken over drops `run` (which stops the job at once) and
+/// returns `lost`.
+async fn keep_lease(
+    db: &firestore::FirestoreDb,
+    mut held: Held,
+    run: impl std::future::Future<Output = Result<Progress>>,
+    seen: tokio::sync::watch::Receiver<Option<Progress>>,
+    heartbeat_every: Duration,
+    lost: Error,
+) -> Result<PartRun> {
+    let started = Instant::now();
+    let mut beat = tokio::time::interval(heartbeat_every);
+    beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    beat.tick().await;
+    tokio::pin!(run);
+    loop {
+        tokio::select! {
+            outcome = &mut run => {
+                return match outcome {
+                    Ok(progress) => {
+                        let part = held.finish(db, &progress, Some(started.elapsed())).await?;
+                        Ok(PartRun::Finished { progress, part })
+                    }
+                    Err(error) => {
+                        let latest = seen.borrow().clone();
+                        // Best effort: the error is what the caller needs.
+                        let _ = held.fail(db, latest.as_ref(), started.elapsed(), &error).await;
+                        Err(error)
+                    }
+                };
+            }
+            _ = beat.tick() => {
+                let latest = seen.borrow().clone();
+                if !held.beat(db, latest.as_ref(), started.elapsed()).await? {
+                    return Err(lost);
+                }
+            }
+        }
+    }
+}
+
+impl<T: Sharded> TrackedPart<'_, T> {
+    /// The job's document, created by the first task with the parts every task then uses.
+    async fn job_record(&self) -> Result<JobRecord> {
+        let db = self.job.db;
+        let name = state::job_name(db, &self.collection, &self.id);
+        let scope = match &self.job.scope {
+            Scope::Top => String::new(),
+            Scope::Under(parent) => parent.clone(),
+            Scope::Group => "*".to_owned(),
+        };
+        loop {
+            let read = state::read::<JobRecord>(db, &name).await?;
+            let record = match read.record {
+                Some(record) => record,
+                None => {
+                    let parts = crate::balanced_parts::balanced_parts::<T>(
+                        db,
+                        &self.job.scope,
+                        self.part.count,
+                    )
+                    .await?;
+                    let record = JobRecord {
+                        collection: T::COLLECTION.to_owned(),
+                        scope: scope.clone(),
+                        parts: self.part.count,
+                        ranges: parts.ranges,
+                        split_by: parts.by,
+                        total: self.job.clone_for_count().count().await?,
+                    };
+                    match state::write(db, &name, &record, None).await? {
+                        Ok(_) => record,
+                        // Another task started the job first: use its parts.
+                        Err(state::Conflict) => continue,
+                    }
+                }
+            };
+            let mismatch = |reason: String| Error::JobMismatch {
+                job: self.id.clone(),
+                reason,
+            };
+            if record.collection != T::COLLECTION || record.scope != scope {
+                return Err(mismatch(format!(
+                    "it runs over `{}` (scope `{}`), not `{}` (scope `{scope}`)",
+                    record.collection,
+                    record.scope,
+                    T::COLLECTION
+                )));
+            }
+            if record.parts != self.part.count {
+                return Err(mismatch(format!(
+                    "it was started with {} parts, this task has {}",
+                    record.parts, self.part.count
+                )));
+            }
+            return Ok(record);
+        }
+    }
+}
+
+/// The part's record after `progress` on top of the counts stored before this attempt.
+fn counted(base: &PartRecord, progress: Option<&Progress>, seconds: f64) -> PartRecord {
+    let mut record = base.clone();
+    if let Some(progress) = progress {
+        record.checkpoint = progress
+            .checkpoint
+            .as_ref()
+            .map(|checkpoint| checkpoint.last_id().to_owned())
+            .or(record.checkpoint);
+        record.scanned += progress.scanned;
+        record.updated += progress.updated;
+        record.unchanged += progress.unchanged;
+        record.conflicts += progress.conflicts;
+        record.deleted += progress.deleted;
+        record.swept += progress.swept;
+        record.rate = progress.rate();
+    }
+    record.seconds += seconds;
+    record
+}
+
+impl<T: Sharded> ShardJob<'_, T> {
+    /// The same job over the whole collection, for the count the job's ETA starts from.
+    fn clone_for_count(&self) -> ShardJob<'_, T> {
+        ShardJob::new(self.db, self.scope.clone())
+    }
+}

@@ -1,0 +1,257 @@
+//! A tracked job's state as Firestore holds it: the job's document (its parts, fixed when the
+//! first task starts it) and one document per part (its checkpoint, counts, attempt, owner).
+//! Each is read with the server's read time, and written only on a precondition, so two
+//! attempts never both believe they hold a part.
+
+use firestore::FirestoreDb;
+use firestore::gcloud_sdk::google::firestore::v1::{
+    BatchGetDocumentsRequest, CommitRequest, Document, Precondition, RunQueryRequest,
+    StructuredQuery, Write, batch_get_documents_response, precondition, run_query_request,
+    structured_query, write::Operation,
+};
+use firestore::gcloud_sdk::prost_types::Timestamp;
+use firestore::gcloud_sdk::tonic::Code;
+use futures::TryStreamExt;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::balanced_parts::SplitBy;
+use crate::partition::IdRange;
+use crate::{Error, Result};
+
+/// The collection tracked jobs keep their state in, unless told another: a name no sharded
+/// type takes (the derive refuses collection ids that start with
+/// [`RESERVED_COLLECTION_PREFIX`](sharded_indexes::RESERVED_COLLECTION_PREFIX)).
+pub const JOB_STATE_COLLECTION: &str = "_sharded_jobs";
+
+const _: () = assert!(
+    JOB_STATE_COLLECTION.len() > sharded_indexes::RESERVED_COLLECTION_PREFIX.len()
+        && const_starts_with(
+            JOB_STATE_COLLECTION,
+            sharded_indexes::RESERVED_COLLECTION_PREFIX
+        )
+);
+
+const fn const_starts_with(text: &str, prefix: &str) -> bool {
+    let (text, prefix) = (text.as_bytes(), prefix.as_bytes());
+    if prefix.len() > text.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < prefix.len() {
+        if text[i] != prefix[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// The job's document: what every task of it must agree on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct JobRecord {
+    /// The collection id the job runs over.
+    pub(crate) collection: String,
+    /// Where: the parent document's path, `*` for the whole group, empty at the top.
+    pub(crate) scope: String,
+    /// How many parts the job was started with.
+    pub(crate) parts: u32,
+    /// The parts' id ranges, fixed when the job started (fewer than `parts` when Firestore
+    /// found fewer split points: the rest have nothing to do).
+    pub(crate) ranges: Vec<IdRange>,
+    pub(crate) split_by: SplitBy,
+    /// The collection's size when the job started, for the whole job's ETA.
+    pub(crate) total: u64,
+}
+
+/// Where a part stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Phase {
+    Running,
+    Done,
+    Failed,
+}
+
+/// A part's document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct PartRecord {
+    pub(crate) phase: Phase,
+    /// Attempts so far, this one included.
+    pub(crate) attempt: u32,
+    /// The attempt holding the part: a random token of its own.
+    pub(crate) owner: String,
+    /// Every document of the part up to this id is done.
+    pub(crate) checkpoint: Option<String>,
+    pub(crate) scanned: u64,
+    pub(crate) updated: u64,
+    pub(crate) unchanged: u64,
+    pub(crate) conflicts: u64,
+    pub(crate) deleted: u64,
+    pub(crate) swept: u64,
+    /// Seconds the part's attempts have run, up to the last heartbeat.
+    pub(crate) seconds: f64,
+    /// Documents scanned per second by the holding attempt, at its last heartbeat.
+    pub(crate) rate: f64,
+    /// Why the last attempt failed.
+    pub(crate) error: Option<String>,
+}
+
+/// A document as read: its fields, when it was last written, and when it was read (both
+/// the server's clock, so their difference is a heartbeat's age whatever the local clock).
+#[derive(Debug, Clone)]
+pub(crate) struct Read<R> {
+    pub(crate) record: Option<R>,
+    pub(crate) update_time: Option<Timestamp>,
+    pub(crate) read_time: Option<Timestamp>,
+}
+
+/// The write lost to another: the document changed, exists already, or is gone.
+#[derive(Debug)]
+pub(crate) struct Conflict;
+
+pub(crate) fn job_name(db: &FirestoreDb, collection: &str, job: &str) -> String {
+    format!("{}/{collection}/{job}", db.get_documents_path())
+}
+
+pub(crate) fn part_name(db: &FirestoreDb, collection: &str, job: &str, index: u32) -> String {
+    format!("{}/parts/{index:05}", job_name(db, collection, job))
+}
+
+pub(crate) async fn read<R: DeserializeOwned>(db: &FirestoreDb, name: &str) -> Result<Read<R>> {
+    let request = BatchGetDocumentsRequest {
+        database: db.get_database_path().clone(),
+        documents: vec![name.to_owned()],
+        ..Default::default()
+    };
+    let responses: Vec<_> = db
+        .client()
+        .get()
+        .batch_get_documents(request)
+        .await
+        .map_err(firestore::errors::FirestoreError::from)?
+        .into_inner()
+        .try_collect()
+        .await
+        .map_err(firestore::errors::FirestoreError::from)?;
+    let mut read = Read {
+        record: None,
+        update_time: None,
+        read_time: None,
+    };
+    for response in responses {
+        read.read_time = response.read_time.or(read.read_time);
+        if let Some(batch_get_documents_response::Result::Found(document)) = response.result {
+            read.update_time = document.update_time;
+            read.record = Some(decode(&document)?);
+        }
+    }
+    Ok(read)
+}
+
+/// Every part document of the job, each with its update time, and the read time.
+pub(crate) async fn read_parts(
+    db: &FirestoreDb,
+    collection: &str,
+    job: &str,
+) -> Result<(Vec<(u32, PartRecord, Option<Timestamp>)>, Option<Timestamp>)> {
+    let query = StructuredQuery {
+        from: vec![structured_query::CollectionSelector {
+            collection_id: "parts".to_owned(),
+            all_descendants: false,
+        }],
+        ..Default::default()
+    };
+    let request = RunQueryRequest {
+        parent: job_name(db, collection, job),
+        query_type: Some(run_query_request::QueryType::StructuredQuery(query)),
+        ..Default::default()
+    };
+    let responses: Vec<_> = db
+        .client()
+        .get()
+        .run_query(request)
+        .await
+        .map_err(firestore::errors::FirestoreError::from)?
+        .into_inner()
+        .try_collect()
+        .await
+        .map_err(firestore::errors::FirestoreError::from)?;
+    let mut read_time = None;
+    let mut parts = Vec::new();
+    for response in responses {
+        read_time = response.read_time.or(read_time);
+        if let Some(document) = response.document {
+            let index = document
+                .name
+                .rsplit('/')
+                .next()
+                .and_then(|id| id.parse().ok())
+                .ok_or_else(|| Error::JobMismatch {
+                    job: job.to_owned(),
+                    reason: format!("`{}` is not a part's document", document.name),
+                })?;
+            parts.push((index, decode(&document)?, document.update_time));
+        }
+    }
+    parts.sort_by_key(|(index, _, _)| *index);
+    Ok((parts, read_time))
+}
+
+fn decode<R: DeserializeOwned>(document: &Document) -> Result<R> {
+    Ok(FirestoreDb::deserialize_doc_to(document)?)
+}
+
+/// Writes `record` as the document `name`: created only if it does not exist (`after`
+/// `None`), else only if it is as last read (`after`, its update time). The new update time,
+/// or the conflict.
+pub(crate) async fn write<R: Serialize>(
+    db: &FirestoreDb,
+    name: &str,
+    record: &R,
+    after: Option<Timestamp>,
+) -> Result<std::result::Result<Timestamp, Conflict>> {
+    let document = firestore::firestore_document_from_serializable(name, record)?;
+    let condition = match after {
+        Some(update_time) => precondition::ConditionType::UpdateTime(update_time),
+        None => precondition::ConditionType::Exists(false),
+    };
+    let request = CommitRequest {
+        database: db.get_database_path().clone(),
+        writes: vec![Write {
+            operation: Some(Operation::Update(document)),
+            current_document: Some(Precondition {
+                condition_type: Some(condition),
+            }),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    match db.client().get().commit(request).await {
+        Ok(response) => {
+            let response = response.into_inner();
+            let update_time = response
+                .write_results
+                .into_iter()
+                .next()
+                .and_then(|result| result.update_time)
+                .or(response.commit_time)
+                .unwrap_or_default();
+            Ok(Ok(update_time))
+        }
+        Err(status)
+            if matches!(
+                status.code(),
+                Code::FailedPrecondition | Code::AlreadyExists | Code::NotFound
+            ) =>
+        {
+            Ok(Err(Conflict))
+        }
+        Err(status) => Err(firestore::errors::FirestoreError::from(status).into()),
+    }
+}
+
+/// `later - earlier` on the server's clock, in seconds.
+pub(crate) fn seconds_between(earlier: &Timestamp, later: &Timestamp) -> f64 {
+    (later.seconds - earlier.seconds) as f64 + f64::from(later.nanos - earlier.nanos) / 1e9
+}

@@ -1,0 +1,198 @@
+//! The whole tracked job at a glance, read from any machine: each part's phase, counts and
+//! heartbeat, and their sums.
+
+use std::time::Duration;
+
+use firestore::FirestoreDb;
+
+use super::JOB_STATE_COLLECTION;
+use super::state::{self, JobRecord, PartRecord, Phase};
+use crate::{Error, Result};
+
+/// Where a part of a tracked job stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PartPhase {
+    /// No task has started it.
+    Pending,
+    /// An attempt holds it, with a heartbeat younger than the lease.
+    Running,
+    /// An attempt held it, and its heartbeat is older than the lease: the next attempt
+    /// takes it over.
+    Stale,
+    /// Done: every document of its range has a current shard value.
+    Done,
+    /// The last attempt failed (see [`PartStatus::error`]); the next goes on from the
+    /// checkpoint.
+    Failed,
+}
+
+/// One part of a tracked job, as stored.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct PartStatus {
+    /// The part's index.
+    pub index: u32,
+    /// Where it stands.
+    pub phase: PartPhase,
+    /// Attempts so far.
+    pub attempt: u32,
+    /// Every document of the part up to this id is done.
+    pub checkpoint: Option<String>,
+    /// Documents scanned, over every attempt (each once: an attempt resumes after the stored
+    /// checkpoint, stored with the counts that reach it).
+    pub scanned: u64,
+    /// Documents given a current shard value.
+    pub updated: u64,
+    /// Documents that had one already.
+    pub unchanged: u64,
+    /// Documents deleted between the scan and the write.
+    pub deleted: u64,
+    /// Documents scanned per second by the holding attempt, at its last heartbeat.
+    pub rate: f64,
+    /// Time the part's attempts have run.
+    pub elapsed: Duration,
+    /// Time since the last heartbeat, on the server's clock.
+    pub heartbeat_age: Option<Duration>,
+    /// Why the last attempt failed.
+    pub error: Option<String>,
+}
+
+impl PartStatus {
+    pub(super) fn from_record(
+        index: u32,
+        record: &PartRecord,
+        age_seconds: Option<f64>,
+        lease_timeout: Duration,
+    ) -> PartStatus {
+        let heartbeat_age = age_seconds.map(|age| Duration::from_secs_f64(age.max(0.0)));
+        let phase = match record.phase {
+            Phase::Done => PartPhase::Done,
+            Phase::Failed => PartPhase::Failed,
+            Phase::Running if heartbeat_age.is_some_and(|age| age >= lease_timeout) => {
+                PartPhase::Stale
+            }
+            Phase::Running => PartPhase::Running,
+        };
+        PartStatus {
+            index,
+            phase,
+            attempt: record.attempt,
+            checkpoint: record.checkpoint.clone(),
+            scanned: record.scanned,
+            updated: record.updated,
+            unchanged: record.unchanged,
+            deleted: record.deleted,
+            rate: record.rate,
+            elapsed: Duration::from_secs_f64(record.seconds.max(0.0)),
+            heartbeat_age,
+            error: record.error.clone(),
+        }
+    }
+
+    fn pending(index: u32) -> PartStatus {
+        PartStatus {
+            index,
+            phase: PartPhase::Pending,
+            attempt: 0,
+            checkpoint: None,
+            scanned: 0,
+            updated: 0,
+            unchanged: 0,
+            deleted: 0,
+            rate: 0.0,
+            elapsed: Duration::ZERO,
+            heartbeat_age: None,
+            error: None,
+        }
+    }
+}
+
+/// A tracked job's state: every part's, and the collection's size when it started.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct JobStatus {
+    /// The job's id.
+    pub job: String,
+    /// Each part, by index (pending ones included).
+    pub parts: Vec<PartStatus>,
+    /// The collection's size when the job started.
+    pub total: u64,
+}
+
+impl JobStatus {
+    /// The job `job`'s state from [`JOB_STATE_COLLECTION`]; a part whose holder's heartbeat
+    /// is older than `lease_timeout` is [`PartPhase::Stale`]. [`Error::JobMismatch`] when no
+    /// such job was started.
+    pub async fn read(db: &FirestoreDb, job: &str, lease_timeout: Duration) -> Result<JobStatus> {
+        JobStatus::read_from(db, JOB_STATE_COLLECTION, job, lease_timeout).await
+    }
+
+    /// [`read`](Self::read) from the state collection `collection`.
+    pub async fn read_from(
+        db: &FirestoreDb,
+        collection: &str,
+        job: &str,
+        lease_timeout: Duration,
+    ) -> Result<JobStatus> {
+        let record = state::read::<JobRecord>(db, &state::job_name(db, collection, job))
+            .await?
+            .record
+            .ok_or_else(|| Error::JobMismatch {
+                job: job.to_owned(),
+                reason: format!("no such job in `{collection}`"),
+            })?;
+        let (stored, read_time) = state::read_parts(db, collection, job).await?;
+        let mut parts: Vec<PartStatus> = (0..record.parts).map(PartStatus::pending).collect();
+        for (index, part, update_time) in stored {
+            let age = match (&update_time, &read_time) {
+                (Some(written), Some(now)) => Some(state::seconds_between(written, now)),
+                _ => None,
+            };
+            if let Some(slot) = parts.get_mut(index as usize) {
+                *slot = PartStatus::from_record(index, &part, age, lease_timeout);
+            }
+        }
+        Ok(JobStatus {
+            job: job.to_owned(),
+            parts,
+            total: record.total,
+        })
+    }
+
+    /// How many parts are in `phase`.
+    pub fn count(&self, phase: PartPhase) -> usize {
+        self.parts.iter().filter(|part| part.phase == phase).count()
+    }
+
+    /// Whether every part is done.
+    pub fn is_done(&self) -> bool {
+        self.parts.iter().all(|part| part.phase == PartPhase::Done)
+    }
+
+    /// Documents scanned by every part.
+    pub fn scanned(&self) -> u64 {
+        self.parts.iter().map(|part| part.scanned).sum()
+    }
+
+    /// Documents given a current shard value by every part.
+    pub fn updated(&self) -> u64 {
+        self.parts.iter().map(|part| part.updated).sum()
+    }
+
+    /// Documents scanned per second by the running parts together.
+    pub fn rate(&self) -> f64 {
+        self.parts
+            .iter()
+            .filter(|part| part.phase == PartPhase::Running)
+            .map(|part| part.rate)
+            .sum()
+    }
+
+    /// The time left at the running parts' combined rate, from the collection's size.
+    pub fn eta(&self) -> Option<Duration> {
+        let rate = self.rate();
+        let left = self.total.saturating_sub(self.scanned());
+        (rate > 0.0).then(|| Duration::from_secs_f64(left as f64 / rate))
+    }
+}

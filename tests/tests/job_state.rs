@@ -1,0 +1,197 @@
+//! Tracked jobs: each part's state in Firestore. Parts run once each and their counts add up
+//! to the collection; a finished part is not run again; a second attempt of a live part
+//! writes nothing; an attempt that stopped without a word (its future dropped, as a killed
+//! process's) is taken over after the lease, from its stored checkpoint.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use sharded_runtime::firestore::FirestoreDb;
+use sharded_runtime::{Error, JobStatus, PartPhase, PartRun, Sharded, TaskPart};
+use sharded_tests::migration::unthrottled;
+use sharded_tests::test_db;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
+#[sharded(shards = 8, order_by = "at", collection = "tracked")]
+struct Reading {
+    at: i64,
+    n: i64,
+}
+
+/// `count` documents written before the collection was sharded (no shard field).
+async fn legacy(db: &FirestoreDb, count: usize) {
+    let writer = db.create_simple_batch_writer().await.unwrap();
+    let ids: Vec<String> = (0..count)
+        .map(|i| format!("{}{i:05}", ['0', 'K', 'f'][i % 3]))
+        .collect();
+    for chunk in ids.chunks(500) {
+        let mut batch = writer.new_batch();
+        for (n, id) in chunk.iter().enumerate() {
+            let row = serde_json::json!({ "at": n, "n": n });
+            batch
+                .update_object(Reading::COLLECTION, id, &row, None, None, Vec::new())
+                .unwrap();
+        }
+        batch.write().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn tracked_parts_run_once_each_and_their_counts_add_up_to_the_collection() {
+    let test = test_db("tracked-parts").await;
+    let db = &test.db;
+    legacy(db, 300).await;
+    let part = |index: u32| async move {
+        Reading::collection(db)
+            .backfill()
+            .writer(unthrottled())
+            .page_size(25)
+            .tracked("adopt", TaskPart::new(index, 3).unwrap())
+            .run(|_| {})
+            .await
+            .unwrap()
+    };
+    let (a, b, c) = tokio::join!(part(0), part(1), part(2));
+    let mut updated = 0;
+    for run in [a, b, c] {
+        match run {
+            PartRun::Finished { progress, part } => {
+                assert_eq!(part.phase, PartPhase::Done);
+                assert_eq!(part.scanned, progress.scanned);
+                updated += progress.updated;
+            }
+            other => panic!("every part runs once: {other:?}"),
+        }
+    }
+    assert_eq!(updated, 300);
+    // A done part is not run again.
+    assert!(matches!(part(1).await, PartRun::AlreadyDone(done) if done.scanned > 0));
+    let status = JobStatus::read(db, "adopt", Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert!(status.is_done());
+    assert_eq!(status.count(PartPhase::Done), 3);
+    assert_eq!(
+        (status.scanned(), status.updated(), status.total),
+        (300, 300, 300)
+    );
+    assert_eq!(
+        Reading::collection(db)
+            .verify()
+            .await
+            .unwrap()
+            .outstanding(),
+        0
+    );
+    // A task of another shape of the job is refused before it writes.
+    let mismatch = Reading::collection(db)
+        .backfill()
+        .tracked("adopt", TaskPart::new(0, 4).unwrap())
+        .run(|_| {})
+        .await;
+    assert!(
+        matches!(mismatch, Err(Error::JobMismatch { .. })),
+        "{mismatch:?}"
+    );
+    // Options that cannot keep a lease are refused.
+    let refused = Reading::collection(db)
+        .backfill()
+        .tracked("other", TaskPart::new(0, 1).unwrap())
+        .lease_timeout(Duration::from_secs(10))
+        .heartbeat_every(Duration::from_secs(6))
+        .run(|_| {})
+        .await;
+    assert!(
+        matches!(refused, Err(Error::InvalidOptions { .. })),
+        "{refused:?}"
+    );
+    assert!(matches!(
+        JobStatus::read(db, "never-started", Duration::from_secs(60)).await,
+        Err(Error::JobMismatch { .. })
+    ));
+}
+
+#[tokio::test]
+async fn a_live_part_is_not_run_twice_and_a_silent_one_is_taken_over_from_its_checkpoint() {
+    let test = test_db("tracked-lease").await;
+    let db = &test.db;
+    let documents = 600;
+    legacy(db, documents).await;
+    let lease = Duration::from_secs(2);
+    let attempt = || {
+        Reading::collection(db)
+            .backfill()
+            .writer(unthrottled())
+            .page_size(10)
+            .tracked("adopt", TaskPart::new(0, 1).unwrap())
+            .lease_timeout(lease)
+            .heartbeat_every(Duration::from_millis(400))
+    };
+    // The first attempt, slowed to a page per 30 ms, runs until a checkpoint is stored, then
+    // stops without a word: its future is dropped, as a killed process's would end.
+    let mut first = Box::pin(attempt().run(|_| std::thread::sleep(Duration::from_millis(30))));
+    let stored = tokio::select! {
+        outcome = &mut first => panic!("the first attempt ended before a checkpoint: {outcome:?}"),
+        stored = async {
+            loop {
+                if let Ok(status) = JobStatus::read(db, "adopt", lease).await
+                    && let Some(part) = status.parts.first()
+                    && part.checkpoint.is_some()
+                {
+                    break part.clone();
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        } => stored,
+    };
+    assert_eq!(stored.phase, PartPhase::Running);
+    assert!(
+        stored.scanned < documents as u64,
+        "stopped before the end: {stored:?}"
+    );
+    // A second attempt while the first is alive writes nothing and says who holds the part.
+    let wrote = Arc::new(AtomicBool::new(false));
+    let flag = wrote.clone();
+    let second = tokio::select! {
+        outcome = &mut first => panic!("the first attempt ended early: {outcome:?}"),
+        second = attempt().run(move |_| flag.store(true, Ordering::SeqCst)) => second.unwrap(),
+    };
+    assert!(
+        matches!(&second, PartRun::HeldElsewhere(part) if part.attempt == 1),
+        "{second:?}"
+    );
+    assert!(!wrote.load(Ordering::SeqCst));
+    drop(first);
+    // After the lease, the part is taken over from its stored checkpoint.
+    tokio::time::sleep(lease + Duration::from_millis(500)).await;
+    let stale = JobStatus::read(db, "adopt", lease).await.unwrap();
+    assert_eq!(stale.parts[0].phase, PartPhase::Stale);
+    let third = attempt().run(|_| {}).await.unwrap();
+    let PartRun::Finished { progress, part } = third else {
+        panic!("the stale part is taken over: {third:?}");
+    };
+    assert_eq!(part.attempt, 2);
+    assert!(
+        progress.scanned < documents as u64,
+        "resumed, not restarted: {progress:?}"
+    );
+    // Each document counted once over both attempts: the stored counts reach the stored
+    // checkpoint, and the next attempt scans on from there.
+    assert_eq!(part.scanned, documents as u64);
+    assert_eq!(
+        part.updated + part.unchanged + part.deleted,
+        documents as u64
+    );
+    let status = JobStatus::read(db, "adopt", lease).await.unwrap();
+    assert!(status.is_done());
+    assert_eq!(
+        Reading::collection(db)
+            .verify()
+            .await
+            .unwrap()
+            .outstanding(),
+        0
+    );
+}
