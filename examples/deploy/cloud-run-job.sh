@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# A tracked adoption job on Cloud Run jobs: one task per part, each told its part by
+# CLOUD_RUN_TASK_INDEX and CLOUD_RUN_TASK_COUNT; a failed or held task is retried on a fresh
+# container and resumes its part from Firestore. Watch it from anywhere with
+# `adopt_job status adopt-instruments`.
+set -euo pipefail
+: "${PROJECT:?set PROJECT}" "${REGION:?set REGION}" "${IMAGE:?set IMAGE, built from adopt_job}"
+TASKS=${TASKS:-8}
+
+gcloud run jobs create adopt-instruments \
+  --project "$PROJECT" --region "$REGION" \
+  --image "$IMAGE" \
+  --command adopt_job --args run,adopt-instruments \
+  --set-env-vars "GOOGLE_CLOUD_PROJECT=$PROJECT" \
+  --tasks "$TASKS" --parallelism "$TASKS" \
+  --max-retries 10 --task-timeout 24h
+gcloud run jobs execute adopt-instruments --project "$PROJECT" --region "$REGION"

@@ -1,0 +1,283 @@
+//! A tracked backfill as an engine runs it: each task a process of its own, told its part by
+//! the engine's variables (Cloud Run's `CLOUD_RUN_TASK_INDEX`/`CLOUD_RUN_TASK_COUNT`, or a
+//! Kubernetes Indexed Job's `JOB_COMPLETION_INDEX` with `SHARDED_TASK_COUNT`), in an empty
+//! working directory, with nothing but Firestore to resume from.
+
+use std::collections::BTreeMap;
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use sharded_runtime::firestore::FirestoreDb;
+use sharded_runtime::{JobStatus, PartPhase, PartRun, Sharded, TaskPart};
+use sharded_tests::migration::{concurrent_writer, expected_state, stored_state, unthrottled};
+use sharded_tests::test_db;
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
+#[sharded(shards = 8, order_by = "at", collection = "adopted")]
+struct Reading {
+    at: i64,
+    n: i64,
+}
+
+const LEASE: Duration = Duration::from_secs(2);
+const JOB: &str = "adopt";
+
+/// One task: its part from the engine's variables, its database from `TRACKED_HOST` and
+/// `TRACKED_PROJECT`; prints `checkpoint <scanned>` after each page, then how it ended.
+#[tokio::test]
+#[ignore = "a task process of the tests below"]
+async fn tracked_task() {
+    let var = |name: &str| std::env::var(name).ok();
+    let Some(host) = var("TRACKED_HOST") else {
+        return;
+    };
+    let db = sharded_emulator::emulator::connect(&host, &var("TRACKED_PROJECT").unwrap())
+        .await
+        .unwrap();
+    let part = TaskPart::from_env().unwrap();
+    let slow = Duration::from_millis(var("TRACKED_SLOW_MS").map_or(0, |ms| ms.parse().unwrap()));
+    let run = Reading::collection(&db)
+        .backfill()
+        .page_size(10)
+        .writer(unthrottled().share_of(part.count).unwrap())
+        .tracked(JOB, part)
+        .lease_timeout(LEASE)
+        .heartbeat_every(Duration::from_millis(400))
+        .run(|progress| {
+            println!("checkpoint {}", progress.scanned);
+            std::thread::sleep(slow);
+        })
+        .await
+        .unwrap();
+    match run {
+        PartRun::Finished { progress, .. } => println!("finished {}", progress.scanned),
+        PartRun::AlreadyDone(_) => println!("already-done"),
+        PartRun::HeldElsewhere(_) => println!("held"),
+        other => println!("other {other:?}"),
+    }
+}
+
+type Lines = tokio::io::Lines<BufReader<tokio::process::ChildStdout>>;
+
+/// Starts a task process with the engine's `variables`, in an empty directory of its own.
+fn task(
+    db: &FirestoreDb,
+    host: &str,
+    variables: &[(&str, String)],
+    slow_ms: u64,
+) -> (tokio::process::Child, Lines) {
+    let project = db.get_database_path().split('/').nth(1).unwrap().to_owned();
+    let dir = std::env::temp_dir().join(format!("sharded-task-{}", rand::random::<u64>()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut command = tokio::process::Command::new(std::env::current_exe().unwrap());
+    command
+        .args([
+            "tracked_task",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--quiet",
+        ])
+        .current_dir(&dir)
+        .env("TRACKED_HOST", host)
+        .env("TRACKED_PROJECT", project)
+        .env("TRACKED_SLOW_MS", slow_ms.to_string())
+        .env_remove("CLOUD_RUN_TASK_INDEX")
+        .env_remove("CLOUD_RUN_TASK_COUNT")
+        .env_remove("JOB_COMPLETION_INDEX")
+        .env_remove("SHARDED_TASK_COUNT")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true);
+    for (name, value) in variables {
+        command.env(name, value);
+    }
+    let mut child = command.spawn().unwrap();
+    let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    (child, lines)
+}
+
+fn cloud_run(index: u32, count: u32) -> Vec<(&'static str, String)> {
+    vec![
+        ("CLOUD_RUN_TASK_INDEX", index.to_string()),
+        ("CLOUD_RUN_TASK_COUNT", count.to_string()),
+    ]
+}
+
+/// How a task ended: its last line of its own (the test harness prints around it).
+async fn last_line(mut lines: Lines) -> String {
+    let mut last = String::new();
+    while let Some(line) = lines.next_line().await.unwrap() {
+        if ["finished ", "already-done", "held", "other "]
+            .iter()
+            .any(|outcome| line.starts_with(outcome))
+        {
+            last = line;
+        }
+    }
+    last
+}
+
+/// `count` documents written before the collection was sharded.
+async fn legacy(db: &FirestoreDb, count: usize) -> Vec<String> {
+    let writer = db.create_simple_batch_writer().await.unwrap();
+    let alphabet = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    let ids: Vec<String> = (0..count)
+        .map(|_| {
+            (0..20)
+                .map(|_| alphabet[rand::random_range(0..62)] as char)
+                .collect()
+        })
+        .collect();
+    for chunk in ids.chunks(500) {
+        let mut batch = writer.new_batch();
+        for (n, id) in chunk.iter().enumerate() {
+            let row = serde_json::json!({ "at": n, "n": n });
+            batch
+                .update_object(Reading::COLLECTION, id, &row, None, None, Vec::new())
+                .unwrap();
+        }
+        batch.write().await.unwrap();
+    }
+    ids
+}
+
+#[tokio::test]
+async fn four_cloud_run_tasks_one_killed_and_restarted_adopt_every_document_beside_an_app() {
+    let test = test_db("job-processes").await;
+    let db = &test.db;
+    let host = test.emulator.host().to_owned();
+    let ids = legacy(db, 1_600).await;
+    let before = stored_state(db, Reading::COLLECTION, Reading::SHARD_FIELD).await;
+    // The app keeps writing while the job runs.
+    let touched: Vec<String> = ids.iter().step_by(8).cloned().collect();
+    let app = concurrent_writer(
+        db.clone(),
+        touched,
+        |n| Reading {
+            at: i64::from(n),
+            n: i64::from(n),
+        },
+        Reading::fields().n,
+    );
+    let mut tasks: Vec<_> = (0..4)
+        .map(|i| task(db, &host, &cloud_run(i, 4), 100))
+        .collect();
+    // Task 1 is killed (SIGKILL) after its part's first stored checkpoint, once task 2 holds
+    // its part too.
+    loop {
+        let status = JobStatus::read(db, JOB, LEASE).await;
+        if let Ok(status) = status
+            && status.parts[1].checkpoint.is_some()
+            && status.parts[2].phase == PartPhase::Running
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tasks[1].0.start_kill().unwrap();
+    tasks[1].0.wait().await.unwrap();
+    // A duplicate attempt of a part whose holder is alive exits without writing.
+    // (The process is killed when its handle drops: keep it.)
+    let (_duplicate, duplicate) = task(db, &host, &cloud_run(2, 4), 0);
+    assert_eq!(last_line(duplicate).await, "held");
+    // After the lease, a new attempt in an empty directory resumes part 1 from Firestore.
+    tokio::time::sleep(LEASE + Duration::from_millis(300)).await;
+    let (_restarted, restarted) = task(db, &host, &cloud_run(1, 4), 0);
+    let ended = last_line(restarted).await;
+    let resumed: u64 = ended
+        .strip_prefix("finished ")
+        .unwrap_or_else(|| panic!("{ended}"))
+        .parse()
+        .unwrap();
+    for (i, (_, lines)) in tasks.into_iter().enumerate() {
+        if i != 1 {
+            let ended = last_line(lines).await;
+            assert!(ended.starts_with("finished "), "task {i}: {ended}");
+        }
+    }
+    let changes = app.await.unwrap();
+    let status = JobStatus::read(db, JOB, LEASE).await.unwrap();
+    assert!(status.is_done(), "{status:?}");
+    assert_eq!(status.parts[1].attempt, 2);
+    assert!(
+        resumed < status.parts[1].scanned,
+        "part 1 resumed, not restarted"
+    );
+    for part in &status.parts {
+        assert_eq!(
+            part.updated + part.unchanged + part.deleted,
+            part.scanned,
+            "{part:?}"
+        );
+    }
+    // Every document once: each part scanned its range once over its attempts, and every
+    // document the app did not create itself is in one.
+    assert!(
+        status.scanned()
+            >= (ids.len()
+                - changes
+                    .values()
+                    .filter(|c| matches!(c, sharded_tests::migration::Change::Deleted))
+                    .count()) as u64
+    );
+    // No write of the app's was overwritten, and every document has a current shard.
+    let after = stored_state(db, Reading::COLLECTION, Reading::SHARD_FIELD).await;
+    let expected = expected_state(&before, &changes);
+    assert_eq!(after.len(), expected.len());
+    let fields: BTreeMap<_, _> = after
+        .iter()
+        .map(|(id, (fields, _))| (id.clone(), fields.clone()))
+        .collect();
+    assert_eq!(fields, expected);
+    assert_eq!(
+        Reading::collection(db)
+            .verify()
+            .await
+            .unwrap()
+            .outstanding(),
+        0
+    );
+}
+
+#[tokio::test]
+async fn eight_indexed_job_pods_adopt_every_document_once() {
+    let test = test_db("job-pods").await;
+    let db = &test.db;
+    let host = test.emulator.host().to_owned();
+    let ids = legacy(db, 1_200).await;
+    let pods: Vec<_> = (0..8)
+        .map(|i| {
+            task(
+                db,
+                &host,
+                &[
+                    ("JOB_COMPLETION_INDEX", i.to_string()),
+                    ("SHARDED_TASK_COUNT", "8".into()),
+                ],
+                0,
+            )
+        })
+        .collect();
+    for (i, (_, lines)) in pods.into_iter().enumerate() {
+        let ended = last_line(lines).await;
+        assert!(ended.starts_with("finished "), "pod {i}: {ended}");
+    }
+    let status = JobStatus::read(db, JOB, LEASE).await.unwrap();
+    assert!(status.is_done());
+    assert_eq!(status.count(PartPhase::Done), 8);
+    assert_eq!(
+        (status.scanned(), status.updated()),
+        (ids.len() as u64, ids.len() as u64)
+    );
+    assert_eq!(
+        Reading::collection(db)
+            .verify()
+            .await
+            .unwrap()
+            .outstanding(),
+        0
+    );
+}
