@@ -46,7 +46,9 @@ pub use document_id::check_document_id;
 pub use error::{Error, Result};
 pub use fields::Field;
 pub use get_many::Many;
-pub use job::{JOB_STATE_COLLECTION, JobStatus, PartPhase, PartRun, PartStatus, TrackedPart};
+pub use job::{
+    JOB_STATE_COLLECTION, JobClosing, JobStatus, PartPhase, PartRun, PartStatus, TrackedPart,
+};
 pub use order_key::{OrderBound, OrderKey};
 pub use parent::{CollectionGroup, Parent, ParentDepth, Reversible, Subcollection, TopLevel};
 pub use partition::{IdRange, MAX_PARTS};

@@ -201,6 +201,8 @@ async fn four_cloud_run_tasks_one_killed_and_restarted_adopt_every_document_besi
     let changes = app.await.unwrap();
     let status = JobStatus::read(db, JOB, LEASE).await.unwrap();
     assert!(status.is_done(), "{status:?}");
+    // The sweep and the census ran once for the whole job, after every part.
+    assert_eq!(status.closing.as_ref().map(|closing| closing.runs), Some(1));
     assert_eq!(status.parts[1].attempt, 2);
     assert!(
         resumed < status.parts[1].scanned,
@@ -268,6 +270,8 @@ async fn eight_indexed_job_pods_adopt_every_document_once() {
     let status = JobStatus::read(db, JOB, LEASE).await.unwrap();
     assert!(status.is_done());
     assert_eq!(status.count(PartPhase::Done), 8);
+    let closing = status.closing.clone().expect("closed once");
+    assert_eq!((closing.runs, closing.outstanding), (1, Some(0)));
     assert_eq!(
         (status.scanned(), status.updated()),
         (ids.len() as u64, ids.len() as u64)

@@ -13,6 +13,15 @@ use super::state::{self, Conflict, PartRecord, Phase};
 use super::status::PartStatus;
 use crate::{Progress, Result};
 
+/// A random token naming one attempt.
+pub(super) fn token() -> String {
+    rand::rng()
+        .sample_iter(rand::distr::Alphanumeric)
+        .take(16)
+        .map(char::from)
+        .collect()
+}
+
 pub(super) enum Outcome {
     Held(Held),
     Done(PartStatus),
@@ -37,11 +46,7 @@ pub(super) async fn acquire(
     lease_timeout: Duration,
 ) -> Result<Outcome> {
     let name = state::part_name(db, collection, job, index);
-    let owner: String = rand::rng()
-        .sample_iter(rand::distr::Alphanumeric)
-        .take(16)
-        .map(char::from)
-        .collect();
+    let owner = token();
     loop {
         let read = state::read::<PartRecord>(db, &name).await?;
         let (record, after) = match (read.record, read.update_time) {

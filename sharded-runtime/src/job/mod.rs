@@ -16,10 +16,10 @@ use crate::task_part::TaskPart;
 use crate::{Error, Progress, Result, ShardJob, Sharded};
 
 pub use state::JOB_STATE_COLLECTION;
-pub use status::{JobStatus, PartPhase, PartStatus};
+pub use status::{JobClosing, JobStatus, PartPhase, PartStatus};
 
 use lease::Held;
-use state::{JobRecord, PartRecord};
+use state::{Closing, Conflict, JobRecord, PartRecord, Phase};
 
 /// A [`ShardJob`]'s part run as one task of a tracked job; see
 /// [`ShardJob::tracked`].
@@ -162,12 +162,16 @@ impl<'db, T: Sharded> TrackedPart<'db, T> {
             .await?
         {
             lease::Outcome::Held(held) => held,
-            lease::Outcome::Done(part) => return Ok(PartRun::AlreadyDone(part)),
+            lease::Outcome::Done(part) => {
+                self.close_if_last().await?;
+                return Ok(PartRun::AlreadyDone(part));
+            }
             lease::Outcome::Elsewhere(part) => return Ok(PartRun::HeldElsewhere(part)),
         };
         let Some(range) = record.ranges.get(index as usize).cloned() else {
             // Firestore split the collection into fewer parts than there are tasks.
             let done = held.finish(db, &Progress::default(), None).await?;
+            self.close_if_last().await?;
             return Ok(PartRun::Finished {
                 progress: Progress::default(),
                 part: done,
@@ -178,7 +182,18 @@ impl<'db, T: Sharded> TrackedPart<'db, T> {
             part: index,
         };
         let heartbeat_every = self.heartbeat_every;
+        let closer = Closer {
+            db,
+            scope: self.job.scope.clone(),
+            writer: self.job.writer.clone(),
+            collection: self.collection.clone(),
+            id: self.id.clone(),
+            lease_timeout: self.lease_timeout,
+            heartbeat_every,
+        };
         let mut job = self.job.ids(range);
+        // The job's closing step sweeps once, after every part's scan.
+        job.sweep_after_scan = false;
         if let Some(checkpoint) = &held.record.checkpoint {
             job = job.resume_from(crate::Checkpoint::after(checkpoint.clone()));
         }
@@ -187,7 +202,110 @@ impl<'db, T: Sharded> TrackedPart<'db, T> {
             progress(report);
             latest.send_replace(Some(report.clone()));
         });
-        keep_lease(db, held, run, seen, heartbeat_every, lost).await
+        let outcome = keep_lease(db, held, run, seen, heartbeat_every, lost).await?;
+        closer.close_if_last::<T>().await?;
+        Ok(outcome)
+    }
+
+    async fn close_if_last(&self) -> Result<()> {
+        Closer {
+            db: self.job.db,
+            scope: self.job.scope.clone(),
+            writer: self.job.writer.clone(),
+            collection: self.collection.clone(),
+            id: self.id.clone(),
+            lease_timeout: self.lease_timeout,
+            heartbeat_every: self.heartbeat_every,
+        }
+        .close_if_last::<T>()
+        .await
+    }
+}
+
+/// What the job's closing step needs: where its state is, and how to sweep and count.
+struct Closer<'db> {
+    db: &'db firestore::FirestoreDb,
+    scope: Scope,
+    writer: crate::bulk::BulkWriterOptions,
+    collection: String,
+    id: String,
+    lease_timeout: Duration,
+    heartbeat_every: Duration,
+}
+
+impl Closer<'_> {
+    /// Once every part is done, the job's closing step, run once: claimed by one task (the
+    /// job's document written on the precondition of its read), kept by heartbeats, taken
+    /// over when they stop for longer than the lease. It sweeps the whole collection for
+    /// documents written behind the scans with a value the current set dropped, then counts
+    /// every document by shard value, and stores both.
+    async fn close_if_last<T: Sharded>(&self) -> Result<()> {
+        let name = state::job_name(self.db, &self.collection, &self.id);
+        let owner = lease::token();
+        loop {
+            let read = state::read::<JobRecord>(self.db, &name).await?;
+            let Some(mut record) = read.record else {
+                return Ok(());
+            };
+            if let Some(closing) = &record.closing {
+                let age = match (&read.update_time, &read.read_time) {
+                    (Some(written), Some(now)) => state::seconds_between(written, now),
+                    _ => 0.0,
+                };
+                if closing.outstanding.is_some() || age < self.lease_timeout.as_secs_f64() {
+                    // Closed, or being closed by a live task.
+                    return Ok(());
+                }
+            }
+            let (parts, _) = state::read_parts(self.db, &self.collection, &self.id).await?;
+            let done = parts
+                .iter()
+                .filter(|(_, part, _)| part.phase == Phase::Done)
+                .count();
+            if done < record.parts as usize {
+                return Ok(());
+            }
+            let runs = record.closing.as_ref().map_or(0, |closing| closing.runs);
+            record.closing = Some(Closing {
+                owner: owner.clone(),
+                runs,
+                swept: 0,
+                outstanding: None,
+            });
+            let mut claimed = match state::write(self.db, &name, &record, read.update_time).await? {
+                Ok(update_time) => update_time,
+                Err(Conflict) => continue,
+            };
+            let job = ShardJob::<T>::new(self.db, self.scope.clone()).writer(self.writer.clone());
+            let work = async {
+                let swept = job.sweep_alone().await?;
+                let census = job.verify().await?;
+                Ok::<_, Error>((swept, census))
+            };
+            tokio::pin!(work);
+            let mut beat = tokio::time::interval(self.heartbeat_every);
+            beat.tick().await;
+            let (swept, census) = loop {
+                tokio::select! {
+                    outcome = &mut work => break outcome?,
+                    _ = beat.tick() => {
+                        match state::write(self.db, &name, &record, Some(claimed)).await? {
+                            Ok(update_time) => claimed = update_time,
+                            // Taken over after this task went silent: the other closes.
+                            Err(Conflict) => return Ok(()),
+                        }
+                    }
+                }
+            };
+            record.closing = Some(Closing {
+                owner,
+                runs: runs + 1,
+                swept,
+                outstanding: Some(census.outstanding()),
+            });
+            let _taken_over = state::write(self.db, &name, &record, Some(claimed)).await?;
+            return Ok(());
+        }
     }
 }
 
@@ -261,6 +379,7 @@ impl<T: Sharded> TrackedPart<'_, T> {
                         ranges: parts.ranges,
                         split_by: parts.by,
                         total: self.job.clone_for_count().count().await?,
+                        closing: None,
                     };
                     match state::write(db, &name, &record, None).await? {
                         Ok(_) => record,

@@ -62,6 +62,23 @@ pub(crate) struct JobRecord {
     pub(crate) split_by: SplitBy,
     /// The collection's size when the job started, for the whole job's ETA.
     pub(crate) total: u64,
+    /// The job's closing step, once every part is done: the sweep and the census, run once
+    /// by the task that claims it.
+    #[serde(default)]
+    pub(crate) closing: Option<Closing>,
+}
+
+/// The closing step's claim and outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Closing {
+    /// The task running it: a random token of its own.
+    pub(crate) owner: String,
+    /// How many times it ran to its end (1 once done).
+    pub(crate) runs: u32,
+    /// Documents the sweep fixed.
+    pub(crate) swept: u64,
+    /// The census afterwards: documents still without a current shard value.
+    pub(crate) outstanding: Option<u64>,
 }
 
 /// Where a part stands.

@@ -108,6 +108,19 @@ impl PartStatus {
     }
 }
 
+/// A tracked job's closing step, run once after every part is done: the sweep of documents
+/// written behind the scans with a value the current set dropped, then the census.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct JobClosing {
+    /// How many times it ran to its end: 1 once closed.
+    pub runs: u32,
+    /// Documents the sweep fixed.
+    pub swept: u64,
+    /// Documents still without a current shard value after it; `None` while it runs.
+    pub outstanding: Option<u64>,
+}
+
 /// A tracked job's state: every part's, and the collection's size when it started.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -118,6 +131,8 @@ pub struct JobStatus {
     pub parts: Vec<PartStatus>,
     /// The collection's size when the job started.
     pub total: u64,
+    /// The closing step, once claimed.
+    pub closing: Option<JobClosing>,
 }
 
 impl JobStatus {
@@ -157,6 +172,11 @@ impl JobStatus {
             job: job.to_owned(),
             parts,
             total: record.total,
+            closing: record.closing.map(|closing| JobClosing {
+                runs: closing.runs,
+                swept: closing.swept,
+                outstanding: closing.outstanding,
+            }),
         })
     }
 
@@ -165,9 +185,13 @@ impl JobStatus {
         self.parts.iter().filter(|part| part.phase == phase).count()
     }
 
-    /// Whether every part is done.
+    /// Whether every part is done and the closing step ran.
     pub fn is_done(&self) -> bool {
         self.parts.iter().all(|part| part.phase == PartPhase::Done)
+            && self
+                .closing
+                .as_ref()
+                .is_some_and(|closing| closing.outstanding.is_some())
     }
 
     /// Documents scanned by every part.

@@ -101,7 +101,9 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
             }
             page = next?;
         }
-        self.sweep(&writer, &mut report).await?;
+        if self.sweep_after_scan {
+            self.sweep(&writer, &mut report).await?;
+        }
         writer.close().await?;
         report.elapsed = started.elapsed();
         progress(&report);

@@ -54,6 +54,9 @@ pub struct ShardJob<'db, T> {
     pub(super) ids: IdRange,
     pub(super) max_conflicts: u32,
     pub(super) scan_backoff: Backoff,
+    /// Whether the run sweeps its range after its scan; a tracked job's parts leave it to
+    /// the job's closing step, which sweeps once after every part.
+    pub(super) sweep_after_scan: bool,
     marker: PhantomData<fn() -> T>,
 }
 
@@ -78,6 +81,7 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
             ids: IdRange::all(),
             max_conflicts: 10,
             scan_backoff: Backoff::default(),
+            sweep_after_scan: true,
             marker: PhantomData,
         }
     }

@@ -12,6 +12,16 @@ use crate::{Error, Result, Sharded};
 const MAX_SWEEPS: usize = 100;
 
 impl<'db, T: Sharded> ShardJob<'db, T> {
+    /// The sweep alone, over the job's whole id range, with a writer of its own: a tracked
+    /// job's closing step, run once after every part's scan. The documents it fixed.
+    pub(crate) async fn sweep_alone(&self) -> Result<u64> {
+        let writer = BulkWriter::new(self.db, self.writer.clone())?;
+        let mut report = Progress::default();
+        self.sweep(&writer, &mut report).await?;
+        writer.close().await?;
+        Ok(report.swept)
+    }
+
     /// After the scan: the documents of the job's id range that still hold a retired value,
     /// which a process still running the type before the change wrote behind the scan,
     /// found with `shard in [retired] ORDER BY order field` (the query the whole-collection
