@@ -295,6 +295,24 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
         ShardJob::new(self.db, self.scope.clone())
     }
 
+    /// The job that moves a top-level field's stored name: every document that stores a
+    /// value as `from` (the name before a `#[serde(rename)]` or a field's rename) gets it as
+    /// `to` (a field of the type, `T::fields().venue`) and loses `from`, in one field-masked
+    /// write with the scanned update time as its precondition: a document changed meanwhile
+    /// is read again, never overwritten, and one whose `to` holds a value already (the type
+    /// after the rename wrote it) keeps it and only loses `from`. A [`ShardJob`] like the
+    /// backfill: progress (`updated`: documents renamed), checkpoints, parts
+    /// ([`ids`](ShardJob::ids)) and [`tracked`](ShardJob::tracked) tasks. Until it is done,
+    /// documents stored under `from` are missing from queries on `to`.
+    ///
+    /// [`Error::InvalidOptions`](crate::Error::InvalidOptions) unless both are top-level
+    /// stored names, different, and neither the shard field.
+    pub fn rename_field(&self, from: &str, to: Field<T>) -> Result<ShardJob<'db, T>> {
+        let mut job = ShardJob::new(self.db, self.scope.clone());
+        job.change = crate::shard_job::Change::rename::<T>(from, to.path())?;
+        Ok(job)
+    }
+
     /// Counts the documents by shard value: current, retired (by a `previous(...)` set) and
     /// missing. After a backfill or a rebalance, [`ShardCensus::outstanding`] should be 0.
     /// Costs one billed read per document (a scan with a projection of the shard field).

@@ -186,6 +186,7 @@ impl<'db, T: Sharded> TrackedPart<'db, T> {
             db,
             scope: self.job.scope.clone(),
             writer: self.job.writer.clone(),
+            change: self.job.change.clone(),
             collection: self.collection.clone(),
             id: self.id.clone(),
             lease_timeout: self.lease_timeout,
@@ -212,6 +213,7 @@ impl<'db, T: Sharded> TrackedPart<'db, T> {
             db: self.job.db,
             scope: self.job.scope.clone(),
             writer: self.job.writer.clone(),
+            change: self.job.change.clone(),
             collection: self.collection.clone(),
             id: self.id.clone(),
             lease_timeout: self.lease_timeout,
@@ -227,6 +229,7 @@ struct Closer<'db> {
     db: &'db firestore::FirestoreDb,
     scope: Scope,
     writer: crate::bulk::BulkWriterOptions,
+    change: crate::shard_job::Change,
     collection: String,
     id: String,
     lease_timeout: Duration,
@@ -276,16 +279,21 @@ impl Closer<'_> {
                 Ok(update_time) => update_time,
                 Err(Conflict) => continue,
             };
-            let job = ShardJob::<T>::new(self.db, self.scope.clone()).writer(self.writer.clone());
+            let mut job =
+                ShardJob::<T>::new(self.db, self.scope.clone()).writer(self.writer.clone());
+            job.change = self.change.clone();
             let work = async {
-                let swept = job.sweep_alone().await?;
-                let census = job.verify().await?;
-                Ok::<_, Error>((swept, census))
+                // A rename has no shard values to sweep; its census counts the old name.
+                let swept = match job.change {
+                    crate::shard_job::Change::Shard => job.sweep_alone().await?,
+                    crate::shard_job::Change::Rename { .. } => 0,
+                };
+                Ok::<_, Error>((swept, job.outstanding().await?))
             };
             tokio::pin!(work);
             let mut beat = tokio::time::interval(self.heartbeat_every);
             beat.tick().await;
-            let (swept, census) = loop {
+            let (swept, outstanding) = loop {
                 tokio::select! {
                     outcome = &mut work => break outcome?,
                     _ = beat.tick() => {
@@ -301,7 +309,7 @@ impl Closer<'_> {
                 owner,
                 runs: runs + 1,
                 swept,
-                outstanding: Some(census.outstanding()),
+                outstanding: Some(outstanding),
             });
             let _taken_over = state::write(self.db, &name, &record, Some(claimed)).await?;
             return Ok(());

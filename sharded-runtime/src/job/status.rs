@@ -109,7 +109,8 @@ impl PartStatus {
 }
 
 /// A tracked job's closing step, run once after every part is done: the sweep of documents
-/// written behind the scans with a value the current set dropped, then the census.
+/// written behind the scans with a value the current set dropped (not for a rename), then the
+/// count of documents that still need the job's change.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct JobClosing {
@@ -117,7 +118,8 @@ pub struct JobClosing {
     pub runs: u32,
     /// Documents the sweep fixed.
     pub swept: u64,
-    /// Documents still without a current shard value after it; `None` while it runs.
+    /// Documents that still need the job's change after it (without a current shard value;
+    /// for a rename, still under the old name); `None` while it runs.
     pub outstanding: Option<u64>,
 }
 

@@ -1,18 +1,13 @@
-//! The job's run: a scan a page at a time, each document without a current shard value
-//! given one by a field-masked write with the scanned update time as a precondition; a write
-//! that lost to a concurrent change is read again and tried again.
+//! The job's run: a scan a page at a time, each document that needs the job's change (a
+//! current shard value, or a field's new name) given it by a field-masked write with the
+//! scanned update time as a precondition; a write that lost to a concurrent change is read
+//! again and tried again.
 
 use std::time::Instant;
-
-use firestore::gcloud_sdk::google::firestore::v1::{
-    Document, DocumentMask, Precondition, Value, Write, precondition, value::ValueType,
-    write::Operation,
-};
 
 use super::{Checkpoint, Progress, ShardJob};
 use crate::bulk::{BulkWriter, PendingWrite, WriteFailure};
 use crate::parent::Scope;
-use crate::stored::shard_value;
 use crate::{Error, Result, Sharded, StatusCode};
 
 /// One document's shard write, in flight.
@@ -72,12 +67,12 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
             let mut fixes = Vec::new();
             for document in &page {
                 report.scanned += 1;
-                if has_current_shard::<T>(document) {
+                if !self.change.needed::<T>(document) {
                     report.unchanged += 1;
                 } else {
                     fixes.push(Fix {
                         name: document.name.clone(),
-                        pending: writer.queue(shard_write::<T>(document)).await?,
+                        pending: writer.queue(self.change.write::<T>(document)).await?,
                         conflicts: 0,
                     });
                 }
@@ -101,7 +96,7 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
             }
             page = next?;
         }
-        if self.sweep_after_scan {
+        if self.sweep_after_scan && self.change == super::Change::Shard {
             self.sweep(&writer, &mut report).await?;
         }
         writer.close().await?;
@@ -146,7 +141,7 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
                 report.conflicts += 1;
                 match self.read_again(&fix.name).await? {
                     None => report.deleted += 1,
-                    Some(document) if has_current_shard::<T>(&document) => report.unchanged += 1,
+                    Some(document) if !self.change.needed::<T>(&document) => report.unchanged += 1,
                     Some(_) if fix.conflicts + 1 >= self.max_conflicts => {
                         failures.push(WriteFailure {
                             message: format!(
@@ -157,7 +152,7 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
                         })
                     }
                     Some(document) => retry.push(Fix {
-                        pending: writer.queue(shard_write::<T>(&document)).await?,
+                        pending: writer.queue(self.change.write::<T>(&document)).await?,
                         name: fix.name,
                         conflicts: fix.conflicts + 1,
                     }),
@@ -170,37 +165,5 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
         } else {
             Err(Error::BulkWrite { failures })
         }
-    }
-}
-
-/// Whether `document` holds one of `T`'s current shard values.
-pub(super) fn has_current_shard<T: Sharded>(document: &Document) -> bool {
-    shard_value::<T>(document).is_some_and(|shard| T::SHARD_VALUES.contains(&shard))
-}
-
-/// The write of a freshly drawn shard to `document`, and of nothing else, if it has not
-/// changed since it was read.
-pub(super) fn shard_write<T: Sharded>(document: &Document) -> Write {
-    let shard = Value {
-        value_type: Some(ValueType::StringValue(
-            crate::reshard::draw::<T>().to_owned(),
-        )),
-    };
-    Write {
-        operation: Some(Operation::Update(Document {
-            name: document.name.clone(),
-            fields: [(T::SHARD_FIELD.to_owned(), shard)].into_iter().collect(),
-            ..Document::default()
-        })),
-        update_mask: Some(DocumentMask {
-            field_paths: vec![T::SHARD_FIELD_PATH.to_owned()],
-        }),
-        current_document: Some(Precondition {
-            condition_type: document
-                .update_time
-                .map(precondition::ConditionType::UpdateTime)
-                .or(Some(precondition::ConditionType::Exists(true))),
-        }),
-        ..Write::default()
     }
 }

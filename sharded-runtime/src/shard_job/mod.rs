@@ -5,6 +5,7 @@
 //! `positions.rs` where the scan is and the bounds of its part.
 
 mod backfill;
+mod change;
 mod group;
 mod positions;
 mod progress;
@@ -20,6 +21,7 @@ use crate::Sharded;
 use crate::bulk::{Backoff, BulkWriterOptions};
 use crate::parent::Scope;
 use crate::partition::IdRange;
+pub(crate) use change::Change;
 
 pub use group::ShardedCollectionGroup;
 pub use progress::{Checkpoint, Progress};
@@ -57,6 +59,8 @@ pub struct ShardJob<'db, T> {
     /// Whether the run sweeps its range after its scan; a tracked job's parts leave it to
     /// the job's closing step, which sweeps once after every part.
     pub(super) sweep_after_scan: bool,
+    /// What it changes in each document: the shard, or a field's stored name.
+    pub(crate) change: Change,
     marker: PhantomData<fn() -> T>,
 }
 
@@ -82,6 +86,7 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
             max_conflicts: 10,
             scan_backoff: Backoff::default(),
             sweep_after_scan: true,
+            change: Change::Shard,
             marker: PhantomData,
         }
     }

@@ -23,9 +23,19 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
         crate::query::count_of(&rows)
     }
 
-    /// The next page of the scan: documents after `after` in name order, with only the shard
-    /// field.
+    /// The next page of the scan: documents after `after` in name order, with only the
+    /// fields the job's change reads.
     pub(super) async fn scan_page(&self, after: Option<&str>) -> Result<Vec<Document>> {
+        self.scan_page_of(after, &self.change.projection::<T>())
+            .await
+    }
+
+    /// The next page of the scan, with only `fields`.
+    pub(super) async fn scan_page_of(
+        &self,
+        after: Option<&str>,
+        fields: &[String],
+    ) -> Result<Vec<Document>> {
         let after = after.map(|position| {
             FirestoreValue::from(Value {
                 value_type: Some(ValueType::ReferenceValue(self.name_at(position))),
@@ -36,11 +46,7 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
                 .scope
                 .select(
                     self.db,
-                    self.db
-                        .fluent()
-                        .select()
-                        .fields([T::SHARD_FIELD_PATH])
-                        .from(T::COLLECTION),
+                    self.db.fluent().select().fields(fields).from(T::COLLECTION),
                 )
                 .filter(|_| self.id_filter())
                 .order(|o| o.fields([o.field("__name__").asc()]))
@@ -56,15 +62,16 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
         .await
     }
 
-    /// The document `name` (in full) again, with only the shard field.
+    /// The document `name` (in full) again, with only the fields the job's change reads.
     pub(super) async fn read_again(&self, name: &str) -> Result<Option<Document>> {
         let path = DocumentPath::parse(name);
         let (container, id) = (path.container(), path.id());
+        let fields = self.change.projection::<T>();
         self.with_retries(|| {
             self.db
                 .fluent()
                 .select()
-                .fields([T::SHARD_FIELD_PATH])
+                .fields(&fields)
                 .by_id_in(T::COLLECTION)
                 .parent(container.clone())
                 .one(id)

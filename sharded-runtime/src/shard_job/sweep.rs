@@ -2,7 +2,8 @@
 //! out of, written behind the scan by a process still running the type before the change,
 //! found and fixed until none is left.
 
-use super::backfill::{Fix, shard_write};
+use super::Change;
+use super::backfill::Fix;
 use super::{Progress, ShardJob};
 use crate::bulk::BulkWriter;
 use crate::{Error, Result, Sharded};
@@ -56,7 +57,7 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
             for document in &found {
                 fixes.push(Fix {
                     name: document.name.clone(),
-                    pending: writer.queue(shard_write::<T>(document)).await?,
+                    pending: writer.queue(Change::Shard.write::<T>(document)).await?,
                     conflicts: 0,
                 });
             }

@@ -40,7 +40,9 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
         let mut counts = ShardCensus::default();
         let mut after: Option<String> = None;
         loop {
-            let page = self.scan_page(after.as_deref()).await?;
+            let page = self
+                .scan_page_of(after.as_deref(), &[T::SHARD_FIELD_PATH.to_owned()])
+                .await?;
             for document in &page {
                 census::<T>(&mut counts, document);
             }
@@ -49,6 +51,32 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
                     after = Some(self.position(&last.name));
                 }
                 _ => return Ok(counts),
+            }
+        }
+    }
+}
+
+impl<T: Sharded> ShardJob<'_, T> {
+    /// The documents of the job's range that still need its change: for the backfill, those
+    /// without a current shard value ([`ShardCensus::outstanding`]); for a rename, those
+    /// still storing the old name.
+    pub(crate) async fn outstanding(&self) -> Result<u64> {
+        if self.change == super::Change::Shard {
+            return Ok(self.verify().await?.outstanding());
+        }
+        let mut outstanding = 0;
+        let mut after: Option<String> = None;
+        loop {
+            let page = self.scan_page(after.as_deref()).await?;
+            outstanding += page
+                .iter()
+                .filter(|document| self.change.needed::<T>(document))
+                .count() as u64;
+            match page.last() {
+                Some(last) if page.len() == self.page_size as usize => {
+                    after = Some(self.position(&last.name));
+                }
+                _ => return Ok(outstanding),
             }
         }
     }
