@@ -22,6 +22,8 @@ struct Reading {
 }
 
 const LEASE: Duration = Duration::from_secs(2);
+/// The name `n` was stored under before a rename, in the rename job's test.
+const OLD_NAME: &str = "count";
 const JOB: &str = "adopt";
 
 /// One task: its part from the engine's variables, its database from `TRACKED_HOST` and
@@ -38,8 +40,13 @@ async fn tracked_task() {
         .unwrap();
     let part = TaskPart::from_env().unwrap();
     let slow = Duration::from_millis(var("TRACKED_SLOW_MS").map_or(0, |ms| ms.parse().unwrap()));
-    let run = Reading::collection(&db)
-        .backfill()
+    let job = match var("TRACKED_CHANGE").as_deref() {
+        Some("rename") => Reading::collection(&db)
+            .rename_field(OLD_NAME, Reading::fields().n)
+            .unwrap(),
+        _ => Reading::collection(&db).backfill(),
+    };
+    let run = job
         .page_size(10)
         .writer(unthrottled().share_of(part.count).unwrap())
         .tracked(JOB, part)
@@ -165,6 +172,7 @@ async fn four_cloud_run_tasks_one_killed_and_restarted_adopt_every_document_besi
     let mut tasks: Vec<_> = (0..4)
         .map(|i| task(db, &host, &cloud_run(i, 4), 100))
         .collect();
+    let started = std::time::Instant::now();
     // Task 1 is killed (SIGKILL) after its part's first stored checkpoint, once task 2 holds
     // its part too.
     loop {
@@ -175,6 +183,11 @@ async fn four_cloud_run_tasks_one_killed_and_restarted_adopt_every_document_besi
         {
             break;
         }
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "no checkpoint of part 1 while part 2 runs: {:?}",
+            JobStatus::read(db, JOB, LEASE).await
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     tasks[1].0.start_kill().unwrap();
@@ -284,4 +297,101 @@ async fn eight_indexed_job_pods_adopt_every_document_once() {
             .outstanding(),
         0
     );
+}
+
+/// The rename job in the same shape: four Cloud Run tasks, one killed after its first stored
+/// checkpoint and started again after the lease in an empty directory, a duplicate of a live
+/// part that writes nothing, beside an app already writing the new name.
+#[tokio::test]
+async fn four_tasks_of_a_rename_one_killed_and_restarted_leave_no_document_under_the_old_name() {
+    let test = test_db("rename-processes").await;
+    let db = &test.db;
+    let host = test.emulator.host().to_owned();
+    // Sharded already, `n` stored as `count`.
+    let writer = db.create_simple_batch_writer().await.unwrap();
+    let ids: Vec<String> = (0..1_200)
+        .map(|i| format!("{}{i:05}", ['2', 'H', 'X', 'y'][i % 4]))
+        .collect();
+    for chunk in ids.chunks(500) {
+        let mut batch = writer.new_batch();
+        for (i, id) in chunk.iter().enumerate() {
+            let row =
+                serde_json::json!({ "at": i, OLD_NAME: i, "shard": Reading::SHARD_VALUES[i % 8] });
+            batch
+                .update_object(Reading::COLLECTION, id, &row, None, None, Vec::new())
+                .unwrap();
+        }
+        batch.write().await.unwrap();
+    }
+    let rename = |index: u32| {
+        let mut variables = cloud_run(index, 4);
+        variables.push(("TRACKED_CHANGE", "rename".into()));
+        variables
+    };
+    // The app, on the new type, rewrites some documents meanwhile.
+    let app = {
+        let db = db.clone();
+        let touched: Vec<String> = ids.iter().step_by(9).cloned().collect();
+        tokio::spawn(async move {
+            let mut written = BTreeMap::new();
+            for (k, id) in touched.into_iter().enumerate() {
+                let reading = Reading {
+                    at: -1,
+                    n: 10_000 + k as i64,
+                };
+                Reading::collection(&db)
+                    .upsert(&id, &reading)
+                    .await
+                    .unwrap();
+                written.insert(id, reading);
+                tokio::time::sleep(Duration::from_millis(3)).await;
+            }
+            written
+        })
+    };
+    let mut tasks: Vec<_> = (0..4).map(|i| task(db, &host, &rename(i), 100)).collect();
+    let started = std::time::Instant::now();
+    loop {
+        if let Ok(status) = JobStatus::read(db, JOB, LEASE).await
+            && status.parts[1].checkpoint.is_some()
+            && status.parts[2].phase == PartPhase::Running
+        {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "no checkpoint of part 1 while part 2 runs: {:?}",
+            JobStatus::read(db, JOB, LEASE).await
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tasks[1].0.start_kill().unwrap();
+    tasks[1].0.wait().await.unwrap();
+    let (_duplicate, duplicate) = task(db, &host, &rename(2), 0);
+    assert_eq!(last_line(duplicate).await, "held");
+    tokio::time::sleep(LEASE + Duration::from_millis(300)).await;
+    let (_restarted, restarted) = task(db, &host, &rename(1), 0);
+    assert!(last_line(restarted).await.starts_with("finished "));
+    for (i, (_, lines)) in tasks.into_iter().enumerate() {
+        if i != 1 {
+            let ended = last_line(lines).await;
+            assert!(ended.starts_with("finished "), "task {i}: {ended}");
+        }
+    }
+    let written = app.await.unwrap();
+    let status = JobStatus::read(db, JOB, LEASE).await.unwrap();
+    assert!(status.is_done(), "{status:?}");
+    assert_eq!(status.parts[1].attempt, 2);
+    let closing = status.closing.clone().unwrap();
+    assert_eq!((closing.runs, closing.outstanding), (1, Some(0)));
+    assert_eq!(status.scanned(), ids.len() as u64);
+    for document in sharded_tests::all_documents(db, Reading::COLLECTION).await {
+        let id = sharded_tests::id_of(&document).to_owned();
+        assert!(!document.fields.contains_key(OLD_NAME), "{id}");
+        let read = Reading::collection(db).get(&id).await.unwrap().unwrap();
+        match written.get(&id) {
+            Some(reading) => assert_eq!(&read, reading, "the app's write stands"),
+            None => assert_eq!(read.n, read.at, "{id} keeps its value under the new name"),
+        }
+    }
 }
