@@ -163,7 +163,7 @@ impl<'db, T: Sharded> TrackedPart<'db, T> {
         {
             lease::Outcome::Held(held) => held,
             lease::Outcome::Done(part) => {
-                self.close_if_last().await?;
+                self.closer().close_if_last::<T>().await?;
                 return Ok(PartRun::AlreadyDone(part));
             }
             lease::Outcome::Elsewhere(part) => return Ok(PartRun::HeldElsewhere(part)),
@@ -171,7 +171,7 @@ impl<'db, T: Sharded> TrackedPart<'db, T> {
         let Some(range) = record.ranges.get(index as usize).cloned() else {
             // Firestore split the collection into fewer parts than there are tasks.
             let done = held.finish(db, &Progress::default(), None).await?;
-            self.close_if_last().await?;
+            self.closer().close_if_last::<T>().await?;
             return Ok(PartRun::Finished {
                 progress: Progress::default(),
                 part: done,
@@ -182,16 +182,7 @@ impl<'db, T: Sharded> TrackedPart<'db, T> {
             part: index,
         };
         let heartbeat_every = self.heartbeat_every;
-        let closer = Closer {
-            db,
-            scope: self.job.scope.clone(),
-            writer: self.job.writer.clone(),
-            change: self.job.change.clone(),
-            collection: self.collection.clone(),
-            id: self.id.clone(),
-            lease_timeout: self.lease_timeout,
-            heartbeat_every,
-        };
+        let closer = self.closer();
         let mut job = self.job.ids(range);
         // The job's closing step sweeps once, after every part's scan.
         job.sweep_after_scan = false;
@@ -208,7 +199,8 @@ impl<'db, T: Sharded> TrackedPart<'db, T> {
         Ok(outcome)
     }
 
-    async fn close_if_last(&self) -> Result<()> {
+    /// What the job's closing step needs, taken before the part's job is run (and moved).
+    fn closer(&self) -> Closer<'db> {
         Closer {
             db: self.job.db,
             scope: self.job.scope.clone(),
@@ -219,8 +211,6 @@ impl<'db, T: Sharded> TrackedPart<'db, T> {
             lease_timeout: self.lease_timeout,
             heartbeat_every: self.heartbeat_every,
         }
-        .close_if_last::<T>()
-        .await
     }
 }
 
