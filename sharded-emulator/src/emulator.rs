@@ -32,6 +32,10 @@ const STARTUP_TIMEOUT: Duration = Duration::from_secs(90);
 /// What the emulator logs once it listens on its port; before that line, whatever answers on
 /// the port may be another process that took it first.
 const READY_LINE: &str = "Dev App Server is now running";
+/// What the JVM logs when its port is held by another process.
+const BIND_FAILURE: &str = "Address already in use";
+/// How many ports a start tries before giving up on bind failures.
+const START_ATTEMPTS: usize = 4;
 
 /// Runs the JVM (`"$@"`) under a shell that prints its PID and kills it once its standard
 /// input, a pipe from this process, closes: when the emulator is stopped, and also when this
@@ -127,8 +131,38 @@ impl Emulator {
             emulator.wait_until_ready().await?;
             return Ok(emulator);
         }
-        let port = free_port().map_err(EmulatorError::Spawn)?;
-        Self::start_on(port, max_heap).await
+        // The port is free when chosen but not held until the JVM binds it, and the JVM's own
+        // WebSocket server binds an ephemeral port first, which can be that one: seen once in
+        // about ten CI runs. A bind failure is retried on another port; any other failure is not.
+        let mut ports = Vec::with_capacity(START_ATTEMPTS);
+        for _ in 0..START_ATTEMPTS {
+            ports.push(free_port().map_err(EmulatorError::Spawn)?);
+        }
+        Self::start_on_first_free(ports, max_heap).await
+    }
+
+    /// Starts an emulator on the first of `ports` it can bind: a port another process holds
+    /// is skipped, any other failure returned. Fails with the last port's error if none binds.
+    #[doc(hidden)]
+    pub async fn start_on_first_free(
+        ports: impl IntoIterator<Item = u16>,
+        max_heap: &str,
+    ) -> Result<Emulator, EmulatorError> {
+        let mut last = None;
+        for port in ports {
+            match Self::start_on(port, max_heap).await {
+                Err(EmulatorError::Exited { status, log }) if log.contains(BIND_FAILURE) => {
+                    last = Some(EmulatorError::Exited { status, log });
+                }
+                started => return started,
+            }
+        }
+        Err(last.unwrap_or_else(|| {
+            EmulatorError::Spawn(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "no port to start the emulator on",
+            ))
+        }))
     }
 
     /// The emulator every test of this process shares, started on first use (or the one

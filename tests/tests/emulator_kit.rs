@@ -79,6 +79,45 @@ async fn a_port_another_process_holds_is_an_error_not_a_foreign_server() {
 }
 
 #[tokio::test]
+async fn a_start_skips_a_port_taken_before_the_jvm_binds_it() {
+    if std::env::var_os(EMULATOR_HOST_ENV).is_some() {
+        return;
+    }
+    let foreign = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let held = foreign.local_addr().unwrap().port();
+    let free = {
+        let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        probe.local_addr().unwrap().port()
+    };
+    let emulator = Emulator::start_on_first_free([held, free], "256m")
+        .await
+        .expect("the second port binds");
+    assert_eq!(emulator.host(), format!("127.0.0.1:{free}"));
+    // It answers Firestore calls there; the foreign listener still holds its port.
+    let db = emulator.db("skips-a-held-port").await.unwrap();
+    let none: Option<serde_json::Value> = db
+        .fluent()
+        .select()
+        .by_id_in("c")
+        .obj()
+        .one("absent")
+        .await
+        .unwrap();
+    assert!(none.is_none());
+    assert_eq!(foreign.local_addr().unwrap().port(), held);
+
+    // Every port held: the last bind failure, not a hang or a foreign server.
+    let other = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let ports = [held, other.local_addr().unwrap().port()];
+    match Emulator::start_on_first_free(ports, "256m").await {
+        Err(EmulatorError::Exited { log, .. }) => {
+            assert!(log.contains("Address already in use"), "{log}");
+        }
+        other => panic!("expected a bind failure, got {other:?}"),
+    }
+}
+
+#[tokio::test]
 async fn stopping_an_emulator_ends_its_jvm() {
     if std::env::var_os(EMULATOR_HOST_ENV).is_some() {
         return;
