@@ -48,7 +48,7 @@ async fn tracked_task() {
     };
     let run = job
         .page_size(10)
-        .writer(unthrottled().share_of(part.count).unwrap())
+        .writer(unthrottled())
         .tracked(JOB, part)
         .lease_timeout(LEASE)
         .heartbeat_every(Duration::from_millis(400))

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+use sharded_runtime::bulk::{BulkWriterOptions, Clock, Throttling, VirtualClock};
 use sharded_runtime::firestore::FirestoreDb;
 use sharded_runtime::{Error, JobStatus, PartPhase, PartRun, Sharded, TaskPart};
 use sharded_tests::migration::unthrottled;
@@ -49,6 +50,9 @@ async fn tracked_parts_run_once_each_and_their_counts_add_up_to_the_collection()
             .writer(unthrottled())
             .page_size(25)
             .tracked("adopt", TaskPart::new(index, 3).unwrap())
+            // No heartbeat falls due in a run this short: the state's writes are exact.
+            .lease_timeout(Duration::from_secs(600))
+            .heartbeat_every(Duration::from_secs(300))
             .run(|_| {})
             .await
             .unwrap()
@@ -80,6 +84,13 @@ async fn tracked_parts_run_once_each_and_their_counts_add_up_to_the_collection()
     // The closing step (the job-wide sweep and census) ran once, by the last part to finish.
     let closing = status.closing.clone().expect("closed");
     assert_eq!((closing.runs, closing.outstanding), (1, Some(0)));
+    // Tracking wrote each part's document twice (its lease, its outcome) and the job's three
+    // times (its start, the closing step's claim and outcome); the run that found its part
+    // done wrote nothing.
+    for part in &status.parts {
+        assert_eq!(part.state_writes, 2, "{part:?}");
+    }
+    assert_eq!((status.job_state_writes, status.state_writes()), (3, 9));
     assert_eq!(
         Reading::collection(db)
             .verify()
@@ -114,6 +125,40 @@ async fn tracked_parts_run_once_each_and_their_counts_add_up_to_the_collection()
         JobStatus::read(db, "never-started", Duration::from_secs(60)).await,
         Err(Error::JobMismatch { .. })
     ));
+}
+
+/// The job's writer options are the whole job's budget: one task of `parts` writes at
+/// 1/`parts` of their ramp. Measured on a virtual clock (the ramp's time, which the writer
+/// sleeps on) while the writes land for real.
+#[tokio::test]
+async fn each_part_writes_at_its_share_of_the_jobs_ramp() {
+    for parts in [1u32, 4] {
+        let test = test_db(&format!("tracked-share-{parts}")).await;
+        let db = &test.db;
+        legacy(db, 300).await;
+        let clock = VirtualClock::new();
+        let whole = BulkWriterOptions::for_type::<Reading>().with_clock(clock.clone());
+        let Throttling::Ramp { initial, .. } = whole.throttling else {
+            panic!("the default throttling ramps");
+        };
+        let run = Reading::collection(db)
+            .backfill()
+            .writer(whole)
+            .tracked("share", TaskPart::new(0, parts).unwrap())
+            .run(|_| {})
+            .await
+            .unwrap();
+        let PartRun::Finished { progress, .. } = run else {
+            panic!("the part runs: {run:?}");
+        };
+        assert!(progress.updated >= 50, "{progress:?}");
+        let rate = progress.updated as f64 / clock.now().as_secs_f64();
+        let share = initial / f64::from(parts);
+        assert!(
+            rate <= share && rate > share * 0.75,
+            "{parts} parts: one part wrote {rate:.1}/s, its share is {share:.1}/s"
+        );
+    }
 }
 
 #[tokio::test]

@@ -65,6 +65,7 @@ pub(super) async fn acquire(
                     seconds: 0.0,
                     rate: 0.0,
                     error: None,
+                    writes: 0,
                 },
                 None,
             ),
@@ -93,7 +94,8 @@ pub(super) async fn acquire(
                 }
             }
         };
-        match state::write(db, &name, &record, after).await? {
+        let mut record = record;
+        match state::write(db, &name, &mut record, after).await? {
             Ok(update_time) => {
                 return Ok(Outcome::Held(Held {
                     name,
@@ -117,10 +119,11 @@ impl Held {
         progress: Option<&Progress>,
         elapsed: Duration,
     ) -> Result<bool> {
-        let record = counted(&self.record, progress, elapsed.as_secs_f64());
-        match state::write(db, &self.name, &record, Some(self.update_time)).await? {
+        let mut record = counted(&self.record, progress, elapsed.as_secs_f64());
+        match state::write(db, &self.name, &mut record, Some(self.update_time)).await? {
             Ok(update_time) => {
                 self.update_time = update_time;
+                self.record.writes = record.writes;
                 Ok(true)
             }
             Err(Conflict) => Ok(false),
@@ -140,7 +143,7 @@ impl Held {
             elapsed.unwrap_or_default().as_secs_f64(),
         );
         record.phase = Phase::Done;
-        match state::write(db, &self.name, &record, Some(self.update_time)).await? {
+        match state::write(db, &self.name, &mut record, Some(self.update_time)).await? {
             Ok(_) => Ok(PartStatus::from_record(
                 self.index,
                 &record,
@@ -166,7 +169,7 @@ impl Held {
         record.phase = Phase::Failed;
         record.error = Some(error.to_string());
         // A conflict: another attempt holds the part already, and its record stands.
-        let _taken_over = state::write(db, &self.name, &record, Some(self.update_time)).await?;
+        let _taken_over = state::write(db, &self.name, &mut record, Some(self.update_time)).await?;
         Ok(())
     }
 }

@@ -83,6 +83,15 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
     ///   from its checkpoint; the attempt that lost it stops with [`Error::JobLeaseLost`].
     /// - A done part is [`PartRun::AlreadyDone`]. A failed run stores why and returns the
     ///   error; the next attempt goes on from the checkpoint.
+    /// - The job's [`writer`](ShardJob::writer) options are the whole job's write budget:
+    ///   each part writes at 1/parts of their ramp
+    ///   ([`BulkWriterOptions::share_of`](crate::bulk::BulkWriterOptions::share_of), applied
+    ///   here: do not share them yourself), so that however many tasks run at once, together
+    ///   they write no faster than one job would. The closing step, which runs alone, has
+    ///   the whole budget.
+    /// - Every write of the job's state is counted where it is stored
+    ///   ([`JobStatus::state_writes`]): with the default heartbeat, a part's tracking costs
+    ///   one write per 10 s.
     ///
     /// The job's own [`ids`](ShardJob::ids) and [`resume_from`](ShardJob::resume_from) are
     /// replaced by the part's stored range and checkpoint.
@@ -184,6 +193,8 @@ impl<'db, T: Sharded> TrackedPart<'db, T> {
         let heartbeat_every = self.heartbeat_every;
         let closer = self.closer();
         let mut job = self.job.ids(range);
+        // The job's writer options are the whole job's budget; each part writes at its share.
+        job.writer = job.writer.share_of(record.parts)?;
         // The job's closing step sweeps once, after every part's scan.
         job.sweep_after_scan = false;
         if let Some(checkpoint) = &held.record.checkpoint {
@@ -265,10 +276,11 @@ impl Closer<'_> {
                 swept: 0,
                 outstanding: None,
             });
-            let mut claimed = match state::write(self.db, &name, &record, read.update_time).await? {
-                Ok(update_time) => update_time,
-                Err(Conflict) => continue,
-            };
+            let mut claimed =
+                match state::write(self.db, &name, &mut record, read.update_time).await? {
+                    Ok(update_time) => update_time,
+                    Err(Conflict) => continue,
+                };
             let mut job =
                 ShardJob::<T>::new(self.db, self.scope.clone()).writer(self.writer.clone());
             job.change = self.change.clone();
@@ -287,7 +299,7 @@ impl Closer<'_> {
                 tokio::select! {
                     outcome = &mut work => break outcome?,
                     _ = beat.tick() => {
-                        match state::write(self.db, &name, &record, Some(claimed)).await? {
+                        match state::write(self.db, &name, &mut record, Some(claimed)).await? {
                             Ok(update_time) => claimed = update_time,
                             // Taken over after this task went silent: the other closes.
                             Err(Conflict) => return Ok(()),
@@ -301,7 +313,7 @@ impl Closer<'_> {
                 swept,
                 outstanding: Some(outstanding),
             });
-            let _taken_over = state::write(self.db, &name, &record, Some(claimed)).await?;
+            let _taken_over = state::write(self.db, &name, &mut record, Some(claimed)).await?;
             return Ok(());
         }
     }
@@ -370,7 +382,7 @@ impl<T: Sharded> TrackedPart<'_, T> {
                         self.part.count,
                     )
                     .await?;
-                    let record = JobRecord {
+                    let mut record = JobRecord {
                         collection: T::COLLECTION.to_owned(),
                         scope: scope.clone(),
                         parts: self.part.count,
@@ -378,8 +390,9 @@ impl<T: Sharded> TrackedPart<'_, T> {
                         split_by: parts.by,
                         total: self.job.clone_for_count().count().await?,
                         closing: None,
+                        writes: 0,
                     };
-                    match state::write(db, &name, &record, None).await? {
+                    match state::write(db, &name, &mut record, None).await? {
                         Ok(_) => record,
                         // Another task started the job first: use its parts.
                         Err(state::Conflict) => continue,

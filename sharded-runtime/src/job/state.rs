@@ -66,6 +66,9 @@ pub(crate) struct JobRecord {
     /// by the task that claims it.
     #[serde(default)]
     pub(crate) closing: Option<Closing>,
+    /// Writes of this document so far, this one included.
+    #[serde(default)]
+    pub(crate) writes: u64,
 }
 
 /// The closing step's claim and outcome.
@@ -112,6 +115,27 @@ pub(crate) struct PartRecord {
     pub(crate) rate: f64,
     /// Why the last attempt failed.
     pub(crate) error: Option<String>,
+    /// Writes of this document so far, this one included: each is written on the
+    /// precondition of the one before, so the count is exact.
+    #[serde(default)]
+    pub(crate) writes: u64,
+}
+
+/// A record of the job's state that counts its own writes.
+pub(crate) trait Stored: Serialize {
+    fn writes(&mut self) -> &mut u64;
+}
+
+impl Stored for JobRecord {
+    fn writes(&mut self) -> &mut u64 {
+        &mut self.writes
+    }
+}
+
+impl Stored for PartRecord {
+    fn writes(&mut self) -> &mut u64 {
+        &mut self.writes
+    }
 }
 
 /// A document as read: its fields, when it was last written, and when it was read (both
@@ -221,8 +245,22 @@ fn decode<R: DeserializeOwned>(document: &Document) -> Result<R> {
 
 /// Writes `record` as the document `name`: created only if it does not exist (`after`
 /// `None`), else only if it is as last read (`after`, its update time). The new update time,
-/// or the conflict.
-pub(crate) async fn write<R: Serialize>(
+/// or the conflict. The record's write count goes up by the write, if it lands.
+pub(crate) async fn write<R: Stored>(
+    db: &FirestoreDb,
+    name: &str,
+    record: &mut R,
+    after: Option<Timestamp>,
+) -> Result<std::result::Result<Timestamp, Conflict>> {
+    *record.writes() += 1;
+    let written = write_once(db, name, &*record, after).await;
+    if !matches!(written, Ok(Ok(_))) {
+        *record.writes() -= 1;
+    }
+    written
+}
+
+async fn write_once<R: Serialize>(
     db: &FirestoreDb,
     name: &str,
     record: &R,

@@ -56,6 +56,8 @@ pub struct PartStatus {
     pub heartbeat_age: Option<Duration>,
     /// Why the last attempt failed.
     pub error: Option<String>,
+    /// Writes of the part's state document: every attempt's lease, heartbeats and outcome.
+    pub state_writes: u64,
 }
 
 impl PartStatus {
@@ -87,6 +89,7 @@ impl PartStatus {
             elapsed: Duration::from_secs_f64(record.seconds.max(0.0)),
             heartbeat_age,
             error: record.error.clone(),
+            state_writes: record.writes,
         }
     }
 
@@ -104,6 +107,7 @@ impl PartStatus {
             elapsed: Duration::ZERO,
             heartbeat_age: None,
             error: None,
+            state_writes: 0,
         }
     }
 }
@@ -135,6 +139,9 @@ pub struct JobStatus {
     pub total: u64,
     /// The closing step, once claimed.
     pub closing: Option<JobClosing>,
+    /// Writes of the job's own state document: its start and the closing step's claim,
+    /// heartbeats and outcome.
+    pub job_state_writes: u64,
 }
 
 impl JobStatus {
@@ -179,6 +186,7 @@ impl JobStatus {
                 swept: closing.swept,
                 outstanding: closing.outstanding,
             }),
+            job_state_writes: record.writes,
         })
     }
 
@@ -204,6 +212,12 @@ impl JobStatus {
     /// Documents given a current shard value by every part.
     pub fn updated(&self) -> u64 {
         self.parts.iter().map(|part| part.updated).sum()
+    }
+
+    /// Writes of the job's state so far (its document's and every part's): what tracking
+    /// the job costs, beside the job's own writes.
+    pub fn state_writes(&self) -> u64 {
+        self.job_state_writes + self.parts.iter().map(|part| part.state_writes).sum::<u64>()
     }
 
     /// Documents scanned per second by the running parts together.
