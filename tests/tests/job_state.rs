@@ -313,3 +313,120 @@ async fn the_closing_step_sweeps_what_old_writers_left_behind_finished_parts() {
     let census = During::collection(db).verify().await.unwrap();
     assert_eq!((census.outstanding(), census.scanned), (0, 41));
 }
+
+/// Readings under each room, in collections whose id is `parts`: the id a job's own part
+/// documents once had, so that a group scan would have taken in the job's state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
+#[sharded(
+    shards = 5,
+    order_by = "at",
+    parent = "rooms",
+    collection = "parts",
+    collection_group
+)]
+struct RoomReading {
+    at: i64,
+    n: i64,
+}
+
+/// A tracked job over a collection group: three parts run at once over every room's
+/// documents (rooms with generated-style ids, and the group's collections under other
+/// parents, which sort before and after the rooms). Their counts add up to the group, the
+/// closing step finds none outstanding, and the job's own state is not among what it scans.
+#[tokio::test]
+async fn a_tracked_job_over_a_collection_group_covers_every_parent_once() {
+    use rand::{Rng, SeedableRng};
+    let test = test_db("tracked-group").await;
+    let db = &test.db;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(sharded_tests::seed("tracked-group"));
+    let mut parents: Vec<(&str, String)> = (0..40)
+        .map(|_| ("rooms", sharded_tests::generated_id(&mut rng)))
+        .collect();
+    parents.extend([("aaa", "x".to_owned()), ("zzz", "x".to_owned())]);
+    let writer = db.create_simple_batch_writer().await.unwrap();
+    let mut batch = writer.new_batch();
+    let mut total = 0u64;
+    for (collection, id) in &parents {
+        for m in 0..rng.random_range(1..6) {
+            db.fluent()
+                .update()
+                .in_col(RoomReading::COLLECTION)
+                .document_id(format!("m{m}"))
+                .parent(db.parent_path(collection, id).unwrap())
+                .object(&serde_json::json!({ "at": m, "n": m }))
+                .add_to_batch(&mut batch)
+                .unwrap();
+            total += 1;
+        }
+    }
+    batch.write().await.unwrap();
+
+    let group = RoomReading::collection_group(db);
+    let part = |index: u32| async move {
+        RoomReading::collection_group(db)
+            .backfill()
+            .writer(unthrottled())
+            .page_size(7)
+            .tracked("group-adopt", TaskPart::new(index, 3).unwrap())
+            .run(|_| {})
+            .await
+            .unwrap()
+    };
+    let (a, b, c) = tokio::join!(part(0), part(1), part(2));
+    let mut updated = 0;
+    for run in [a, b, c] {
+        match run {
+            PartRun::Finished { progress, part } => {
+                assert_eq!(
+                    (part.scanned, part.updated),
+                    (progress.scanned, progress.updated)
+                );
+                updated += progress.updated;
+            }
+            other => panic!("every part runs once: {other:?}"),
+        }
+    }
+    assert_eq!(updated, total);
+    let status = JobStatus::read(db, "group-adopt", Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert!(status.is_done(), "{status:?}");
+    assert_eq!((status.total, status.scanned()), (total, total));
+    let closing = status.closing.clone().unwrap();
+    assert_eq!(
+        (closing.runs, closing.swept, closing.outstanding),
+        (1, 0, Some(0))
+    );
+    // The group holds the readings and nothing of the job's state.
+    let census = group.verify().await.unwrap();
+    assert_eq!((census.current, census.outstanding()), (total, 0));
+
+    // The job's id is the group's: a job over one room is another job.
+    let room = sharded_runtime::Parent::<RoomReading>::new(&[parents[0].1.as_str()]).unwrap();
+    let mismatch = RoomReading::collection_in(db, &room)
+        .backfill()
+        .tracked("group-adopt", TaskPart::new(0, 3).unwrap())
+        .run(|_| {})
+        .await;
+    assert!(
+        matches!(mismatch, Err(Error::JobMismatch { .. })),
+        "{mismatch:?}"
+    );
+    // State kept in the job's own collection would be scanned by the job: refused.
+    let refused = group
+        .backfill()
+        .tracked("other", TaskPart::new(0, 1).unwrap())
+        .state_collection(RoomReading::COLLECTION)
+        .run(|_| {})
+        .await;
+    assert!(
+        matches!(
+            refused,
+            Err(Error::InvalidOptions {
+                option: "state_collection",
+                ..
+            })
+        ),
+        "{refused:?}"
+    );
+}

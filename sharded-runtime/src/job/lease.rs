@@ -174,7 +174,7 @@ impl Held {
     }
 }
 
-/// The job id in a part's document name, `.../{job}/parts/{index}`.
+/// The job id in a part's document name, `.../{job}/_sharded_parts/{index}`.
 fn job_of(name: &str) -> String {
     name.rsplit('/').nth(2).unwrap_or_default().to_owned()
 }

@@ -155,8 +155,20 @@ pub(crate) fn job_name(db: &FirestoreDb, collection: &str, job: &str) -> String 
     format!("{}/{collection}/{job}", db.get_documents_path())
 }
 
+/// The subcollection of a job's document holding its parts: reserved like the state
+/// collection, so that no sharded type's collection group takes in a job's parts.
+pub(crate) const PARTS_COLLECTION: &str = "_sharded_parts";
+
+const _: () = assert!(const_starts_with(
+    PARTS_COLLECTION,
+    sharded_indexes::RESERVED_COLLECTION_PREFIX
+));
+
 pub(crate) fn part_name(db: &FirestoreDb, collection: &str, job: &str, index: u32) -> String {
-    format!("{}/parts/{index:05}", job_name(db, collection, job))
+    format!(
+        "{}/{PARTS_COLLECTION}/{index:05}",
+        job_name(db, collection, job)
+    )
 }
 
 pub(crate) async fn read<R: DeserializeOwned>(db: &FirestoreDb, name: &str) -> Result<Read<R>> {
@@ -198,7 +210,7 @@ pub(crate) async fn read_parts(
 ) -> Result<(Vec<(u32, PartRecord, Option<Timestamp>)>, Option<Timestamp>)> {
     let query = StructuredQuery {
         from: vec![structured_query::CollectionSelector {
-            collection_id: "parts".to_owned(),
+            collection_id: PARTS_COLLECTION.to_owned(),
             all_descendants: false,
         }],
         ..Default::default()
