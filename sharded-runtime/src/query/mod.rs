@@ -17,6 +17,8 @@ pub(crate) mod queries;
 mod range;
 mod reach;
 pub(crate) mod request;
+// Only debug builds check each query against the plan before sending it.
+#[cfg(debug_assertions)]
 mod served;
 mod shape;
 mod shares;
