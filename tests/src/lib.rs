@@ -32,6 +32,14 @@ pub async fn test_db(name: &str) -> TestDb {
     TestDb { db, emulator }
 }
 
+/// A document id as Firestore generates one: 20 letters and digits, uniformly random.
+pub fn generated_id(rng: &mut impl rand::Rng) -> String {
+    const ALPHABET: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    (0..20)
+        .map(|_| ALPHABET[rng.random_range(0..62)] as char)
+        .collect()
+}
+
 /// An emulator of this test's own, for a test that stops it; and a client of it.
 pub async fn own_emulator(name: &str) -> (Emulator, FirestoreDb) {
     let emulator = Emulator::start()

@@ -130,13 +130,9 @@ async fn last_line(mut lines: Lines) -> String {
 /// `count` documents written before the collection was sharded.
 async fn legacy(db: &FirestoreDb, count: usize) -> Vec<String> {
     let writer = db.create_simple_batch_writer().await.unwrap();
-    let alphabet = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    let mut rng = rand::rng();
     let ids: Vec<String> = (0..count)
-        .map(|_| {
-            (0..20)
-                .map(|_| alphabet[rand::random_range(0..62)] as char)
-                .collect()
-        })
+        .map(|_| sharded_tests::generated_id(&mut rng))
         .collect();
     for chunk in ids.chunks(500) {
         let mut batch = writer.new_batch();

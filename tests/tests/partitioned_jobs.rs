@@ -105,7 +105,7 @@ async fn scanned_to_the_end(
 
 #[tokio::test]
 async fn a_backfill_in_four_processes_scans_every_document_once() {
-    use rand::{Rng, SeedableRng};
+    use rand::SeedableRng;
     let test = test_db("partitioned-backfill").await;
     let project = test
         .db
@@ -118,13 +118,8 @@ async fn a_backfill_in_four_processes_scans_every_document_once() {
     // Documents written before the collection was sharded: generated-style ids, and some
     // of every other kind.
     let mut rng = rand::rngs::StdRng::seed_from_u64(11);
-    let alphabet = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
     let mut ids: Vec<String> = (0..1_600)
-        .map(|_| {
-            (0..20)
-                .map(|_| alphabet[rng.random_range(0..62)] as char)
-                .collect()
-        })
+        .map(|_| sharded_tests::generated_id(&mut rng))
         .collect();
     ids.extend(["_x", "~tilde", "é", "0", "zz", "r001", "__id7__"].map(String::from));
     let writer = test.db.create_simple_batch_writer().await.unwrap();

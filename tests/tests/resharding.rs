@@ -541,14 +541,10 @@ async fn each_part_of_a_rebalance_sweeps_its_own_range_only() {
     use sharded_runtime::IdRange;
     let test = test_db("rebalance-part-sweep").await;
     let db = &test.db;
-    let alphabet = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
     let mut rng = rand::rng();
     let seed = BulkWriter::new(db, unthrottled()).unwrap();
     for n in 0..120 {
-        use rand::Rng;
-        let id: String = (0..20)
-            .map(|_| alphabet[rng.random_range(0..62)] as char)
-            .collect();
+        let id = sharded_tests::generated_id(&mut rng);
         drop(seed.upsert(&id, &before(n)).await.unwrap());
     }
     seed.close().await.unwrap();

@@ -510,13 +510,8 @@ async fn parts_of_a_group_backfill_cover_every_document_once<T: CollectionGroup>
         .first()
         .copied()
         .unwrap_or(T::COLLECTION);
-    let alphabet = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
     let mut ids: Vec<String> = (0..24)
-        .map(|_| {
-            (0..20)
-                .map(|_| alphabet[rng.random_range(0..62)] as char)
-                .collect()
-        })
+        .map(|_| sharded_tests::generated_id(&mut rng))
         .chain(["__id7__".to_owned()])
         .collect();
     ids.sort();
