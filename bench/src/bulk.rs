@@ -285,30 +285,41 @@ fn status_kib(key: &str) -> std::io::Result<u64> {
         .ok_or_else(|| std::io::Error::other(format!("no {key} in /proc/self/status")))
 }
 
+/// `count` instruments written without a shard into the sharded type's collection, under
+/// generated-style ids (20 random letters and digits, as Firestore's), seeded by `seed`.
+pub(crate) async fn legacy_instruments(
+    db: &FirestoreDb,
+    count: usize,
+    seed: u64,
+) -> Result<(), Failure> {
+    use rand::Rng;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let alphabet = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    let writer = BulkWriter::new(db, BulkWriterOptions::unthrottled())?;
+    for (_, plain) in instruments(count, &mut rng.clone()) {
+        let id: String = (0..20)
+            .map(|_| alphabet[rng.random_range(0..62)] as char)
+            .collect();
+        drop(
+            writer
+                .set::<Plain>(Sharded3::COLLECTION, &id, &plain)
+                .await?,
+        );
+    }
+    writer.close().await?;
+    Ok(())
+}
+
 /// A backfill split into 1, 2 and 4 parts of the id space, each part a job of its own with
 /// its own writer, run concurrently in this process: the whole backfill's rate against one
 /// job's, same documents (generated-style ids) in a fresh database each time.
 pub async fn partitions_section() -> Result<String, Failure> {
-    use rand::Rng;
     const DOCUMENTS: usize = 20_000;
     let emulator = Emulator::start_with_heap("3g").await?;
     let mut rates = Vec::new();
     for parts in [1u32, 2, 4] {
         let db = emulator.db(&format!("bulk-parts-{parts}")).await?;
-        let mut rng = rand::rngs::StdRng::seed_from_u64(5);
-        let alphabet = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-        let writer = BulkWriter::new(&db, BulkWriterOptions::unthrottled())?;
-        for (_, plain) in instruments(DOCUMENTS, &mut rng.clone()) {
-            let id: String = (0..20)
-                .map(|_| alphabet[rng.random_range(0..62)] as char)
-                .collect();
-            drop(
-                writer
-                    .set::<Plain>(Sharded3::COLLECTION, &id, &plain)
-                    .await?,
-            );
-        }
-        writer.close().await?;
+        legacy_instruments(&db, DOCUMENTS, 5).await?;
         let started = Instant::now();
         let jobs = (0..parts).map(|index| {
             let db = db.clone();

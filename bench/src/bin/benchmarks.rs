@@ -2,9 +2,8 @@
 //! against its baseline in the same run and writes BENCHMARKS.md at the repository root.
 //!
 //! Pass `--skip-build-cost` to leave out the (slow) clean-build measurements, and
-//! `--build-cost-only`, `--bulk-only` (`--live-only`) to print the build-cost, bulk writer and
-//! backfill (live query) section
-//! alone.
+//! `--build-cost-only`, `--bulk-only`, `--live-only`, `--tracked-only` (and the other
+//! `--…-only` below) to print that section alone.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -71,6 +70,15 @@ async fn main() -> Result<(), Failure> {
         print!("{}", sharded_bench::bulk::partitions_section().await?);
         return Ok(());
     }
+    if std::env::args().any(|arg| arg == sharded_bench::tracked::TASK_ARG) {
+        // One task process of the tracked job the tracked-jobs section starts.
+        return sharded_bench::tracked::task().await;
+    }
+    if std::env::args().any(|arg| arg == "--tracked-only") {
+        // The tracked jobs section alone, printed; writes nothing.
+        print!("{}", sharded_bench::tracked::section().await?);
+        return Ok(());
+    }
     if std::env::args().any(|arg| arg == "--reads-only") {
         // The reads-per-page section alone, printed; writes nothing.
         print!("{}", sharded_bench::reads::section().await?);
@@ -102,6 +110,7 @@ async fn main() -> Result<(), Failure> {
         "{}",
         sharded_bench::bulk::partitions_section().await?
     )?;
+    writeln!(report, "{}", sharded_bench::tracked::section().await?)?;
     if skip_build {
         writeln!(
             report,
