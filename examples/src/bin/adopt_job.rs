@@ -143,6 +143,13 @@ async fn watch(db: &FirestoreDb, job: &str) -> Result<(), Box<dyn Error>> {
         ));
         if status.is_done() {
             total.finish();
+            let closing = status.closing.as_ref().and_then(|c| c.outstanding);
+            println!(
+                "job {job}: {} updated, {} left, {} writes of the job's state",
+                status.updated(),
+                closing.unwrap_or_default(),
+                status.state_writes()
+            );
             return Ok(());
         }
         tokio::time::sleep(Duration::from_secs(2)).await;
