@@ -119,11 +119,16 @@ async fn throughput(emulator: &Emulator, report: &mut String) -> Result<(), Fail
 /// Writes `count` documents without a shard field into `Sharded3`'s collection.
 async fn unsharded_collection(db: &FirestoreDb, count: usize) -> Result<(), Failure> {
     let mut rng = rand::rngs::StdRng::seed_from_u64(count as u64);
-    let writer = BulkWriter::new(
-        db,
-        BulkWriterOptions::default().with_throttling(Throttling::Off),
-    )?;
-    for (id, plain) in instruments(count, &mut rng) {
+    write_unsharded(db, instruments(count, &mut rng)).await
+}
+
+/// `documents` written without a shard into the sharded type's collection.
+async fn write_unsharded(
+    db: &FirestoreDb,
+    documents: impl IntoIterator<Item = (String, Plain)>,
+) -> Result<(), Failure> {
+    let writer = BulkWriter::new(db, BulkWriterOptions::unthrottled())?;
+    for (id, plain) in documents {
         drop(
             writer
                 .set::<Plain>(Sharded3::COLLECTION, &id, &plain)
@@ -295,19 +300,16 @@ pub(crate) async fn legacy_instruments(
     use rand::Rng;
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let alphabet = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-    let writer = BulkWriter::new(db, BulkWriterOptions::unthrottled())?;
-    for (_, plain) in instruments(count, &mut rng.clone()) {
-        let id: String = (0..20)
-            .map(|_| alphabet[rng.random_range(0..62)] as char)
-            .collect();
-        drop(
-            writer
-                .set::<Plain>(Sharded3::COLLECTION, &id, &plain)
-                .await?,
-        );
-    }
-    writer.close().await?;
-    Ok(())
+    let documents: Vec<(String, Plain)> = instruments(count, &mut rng.clone())
+        .into_iter()
+        .map(|(_, plain)| {
+            let id = (0..20)
+                .map(|_| alphabet[rng.random_range(0..62)] as char)
+                .collect();
+            (id, plain)
+        })
+        .collect();
+    write_unsharded(db, documents).await
 }
 
 /// A backfill split into 1, 2 and 4 parts of the id space, each part a job of its own with

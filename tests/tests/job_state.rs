@@ -39,6 +39,29 @@ async fn legacy(db: &FirestoreDb, count: usize) {
     }
 }
 
+/// Runs parts 0, 1 and 2 of a job at once; each must run to its end, its stored counts its
+/// own. The documents they updated.
+async fn three_parts_at_once<F: std::future::Future<Output = PartRun>>(
+    part: impl Fn(u32) -> F,
+) -> u64 {
+    let (a, b, c) = tokio::join!(part(0), part(1), part(2));
+    let mut updated = 0;
+    for run in [a, b, c] {
+        match run {
+            PartRun::Finished { progress, part } => {
+                assert_eq!(part.phase, PartPhase::Done);
+                assert_eq!(
+                    (part.scanned, part.updated),
+                    (progress.scanned, progress.updated)
+                );
+                updated += progress.updated;
+            }
+            other => panic!("every part runs once: {other:?}"),
+        }
+    }
+    updated
+}
+
 #[tokio::test]
 async fn tracked_parts_run_once_each_and_their_counts_add_up_to_the_collection() {
     let test = test_db("tracked-parts").await;
@@ -57,19 +80,7 @@ async fn tracked_parts_run_once_each_and_their_counts_add_up_to_the_collection()
             .await
             .unwrap()
     };
-    let (a, b, c) = tokio::join!(part(0), part(1), part(2));
-    let mut updated = 0;
-    for run in [a, b, c] {
-        match run {
-            PartRun::Finished { progress, part } => {
-                assert_eq!(part.phase, PartPhase::Done);
-                assert_eq!(part.scanned, progress.scanned);
-                updated += progress.updated;
-            }
-            other => panic!("every part runs once: {other:?}"),
-        }
-    }
-    assert_eq!(updated, 300);
+    assert_eq!(three_parts_at_once(part).await, 300);
     // A done part is not run again.
     assert!(matches!(part(1).await, PartRun::AlreadyDone(done) if done.scanned > 0));
     let status = JobStatus::read(db, "adopt", Duration::from_secs(60))
@@ -108,6 +119,17 @@ async fn tracked_parts_run_once_each_and_their_counts_add_up_to_the_collection()
     assert!(
         matches!(mismatch, Err(Error::JobMismatch { .. })),
         "{mismatch:?}"
+    );
+    // So is a task of another change under the job's id.
+    let rename = Reading::collection(db)
+        .rename_field("count", Reading::fields().n)
+        .unwrap()
+        .tracked("adopt", TaskPart::new(0, 3).unwrap())
+        .run(|_| {})
+        .await;
+    assert!(
+        matches!(&rename, Err(Error::JobMismatch { reason, .. }) if reason.contains("rename count to n")),
+        "{rename:?}"
     );
     // Options that cannot keep a lease are refused.
     let refused = Reading::collection(db)
@@ -372,21 +394,7 @@ async fn a_tracked_job_over_a_collection_group_covers_every_parent_once() {
             .await
             .unwrap()
     };
-    let (a, b, c) = tokio::join!(part(0), part(1), part(2));
-    let mut updated = 0;
-    for run in [a, b, c] {
-        match run {
-            PartRun::Finished { progress, part } => {
-                assert_eq!(
-                    (part.scanned, part.updated),
-                    (progress.scanned, progress.updated)
-                );
-                updated += progress.updated;
-            }
-            other => panic!("every part runs once: {other:?}"),
-        }
-    }
-    assert_eq!(updated, total);
+    assert_eq!(three_parts_at_once(part).await, total);
     let status = JobStatus::read(db, "group-adopt", Duration::from_secs(60))
         .await
         .unwrap();

@@ -401,6 +401,7 @@ impl<T: Sharded> TrackedPart<'_, T> {
                         ranges: parts.ranges,
                         split_by: parts.by,
                         total: self.job.clone_for_count().count().await?,
+                        change: self.job.change.describe(),
                         closing: None,
                         writes: 0,
                     };
@@ -421,6 +422,13 @@ impl<T: Sharded> TrackedPart<'_, T> {
                     record.collection,
                     record.scope,
                     T::COLLECTION
+                )));
+            }
+            if record.change != self.job.change.describe() {
+                return Err(mismatch(format!(
+                    "it was started to {}, this task would {}",
+                    record.change,
+                    self.job.change.describe()
                 )));
             }
             if record.parts != self.part.count {

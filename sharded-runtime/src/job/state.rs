@@ -62,6 +62,9 @@ pub(crate) struct JobRecord {
     pub(crate) split_by: SplitBy,
     /// The collection's size when the job started, for the whole job's ETA.
     pub(crate) total: u64,
+    /// What the job changes ([`Change::describe`](crate::shard_job::Change::describe)):
+    /// every task of a job makes the same change.
+    pub(crate) change: String,
     /// The job's closing step, once every part is done: the sweep and the census, run once
     /// by the task that claims it.
     #[serde(default)]

@@ -51,6 +51,14 @@ impl Change {
         })
     }
 
+    /// The change in words, as a tracked job stores it: `shard`, or `rename {from} to {to}`.
+    pub(crate) fn describe(&self) -> String {
+        match self {
+            Change::Shard => "shard".to_owned(),
+            Change::Rename { from, to } => format!("rename {from} to {to}"),
+        }
+    }
+
     /// The fields the scan reads of each document, as field paths.
     pub(crate) fn projection<T: Sharded>(&self) -> Vec<String> {
         match self {
