@@ -108,7 +108,7 @@ pub async fn section() -> Result<String, Failure> {
             }
         }
         let wall = started.elapsed();
-        let status = JobStatus::read(&db, JOB, Duration::from_secs(60)).await?;
+        let status = JobStatus::read(&db, JOB).await?;
         let closing = status.closing.clone().filter(|_| status.is_done());
         let Some(closing) = closing else {
             return Err(format!("the job of {tasks} tasks did not close: {status:?}").into());

@@ -172,7 +172,7 @@ async fn four_cloud_run_tasks_one_killed_and_restarted_adopt_every_document_besi
     // Task 1 is killed (SIGKILL) after its part's first stored checkpoint, once task 2 holds
     // its part too.
     loop {
-        let status = JobStatus::read(db, JOB, LEASE).await;
+        let status = JobStatus::read(db, JOB).await;
         if let Ok(status) = status
             && status.parts[1].checkpoint.is_some()
             && status.parts[2].phase == PartPhase::Running
@@ -182,7 +182,7 @@ async fn four_cloud_run_tasks_one_killed_and_restarted_adopt_every_document_besi
         assert!(
             started.elapsed() < Duration::from_secs(120),
             "no checkpoint of part 1 while part 2 runs: {:?}",
-            JobStatus::read(db, JOB, LEASE).await
+            JobStatus::read(db, JOB).await
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -208,7 +208,7 @@ async fn four_cloud_run_tasks_one_killed_and_restarted_adopt_every_document_besi
         }
     }
     let changes = app.await.unwrap();
-    let status = JobStatus::read(db, JOB, LEASE).await.unwrap();
+    let status = JobStatus::read(db, JOB).await.unwrap();
     assert!(status.is_done(), "{status:?}");
     // The sweep and the census ran once for the whole job, after every part.
     assert_eq!(status.closing.as_ref().map(|closing| closing.runs), Some(1));
@@ -276,7 +276,7 @@ async fn eight_indexed_job_pods_adopt_every_document_once() {
         let ended = last_line(lines).await;
         assert!(ended.starts_with("finished "), "pod {i}: {ended}");
     }
-    let status = JobStatus::read(db, JOB, LEASE).await.unwrap();
+    let status = JobStatus::read(db, JOB).await.unwrap();
     assert!(status.is_done());
     assert_eq!(status.count(PartPhase::Done), 8);
     let closing = status.closing.clone().expect("closed once");
@@ -348,7 +348,7 @@ async fn four_tasks_of_a_rename_one_killed_and_restarted_leave_no_document_under
     let mut tasks: Vec<_> = (0..4).map(|i| task(db, &host, &rename(i), 100)).collect();
     let started = std::time::Instant::now();
     loop {
-        if let Ok(status) = JobStatus::read(db, JOB, LEASE).await
+        if let Ok(status) = JobStatus::read(db, JOB).await
             && status.parts[1].checkpoint.is_some()
             && status.parts[2].phase == PartPhase::Running
         {
@@ -357,7 +357,7 @@ async fn four_tasks_of_a_rename_one_killed_and_restarted_leave_no_document_under
         assert!(
             started.elapsed() < Duration::from_secs(120),
             "no checkpoint of part 1 while part 2 runs: {:?}",
-            JobStatus::read(db, JOB, LEASE).await
+            JobStatus::read(db, JOB).await
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -375,7 +375,7 @@ async fn four_tasks_of_a_rename_one_killed_and_restarted_leave_no_document_under
         }
     }
     let written = app.await.unwrap();
-    let status = JobStatus::read(db, JOB, LEASE).await.unwrap();
+    let status = JobStatus::read(db, JOB).await.unwrap();
     assert!(status.is_done(), "{status:?}");
     assert_eq!(status.parts[1].attempt, 2);
     let closing = status.closing.clone().unwrap();

@@ -165,9 +165,7 @@ async fn a_tracked_rename_closes_with_no_document_left_under_the_old_name() {
             .unwrap();
         assert!(matches!(run, PartRun::Finished { .. }), "{run:?}");
     }
-    let status = JobStatus::read(db, "rename", Duration::from_secs(60))
-        .await
-        .unwrap();
+    let status = JobStatus::read(db, "rename").await.unwrap();
     assert!(status.is_done());
     assert_eq!(status.updated(), ids.len() as u64);
     let closing = status.closing.unwrap();

@@ -21,9 +21,6 @@ use sharded_examples::Instrument;
 use sharded_runtime::firestore::{FirestoreDb, FirestoreDbOptions};
 use sharded_runtime::{JobStatus, PartPhase, PartRun, Sharded, TaskPart};
 
-/// How long a part's holder may go silent before another attempt takes it over.
-const LEASE: Duration = Duration::from_secs(60);
-
 #[tokio::main]
 async fn main() -> ExitCode {
     match run().await {
@@ -70,7 +67,6 @@ async fn task(db: &FirestoreDb, job: &str) -> Result<ExitCode, Box<dyn Error>> {
     let run = Instrument::collection(db)
         .backfill()
         .tracked(job, part)
-        .lease_timeout(LEASE)
         .run(|progress| {
             eprintln!(
                 "{} scanned, {} updated, {:.0} docs/s",
@@ -118,7 +114,7 @@ async fn watch(db: &FirestoreDb, job: &str) -> Result<(), Box<dyn Error>> {
     );
     let mut parts: Vec<ProgressBar> = Vec::new();
     loop {
-        let status = JobStatus::read(db, job, LEASE).await?;
+        let status = JobStatus::read(db, job).await?;
         while parts.len() < status.parts.len() {
             let bar = ProgressBar::new(0).with_style(style.clone());
             parts.push(bars.add(bar.with_prefix(format!("part {}", parts.len()))));

@@ -65,6 +65,7 @@ pub(super) async fn acquire(
                     seconds: 0.0,
                     rate: 0.0,
                     error: None,
+                    lease_seconds: lease_timeout.as_secs_f64(),
                     writes: 0,
                 },
                 None,
@@ -74,10 +75,13 @@ pub(super) async fn acquire(
                     (Some(written), Some(now)) => Some(state::seconds_between(written, now)),
                     _ => None,
                 };
-                let status = PartStatus::from_record(index, &stored, age, lease_timeout);
+                let status = PartStatus::from_record(index, &stored, age);
                 match stored.phase {
                     Phase::Done => return Ok(Outcome::Done(status)),
-                    Phase::Running if age.is_none_or(|age| age < lease_timeout.as_secs_f64()) => {
+                    // Judged by the lease its holder took.
+                    Phase::Running
+                        if age.is_none_or(|age| age < state::lease_of(stored.lease_seconds)) =>
+                    {
                         return Ok(Outcome::Elsewhere(status));
                     }
                     // Failed, or running with a heartbeat older than the lease.
@@ -87,6 +91,7 @@ pub(super) async fn acquire(
                             attempt: stored.attempt + 1,
                             owner: owner.clone(),
                             error: None,
+                            lease_seconds: lease_timeout.as_secs_f64(),
                             ..stored
                         },
                         update_time,
@@ -144,12 +149,7 @@ impl Held {
         );
         record.phase = Phase::Done;
         match state::write(db, &self.name, &mut record, Some(self.update_time)).await? {
-            Ok(_) => Ok(PartStatus::from_record(
-                self.index,
-                &record,
-                Some(0.0),
-                Duration::MAX,
-            )),
+            Ok(_) => Ok(PartStatus::from_record(self.index, &record, Some(0.0))),
             Err(Conflict) => Err(crate::Error::JobLeaseLost {
                 job: job_of(&self.name),
                 part: self.index,

@@ -29,8 +29,43 @@ pub struct TrackedPart<'db, T> {
     id: String,
     part: TaskPart,
     collection: String,
-    lease_timeout: Duration,
+    lease_timeout: Option<Duration>,
+    heartbeat_every: Option<Duration>,
+}
+
+/// A part's heartbeat interval by default, at most [`PARTS_PER_HEARTBEAT_SECOND`] parts.
+const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(10);
+/// The lease by default: six heartbeats, and at least a minute.
+const DEFAULT_LEASE: Duration = Duration::from_secs(60);
+/// The default heartbeat grows with the job past 50 parts so that the parts together write at
+/// most 5 heartbeats a second: 1 % of the ramp's first 500 writes/s.
+const PARTS_PER_HEARTBEAT_SECOND: u32 = 5;
+
+/// How often a part's holder writes, and how long it may go silent before it loses the part.
+#[derive(Debug, Clone, Copy)]
+struct Timing {
     heartbeat_every: Duration,
+    lease_timeout: Duration,
+}
+
+impl Timing {
+    /// For a job of `parts` parts, the heartbeat and the lease each as set, else by default.
+    fn of(parts: u32, heartbeat_every: Option<Duration>, lease_timeout: Option<Duration>) -> Self {
+        let scaled = DEFAULT_HEARTBEAT
+            .max(Duration::from_secs(1) * parts / PARTS_PER_HEARTBEAT_SECOND)
+            .min(crate::option_check::MAX_DURATION / 12);
+        let lease_for = |heartbeat: Duration| DEFAULT_LEASE.max(heartbeat.saturating_mul(6));
+        let (heartbeat_every, lease_timeout) = match (heartbeat_every, lease_timeout) {
+            (Some(heartbeat), Some(lease)) => (heartbeat, lease),
+            (Some(heartbeat), None) => (heartbeat, lease_for(heartbeat)),
+            (None, Some(lease)) => (scaled.min(lease / 2), lease),
+            (None, None) => (scaled, lease_for(scaled)),
+        };
+        Timing {
+            heartbeat_every,
+            lease_timeout,
+        }
+    }
 }
 
 impl<T> std::fmt::Debug for TrackedPart<'_, T> {
@@ -101,8 +136,8 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
             id: job.to_owned(),
             part,
             collection: JOB_STATE_COLLECTION.to_owned(),
-            lease_timeout: Duration::from_secs(60),
-            heartbeat_every: Duration::from_secs(10),
+            lease_timeout: None,
+            heartbeat_every: None,
         }
     }
 }
@@ -120,24 +155,31 @@ impl<'db, T: Sharded> TrackedPart<'db, T> {
     }
 
     /// How long a part's holder may go without a heartbeat before another attempt takes the
-    /// part over (60 s by default): longer than a heartbeat's interval twice over.
+    /// part over: at least twice the heartbeat's interval. By default six heartbeats and at
+    /// least 60 s (60 s up to 50 parts). The holder stores it with the part, so that every
+    /// task and [`JobStatus`] judge its heartbeat by the lease it took.
     pub fn lease_timeout(self, lease_timeout: Duration) -> Self {
         TrackedPart {
-            lease_timeout,
+            lease_timeout: Some(lease_timeout),
             ..self
         }
     }
 
-    /// How often the holder writes its heartbeat, with the checkpoint and counts (10 s by
-    /// default). The job's parts together write parts / `heartbeat_every` state writes a
-    /// second: with 8 parts and the default, 0.8/s, 0.16 % of the ramp's first 500 writes/s
-    /// (BENCHMARKS.md measures it). A job of hundreds of parts keeps that share under 1 % with
-    /// a longer interval (at least parts × 200 ms at 500/s), and a lease at least twice that.
+    /// How often the holder writes its heartbeat, with the checkpoint and counts. The job's
+    /// parts together write parts / `heartbeat_every` state writes a second, so the default
+    /// grows with the job: 10 s up to 50 parts, then parts × 200 ms (at most half a lease set
+    /// with [`lease_timeout`](Self::lease_timeout)), at most 5 writes a second, 1 % of the
+    /// ramp's first 500 writes/s. With 8 parts, 0.16 % (BENCHMARKS.md measures it).
     pub fn heartbeat_every(self, heartbeat_every: Duration) -> Self {
         TrackedPart {
-            heartbeat_every,
+            heartbeat_every: Some(heartbeat_every),
             ..self
         }
+    }
+
+    /// The heartbeat and the lease: each as set, else its default for the job's part count.
+    fn timing(&self) -> Timing {
+        Timing::of(self.part.count, self.heartbeat_every, self.lease_timeout)
     }
 
     fn check(&self) -> Result<()> {
@@ -158,10 +200,17 @@ impl<'db, T: Sharded> TrackedPart<'db, T> {
                 expected: "a collection id other than the job's own",
             });
         }
-        if self.heartbeat_every.is_zero() || self.heartbeat_every * 2 > self.lease_timeout {
+        let Timing {
+            heartbeat_every,
+            lease_timeout,
+        } = self.timing();
+        if heartbeat_every.is_zero()
+            || heartbeat_every.saturating_mul(2) > lease_timeout
+            || lease_timeout > crate::option_check::MAX_DURATION
+        {
             return Err(Error::InvalidOptions {
                 option: "heartbeat_every",
-                expected: "more than zero, and at most half the lease timeout",
+                expected: "more than zero, at most half the lease timeout, which is at most MAX_DURATION",
             });
         }
         Ok(())
@@ -179,7 +228,8 @@ impl<'db, T: Sharded> TrackedPart<'db, T> {
         let db = self.job.db;
         let record = self.job_record().await?;
         let index = self.part.index;
-        let held = match lease::acquire(db, &self.collection, &self.id, index, self.lease_timeout)
+        let timing = self.timing();
+        let held = match lease::acquire(db, &self.collection, &self.id, index, timing.lease_timeout)
             .await?
         {
             lease::Outcome::Held(held) => held,
@@ -202,7 +252,7 @@ impl<'db, T: Sharded> TrackedPart<'db, T> {
             job: self.id.clone(),
             part: index,
         };
-        let heartbeat_every = self.heartbeat_every;
+        let heartbeat_every = timing.heartbeat_every;
         let closer = self.closer();
         let mut job = self.job.ids(range);
         // The job's writer options are the whole job's budget; each part writes at its share.
@@ -231,8 +281,7 @@ impl<'db, T: Sharded> TrackedPart<'db, T> {
             change: self.job.change.clone(),
             collection: self.collection.clone(),
             id: self.id.clone(),
-            lease_timeout: self.lease_timeout,
-            heartbeat_every: self.heartbeat_every,
+            timing: self.timing(),
         }
     }
 }
@@ -245,8 +294,7 @@ struct Closer<'db> {
     change: crate::shard_job::Change,
     collection: String,
     id: String,
-    lease_timeout: Duration,
-    heartbeat_every: Duration,
+    timing: Timing,
 }
 
 impl Closer<'_> {
@@ -268,7 +316,7 @@ impl Closer<'_> {
                     (Some(written), Some(now)) => state::seconds_between(written, now),
                     _ => 0.0,
                 };
-                if closing.outstanding.is_some() || age < self.lease_timeout.as_secs_f64() {
+                if closing.outstanding.is_some() || age < state::lease_of(closing.lease_seconds) {
                     // Closed, or being closed by a live task.
                     return Ok(());
                 }
@@ -287,6 +335,7 @@ impl Closer<'_> {
                 runs,
                 swept: 0,
                 outstanding: None,
+                lease_seconds: self.timing.lease_timeout.as_secs_f64(),
             });
             let mut claimed =
                 match state::write(self.db, &name, &mut record, read.update_time).await? {
@@ -305,7 +354,7 @@ impl Closer<'_> {
                 Ok::<_, Error>((swept, job.outstanding().await?))
             };
             tokio::pin!(work);
-            let mut beat = tokio::time::interval(self.heartbeat_every);
+            let mut beat = tokio::time::interval(self.timing.heartbeat_every);
             beat.tick().await;
             let (swept, outstanding) = loop {
                 tokio::select! {
@@ -324,6 +373,7 @@ impl Closer<'_> {
                 runs: runs + 1,
                 swept,
                 outstanding: Some(outstanding),
+                lease_seconds: self.timing.lease_timeout.as_secs_f64(),
             });
             let _taken_over = state::write(self.db, &name, &mut record, Some(claimed)).await?;
             return Ok(());
@@ -467,5 +517,43 @@ impl<T: Sharded> ShardJob<'_, T> {
     /// The same job over the whole collection, for the count the job's ETA starts from.
     fn clone_for_count(&self) -> ShardJob<'_, T> {
         ShardJob::new(self.db, self.scope.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn secs(timing: Timing) -> (f64, f64) {
+        (
+            timing.heartbeat_every.as_secs_f64(),
+            timing.lease_timeout.as_secs_f64(),
+        )
+    }
+
+    #[test]
+    fn default_heartbeats_of_all_parts_stay_within_five_writes_a_second() {
+        assert_eq!(secs(Timing::of(1, None, None)), (10.0, 60.0));
+        assert_eq!(secs(Timing::of(50, None, None)), (10.0, 60.0));
+        assert_eq!(secs(Timing::of(200, None, None)), (40.0, 240.0));
+        for parts in 1..=crate::MAX_PARTS {
+            let timing = Timing::of(parts, None, None);
+            let per_second = f64::from(parts) / timing.heartbeat_every.as_secs_f64();
+            assert!(per_second <= 5.0 + 1e-9, "{parts}: {per_second}");
+            assert!(timing.heartbeat_every * 2 <= timing.lease_timeout);
+            assert!(timing.lease_timeout <= crate::option_check::MAX_DURATION);
+        }
+    }
+
+    #[test]
+    fn a_set_heartbeat_or_lease_is_kept_and_the_other_fits_it() {
+        let set = Duration::from_secs(2);
+        assert_eq!(secs(Timing::of(8, Some(set), None)), (2.0, 60.0));
+        assert_eq!(secs(Timing::of(8, None, Some(set))), (1.0, 2.0));
+        assert_eq!(
+            secs(Timing::of(3000, None, Some(set * 100))),
+            (100.0, 200.0)
+        );
+        assert_eq!(secs(Timing::of(8, Some(set), Some(set * 3))), (2.0, 6.0));
     }
 }

@@ -85,6 +85,9 @@ pub(crate) struct Closing {
     pub(crate) swept: u64,
     /// The census afterwards: documents still without a current shard value.
     pub(crate) outstanding: Option<u64>,
+    /// The claiming task's lease, in seconds: how long it may go without a heartbeat.
+    #[serde(default)]
+    pub(crate) lease_seconds: f64,
 }
 
 /// Where a part stands.
@@ -118,6 +121,10 @@ pub(crate) struct PartRecord {
     pub(crate) rate: f64,
     /// Why the last attempt failed.
     pub(crate) error: Option<String>,
+    /// The holding attempt's lease, in seconds: how long it may go without a heartbeat
+    /// before another attempt takes the part over.
+    #[serde(default)]
+    pub(crate) lease_seconds: f64,
     /// Writes of this document so far, this one included: each is written on the
     /// precondition of the one before, so the count is exact.
     #[serde(default)]
@@ -318,6 +325,15 @@ async fn write_once<R: Serialize>(
             Ok(Err(Conflict))
         }
         Err(status) => Err(firestore::errors::FirestoreError::from(status).into()),
+    }
+}
+
+/// A stored lease in seconds, or 60 s where a record has none.
+pub(crate) fn lease_of(lease_seconds: f64) -> f64 {
+    if lease_seconds > 0.0 {
+        lease_seconds
+    } else {
+        60.0
     }
 }
 

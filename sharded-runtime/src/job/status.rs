@@ -61,19 +61,19 @@ pub struct PartStatus {
 }
 
 impl PartStatus {
+    /// The part as stored; a running part whose heartbeat is as old as its holder's lease is
+    /// stale.
     pub(super) fn from_record(
         index: u32,
         record: &PartRecord,
         age_seconds: Option<f64>,
-        lease_timeout: Duration,
     ) -> PartStatus {
         let heartbeat_age = age_seconds.map(|age| Duration::from_secs_f64(age.max(0.0)));
+        let lease = state::lease_of(record.lease_seconds);
         let phase = match record.phase {
             Phase::Done => PartPhase::Done,
             Phase::Failed => PartPhase::Failed,
-            Phase::Running if heartbeat_age.is_some_and(|age| age >= lease_timeout) => {
-                PartPhase::Stale
-            }
+            Phase::Running if age_seconds.is_some_and(|age| age >= lease) => PartPhase::Stale,
             Phase::Running => PartPhase::Running,
         };
         PartStatus {
@@ -146,19 +146,14 @@ pub struct JobStatus {
 
 impl JobStatus {
     /// The job `job`'s state from [`JOB_STATE_COLLECTION`]; a part whose holder's heartbeat
-    /// is older than `lease_timeout` is [`PartPhase::Stale`]. [`Error::JobMismatch`] when no
-    /// such job was started.
-    pub async fn read(db: &FirestoreDb, job: &str, lease_timeout: Duration) -> Result<JobStatus> {
-        JobStatus::read_from(db, JOB_STATE_COLLECTION, job, lease_timeout).await
+    /// is older than the lease that holder took (stored with the part) is
+    /// [`PartPhase::Stale`]. [`Error::JobMismatch`] when no such job was started.
+    pub async fn read(db: &FirestoreDb, job: &str) -> Result<JobStatus> {
+        JobStatus::read_from(db, JOB_STATE_COLLECTION, job).await
     }
 
     /// [`read`](Self::read) from the state collection `collection`.
-    pub async fn read_from(
-        db: &FirestoreDb,
-        collection: &str,
-        job: &str,
-        lease_timeout: Duration,
-    ) -> Result<JobStatus> {
+    pub async fn read_from(db: &FirestoreDb, collection: &str, job: &str) -> Result<JobStatus> {
         let record = state::read::<JobRecord>(db, &state::job_name(db, collection, job))
             .await?
             .record
@@ -174,7 +169,7 @@ impl JobStatus {
                 _ => None,
             };
             if let Some(slot) = parts.get_mut(index as usize) {
-                *slot = PartStatus::from_record(index, &part, age, lease_timeout);
+                *slot = PartStatus::from_record(index, &part, age);
             }
         }
         Ok(JobStatus {
