@@ -128,10 +128,17 @@ async fn partition_points<T: Sharded>(
             )),
             ..Default::default()
         };
-        let response = match db.client().get().partition_query(request).await {
-            Ok(response) => response.into_inner(),
-            Err(status) if status.code() == Code::Unimplemented => return Ok(None),
-            Err(status) => return Err(firestore::errors::FirestoreError::from(status).into()),
+        // Asked again while it fails in a way another attempt may fix (a dropped connection).
+        let answer = crate::retry::retry_reads(&crate::retry::Backoff::default(), || async {
+            match db.client().get().partition_query(request.clone()).await {
+                Ok(response) => Ok(Some(response.into_inner())),
+                Err(status) if status.code() == Code::Unimplemented => Ok(None),
+                Err(status) => Err(firestore::errors::FirestoreError::from(status)),
+            }
+        })
+        .await?;
+        let Some(response) = answer else {
+            return Ok(None);
         };
         references.extend(response.partitions.into_iter().filter_map(|cursor| {
             match cursor.values.into_iter().next()?.value_type? {

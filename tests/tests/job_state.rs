@@ -441,3 +441,42 @@ async fn a_tracked_job_over_a_collection_group_covers_every_parent_once() {
         "{refused:?}"
     );
 }
+
+/// A tracked job through a connection that drops: requests lost on the way, answers lost on
+/// the way back (the write applied, the task not told). The job's state reads and writes are
+/// retried by the one retry policy, and a retried write whose first attempt landed is known
+/// by its content, not taken for a lost lease: every part finishes, the counts add up, and
+/// the closing step runs once.
+#[tokio::test]
+async fn a_tracked_job_survives_dropped_connections() {
+    for seed in 0..3 {
+        let test = test_db(&format!("tracked-faults-{seed}")).await;
+        legacy(&test.db, 300).await;
+        let seed = sharded_tests::seed("tracked-faults") + seed;
+        let (_proxy, db) = sharded_tests::migration::faulty_client(&test, seed).await;
+        let db = &db;
+        let part = |index: u32| async move {
+            Reading::collection(db)
+                .backfill()
+                .writer(unthrottled())
+                .page_size(10)
+                .tracked("adopt", TaskPart::new(index, 3).unwrap())
+                // Many state writes, so that faults reach them.
+                .heartbeat_every(Duration::from_millis(20))
+                .lease_timeout(Duration::from_secs(30))
+                .run(|_| std::thread::sleep(Duration::from_millis(5)))
+                .await
+                .unwrap_or_else(|error| panic!("seed {seed}: {error}"))
+        };
+        assert_eq!(three_parts_at_once(part).await, 300, "seed {seed}");
+        let status = JobStatus::read(&test.db, "adopt").await.unwrap();
+        assert!(status.is_done(), "seed {seed}: {status:?}");
+        let closing = status.closing.clone().unwrap();
+        assert_eq!(
+            (closing.runs, closing.outstanding),
+            (1, Some(0)),
+            "seed {seed}"
+        );
+        assert!(status.state_writes() > 20, "seed {seed}: {status:?}");
+    }
+}

@@ -11,6 +11,7 @@ use rand::Rng as _;
 use super::counted;
 use super::state::{self, Conflict, PartRecord, Phase};
 use super::status::PartStatus;
+use crate::retry::Backoff;
 use crate::{Progress, Result};
 
 /// A random token naming one attempt.
@@ -36,6 +37,8 @@ pub(super) struct Held {
     pub(super) record: PartRecord,
     /// This attempt's last write: the precondition of its next.
     update_time: Timestamp,
+    /// How its state reads and writes are retried.
+    backoff: Backoff,
 }
 
 pub(super) async fn acquire(
@@ -44,11 +47,12 @@ pub(super) async fn acquire(
     job: &str,
     index: u32,
     lease_timeout: Duration,
+    backoff: Backoff,
 ) -> Result<Outcome> {
     let name = state::part_name(db, collection, job, index);
     let owner = token();
     loop {
-        let read = state::read::<PartRecord>(db, &name).await?;
+        let read = state::read::<PartRecord>(db, &name, &backoff).await?;
         let (record, after) = match (read.record, read.update_time) {
             (None, _) => (
                 PartRecord {
@@ -100,13 +104,14 @@ pub(super) async fn acquire(
             }
         };
         let mut record = record;
-        match state::write(db, &name, &mut record, after).await? {
+        match state::write(db, &name, &mut record, after, &backoff).await? {
             Ok(update_time) => {
                 return Ok(Outcome::Held(Held {
                     name,
                     index,
                     record,
                     update_time,
+                    backoff,
                 }));
             }
             // Another attempt wrote the part between our read and our write: read again.
@@ -125,7 +130,15 @@ impl Held {
         elapsed: Duration,
     ) -> Result<bool> {
         let mut record = counted(&self.record, progress, elapsed.as_secs_f64());
-        match state::write(db, &self.name, &mut record, Some(self.update_time)).await? {
+        match state::write(
+            db,
+            &self.name,
+            &mut record,
+            Some(self.update_time),
+            &self.backoff,
+        )
+        .await?
+        {
             Ok(update_time) => {
                 self.update_time = update_time;
                 self.record.writes = record.writes;
@@ -148,7 +161,15 @@ impl Held {
             elapsed.unwrap_or_default().as_secs_f64(),
         );
         record.phase = Phase::Done;
-        match state::write(db, &self.name, &mut record, Some(self.update_time)).await? {
+        match state::write(
+            db,
+            &self.name,
+            &mut record,
+            Some(self.update_time),
+            &self.backoff,
+        )
+        .await?
+        {
             Ok(_) => Ok(PartStatus::from_record(self.index, &record, Some(0.0))),
             Err(Conflict) => Err(crate::Error::JobLeaseLost {
                 job: job_of(&self.name),
@@ -169,7 +190,14 @@ impl Held {
         record.phase = Phase::Failed;
         record.error = Some(error.to_string());
         // A conflict: another attempt holds the part already, and its record stands.
-        let _taken_over = state::write(db, &self.name, &mut record, Some(self.update_time)).await?;
+        let _taken_over = state::write(
+            db,
+            &self.name,
+            &mut record,
+            Some(self.update_time),
+            &self.backoff,
+        )
+        .await?;
         Ok(())
     }
 }

@@ -229,8 +229,15 @@ impl<'db, T: Sharded> TrackedPart<'db, T> {
         let record = self.job_record().await?;
         let index = self.part.index;
         let timing = self.timing();
-        let held = match lease::acquire(db, &self.collection, &self.id, index, timing.lease_timeout)
-            .await?
+        let held = match lease::acquire(
+            db,
+            &self.collection,
+            &self.id,
+            index,
+            timing.lease_timeout,
+            self.job.scan_backoff,
+        )
+        .await?
         {
             lease::Outcome::Held(held) => held,
             lease::Outcome::Done(part) => {
@@ -282,6 +289,7 @@ impl<'db, T: Sharded> TrackedPart<'db, T> {
             collection: self.collection.clone(),
             id: self.id.clone(),
             timing: self.timing(),
+            backoff: self.job.scan_backoff,
         }
     }
 }
@@ -295,6 +303,7 @@ struct Closer<'db> {
     collection: String,
     id: String,
     timing: Timing,
+    backoff: crate::retry::Backoff,
 }
 
 impl Closer<'_> {
@@ -307,7 +316,7 @@ impl Closer<'_> {
         let name = state::job_name(self.db, &self.collection, &self.id);
         let owner = lease::token();
         loop {
-            let read = state::read::<JobRecord>(self.db, &name).await?;
+            let read = state::read::<JobRecord>(self.db, &name, &self.backoff).await?;
             let Some(mut record) = read.record else {
                 return Ok(());
             };
@@ -321,7 +330,8 @@ impl Closer<'_> {
                     return Ok(());
                 }
             }
-            let (parts, _) = state::read_parts(self.db, &self.collection, &self.id).await?;
+            let (parts, _) =
+                state::read_parts(self.db, &self.collection, &self.id, &self.backoff).await?;
             let done = parts
                 .iter()
                 .filter(|(_, part, _)| part.phase == Phase::Done)
@@ -338,7 +348,9 @@ impl Closer<'_> {
                 lease_seconds: self.timing.lease_timeout.as_secs_f64(),
             });
             let mut claimed =
-                match state::write(self.db, &name, &mut record, read.update_time).await? {
+                match state::write(self.db, &name, &mut record, read.update_time, &self.backoff)
+                    .await?
+                {
                     Ok(update_time) => update_time,
                     Err(Conflict) => continue,
                 };
@@ -360,7 +372,7 @@ impl Closer<'_> {
                 tokio::select! {
                     outcome = &mut work => break outcome?,
                     _ = beat.tick() => {
-                        match state::write(self.db, &name, &mut record, Some(claimed)).await? {
+                        match state::write(self.db, &name, &mut record, Some(claimed), &self.backoff).await? {
                             Ok(update_time) => claimed = update_time,
                             // Taken over after this task went silent: the other closes.
                             Err(Conflict) => return Ok(()),
@@ -375,7 +387,8 @@ impl Closer<'_> {
                 outstanding: Some(outstanding),
                 lease_seconds: self.timing.lease_timeout.as_secs_f64(),
             });
-            let _taken_over = state::write(self.db, &name, &mut record, Some(claimed)).await?;
+            let _taken_over =
+                state::write(self.db, &name, &mut record, Some(claimed), &self.backoff).await?;
             return Ok(());
         }
     }
@@ -434,7 +447,7 @@ impl<T: Sharded> TrackedPart<'_, T> {
             Scope::Group => "*".to_owned(),
         };
         loop {
-            let read = state::read::<JobRecord>(db, &name).await?;
+            let read = state::read::<JobRecord>(db, &name, &self.job.scan_backoff).await?;
             let record = match read.record {
                 Some(record) => record,
                 None => {
@@ -455,7 +468,8 @@ impl<T: Sharded> TrackedPart<'_, T> {
                         closing: None,
                         writes: 0,
                     };
-                    match state::write(db, &name, &mut record, None).await? {
+                    match state::write(db, &name, &mut record, None, &self.job.scan_backoff).await?
+                    {
                         Ok(_) => record,
                         // Another task started the job first: use its parts.
                         Err(state::Conflict) => continue,

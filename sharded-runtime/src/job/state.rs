@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::balanced_parts::SplitBy;
 use crate::partition::IdRange;
+use crate::retry::{Backoff, retries_request, retry_reads};
 use crate::{Error, Result};
 
 /// The collection tracked jobs keep their state in, unless told another: a name no sharded
@@ -181,22 +182,29 @@ pub(crate) fn part_name(db: &FirestoreDb, collection: &str, job: &str, index: u3
     )
 }
 
-pub(crate) async fn read<R: DeserializeOwned>(db: &FirestoreDb, name: &str) -> Result<Read<R>> {
-    let request = BatchGetDocumentsRequest {
-        database: db.get_database_path().clone(),
-        documents: vec![name.to_owned()],
-        ..Default::default()
-    };
-    let responses: Vec<_> = db
-        .client()
-        .get()
-        .batch_get_documents(request)
-        .await
-        .map_err(firestore::errors::FirestoreError::from)?
-        .into_inner()
-        .try_collect()
-        .await
-        .map_err(firestore::errors::FirestoreError::from)?;
+/// The document `name`, read again while it fails in a way another attempt may fix.
+pub(crate) async fn read<R: DeserializeOwned>(
+    db: &FirestoreDb,
+    name: &str,
+    backoff: &Backoff,
+) -> Result<Read<R>> {
+    let responses = retry_reads(backoff, || async {
+        let request = BatchGetDocumentsRequest {
+            database: db.get_database_path().clone(),
+            documents: vec![name.to_owned()],
+            ..Default::default()
+        };
+        let responses: Vec<_> = db
+            .client()
+            .get()
+            .batch_get_documents(request)
+            .await?
+            .into_inner()
+            .try_collect()
+            .await?;
+        Ok(responses)
+    })
+    .await?;
     let mut read = Read {
         record: None,
         update_time: None,
@@ -217,29 +225,32 @@ pub(crate) async fn read_parts(
     db: &FirestoreDb,
     collection: &str,
     job: &str,
+    backoff: &Backoff,
 ) -> Result<(Vec<(u32, PartRecord, Option<Timestamp>)>, Option<Timestamp>)> {
-    let query = StructuredQuery {
-        from: vec![structured_query::CollectionSelector {
-            collection_id: PARTS_COLLECTION.to_owned(),
-            all_descendants: false,
-        }],
-        ..Default::default()
-    };
-    let request = RunQueryRequest {
-        parent: job_name(db, collection, job),
-        query_type: Some(run_query_request::QueryType::StructuredQuery(query)),
-        ..Default::default()
-    };
-    let responses: Vec<_> = db
-        .client()
-        .get()
-        .run_query(request)
-        .await
-        .map_err(firestore::errors::FirestoreError::from)?
-        .into_inner()
-        .try_collect()
-        .await
-        .map_err(firestore::errors::FirestoreError::from)?;
+    let responses = retry_reads(backoff, || async {
+        let query = StructuredQuery {
+            from: vec![structured_query::CollectionSelector {
+                collection_id: PARTS_COLLECTION.to_owned(),
+                all_descendants: false,
+            }],
+            ..Default::default()
+        };
+        let request = RunQueryRequest {
+            parent: job_name(db, collection, job),
+            query_type: Some(run_query_request::QueryType::StructuredQuery(query)),
+            ..Default::default()
+        };
+        let responses: Vec<_> = db
+            .client()
+            .get()
+            .run_query(request)
+            .await?
+            .into_inner()
+            .try_collect()
+            .await?;
+        Ok(responses)
+    })
+    .await?;
     let mut read_time = None;
     let mut parts = Vec::new();
     for response in responses {
@@ -268,26 +279,76 @@ fn decode<R: DeserializeOwned>(document: &Document) -> Result<R> {
 /// Writes `record` as the document `name`: created only if it does not exist (`after`
 /// `None`), else only if it is as last read (`after`, its update time). The new update time,
 /// or the conflict. The record's write count goes up by the write, if it lands.
-pub(crate) async fn write<R: Stored>(
+///
+/// A request that failed in a way another attempt may fix is sent again. Its answer may have
+/// been lost after the write applied; the next attempt then conflicts with this very write,
+/// which the document, read back, shows: it holds this record (its write count and owner
+/// make each write of one attempt unique), so the write landed.
+pub(crate) async fn write<R: Stored + DeserializeOwned + PartialEq>(
     db: &FirestoreDb,
     name: &str,
     record: &mut R,
     after: Option<Timestamp>,
+    backoff: &Backoff,
 ) -> Result<std::result::Result<Timestamp, Conflict>> {
     *record.writes() += 1;
-    let written = write_once(db, name, &*record, after).await;
+    let written = write_retried(db, name, &*record, after, backoff).await;
     if !matches!(written, Ok(Ok(_))) {
         *record.writes() -= 1;
     }
     written
 }
 
+async fn write_retried<R: Serialize + DeserializeOwned + PartialEq>(
+    db: &FirestoreDb,
+    name: &str,
+    record: &R,
+    after: Option<Timestamp>,
+    backoff: &Backoff,
+) -> Result<std::result::Result<Timestamp, Conflict>> {
+    let mut attempts = 0;
+    let mut may_have_landed = false;
+    loop {
+        attempts += 1;
+        match write_once(db, name, record, after).await? {
+            Ok(update_time) => return Ok(Ok(update_time)),
+            Err(NotWritten::Conflict) if may_have_landed => {
+                let read = read::<R>(db, name, backoff).await?;
+                return Ok(match (read.record, read.update_time) {
+                    (Some(stored), Some(update_time)) if stored == *record => Ok(update_time),
+                    _ => Err(Conflict),
+                });
+            }
+            Err(NotWritten::Conflict) => return Ok(Err(Conflict)),
+            Err(Failed(status))
+                if attempts < backoff.max_attempts && retries_request(status.code()) =>
+            {
+                tracing::debug!(%status, attempts, "sharded: a job state write failed; trying again");
+                may_have_landed = true;
+                let code = crate::StatusCode::from(status.code());
+                tokio::time::sleep(backoff.delay(attempts, code)).await;
+            }
+            Err(Failed(status)) => {
+                return Err(firestore::errors::FirestoreError::from(status).into());
+            }
+        }
+    }
+}
+
+/// Why one attempt of a write did not land: the precondition, or the request.
+enum NotWritten {
+    Conflict,
+    Failed(firestore::gcloud_sdk::tonic::Status),
+}
+use NotWritten::Failed;
+
+/// One attempt of a write: its update time, or why it did not land.
 async fn write_once<R: Serialize>(
     db: &FirestoreDb,
     name: &str,
     record: &R,
     after: Option<Timestamp>,
-) -> Result<std::result::Result<Timestamp, Conflict>> {
+) -> Result<std::result::Result<Timestamp, NotWritten>> {
     let document = firestore::firestore_document_from_serializable(name, record)?;
     let condition = match after {
         Some(update_time) => precondition::ConditionType::UpdateTime(update_time),
@@ -322,9 +383,9 @@ async fn write_once<R: Serialize>(
                 Code::FailedPrecondition | Code::AlreadyExists | Code::NotFound
             ) =>
         {
-            Ok(Err(Conflict))
+            Ok(Err(NotWritten::Conflict))
         }
-        Err(status) => Err(firestore::errors::FirestoreError::from(status).into()),
+        Err(status) => Ok(Err(Failed(status))),
     }
 }
 

@@ -7,6 +7,7 @@ use firestore::FirestoreDb;
 
 use super::JOB_STATE_COLLECTION;
 use super::state::{self, JobRecord, PartRecord, Phase};
+use crate::retry::Backoff;
 use crate::{Error, Result};
 
 /// Where a part of a tracked job stands.
@@ -154,14 +155,19 @@ impl JobStatus {
 
     /// [`read`](Self::read) from the state collection `collection`.
     pub async fn read_from(db: &FirestoreDb, collection: &str, job: &str) -> Result<JobStatus> {
-        let record = state::read::<JobRecord>(db, &state::job_name(db, collection, job))
-            .await?
-            .record
-            .ok_or_else(|| Error::JobMismatch {
-                job: job.to_owned(),
-                reason: format!("no such job in `{collection}`"),
-            })?;
-        let (stored, read_time) = state::read_parts(db, collection, job).await?;
+        let record = state::read::<JobRecord>(
+            db,
+            &state::job_name(db, collection, job),
+            &Backoff::default(),
+        )
+        .await?
+        .record
+        .ok_or_else(|| Error::JobMismatch {
+            job: job.to_owned(),
+            reason: format!("no such job in `{collection}`"),
+        })?;
+        let (stored, read_time) =
+            state::read_parts(db, collection, job, &Backoff::default()).await?;
         let mut parts: Vec<PartStatus> = (0..record.parts).map(PartStatus::pending).collect();
         for (index, part, update_time) in stored {
             let age = match (&update_time, &read_time) {
