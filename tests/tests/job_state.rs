@@ -138,7 +138,29 @@ async fn tracked_parts_run_once_each_and_their_counts_add_up_to_the_collection()
         .run(|_| {})
         .await;
     assert!(
-        matches!(refused, Err(Error::InvalidOptions { .. })),
+        matches!(
+            refused,
+            Err(Error::InvalidOptions {
+                option: "heartbeat_every",
+                ..
+            })
+        ),
+        "{refused:?}"
+    );
+    let refused = Reading::collection(db)
+        .backfill()
+        .tracked("other", TaskPart::new(0, 1).unwrap())
+        .lease_timeout(Duration::from_secs(2 * 24 * 60 * 60))
+        .run(|_| {})
+        .await;
+    assert!(
+        matches!(
+            refused,
+            Err(Error::InvalidOptions {
+                option: "lease_timeout",
+                ..
+            })
+        ),
         "{refused:?}"
     );
     assert!(matches!(

@@ -204,13 +204,16 @@ impl<'db, T: Sharded> TrackedPart<'db, T> {
             heartbeat_every,
             lease_timeout,
         } = self.timing();
-        if heartbeat_every.is_zero()
-            || heartbeat_every.saturating_mul(2) > lease_timeout
-            || lease_timeout > crate::option_check::MAX_DURATION
-        {
+        if lease_timeout > crate::option_check::MAX_DURATION {
+            return Err(Error::InvalidOptions {
+                option: "lease_timeout",
+                expected: "at most a day (MAX_DURATION)",
+            });
+        }
+        if heartbeat_every.is_zero() || heartbeat_every.saturating_mul(2) > lease_timeout {
             return Err(Error::InvalidOptions {
                 option: "heartbeat_every",
-                expected: "more than zero, at most half the lease timeout, which is at most MAX_DURATION",
+                expected: "more than zero, and at most half the lease timeout",
             });
         }
         Ok(())
