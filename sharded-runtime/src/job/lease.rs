@@ -130,27 +130,33 @@ impl Held {
         elapsed: Duration,
     ) -> Result<bool> {
         let mut record = counted(&self.record, progress, elapsed.as_secs_f64());
-        match state::write(
+        Ok(self.store(db, &mut record).await?.is_ok())
+    }
+
+    /// Writes `record` as the part on the precondition of this attempt's last write, which
+    /// it then is; the conflict when another attempt took the part over.
+    async fn store(
+        &mut self,
+        db: &FirestoreDb,
+        record: &mut PartRecord,
+    ) -> Result<std::result::Result<(), Conflict>> {
+        let written = state::write(
             db,
             &self.name,
-            &mut record,
+            record,
             Some(self.update_time),
             &self.backoff,
         )
-        .await?
-        {
-            Ok(update_time) => {
-                self.update_time = update_time;
-                self.record.writes = record.writes;
-                Ok(true)
-            }
-            Err(Conflict) => Ok(false),
-        }
+        .await?;
+        Ok(written.map(|update_time| {
+            self.update_time = update_time;
+            self.record.writes = record.writes;
+        }))
     }
 
     /// Stores the part as done with `progress`'s counts.
     pub(super) async fn finish(
-        self,
+        mut self,
         db: &FirestoreDb,
         progress: &Progress,
         elapsed: Option<Duration>,
@@ -161,16 +167,8 @@ impl Held {
             elapsed.unwrap_or_default().as_secs_f64(),
         );
         record.phase = Phase::Done;
-        match state::write(
-            db,
-            &self.name,
-            &mut record,
-            Some(self.update_time),
-            &self.backoff,
-        )
-        .await?
-        {
-            Ok(_) => Ok(PartStatus::from_record(self.index, &record, Some(0.0))),
+        match self.store(db, &mut record).await? {
+            Ok(()) => Ok(PartStatus::from_record(self.index, &record, Some(0.0))),
             Err(Conflict) => Err(crate::Error::JobLeaseLost {
                 job: job_of(&self.name),
                 part: self.index,
@@ -180,7 +178,7 @@ impl Held {
 
     /// Stores the part as failed, with the error and the last progress.
     pub(super) async fn fail(
-        self,
+        mut self,
         db: &FirestoreDb,
         progress: Option<&Progress>,
         elapsed: Duration,
@@ -190,14 +188,7 @@ impl Held {
         record.phase = Phase::Failed;
         record.error = Some(error.to_string());
         // A conflict: another attempt holds the part already, and its record stands.
-        let _taken_over = state::write(
-            db,
-            &self.name,
-            &mut record,
-            Some(self.update_time),
-            &self.backoff,
-        )
-        .await?;
+        let _taken_over = self.store(db, &mut record).await?;
         Ok(())
     }
 }
