@@ -75,17 +75,12 @@ pub(super) async fn acquire(
                 None,
             ),
             (Some(stored), update_time) => {
-                let age = match (&update_time, &read.read_time) {
-                    (Some(written), Some(now)) => Some(state::seconds_between(written, now)),
-                    _ => None,
-                };
+                let age = state::age(update_time.as_ref(), read.read_time.as_ref());
                 let status = PartStatus::from_record(index, &stored, age);
                 match stored.phase {
                     Phase::Done => return Ok(Outcome::Done(status)),
                     // Judged by the lease its holder took.
-                    Phase::Running
-                        if age.is_none_or(|age| age < state::lease_of(stored.lease_seconds)) =>
-                    {
+                    Phase::Running if state::holder_live(age, stored.lease_seconds) => {
                         return Ok(Outcome::Elsewhere(status));
                     }
                     // Failed, or running with a heartbeat older than the lease.

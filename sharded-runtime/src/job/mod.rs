@@ -324,11 +324,8 @@ impl Closer<'_> {
                 return Ok(());
             };
             if let Some(closing) = &record.closing {
-                let age = match (&read.update_time, &read.read_time) {
-                    (Some(written), Some(now)) => state::seconds_between(written, now),
-                    _ => 0.0,
-                };
-                if closing.outstanding.is_some() || age < state::lease_of(closing.lease_seconds) {
+                let age = state::age(read.update_time.as_ref(), read.read_time.as_ref());
+                if closing.outstanding.is_some() || state::holder_live(age, closing.lease_seconds) {
                     // Closed, or being closed by a live task.
                     return Ok(());
                 }

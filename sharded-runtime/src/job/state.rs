@@ -389,16 +389,21 @@ async fn write_once<R: Serialize>(
     }
 }
 
-/// A stored lease in seconds, or 60 s where a record has none.
-pub(crate) fn lease_of(lease_seconds: f64) -> f64 {
-    if lease_seconds > 0.0 {
-        lease_seconds
-    } else {
-        60.0
-    }
+/// How long before `read_time` a document was last written at `update_time`, in seconds on
+/// the server's clock (whatever the local clock); `None` when either is unknown.
+pub(crate) fn age(update_time: Option<&Timestamp>, read_time: Option<&Timestamp>) -> Option<f64> {
+    let (written, now) = (update_time?, read_time?);
+    Some((now.seconds - written.seconds) as f64 + f64::from(now.nanos - written.nanos) / 1e9)
 }
 
-/// `later - earlier` on the server's clock, in seconds.
-pub(crate) fn seconds_between(earlier: &Timestamp, later: &Timestamp) -> f64 {
-    (later.seconds - earlier.seconds) as f64 + f64::from(later.nanos - earlier.nanos) / 1e9
+/// Whether the holder of a part or of the closing step, whose last write is `age` old, still
+/// holds it: younger than the lease it took (`lease_seconds`, the default lease where a
+/// record has none), or of unknown age.
+pub(crate) fn holder_live(age: Option<f64>, lease_seconds: f64) -> bool {
+    let lease = if lease_seconds > 0.0 {
+        lease_seconds
+    } else {
+        super::DEFAULT_LEASE.as_secs_f64()
+    };
+    age.is_none_or(|age| age < lease)
 }

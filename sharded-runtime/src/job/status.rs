@@ -70,11 +70,12 @@ impl PartStatus {
         age_seconds: Option<f64>,
     ) -> PartStatus {
         let heartbeat_age = age_seconds.map(|age| Duration::from_secs_f64(age.max(0.0)));
-        let lease = state::lease_of(record.lease_seconds);
         let phase = match record.phase {
             Phase::Done => PartPhase::Done,
             Phase::Failed => PartPhase::Failed,
-            Phase::Running if age_seconds.is_some_and(|age| age >= lease) => PartPhase::Stale,
+            Phase::Running if !state::holder_live(age_seconds, record.lease_seconds) => {
+                PartPhase::Stale
+            }
             Phase::Running => PartPhase::Running,
         };
         PartStatus {
@@ -170,10 +171,7 @@ impl JobStatus {
             state::read_parts(db, collection, job, &Backoff::default()).await?;
         let mut parts: Vec<PartStatus> = (0..record.parts).map(PartStatus::pending).collect();
         for (index, part, update_time) in stored {
-            let age = match (&update_time, &read_time) {
-                (Some(written), Some(now)) => Some(state::seconds_between(written, now)),
-                _ => None,
-            };
+            let age = state::age(update_time.as_ref(), read_time.as_ref());
             if let Some(slot) = parts.get_mut(index as usize) {
                 *slot = PartStatus::from_record(index, &part, age);
             }
