@@ -7,11 +7,11 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use sharded_emulator::emulator::Emulator;
-use sharded_runtime::bulk::{BulkWriterOptions, RateLimiter, Throttling};
+use sharded_runtime::bulk::{BulkWriterOptions, Throttling};
 use sharded_runtime::{JobStatus, PartRun, Sharded, TaskPart};
 
 use crate::Sharded3;
-use crate::bulk::legacy_instruments;
+use crate::bulk::{issued_per_window, legacy_instruments};
 
 type Failure = Box<dyn std::error::Error>;
 
@@ -209,38 +209,4 @@ fn ramps(report: &mut String, whole: Throttling) -> Result<(), Failure> {
         interval.as_secs() / 60,
     )?;
     Ok(())
-}
-
-/// Writes issued per ramp interval by `writers` (each a throttling and its start time), all
-/// kept busy with requests of 20 writes, over `windows` intervals in virtual time.
-fn issued_per_window(
-    writers: &[(Throttling, Duration)],
-    interval: Duration,
-    windows: usize,
-) -> Vec<u64> {
-    const REQUEST: usize = 20;
-    let limiters: Vec<(RateLimiter, Duration)> = writers
-        .iter()
-        .map(|&(throttling, start)| (RateLimiter::new(throttling, start, REQUEST), start))
-        .collect();
-    let end = interval * windows as u32;
-    let mut issued = vec![0u64; windows];
-    // Virtual time: each writer's next moment it may write; time moves to the earliest.
-    let mut next: Vec<Duration> = limiters.iter().map(|(_, start)| *start).collect();
-    loop {
-        let (writer, &at) = next
-            .iter()
-            .enumerate()
-            .min_by_key(|(_, at)| **at)
-            .expect("at least one writer");
-        if at >= end {
-            return issued;
-        }
-        match limiters[writer].0.try_acquire(REQUEST, at) {
-            Ok(()) => {
-                issued[(at.as_nanos() / interval.as_nanos()) as usize] += REQUEST as u64;
-            }
-            Err(wait) => next[writer] = at + wait.max(Duration::from_nanos(1)),
-        }
-    }
 }
