@@ -598,8 +598,24 @@ fn per_query(
     if meta.input.peek(syn::token::Paren) {
         let content;
         syn::parenthesized!(content in meta.input);
+        // `aggregate(micros: i64)`: a field inside this one, as `index(...)` takes it.
+        if content.peek(syn::Ident) && content.peek2(Token![:]) && !content.peek2(Token![::]) {
+            let key = key_name(meta);
+            let name = content.fork().parse::<syn::Ident>()?;
+            let nested = content.parse::<proc_macro2::TokenStream>()?;
+            cx.error_spanned_by(
+                &nested,
+                format!(
+                    "`{key}(...)` names queries by method, not a field inside this one (`{name}`): `{key}` takes top-level fields only; store the value in a field of its own and put `#[sharded({key})]` on it"
+                ),
+            );
+            return Ok(None);
+        }
         let parser = Punctuated::<syn::Ident, Token![,]>::parse_terminated;
-        return Ok(match parser(&content) {
+        let parsed = parser(&content);
+        // Consumed whole: tokens left inside would be a second error, "expected `)`".
+        content.parse::<proc_macro2::TokenStream>()?;
+        return Ok(match parsed {
             Ok(names) if !names.is_empty() => Some(Some(names.into_iter().collect())),
             _ => {
                 cx.error_spanned_by(&meta.path, malformed);
