@@ -321,3 +321,68 @@ async fn each_query_filters_on_its_own_fields() {
     }
     assert_eq!(ats(query.all().fetch(db).await.unwrap()).len(), 24);
 }
+
+/// Firestore stores a timestamp in whole microseconds. A cursor made from a time the app
+/// kept with nanoseconds (`Cursor::at` with a `SystemTime`) starts where the stored value
+/// does: the documents stored in the same microsecond after its id come next, in both
+/// directions and past one `in` (40 shard values), exactly as the unsharded query's.
+#[tokio::test]
+async fn a_cursor_at_a_time_with_nanoseconds_starts_at_the_stored_microsecond() {
+    use sharded_tests::equivalence::Unsharded;
+    use std::time::{Duration, SystemTime};
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, Sharded)]
+    #[sharded(shards = 40, order_by = "at", reversible, collection = "kept_times")]
+    struct Event {
+        #[sharded(index)]
+        kind: String,
+        at: SystemTime,
+    }
+    let test = test_db("query-cursor-nanos").await;
+    let db = &test.db;
+    // Three instants a microsecond apart, each kept with 789 nanoseconds more.
+    let kept = |micros: u64| {
+        SystemTime::UNIX_EPOCH + Duration::from_nanos(1_700_000_000_000_000_789 + micros * 1_000)
+    };
+    for n in 0..24u64 {
+        let event = Event {
+            kind: "k".into(),
+            at: kept(n % 3),
+        };
+        Event::collection(db)
+            .upsert(&format!("e{n:02}"), &event)
+            .await
+            .unwrap();
+    }
+    let ids = |items: Vec<Stored<Event>>| items.into_iter().map(|s| s.id).collect::<Vec<_>>();
+    let every = ids(Event::query().kind("k").fetch_stored(db).await.unwrap());
+    let expected = Unsharded::default()
+        .equal("kind", "k")
+        .ids::<Event>(db, Event::COLLECTION)
+        .await
+        .unwrap();
+    assert_eq!(every, expected);
+    // `e04` was written at the middle instant: after it come the rest of that microsecond.
+    let position = every.iter().position(|id| id == "e04").unwrap();
+    let after = Cursor::at(&kept(1), "e04").unwrap();
+    let rest = ids(Event::query()
+        .kind("k")
+        .after(after.clone())
+        .fetch_stored(db)
+        .await
+        .unwrap());
+    assert_eq!(rest, every[position + 1..]);
+    assert_eq!(
+        after,
+        Cursor::after(&Event::query().kind("k").fetch_stored(db).await.unwrap()[position]).unwrap()
+    );
+    let back = Cursor::at(&kept(1), "e04").unwrap();
+    let mut before = ids(Event::query()
+        .kind("k")
+        .reversed()
+        .after(back)
+        .fetch_stored(db)
+        .await
+        .unwrap());
+    before.reverse();
+    assert_eq!(before, every[..position]);
+}

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use super::reach::{InCollection, Reach};
 use crate::document_id::check_document_id;
 use crate::document_path::DocumentPath;
-use crate::value_order::field_value;
+use crate::value_order::{field_value, stored_precision};
 use crate::{Error, Result, Sharded, Stored};
 use firestore::FirestoreValue;
 
@@ -220,7 +220,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> Cursor<T, QUERY, R> {
     fn new(order_value: Value, id: String, parent: Option<String>) -> Self {
         Cursor {
             position: Position {
-                order_value,
+                order_value: stored_precision(order_value),
                 id,
                 parent,
                 group: R::GROUP,
@@ -231,7 +231,10 @@ impl<T: Sharded, const QUERY: u64, R: Reach> Cursor<T, QUERY, R> {
     }
 
     fn with_ranged(mut self, ranged: Vec<(String, Value)>) -> Self {
-        self.position.ranged = ranged;
+        self.position.ranged = ranged
+            .into_iter()
+            .map(|(path, value)| (path, stored_precision(value)))
+            .collect();
         self
     }
 
