@@ -207,3 +207,55 @@ async fn the_queries_sharded_sends_for_other_fields_are_taken() {
         .unwrap();
     assert_eq!(ids(merged), ids(unsharded));
 }
+
+/// Firestore takes one `!=`, `not-in`, `is not NaN` or `is not null` per query, whatever
+/// their fields and values: two `!=` on one field are refused as a `!=` beside a `not-in`
+/// is, and so is a `!=` of NaN beside another `!=`. A `!=` beside a range is taken.
+#[tokio::test]
+async fn one_not_equal_kind_of_filter_per_query() {
+    let test = test_db("server-not-equal-kinds").await;
+    let db = &test.db;
+    write(db).await;
+    let single = "Only a single 'NOT_EQUAL', 'NOT_IN', 'IS_NOT_NAN', or 'IS_NOT_NULL' filter allowed per query.";
+    let refused = |result: Result<Vec<_>, sharded_runtime::firestore::errors::FirestoreError>| {
+        let _: &Vec<sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::Document> =
+            match &result {
+                Ok(documents) => documents,
+                Err(_) => return result.unwrap_err().to_string(),
+            };
+        panic!("taken: {} documents", result.unwrap().len())
+    };
+    let two = db
+        .fluent()
+        .select()
+        .from("c")
+        .filter(|q| q.for_all([q.field("f").not_equal(1), q.field("f").not_equal(2)]))
+        .query()
+        .await;
+    assert!(refused(two).contains(single));
+    let nan_and = db
+        .fluent()
+        .select()
+        .from("c")
+        .filter(|q| q.for_all([q.field("f").not_equal(f64::NAN), q.field("f").not_equal(2)]))
+        .query()
+        .await;
+    assert!(refused(nan_and).contains(single));
+    let two_fields = db
+        .fluent()
+        .select()
+        .from("c")
+        .filter(|q| q.for_all([q.field("f").not_equal(1), q.field("at").not_equal(2)]))
+        .query()
+        .await;
+    assert!(refused(two_fields).contains(single));
+    let range_and = db
+        .fluent()
+        .select()
+        .from("c")
+        .filter(|q| q.for_all([q.field("f").not_equal(1), q.field("f").greater_than(0)]))
+        .query()
+        .await
+        .unwrap();
+    assert_eq!(range_and.len(), 7, "f in 2..=4 of 0..=4");
+}

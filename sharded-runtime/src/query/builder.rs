@@ -316,8 +316,8 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     /// results come by (order field, filtered field, document name), as the same query on an
     /// unsharded collection returns them, served by the index the plan holds for it (the
     /// query's own with the field after the order field). Several filters on one field are
-    /// all applied (`> a` and `< b`); filters on two fields, a `not-in` beside a `!=` or
-    /// another `not-in`, a filter on a field the query compares for equality, or one in an OR,
+    /// all applied (`> a` and `< b`); filters on two fields, two `!=` or `not-in` filters
+    /// (Firestore takes one of that kind per query), a filter on a field the query compares for equality, or one in an OR,
     /// a sum or an average are [`Error::InvalidQuery`](crate::Error::InvalidQuery) before
     /// anything is sent. A cursor made by [`Cursor::at`](crate::Cursor::at) has no value of
     /// the field and is refused; those of pages and [`Cursor::after`](crate::Cursor::after)

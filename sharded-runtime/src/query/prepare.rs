@@ -256,18 +256,23 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
                 shape.name
             ));
         }
+        // Firestore takes one filter of the `!=` kind per query (`!=`, `not-in`, and the
+        // `is not NaN` and `is not null` a `!=` of NaN or null is), whatever their values
+        // (measured in `tests/server_inequalities.rs`).
         let not_ins = self
             .filters
             .iter()
             .filter(|filter| matches!(filter.kind, FilterKind::NotIn(_)))
             .count();
-        let not_equal = self
+        let not_equals = self
             .filters
             .iter()
-            .any(|filter| matches!(filter.kind, FilterKind::NotEqual(_)));
-        if not_ins > 1 || (not_ins == 1 && not_equal) {
+            .filter(|filter| matches!(filter.kind, FilterKind::NotEqual(_)))
+            .count();
+        if not_ins + not_equals > 1 {
             return invalid(format!(
-                "Firestore takes one `not-in` per query, and no `!=` beside it (on `{path}`)"
+                "{} `!=` and {} `not-in` filters on `{path}`: Firestore takes one `!=` or `not-in` per query; merge them into one `not_in([..])`",
+                not_equals, not_ins
             ));
         }
         if not_ins == 1 && any_of {
