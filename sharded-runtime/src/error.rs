@@ -150,6 +150,16 @@ pub enum Error {
         part: u32,
     },
 
+    /// A tracked job's state document holds what no task writes (a negative, infinite or
+    /// NaN duration or rate): edited by hand, or by another program. Nothing was written.
+    #[error("the job state document `{document}` is corrupt: {reason}")]
+    JobStateCorrupt {
+        /// The document's full name.
+        document: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+
     /// The job's stored state does not match this run's: another number of parts, another
     /// collection, or a part index out of range; nothing was written.
     #[error("job `{job}`: {reason}")]

@@ -502,3 +502,61 @@ async fn a_tracked_job_survives_dropped_connections() {
         assert!(status.state_writes() > 20, "seed {seed}: {status:?}");
     }
 }
+
+/// A state document that holds what no task writes (an infinite or NaN duration or rate,
+/// edited by hand or by another program) is a typed error wherever it is read, never a
+/// panic where it becomes a `Duration`; nothing is written.
+#[tokio::test]
+async fn corrupt_numbers_in_a_state_document_are_a_typed_error() {
+    let test = test_db("tracked-corrupt").await;
+    let db = &test.db;
+    legacy(db, 20).await;
+    let run = || async {
+        Reading::collection(db)
+            .backfill()
+            .writer(unthrottled())
+            .tracked("corrupt", TaskPart::new(0, 1).unwrap())
+            .run(|_| {})
+            .await
+    };
+    assert!(matches!(run().await.unwrap(), PartRun::Finished { .. }));
+    let job = db
+        .parent_path(sharded_runtime::JOB_STATE_COLLECTION, "corrupt")
+        .unwrap();
+    let part = format!("{}/_sharded_parts/00000", job);
+    for (field, value) in [
+        ("seconds", f64::INFINITY),
+        ("rate", f64::NAN),
+        ("lease_seconds", -1.0),
+        ("seconds", 1e300),
+    ] {
+        // Every measure as a task writes it, but `field`.
+        let mut fields: std::collections::BTreeMap<String, f64> =
+            [("seconds", 1.0), ("rate", 1.0), ("lease_seconds", 60.0)]
+                .map(|(name, value)| (name.to_owned(), value))
+                .into();
+        fields.insert(field.to_owned(), value);
+        db.fluent()
+            .update()
+            .fields(fields.keys().cloned().collect::<Vec<_>>())
+            .in_col("_sharded_parts")
+            .document_id("00000")
+            .parent(job.clone())
+            .object(&fields)
+            .execute::<()>()
+            .await
+            .unwrap();
+        let before = JobStatus::read(db, "corrupt").await;
+        match before {
+            Err(Error::JobStateCorrupt { document, reason }) => {
+                assert_eq!(document, part);
+                assert!(reason.contains(field), "{reason}");
+            }
+            other => panic!("{field} = {value}: {other:?}"),
+        }
+        assert!(
+            matches!(run().await, Err(Error::JobStateCorrupt { .. })),
+            "{field} = {value}"
+        );
+    }
+}

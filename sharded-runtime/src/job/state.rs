@@ -133,13 +133,23 @@ pub(crate) struct PartRecord {
 }
 
 /// A record of the job's state that counts its own writes.
-pub(crate) trait Stored: Serialize {
+pub(crate) trait Stored: Serialize + DeserializeOwned {
     fn writes(&mut self) -> &mut u64;
+
+    /// Its durations and rates, by name, each of which a task writes finite and from 0.
+    fn measures(&self) -> Vec<(&'static str, f64)>;
 }
 
 impl Stored for JobRecord {
     fn writes(&mut self) -> &mut u64 {
         &mut self.writes
+    }
+
+    fn measures(&self) -> Vec<(&'static str, f64)> {
+        self.closing
+            .iter()
+            .map(|closing| ("closing.lease_seconds", closing.lease_seconds))
+            .collect()
     }
 }
 
@@ -147,7 +157,19 @@ impl Stored for PartRecord {
     fn writes(&mut self) -> &mut u64 {
         &mut self.writes
     }
+
+    fn measures(&self) -> Vec<(&'static str, f64)> {
+        vec![
+            ("seconds", self.seconds),
+            ("rate", self.rate),
+            ("lease_seconds", self.lease_seconds),
+        ]
+    }
 }
+
+/// The longest duration a state document may hold, in seconds: a thousand years, far below
+/// what a `Duration` holds, so that no stored value overflows one.
+const MAX_STORED_SECONDS: f64 = 1000.0 * 365.25 * 86_400.0;
 
 /// A document as read: its fields, when it was last written, and when it was read (both
 /// the server's clock, so their difference is a heartbeat's age whatever the local clock).
@@ -183,7 +205,7 @@ pub(crate) fn part_name(db: &FirestoreDb, collection: &str, job: &str, index: u3
 }
 
 /// The document `name`, read again while it fails in a way another attempt may fix.
-pub(crate) async fn read<R: DeserializeOwned>(
+pub(crate) async fn read<R: Stored>(
     db: &FirestoreDb,
     name: &str,
     backoff: &Backoff,
@@ -272,8 +294,19 @@ pub(crate) async fn read_parts(
     Ok((parts, read_time))
 }
 
-fn decode<R: DeserializeOwned>(document: &Document) -> Result<R> {
-    Ok(FirestoreDb::deserialize_doc_to(document)?)
+/// The record `document` holds, each of its measures checked: a corrupt one is a typed
+/// error here, never a panic where it becomes a `Duration`.
+fn decode<R: Stored>(document: &Document) -> Result<R> {
+    let record: R = FirestoreDb::deserialize_doc_to(document)?;
+    for (name, value) in record.measures() {
+        if !(0.0..=MAX_STORED_SECONDS).contains(&value) {
+            return Err(Error::JobStateCorrupt {
+                document: document.name.clone(),
+                reason: format!("`{name}` is {value}, not a duration or rate from 0"),
+            });
+        }
+    }
+    Ok(record)
 }
 
 /// Writes `record` as the document `name`: created only if it does not exist (`after`
@@ -284,7 +317,7 @@ fn decode<R: DeserializeOwned>(document: &Document) -> Result<R> {
 /// been lost after the write applied; the next attempt then conflicts with this very write,
 /// which the document, read back, shows: it holds this record (its write count and owner
 /// make each write of one attempt unique), so the write landed.
-pub(crate) async fn write<R: Stored + DeserializeOwned + PartialEq>(
+pub(crate) async fn write<R: Stored + PartialEq>(
     db: &FirestoreDb,
     name: &str,
     record: &mut R,
@@ -299,7 +332,7 @@ pub(crate) async fn write<R: Stored + DeserializeOwned + PartialEq>(
     written
 }
 
-async fn write_retried<R: Serialize + DeserializeOwned + PartialEq>(
+async fn write_retried<R: Stored + PartialEq>(
     db: &FirestoreDb,
     name: &str,
     record: &R,

@@ -232,6 +232,9 @@ impl JobStatus {
     pub fn eta(&self) -> Option<Duration> {
         let rate = self.rate();
         let left = self.total.saturating_sub(self.scanned());
-        (rate > 0.0).then(|| Duration::from_secs_f64(left as f64 / rate))
+        // A rate stored by hand can make the time more than a `Duration` holds: none then.
+        Duration::try_from_secs_f64(left as f64 / rate)
+            .ok()
+            .filter(|_| rate > 0.0)
     }
 }

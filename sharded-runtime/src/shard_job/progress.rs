@@ -70,6 +70,8 @@ impl Progress {
     pub fn eta(&self) -> Option<Duration> {
         let left = self.total?.saturating_sub(self.scanned);
         let rate = self.rate();
-        (rate > 0.0).then(|| Duration::from_secs_f64(left as f64 / rate))
+        Duration::try_from_secs_f64(left as f64 / rate)
+            .ok()
+            .filter(|_| rate > 0.0)
     }
 }
