@@ -260,3 +260,94 @@ async fn or_reads_each_document_once_within_firestores_limits() {
     );
     assert_eq!(both.index_needs().unwrap().len(), 2);
 }
+
+/// An OR reads one scope. A disjunct given another parent than the whole's is refused
+/// before sending (it returned the whole's parent's documents only); one given no parent,
+/// or the same one, reads the whole's; over the group, every parent's.
+#[tokio::test]
+async fn an_or_reads_one_scope() {
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
+    #[sharded(
+        shards = 3,
+        order_by = "at",
+        parent = "shops",
+        collection = "sales",
+        collection_group
+    )]
+    struct Sale {
+        #[sharded(index)]
+        region: String,
+        #[sharded(index)]
+        channel: String,
+        at: i64,
+    }
+    let test = test_db("query-or-scopes").await;
+    let db = &test.db;
+    let (a, b) = (
+        sharded_runtime::Parent::<Sale>::new(&["a"]).unwrap(),
+        sharded_runtime::Parent::<Sale>::new(&["b"]).unwrap(),
+    );
+    for (n, parent) in [&a, &b].into_iter().enumerate() {
+        for i in 0..4i64 {
+            let sale = Sale {
+                region: ["eu", "us"][i as usize % 2].into(),
+                channel: ["web", "shop"][i as usize / 2].into(),
+                at: i,
+            };
+            Sale::collection_in(db, parent)
+                .upsert(&format!("s{n}{i}"), &sale)
+                .await
+                .unwrap();
+        }
+    }
+    let ids = |sales: Vec<sharded_runtime::Stored<Sale>>| {
+        let mut ids: Vec<String> = sales.into_iter().map(|s| s.id).collect();
+        ids.sort();
+        ids
+    };
+    let across = Sale::query()
+        .region("eu")
+        .in_parent(&a)
+        .or(Sale::query().channel("web").in_parent(&b));
+    match across.fetch(db).await {
+        Err(Error::InvalidQuery(message)) => {
+            assert!(message.contains("one scope"), "{message}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        across.count(db).await,
+        Err(Error::InvalidQuery(_))
+    ));
+    // Either way round: the parent given after the OR is the whole's.
+    let after = Sale::query()
+        .region("eu")
+        .or(Sale::query().channel("web").in_parent(&b))
+        .in_parent(&a);
+    assert!(matches!(after.fetch(db).await, Err(Error::InvalidQuery(_))));
+    let expected = ["s00", "s01", "s02"];
+    for same in [
+        Sale::query()
+            .region("eu")
+            .in_parent(&a)
+            .or(Sale::query().channel("web")),
+        Sale::query()
+            .region("eu")
+            .in_parent(&a)
+            .or(Sale::query().channel("web").in_parent(&a)),
+        Sale::query()
+            .region("eu")
+            .or(Sale::query().channel("web"))
+            .in_parent(&a),
+    ] {
+        assert_eq!(ids(same.fetch_stored(db).await.unwrap()), expected);
+    }
+    let group = Sale::query()
+        .region("eu")
+        .in_group()
+        .or(Sale::query().channel("web").in_group());
+    assert_eq!(
+        ids(group.fetch_stored(db).await.unwrap()),
+        ["s00", "s01", "s02", "s10", "s11", "s12"]
+    );
+}

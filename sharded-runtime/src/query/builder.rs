@@ -119,6 +119,9 @@ pub(super) struct Disjunct {
     pub(super) any_of: Option<Vec<std::result::Result<Value, String>>>,
     /// Whether it came with no range, limit or cursor of its own.
     pub(super) plain: bool,
+    /// Where it was to read: the whole's scope, or none of its own (`Top` on a
+    /// subcollection type, which takes the whole's).
+    pub(super) scope: crate::parent::Scope,
 }
 
 impl<T: Sharded, const QUERY: u64, W: Window> ShardedQuery<T, QUERY, InCollection, W> {
@@ -287,8 +290,10 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     /// matching several disjuncts is read by one chunk only. More than 30 disjuncts, or a
     /// disjunct with a range or a filter, is
     /// [`Error::InvalidQuery`](crate::Error::InvalidQuery) before anything is sent; a
-    /// disjunct with a limit or a cursor ([`Windowed`]) does not compile. The result keeps
-    /// this query's type, cursors and pages.
+    /// disjunct with a limit or a cursor ([`Windowed`]) does not compile. An OR reads one
+    /// scope: `other` reads this query's (the parent given to either, or to the whole), and
+    /// one under another parent is [`Error::InvalidQuery`](crate::Error::InvalidQuery). The
+    /// result keeps this query's type, cursors and pages.
     pub fn or<const OTHER: u64>(mut self, other: ShardedQuery<T, OTHER, R>) -> Self {
         let plain = matches!(other.lower, Bound::Unbounded)
             && matches!(other.upper, Bound::Unbounded)
@@ -301,6 +306,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
             values: other.values,
             any_of: other.any_of,
             plain,
+            scope: other.scope.clone(),
         });
         self.or.extend(other.or);
         self

@@ -105,6 +105,13 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
             false => {
                 let mut disjuncts = vec![(shape, std::mem::take(&mut filters), any_of.take())];
                 for disjunct in &self.or {
+                    if disjunct.scope != crate::parent::Scope::Top && disjunct.scope != self.scope {
+                        return Err(invalid(format!(
+                            "an OR reads one scope, and its queries read {} and {}: query each parent apart, or the group with `in_group()`",
+                            describe_scope(&self.scope),
+                            describe_scope(&disjunct.scope)
+                        )));
+                    }
                     if !disjunct.plain {
                         return Err(invalid(
                             "a query OR-ed with another takes no range, limit or cursor of its own: give them to the whole".into(),
@@ -331,6 +338,15 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
             }
         }
         Ok(not_ins == 1)
+    }
+}
+
+/// Where a query reads, for messages.
+fn describe_scope(scope: &crate::parent::Scope) -> String {
+    match scope {
+        crate::parent::Scope::Top => "the top-level collection".to_owned(),
+        crate::parent::Scope::Under(parent) => format!("under `{parent}`"),
+        crate::parent::Scope::Group => "the collection group".to_owned(),
     }
 }
 
