@@ -55,7 +55,7 @@ pub use partition::{IdRange, MAX_PARTS};
 pub use query::{
     ChangeKind, Cursor, CursorArgument, CursorOf, DocumentChange, EveryMatch, EveryQuery,
     InCollection, InGroup, ListenCheckpoint, ListenOptions, MAX_DISJUNCTIONS,
-    MAX_FILTER_VALUE_BYTES, MAX_LIMIT, MAX_NOT_IN, Number, Numeric, NumericField, Page, PageOf,
+    MAX_FILTER_VALUE_BYTES, MAX_LIMIT, MAX_NOT_IN, Number, Numeric, NumericField, Or, Page, PageOf,
     PagedQuery, Queries, QueryShape, QuerySnapshot, QueryStats, RangeField, RangeFilter,
     RangedOver, Reach, Reversed, ShardedQuery, SnapshotStream, SummedOver, WHOLE_COLLECTION, Whole,
     WholeCollection, Window, Windowed, query_id,

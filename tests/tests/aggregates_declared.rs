@@ -111,7 +111,31 @@ async fn declared_sums_equal_the_unsharded_ones() {
         .any_of("region", vec!["eu", "us"])
         .sum_and_avg::<Sale>(db, plain, "amount")
         .await;
-    assert_eq!(both.sum(db, amounts.amount).await.unwrap(), integer(sum));
+    assert_eq!(
+        both.sum(db, amounts.amount).await.unwrap(),
+        integer(sum.clone())
+    );
+    // An OR of queries that each sum `amount` sums it (every disjunct's index holds it; one
+    // whose query does not, `channel`, does not compile: `ui/sum_of_an_or_not_summed_by_each.rs`).
+    let either = Sale::query().region("eu").or(Sale::query().region("us"));
+    assert_eq!(either.sum(db, amounts.amount).await.unwrap(), integer(sum));
+    // Each disjunct's sum is served by an index of the plan (its query's, `amount` last);
+    // `channel`'s is not, which is why its OR has no sum of `amount`.
+    let summing = |mut need: sharded_runtime::IndexNeed| {
+        need.orders
+            .push(("amount".to_owned(), sharded_runtime::Direction::Ascending));
+        Sale::indexes().serving(&need).is_some()
+    };
+    assert!(either.index_needs().unwrap().into_iter().all(summing));
+    let with_channel = Sale::query()
+        .region("eu")
+        .or(Sale::query().channel("web"))
+        .index_needs()
+        .unwrap();
+    assert_eq!(
+        with_channel.into_iter().map(summing).collect::<Vec<_>>(),
+        [true, false]
+    );
     for tag in tags {
         let (sum, _) = Unsharded::default()
             .array_contains("tags", tag)

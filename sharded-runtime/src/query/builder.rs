@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::cursor::CursorArgument;
 use super::range::{RangeFilter, RangedOver};
 use super::values::{to_bound, to_value};
-use super::{InCollection, InGroup, Reach, Whole, Window, Windowed};
+use super::{InCollection, InGroup, Or, Reach, Whole, Window, Windowed};
 use crate::Sharded;
 
 /// An equality query on one indexed field or on a declared set of fields, or the whole
@@ -293,23 +293,30 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     /// disjunct with a limit or a cursor ([`Windowed`]) does not compile. An OR reads one
     /// scope: `other` reads this query's (the parent given to either, or to the whole), and
     /// one under another parent is [`Error::InvalidQuery`](crate::Error::InvalidQuery). The
-    /// result keeps this query's type, cursors and pages.
-    pub fn or<const OTHER: u64>(mut self, other: ShardedQuery<T, OTHER, R>) -> Self {
+    /// result keeps this query's cursors and pages; its window is [`Or`], which keeps
+    /// `OTHER` in its type, so that a [`sum`](Self::sum) of the OR compiles only when every
+    /// query it joins sums the field (a field declared `aggregate(all, region)` is summed by
+    /// `region` alone: its OR with `channel` has no sum of it, where a release build sent
+    /// one its index file could not serve).
+    pub fn or<const OTHER: u64>(
+        self,
+        other: ShardedQuery<T, OTHER, R>,
+    ) -> ShardedQuery<T, QUERY, R, Or<W, OTHER>> {
+        let mut query = self.retyped();
         let plain = matches!(other.lower, Bound::Unbounded)
             && matches!(other.upper, Bound::Unbounded)
             && other.limit.is_none()
             && other.after.is_none()
             && other.before.is_none()
             && other.filters.is_empty();
-        self.or.push(Disjunct {
+        query.or.push(Disjunct {
             query: OTHER,
             values: other.values,
             any_of: other.any_of,
             plain,
             scope: other.scope.clone(),
         });
-        self.or.extend(other.or);
-        self
+        query
     }
 }
 

@@ -1,11 +1,18 @@
-//! Whether a query is limited or starts at a cursor, in its type: `sum` and `avg` apply to
-//! every document a query matches, so a query with a `limit`, `after` or `before` has no
-//! `sum` (a compile error saying why), where at run time it could only be refused.
+//! Whether a query is limited, starts at a cursor, or is an OR, in its type: `sum` and `avg`
+//! apply to every document a query matches, so a query with a `limit`, `after` or `before`
+//! has no `sum` (a compile error saying why), where at run time it could only be refused; and
+//! an OR's `sum` of a field declared for some queries only (`aggregate(all, region)`)
+//! compiles only when every query of the OR sums it, since each is served by its own index.
+
+use std::marker::PhantomData;
+
+use super::aggregate::SummedOver;
+use super::shape::EveryQuery;
 
 /// The window of a [`ShardedQuery`](crate::ShardedQuery): [`Whole`] (the default: every
-/// document it matches) or [`Windowed`] (after [`limit`](crate::ShardedQuery::limit),
-/// [`after`](crate::ShardedQuery::after) or [`before`](crate::ShardedQuery::before)).
-/// Sealed: these two are all there is.
+/// document it matches), [`Windowed`] (after [`limit`](crate::ShardedQuery::limit),
+/// [`after`](crate::ShardedQuery::after) or [`before`](crate::ShardedQuery::before)), or
+/// [`Or`] (after [`or`](crate::ShardedQuery::or)). Sealed: these are all there is.
 pub trait Window: sealed::Sealed + 'static {}
 
 /// Every document the query matches: what `T::query()` builds.
@@ -16,22 +23,39 @@ pub enum Whole {}
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Windowed {}
 
+/// A query of window `W` OR-ed with the typed query `OTHER`
+/// ([`or`](crate::ShardedQuery::or)): every document either matches. Its type keeps each
+/// query it joins, so that a sum of the OR checks every one of them.
+pub struct Or<W, const OTHER: u64>(PhantomData<fn() -> W>, std::convert::Infallible);
+
+impl<W, const OTHER: u64> std::fmt::Debug for Or<W, OTHER> {
+    fn fmt(&self, _: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.1 {}
+    }
+}
+
 impl Window for Whole {}
 impl Window for Windowed {}
+impl<W: Window, const OTHER: u64> Window for Or<W, OTHER> {}
 
 /// A window over which [`sum`](crate::ShardedQuery::sum) and [`avg`](crate::ShardedQuery::avg)
-/// mean what they say: [`Whole`] only.
+/// of a field summed by the queries `S` names mean what they say: [`Whole`], and an [`Or`]
+/// each of whose queries `S` sums ([`SummedOver`] of its query: its index holds the field).
 #[diagnostic::on_unimplemented(
     message = "`sum` and `avg` apply to every document a query matches, not to a limit or a cursor",
     label = "this query has a `limit`, `after` or `before`",
     note = "Firestore orders an aggregation by the aggregated field too, so a limit or a cursor would not pick the query's documents: drop `limit`, `after` and `before` to add up every match, or fetch the page and add up its documents"
 )]
-pub trait EveryMatch: Window {}
+pub trait EveryMatch<S = EveryQuery>: Window {}
 
-impl EveryMatch for Whole {}
+impl<S> EveryMatch<S> for Whole {}
+
+impl<S, W: EveryMatch<S>, const OTHER: u64> EveryMatch<S> for Or<W, OTHER> where S: SummedOver<OTHER>
+{}
 
 mod sealed {
     pub trait Sealed {}
     impl Sealed for super::Whole {}
     impl Sealed for super::Windowed {}
+    impl<W, const OTHER: u64> Sealed for super::Or<W, OTHER> {}
 }

@@ -43,14 +43,16 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     /// aggregation by the aggregated field too, so its "first `limit`" is not the query's.
     ///
     /// Served by the index (shard, equality fields, order field, `field`), which the plan holds
-    /// for every query and every `#[sharded(aggregate)]` field.
+    /// for every query and every `#[sharded(aggregate)]` field, and for the queries a field's
+    /// `aggregate(...)` names. An [`or`](Self::or) sums a field only when every query it joins
+    /// does (each is served by its own index): otherwise it does not compile.
     pub fn sum<'q, S: SummedOver<QUERY>>(
         &'q self,
         db: &'q FirestoreDb,
         field: NumericField<T, S>,
     ) -> BoxFuture<'q, Result<Number>>
     where
-        W: EveryMatch,
+        W: EveryMatch<S>,
     {
         // Not `async fn`: a future whose type does not name `S` has the field's bound checked
         // once, at the call, not again on the future and at its `.await`.
@@ -71,7 +73,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         field: NumericField<T, S>,
     ) -> BoxFuture<'q, Result<Option<f64>>>
     where
-        W: EveryMatch,
+        W: EveryMatch<S>,
     {
         let field = field.checked();
         Box::pin(async move { Ok(self.aggregate(db, field, true).await?.1) })
@@ -85,7 +87,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         field: NumericField<T, S>,
     ) -> BoxFuture<'q, Result<(Number, Option<f64>)>>
     where
-        W: EveryMatch,
+        W: EveryMatch<S>,
     {
         let field = field.checked();
         Box::pin(self.aggregate(db, field, true))
