@@ -170,8 +170,12 @@ impl IndexPlan {
                     })
                     .collect();
                 missing.push(format!(
-                    "composite index on {} ({})",
+                    "composite index on {} in {} scope ({})",
                     index.collection_group,
+                    match index.query_scope {
+                        QueryScope::Collection => "COLLECTION",
+                        QueryScope::CollectionGroup => "COLLECTION_GROUP",
+                    },
                     fields.join(", ")
                 ));
             }
@@ -339,7 +343,7 @@ mod tests {
         assert_eq!(
             missing,
             [
-                "composite index on instruments (shard Descending, instrumentType Ascending, timestamp Descending)",
+                "composite index on instruments in COLLECTION scope (shard Descending, instrumentType Ascending, timestamp Descending)",
                 "field override disabling the single-field indexes of instruments.timestamp",
             ]
         );

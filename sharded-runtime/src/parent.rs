@@ -22,6 +22,11 @@ pub trait Subcollection: Sharded {}
 /// A sharded type that declares queries across every parent (`collection_group`):
 /// implemented by the derive, and what [`in_group`](crate::ShardedQuery::in_group) requires,
 /// since those queries need `COLLECTION_GROUP` indexes that only the declaration plans.
+///
+/// A group query reads every collection with the type's id, wherever it lives: the top-level
+/// collection of that id too, and those under other parents (Firestore's collection-group
+/// semantics, which the same unsharded query shares). `cargo build` warns when another
+/// sharded type's collection has the group's id.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` declares no collection-group queries",
     label = "not declared with `collection_group`",

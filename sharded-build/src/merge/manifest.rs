@@ -76,82 +76,109 @@ impl Managed {
     }
 }
 
-/// One entry per collection; types sharing a collection must agree on how it is sharded.
+/// One entry per distinct description: types with the same description (two views of one
+/// collection) share an entry; types with others keep their own, so each type's indexes are
+/// planned from its own description, in every scope and direction it declares, whatever the
+/// order the types are declared in. Types sharing a collection id must agree on how it is
+/// sharded and ordered: a collection group of the id reads every type's documents, and the
+/// single-field overrides are the id's.
 pub(crate) fn managed_collections(types: &[ShardedType]) -> Result<Vec<Managed>, String> {
-    let mut managed: Vec<(Managed, &ShardedType)> = Vec::new();
+    let mut managed: Vec<Managed> = Vec::new();
     for t in types {
         let entry = Managed::of(t);
+        if let Some(first) = types
+            .iter()
+            .find(|first| first.description.collection == entry.description.collection)
+        {
+            agree(first, t)?;
+        }
         match managed
             .iter_mut()
-            .find(|(m, _)| m.description.collection == entry.description.collection)
+            .find(|m| m.description == entry.description)
         {
-            None => managed.push((entry, t)),
-            Some((m, first)) => {
-                if (
-                    &m.description.shard_field,
-                    &m.description.order_field,
-                    &m.description.direction,
-                ) != (
-                    &entry.description.shard_field,
-                    &entry.description.order_field,
-                    &entry.description.direction,
-                ) {
-                    return Err(format!(
-                        "`{}` ({}) and `{}` ({}) both use the collection `{}` but shard or order it differently",
-                        first.name,
-                        first.file.display(),
-                        t.name,
-                        t.file.display(),
-                        m.description.collection
-                    ));
-                }
-                if (
-                    &m.description.shard_values,
-                    &m.description.previous_shard_values,
-                    &m.description.retired_shard_values,
-                ) != (
-                    &entry.description.shard_values,
-                    &entry.description.previous_shard_values,
-                    &entry.description.retired_shard_values,
-                ) {
-                    return Err(format!(
-                        "`{}` ({}) and `{}` ({}) both use the collection `{}` with different shard values ({} and {}): each would miss the documents the other writes to values it does not query; give them the same `shards`, `shard_values` or `writes_per_second` (and `previous(...)`, `retired(...)`)",
-                        first.name,
-                        first.file.display(),
-                        t.name,
-                        t.file.display(),
-                        m.description.collection,
-                        describe_values(&m.description.shard_values),
-                        describe_values(&entry.description.shard_values),
-                    ));
-                }
-                union_into(
-                    &mut m.description.indexed_fields,
-                    entry.description.indexed_fields,
-                );
-                union_into(&mut m.description.field_sets, entry.description.field_sets);
-                union_into(
-                    &mut m.description.aggregate_fields,
-                    entry.description.aggregate_fields,
-                );
-                union_into(
-                    &mut m.description.aggregations,
-                    entry.description.aggregations,
-                );
-                m.types.extend(entry.types);
-            }
+            Some(m) => m.types.extend(entry.types),
+            None => managed.push(entry),
         }
     }
-    Ok(managed.into_iter().map(|(m, _)| m).collect())
+    Ok(managed)
 }
 
-/// Appends to `into` each of `more` it lacks, keeping the order of first appearance.
-pub(crate) fn union_into<T: PartialEq>(into: &mut Vec<T>, more: Vec<T>) {
-    for item in more {
-        if !into.contains(&item) {
-            into.push(item);
-        }
+/// Two types of one collection id, sharded and ordered alike, or the error naming both.
+fn agree(first: &ShardedType, t: &ShardedType) -> Result<(), String> {
+    let (a, b) = (&first.description, &t.description);
+    if (&a.shard_field, &a.order_field, &a.direction)
+        != (&b.shard_field, &b.order_field, &b.direction)
+    {
+        return Err(format!(
+            "`{}` ({}) and `{}` ({}) both use the collection `{}` but shard or order it differently",
+            first.name,
+            first.file.display(),
+            t.name,
+            t.file.display(),
+            a.collection
+        ));
     }
+    if (
+        &a.shard_values,
+        &a.previous_shard_values,
+        &a.retired_shard_values,
+    ) != (
+        &b.shard_values,
+        &b.previous_shard_values,
+        &b.retired_shard_values,
+    ) {
+        return Err(format!(
+            "`{}` ({}) and `{}` ({}) both use the collection `{}` with different shard values ({} and {}): each would miss the documents the other writes to values it does not query; give them the same `shards`, `shard_values` or `writes_per_second` (and `previous(...)`, `retired(...)`)",
+            first.name,
+            first.file.display(),
+            t.name,
+            t.file.display(),
+            a.collection,
+            describe_values(&a.shard_values),
+            describe_values(&b.shard_values),
+        ));
+    }
+    Ok(())
+}
+
+/// A warning for each collection-group type whose group takes in another type's documents:
+/// a collection-group query reads every collection with its id, at the top and under any
+/// parent (Firestore's semantics, which the unsharded query shares), so a group query of
+/// `customers/*/orders` returns the top-level `orders` too.
+pub(crate) fn shared_group_ids(all: &[Managed]) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for group in all.iter().filter(|m| m.description.collection_group) {
+        let others: Vec<&Managed> = all
+            .iter()
+            .filter(|other| {
+                other.description.collection == group.description.collection
+                    && other.description.parent_collections != group.description.parent_collections
+            })
+            .collect();
+        if others.is_empty() {
+            continue;
+        }
+        let place = |m: &Managed| match m.description.parent_collections.is_empty() {
+            true => format!("the top-level `{}`", m.description.collection),
+            false => format!(
+                "`{}/*/{}`",
+                m.description.parent_collections.join("/*/"),
+                m.description.collection
+            ),
+        };
+        let other_types: Vec<String> = others
+            .iter()
+            .map(|other| format!("{} ({})", describe_types(&other.types), place(other)))
+            .collect();
+        warnings.push(format!(
+            "{} queries the collection group `{}` ({}, `in_group()`), which also holds the documents of {}: a collection-group query reads every collection with its id, wherever it lives, so its results include theirs (as the unsharded query's would); give the collections different ids to keep them apart",
+            describe_types(&group.types),
+            group.description.collection,
+            place(group),
+            other_types.join(" and ")
+        ));
+    }
+    warnings
 }
 
 /// A collection this crate shards must be sharded the same way by every other crate that

@@ -17,7 +17,7 @@ mod validate;
 
 use defeats_sharding::defeats_sharding;
 use json::{str_at, to_json};
-use manifest::{Managed, check_other_crates, managed_collections};
+use manifest::{Managed, check_other_crates, managed_collections, shared_group_ids};
 use shard_sets::{check_shard_sets, declared_values};
 use user_settings::keep_user_settings;
 
@@ -116,6 +116,7 @@ pub fn merge(
     }
     // Every crate's collections, in the canonical order.
     let all: Vec<Managed> = crates.values().flatten().cloned().collect();
+    warnings.extend(shared_group_ids(&all));
 
     let manifest_list = |key: &str| -> Vec<Value> {
         manifest

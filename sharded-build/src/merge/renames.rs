@@ -9,9 +9,17 @@ use super::manifest::Managed;
 pub(crate) fn renamed_fields(previous: &[Managed], current: &[Managed]) -> Vec<String> {
     let mut warnings = Vec::new();
     for now in current {
+        // The same type's entry before, else the one of the same collection at the same
+        // place (a type renamed in Rust): another type of the id is not a rename.
+        let same_place = |m: &&Managed| {
+            m.description.collection == now.description.collection
+                && m.description.parent_collections == now.description.parent_collections
+        };
         let Some(before) = previous
             .iter()
-            .find(|m| m.description.collection == now.description.collection)
+            .filter(same_place)
+            .find(|m| m.types.iter().any(|t| now.types.contains(t)))
+            .or_else(|| previous.iter().find(same_place))
         else {
             continue;
         };

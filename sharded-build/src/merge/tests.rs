@@ -514,3 +514,128 @@ fn a_renamed_indexed_field_or_order_field_is_a_warning_naming_both_names() {
         order.warnings
     );
 }
+
+/// Types of one collection id: a top-level `Order` (reversible, with a range field), a view
+/// of it, and a `CustomerOrder` under `customers` queried as a group (with an array field
+/// and sums). Each is planned from its own description.
+fn orders() -> Vec<ShardedType> {
+    let of = |name: &str, indexed: &[&str]| {
+        let mut t = instrument(indexed);
+        t.name = name.into();
+        t.description.collection = "orders".into();
+        t.description.order_field = "placedAt".into();
+        t
+    };
+    let mut order = of("Order", &["status"]);
+    order.description.reversible = true;
+    order.description.range_fields = vec!["total".into()];
+    let view = of("OrderView", &["region"]);
+    let mut customer = of("CustomerOrder", &["sku"]);
+    customer.description.parent_collections = vec!["customers".into()];
+    customer.description.collection_group = true;
+    customer.description.array_fields = vec!["tags".into()];
+    customer.description.aggregate_fields = vec!["total".into()];
+    vec![order, view, customer]
+}
+
+/// The file's indexes, as a set of their JSON texts.
+fn index_set(document: &Value) -> std::collections::BTreeSet<String> {
+    document["indexes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(Value::to_string)
+        .collect()
+}
+
+/// Every index each type plans, and nothing else: what the file must hold.
+fn planned(types: &[ShardedType]) -> std::collections::BTreeSet<String> {
+    types
+        .iter()
+        .flat_map(|t| t.plan().indexes)
+        .map(|index| to_json(&index).to_string())
+        .collect()
+}
+
+#[test]
+fn types_sharing_a_collection_id_each_keep_their_indexes_in_any_order() {
+    let types = orders();
+    let expected = planned(&types);
+    let permutations = [
+        [0, 1, 2],
+        [0, 2, 1],
+        [1, 0, 2],
+        [1, 2, 0],
+        [2, 0, 1],
+        [2, 1, 0],
+    ];
+    let mut files = Vec::new();
+    for order in permutations {
+        let declared: Vec<ShardedType> = order.iter().map(|&i| types[i].clone()).collect();
+        let merged = merge(None, &declared, "shop").unwrap();
+        let text = merged.document.to_string();
+        for t in &types {
+            let missing = t.plan().missing_from(&text).unwrap();
+            assert!(
+                missing.is_empty(),
+                "{order:?}: {} lacks {missing:?}",
+                t.name
+            );
+        }
+        assert_eq!(index_set(&merged.document), expected, "{order:?}");
+        // Only the group type has group indexes: none of `Order`'s fields in that scope.
+        for index in merged.document["indexes"].as_array().unwrap() {
+            if index["queryScope"] == "COLLECTION_GROUP" {
+                let fields = index["fields"].to_string();
+                assert!(
+                    !fields.contains("status") && !fields.contains("region"),
+                    "{index}"
+                );
+            }
+        }
+        // Building again from the file changes nothing.
+        let again = merge(Some(merged.document.clone()), &declared, "shop").unwrap();
+        assert_eq!(index_set(&again.document), expected, "{order:?}: again");
+        files.push(merged);
+    }
+    // The group type's group reads the top-level orders too: said, naming both.
+    let warning = files[0]
+        .warnings
+        .iter()
+        .find(|w| w.contains("collection group `orders`"))
+        .expect("a warning on the shared id");
+    assert!(warning.contains("`CustomerOrder`"), "{warning}");
+    assert!(
+        warning.contains("`Order`, `OrderView`") || warning.contains("`Order`"),
+        "{warning}"
+    );
+    assert!(warning.contains("the top-level `orders`"), "{warning}");
+
+    // Across crates, in either build order: the same bytes, every type's indexes.
+    let (a, b) = (&types[..1], &types[1..]);
+    let a_then_b = merge(None, a, "a").unwrap().document;
+    let a_then_b = merge(Some(a_then_b), b, "b").unwrap().document;
+    let b_then_a = merge(None, b, "b").unwrap().document;
+    let b_then_a = merge(Some(b_then_a), a, "a").unwrap().document;
+    assert_eq!(a_then_b.to_string(), b_then_a.to_string());
+    assert_eq!(index_set(&a_then_b), expected);
+}
+
+#[test]
+fn a_missing_index_is_named_with_its_scope() {
+    let customer = orders().remove(2);
+    let merged = merge(None, std::slice::from_ref(&customer), "shop").unwrap();
+    let mut document = merged.document;
+    document["indexes"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|index| index["queryScope"] != "COLLECTION_GROUP");
+    let missing = customer.plan().missing_from(&document.to_string()).unwrap();
+    assert!(!missing.is_empty());
+    assert!(
+        missing
+            .iter()
+            .all(|m| m.contains("in COLLECTION_GROUP scope")),
+        "{missing:?}"
+    );
+}

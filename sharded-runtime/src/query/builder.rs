@@ -183,9 +183,11 @@ impl<T: Sharded, const QUERY: u64, W: Window> ShardedQuery<T, QUERY, InCollectio
         self
     }
 
-    /// The query over every collection with the type's id, under every parent: a
-    /// collection-group query, for a type that declares `collection_group` (which plans its
-    /// indexes in that scope; a type that does not, does not compile). Ties in the order field
+    /// The query over every collection with the type's id, under every parent (and the
+    /// top-level collection of that id, if there is one: Firestore's collection-group
+    /// semantics, which the unsharded query shares): a collection-group query, for a type
+    /// that declares `collection_group` (which plans its indexes in that scope; a type that
+    /// does not, does not compile). Ties in the order field
     /// go by the documents' full paths, as Firestore orders them, and each result's
     /// [`Stored::parent`](crate::Stored::parent) says where it lives. Its cursors and pages are [`InGroup`]'s; a
     /// cursor given before this call is refused when the query runs
