@@ -22,6 +22,7 @@
 //! With `SHARDED_INDEXES_CHECK=1` in the environment the build writes nothing and fails, with
 //! a diff, when the file is not what it would write: the drift check for CI.
 
+mod dependencies;
 mod diff;
 mod drift;
 mod merge;
@@ -53,6 +54,9 @@ pub struct Indexes {
     quota: usize,
     /// Sharded types of other crates, planned into this file too.
     included: Vec<ShardedType>,
+    /// The package cargo builds, whose fetched models crates are checked for types left out
+    /// of `included`; none outside a build script.
+    package: Option<dependencies::Package>,
 }
 
 /// What a run did.
@@ -120,6 +124,18 @@ impl Indexes {
                 .and_then(|quota| quota.trim().parse().ok())
                 .unwrap_or(merge::COMPOSITE_INDEX_QUOTA),
             included: Vec::new(),
+            package: match (
+                std::env::var("CARGO_PKG_NAME"),
+                std::env::var("CARGO_PKG_VERSION"),
+            ) {
+                (Ok(name), Ok(version)) => Some(dependencies::Package {
+                    name,
+                    version,
+                    dir: root.clone(),
+                    cargo_home: cargo_home(),
+                }),
+                _ => None,
+            },
         }
     }
 
@@ -196,6 +212,14 @@ impl Indexes {
         if self.check {
             println!("cargo:rerun-if-changed={}", self.output.display());
         }
+        // A new dependency may bring sharded types this file should include.
+        if let Some(lock) = self
+            .package
+            .as_ref()
+            .and_then(|package| dependencies::lock_file(&package.dir))
+        {
+            println!("cargo:rerun-if-changed={}", lock.display());
+        }
         println!("cargo:rerun-if-env-changed={CHECK_ENV}");
         println!("cargo:rerun-if-env-changed={}", merge::QUOTA_ENV);
         match self.run() {
@@ -251,6 +275,9 @@ impl Indexes {
         }
         let mut warnings = sources.warnings;
         warnings.extend(merged.warnings);
+        if let Some(package) = &self.package {
+            warnings.extend(dependencies::forgotten_includes(package, &self.included));
+        }
         Ok(Outcome {
             types,
             written: !self.check && !unchanged,

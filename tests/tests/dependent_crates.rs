@@ -395,6 +395,43 @@ fn a_models_crate_from_git_or_a_path_gives_its_indexes_to_the_app_and_writes_not
     ));
     assert_eq!(written_into_checkouts(&home), Vec::<String>::new());
 
+    // An app that forgot to include the models' type: its build says which, with the line
+    // to add (the models' file is in their OUT_DIR only, so the app's lacks its indexes).
+    let forgot = root.join("app-forgot");
+    app_crate(
+        &forgot,
+        &sharded_dep,
+        &format!("{{ git = \"file://{}\" }}", models.display()),
+    );
+    write(
+        &forgot.join("build.rs"),
+        "fn main() {\n    sharded_build::write_indexes();\n}\n",
+    );
+    // A package of its own name: the shared target directory keeps its build script's
+    // output apart from the other app's.
+    let manifest = std::fs::read_to_string(forgot.join("Cargo.toml")).unwrap();
+    write(
+        &forgot.join("Cargo.toml"),
+        &manifest.replace("name = \"app\"", "name = \"app-forgot\""),
+    );
+    let stderr = build.cargo(&forgot, &["build"], false);
+    assert!(
+        stderr.contains(r#".include("models::Reading", &models::Reading::DESCRIPTION)"#),
+        "{stderr}"
+    );
+    assert!(!has_index(
+        &forgot.join("firestore.indexes.json"),
+        "readings",
+        &["shard", "sensor", "taken_at"]
+    ));
+    // The app that includes it hears nothing of the kind (its build script run again).
+    write(
+        &app.join("build.rs"),
+        &std::fs::read_to_string(app.join("build.rs")).unwrap(),
+    );
+    let stderr = build.cargo(&app, &["build"], false);
+    assert!(!stderr.contains("does not include"), "{stderr}");
+
     // The app takes the models by path: the models crate is the user's own, so its build
     // keeps its own file beside its manifest, and the app's file holds its indexes too.
     let app = root.join("app-path");
