@@ -53,8 +53,8 @@ pub use order_key::{OrderBound, OrderKey};
 pub use parent::{CollectionGroup, Parent, ParentDepth, Reversible, Subcollection, TopLevel};
 pub use partition::{IdRange, MAX_PARTS};
 pub use query::{
-    ChangeKind, Cursor, CursorArgument, CursorOf, DocumentChange, EveryMatch, EveryQuery,
-    InCollection, InGroup, ListenCheckpoint, ListenOptions, MAX_DISJUNCTIONS,
+    ChangeKind, Cursor, CursorArgument, CursorOf, DocumentChange, DynamicOr, EveryMatch,
+    EveryQuery, InCollection, InGroup, ListenCheckpoint, ListenOptions, MAX_DISJUNCTIONS,
     MAX_FILTER_VALUE_BYTES, MAX_LIMIT, MAX_NOT_IN, Number, Numeric, NumericField, Or, Page, PageOf,
     PagedQuery, Queries, QueryShape, QuerySnapshot, QueryStats, RangeField, RangeFilter,
     RangedOver, Reach, Reversed, ShardedQuery, SnapshotStream, SummedOver, WHOLE_COLLECTION, Whole,

@@ -9,7 +9,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 use sharded_runtime::firestore::{FirestoreDb, FirestoreQueryDirection, FirestoreQueryOrder};
-use sharded_runtime::{Error, Sharded, ShardedQuery, query_id};
+use sharded_runtime::{DynamicOr, Error, InCollection, Sharded, ShardedQuery, query_id};
 use sharded_tests::equivalence::{check_query, ids};
 use sharded_tests::test_db;
 
@@ -123,8 +123,11 @@ async fn reference<T: Sharded>(
         .collect()
 }
 
-/// The sharded OR of `disjuncts`.
-fn sharded<T: Trade>(disjuncts: &[Is]) -> ShardedQuery<T, { query_id("venue") }> {
+/// The sharded OR of `disjuncts`, built in a loop: its type stays the same
+/// (`or_dynamic`) however many queries it joins.
+fn sharded<T: Trade>(
+    disjuncts: &[Is],
+) -> ShardedQuery<T, { query_id("venue") }, InCollection, DynamicOr> {
     let mut query: Option<ShardedQuery<T, { query_id("venue") }>> = None;
     let mut rest = Vec::new();
     for is in disjuncts {
@@ -134,13 +137,20 @@ fn sharded<T: Trade>(disjuncts: &[Is]) -> ShardedQuery<T, { query_id("venue") }>
             _ => rest.push(is.clone()),
         }
     }
-    let mut query = query.expect("a venue disjunct first");
+    let first = query.expect("a venue disjunct first");
+    let mut rest = rest.into_iter();
+    let mut query = match rest.next().expect("an OR has another disjunct") {
+        Is::Venue(v) => first.or_dynamic(T::venue(&v)),
+        Is::Venues(v) => first.or_dynamic(T::venues(v)),
+        Is::Kind(k) => first.or_dynamic(T::kind(k)),
+        Is::Tagged(t) => first.or_dynamic(T::tagged(&t)),
+    };
     for is in rest {
         query = match is {
-            Is::Venue(v) => query.or(T::venue(&v)),
-            Is::Venues(v) => query.or(T::venues(v)),
-            Is::Kind(k) => query.or(T::kind(k)),
-            Is::Tagged(t) => query.or(T::tagged(&t)),
+            Is::Venue(v) => query.or_dynamic(T::venue(&v)),
+            Is::Venues(v) => query.or_dynamic(T::venues(v)),
+            Is::Kind(k) => query.or_dynamic(T::kind(k)),
+            Is::Tagged(t) => query.or_dynamic(T::tagged(&t)),
         };
     }
     query

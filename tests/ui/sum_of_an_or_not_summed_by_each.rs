@@ -11,6 +11,8 @@ struct Sale {
     channel: String,
     #[sharded(aggregate(all, region))]
     amount: i64,
+    #[sharded(aggregate)]
+    qty: i64,
     at: i64,
 }
 
@@ -21,6 +23,11 @@ async fn totals(db: &FirestoreDb) {
     // `channel` does not: its index holds no `amount`.
     let _ = Sale::query().region("eu").or(Sale::query().channel("web")).sum(db, amount).await;
     let _ = Sale::query().channel("web").or(Sale::query().region("eu")).avg(db, amount).await;
+    // An OR built in a loop keeps no query in its type: it sums what every query sums.
+    let mut dynamic = Sale::query().region("eu").or_dynamic(Sale::query().region("us"));
+    dynamic = dynamic.or_dynamic(Sale::query().channel("web"));
+    let _ = dynamic.sum(db, Sale::aggregates().qty).await;
+    let _ = dynamic.sum(db, amount).await;
 }
 
 fn main() {

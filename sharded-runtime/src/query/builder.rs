@@ -320,6 +320,24 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         });
         query
     }
+
+    /// [`or`](Self::or) for an OR built at run time, a query at a time in a loop: the same
+    /// OR, whose type does not grow with each query ([`DynamicOr`](crate::DynamicOr)).
+    /// Since its queries are not in its type, its [`sum`](Self::sum) and
+    /// [`avg`](Self::avg) take only fields every query sums (`#[sharded(aggregate)]`).
+    ///
+    /// ```ignore
+    /// let mut query = T::query().venue(first).or_dynamic(T::query().kind(kind));
+    /// for tag in tags {
+    ///     query = query.or_dynamic(T::query().tags_contains(tag));
+    /// }
+    /// ```
+    pub fn or_dynamic<const OTHER: u64>(
+        self,
+        other: ShardedQuery<T, OTHER, R>,
+    ) -> ShardedQuery<T, QUERY, R, W::Dynamic> {
+        self.or(other).retyped()
+    }
 }
 
 impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R, W> {

@@ -47,7 +47,7 @@ pub use queries::{Queries, queries};
 pub use range::{RangeField, RangeFilter, RangedOver, range_field};
 pub use reach::{InCollection, InGroup, Reach, Reversed};
 pub use shape::{EveryQuery, QueryShape, query_id};
-pub use window::{EveryMatch, Or, Whole, Window, Windowed};
+pub use window::{DynamicOr, EveryMatch, Or, Whole, Window, Windowed};
 
 use crate::{Sharded, Stored};
 

@@ -13,7 +13,11 @@ use super::shape::EveryQuery;
 /// document it matches), [`Windowed`] (after [`limit`](crate::ShardedQuery::limit),
 /// [`after`](crate::ShardedQuery::after) or [`before`](crate::ShardedQuery::before)), or
 /// [`Or`] (after [`or`](crate::ShardedQuery::or)). Sealed: these are all there is.
-pub trait Window: sealed::Sealed + 'static {}
+pub trait Window: sealed::Sealed + 'static {
+    /// The window after [`or_dynamic`](crate::ShardedQuery::or_dynamic): the same, without
+    /// the OR-ed queries in its type ([`DynamicOr`] for a whole query).
+    type Dynamic: Window;
+}
 
 /// Every document the query matches: what `T::query()` builds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -34,9 +38,24 @@ impl<W, const OTHER: u64> std::fmt::Debug for Or<W, OTHER> {
     }
 }
 
-impl Window for Whole {}
-impl Window for Windowed {}
-impl<W: Window, const OTHER: u64> Window for Or<W, OTHER> {}
+/// An OR built at run time ([`or_dynamic`](crate::ShardedQuery::or_dynamic)): its
+/// queries are not in its type, which stays the same however many are OR-ed in a loop. Its
+/// sum takes a field every query sums (`#[sharded(aggregate)]`) only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DynamicOr {}
+
+impl Window for Whole {
+    type Dynamic = DynamicOr;
+}
+impl Window for Windowed {
+    type Dynamic = Windowed;
+}
+impl<W: Window, const OTHER: u64> Window for Or<W, OTHER> {
+    type Dynamic = W::Dynamic;
+}
+impl Window for DynamicOr {
+    type Dynamic = DynamicOr;
+}
 
 /// A window over which [`sum`](crate::ShardedQuery::sum) and [`avg`](crate::ShardedQuery::avg)
 /// of a field summed by the queries `S` names mean what they say: [`Whole`], and an [`Or`]
@@ -50,6 +69,22 @@ pub trait EveryMatch<S = EveryQuery>: Window {}
 
 impl<S> EveryMatch<S> for Whole {}
 
+impl<S: every::SummedByEveryQuery> EveryMatch<S> for DynamicOr {}
+
+mod every {
+    use super::EveryQuery;
+
+    /// A field every query sums: what the sum of a [`DynamicOr`](super::DynamicOr) takes.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` is summed by some queries only, and this OR's queries are not in its type",
+        label = "an OR built with `or_dynamic` sums only fields every query sums",
+        note = "build the OR with `or` (its type then names each query, whose sums are checked), or declare the field `#[sharded(aggregate)]` for every query"
+    )]
+    pub trait SummedByEveryQuery {}
+
+    impl SummedByEveryQuery for EveryQuery {}
+}
+
 impl<S, W: EveryMatch<S>, const OTHER: u64> EveryMatch<S> for Or<W, OTHER> where S: SummedOver<OTHER>
 {}
 
@@ -58,4 +93,5 @@ mod sealed {
     impl Sealed for super::Whole {}
     impl Sealed for super::Windowed {}
     impl<W, const OTHER: u64> Sealed for super::Or<W, OTHER> {}
+    impl Sealed for super::DynamicOr {}
 }
