@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A tracked adoption job on Cloud Run jobs: one task per part, each told its part by
-# CLOUD_RUN_TASK_INDEX and CLOUD_RUN_TASK_COUNT; a failed or held task is retried on a fresh
-# container and resumes its part from Firestore. Watch it from anywhere with
+# CLOUD_RUN_TASK_INDEX and CLOUD_RUN_TASK_COUNT; a failed task is retried on a fresh container
+# within seconds, and its next attempt (CLOUD_RUN_TASK_ATTEMPT of the same CLOUD_RUN_EXECUTION)
+# takes its part over at once from Firestore's checkpoint, so each retry goes on with the part
+# instead of waiting out the crashed attempt's lease. Watch it from anywhere with
 # `adopt_job status adopt-instruments`.
 set -euo pipefail
 : "${PROJECT:?set PROJECT}" "${REGION:?set REGION}" "${IMAGE:?set IMAGE, built from adopt_job}"

@@ -76,12 +76,14 @@ pub(crate) async fn balanced_parts<T: Sharded>(
                     .unwrap_or(T::COLLECTION),
                 Scope::Top | Scope::Under(_) => T::COLLECTION,
             };
+            let group = *scope == Scope::Group;
             let points = references
                 .iter()
-                .filter_map(|reference| split_id(reference, &root, collection))
+                .filter_map(|reference| split_id(reference, &root, collection, group))
                 .collect();
+            let prefix = group.then_some(collection);
             Ok(Parts {
-                ranges: ranges_between(points),
+                ranges: ranges_between(points, prefix),
                 by: SplitBy::Documents,
             })
         }
@@ -153,26 +155,33 @@ async fn partition_points<T: Sharded>(
     }
 }
 
-/// The id a split point `reference` (a document's full name) gives the job's scan, whose
-/// ids are those of the documents in `collection` directly under `root`: the document's own,
-/// or that of the document of ours a deeper one is under. Over a group `collection` is the
-/// first parents' (`rooms/{id}/...`), whose ids a group job ranges over. `None` for a document
-/// elsewhere (a collection of the same id under another parent).
-fn split_id(reference: &str, root: &str, collection: &str) -> Option<String> {
+/// The bound a split point `reference` (a document's full name) gives the job's scan, whose
+/// ids are those of the documents in `collection` directly under `root`: the document's own
+/// id, or that of the document of ours a deeper one is under. Over a group (`group`),
+/// `collection` is the first parents' (`rooms/{id}/...`), whose ids a group job ranges over
+/// (so that a part takes whole parents); a point under another parent of the group's
+/// collection id (`users/u5/messages/m1`) is its own path, since the group's scan takes
+/// those documents too, in path order. `None` for a document the scan does not take (a
+/// collection of the same id under another parent, outside a group).
+fn split_id(reference: &str, root: &str, collection: &str, group: bool) -> Option<String> {
     let relative = reference.strip_prefix(root)?.strip_prefix('/')?;
     let mut segments = relative.split('/');
     if segments.next()? != collection {
-        return None;
+        return (group && crate::document_id::check_document_path(relative).is_ok())
+            .then(|| relative.to_owned());
     }
     let id = segments.next()?;
     crate::check_document_id(id).is_ok().then(|| id.to_owned())
 }
 
 /// The ranges between split `points` (in any order, repeats allowed): before the first, from
-/// each to the next, from the last on; every id in exactly one.
-pub(crate) fn ranges_between(mut points: Vec<String>) -> Vec<IdRange> {
-    points.sort_by(|a, b| compare_references(a, b));
-    points.dedup_by(|a, b| compare_references(a, b) == Ordering::Equal);
+/// each to the next, from the last on; every id in exactly one. Points are ordered where they
+/// lie below `prefix` (a group's first parents' collection).
+pub(crate) fn ranges_between(mut points: Vec<String>, prefix: Option<&str>) -> Vec<IdRange> {
+    use crate::partition::bound_under;
+    let at = |point: &String| bound_under(prefix, point).into_owned();
+    points.sort_by(|a, b| compare_references(&at(a), &at(b)));
+    points.dedup_by(|a, b| compare_references(&at(a), &at(b)) == Ordering::Equal);
     let bounds: Vec<Option<&str>> = std::iter::once(None)
         .chain(points.iter().map(|point| Some(point.as_str())))
         .chain(std::iter::once(None))
@@ -201,7 +210,7 @@ mod tests {
                     .collect()
             };
             let points: Vec<String> = (0..rng.random_range(0..6)).map(|_| id(&mut rng)).collect();
-            let ranges = ranges_between(points.clone());
+            let ranges = ranges_between(points.clone(), None);
             let mut distinct = points.clone();
             distinct.sort();
             distinct.dedup();
@@ -219,13 +228,13 @@ mod tests {
                 assert_eq!(ranges[holder].start(), Some(point.as_str()));
             }
         }
-        assert_eq!(ranges_between(Vec::new()), vec![IdRange::all()]);
+        assert_eq!(ranges_between(Vec::new(), None), vec![IdRange::all()]);
     }
 
     #[test]
     fn a_split_point_is_the_id_the_scan_ranges_over() {
         let root = "projects/p/databases/d/documents";
-        let at = |name: &str, root: &str, collection: &str| split_id(name, root, collection);
+        let at = |name: &str, root: &str, collection: &str| split_id(name, root, collection, false);
         assert_eq!(
             at(&format!("{root}/events/abc"), root, "events").as_deref(),
             Some("abc")
@@ -249,11 +258,57 @@ mod tests {
             at(&format!("{root}/rooms/other/messages/m1"), room, "messages"),
             None
         );
-        // Over a group, the first parent's id.
+        // Over a group, the first parent's id; under another parent of the group's id, the
+        // document's own path, which the group's scan takes too.
+        let group = |name: &str| split_id(&format!("{root}/{name}"), root, "rooms", true);
+        assert_eq!(group("rooms/lobby/messages/m1").as_deref(), Some("lobby"));
         assert_eq!(
-            at(&format!("{root}/rooms/lobby/messages/m1"), root, "rooms").as_deref(),
-            Some("lobby")
+            group("users/u5/messages/m1").as_deref(),
+            Some("users/u5/messages/m1")
         );
+        assert_eq!(group("messages/m1").as_deref(), Some("messages/m1"));
         assert_eq!(at("elsewhere/x", root, "events"), None);
+    }
+
+    /// Over a group, points under the first parents' collection and paths elsewhere make
+    /// ranges in the group's path order: every document's position in exactly one, and
+    /// each range holding its own point.
+    #[test]
+    fn a_groups_split_points_anywhere_make_ranges_that_hold_every_path_once() {
+        let mut rng = StdRng::seed_from_u64(12);
+        let id = |rng: &mut StdRng| -> String {
+            (0..rng.random_range(1..3))
+                .map(|_| char::from(b"0aAz9"[rng.random_range(0..5)]))
+                .collect()
+        };
+        // A document's position in the group's scan: its path below the root.
+        let position = |rng: &mut StdRng| -> String {
+            match rng.random_range(0..4) {
+                0 => format!("rooms/{}/messages/{}", id(rng), id(rng)),
+                1 => format!("users/{}/messages/{}", id(rng), id(rng)),
+                2 => format!("messages/{}", id(rng)),
+                _ => format!("a/{}/b/{}/messages/{}", id(rng), id(rng), id(rng)),
+            }
+        };
+        for _ in 0..200 {
+            let points: Vec<String> = (0..rng.random_range(0..6))
+                .map(|_| {
+                    let p = position(&mut rng);
+                    match p.strip_prefix("rooms/") {
+                        Some(rest) => rest.split('/').next().unwrap().to_owned(),
+                        None => p,
+                    }
+                })
+                .collect();
+            let ranges = ranges_between(points.clone(), Some("rooms"));
+            for _ in 0..50 {
+                let probe = position(&mut rng);
+                let holding = ranges
+                    .iter()
+                    .filter(|range| range.contains_under(Some("rooms"), &probe))
+                    .count();
+                assert_eq!(holding, 1, "{probe} in {ranges:?}");
+            }
+        }
     }
 }

@@ -72,8 +72,8 @@ pub use status::StatusCode;
 pub use stored::{Decoded, Stored, Undecodable};
 pub use stored_names::StoredNames;
 pub use task_part::{
-    CLOUD_RUN_TASK_ATTEMPT, CLOUD_RUN_TASK_COUNT, CLOUD_RUN_TASK_INDEX, JOB_COMPLETION_INDEX,
-    SHARDED_TASK_COUNT, TaskPart,
+    CLOUD_RUN_EXECUTION, CLOUD_RUN_TASK_ATTEMPT, CLOUD_RUN_TASK_COUNT, CLOUD_RUN_TASK_INDEX,
+    Engine, HOSTNAME, JOB_COMPLETION_INDEX, SHARDED_TASK_COUNT, TaskPart,
 };
 pub use transform::{MAX_TRANSFORMS, ServerTime, Transform, TransformNumber, TypedField};
 pub use write::Written;

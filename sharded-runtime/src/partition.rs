@@ -62,14 +62,27 @@ impl IdRange {
 
     /// The ids from `start` up to, not including, `end`; [`Error::InvalidOptions`] when the
     /// range is empty or a bound is not a document id.
+    ///
+    /// For a collection group's job, a bound may also be a document's path below the
+    /// database root (`users/u5/messages/m1`): the group's documents sort by path, and a
+    /// split among documents under other parents than the type's own (what
+    /// [`parts`](crate::ShardedCollectionGroup::parts) finds there) is such a path. A job
+    /// over one collection refuses it.
     pub fn new(start: Option<&str>, end: Option<&str>) -> Result<IdRange> {
         for bound in [start, end].into_iter().flatten() {
-            crate::check_document_id(bound).map_err(|_| Error::InvalidOptions {
+            let checked = match bound.contains('/') {
+                true => crate::document_id::check_document_path(bound),
+                false => crate::check_document_id(bound),
+            };
+            checked.map_err(|_| Error::InvalidOptions {
                 option: "IdRange",
-                expected: "bounds that are document ids",
+                expected: "bounds that are document ids, or (over a collection group) document paths",
             })?;
         }
+        // An id and a path compare where the id lies under a group's first parents, which a
+        // group's job checks ([`IdRange::is_empty_under`]).
         if let (Some(start), Some(end)) = (start, end)
+            && start.contains('/') == end.contains('/')
             && compare_references(start, end) != Ordering::Less
         {
             return Err(Error::InvalidOptions {
@@ -117,6 +130,25 @@ impl IdRange {
         self.end.as_deref()
     }
 
+    /// Whether no position lies between the bounds where they lie below `prefix`.
+    pub(crate) fn is_empty_under(&self, prefix: Option<&str>) -> bool {
+        match (&self.start, &self.end) {
+            (Some(start), Some(end)) => {
+                compare_references(&bound_under(prefix, start), &bound_under(prefix, end))
+                    != Ordering::Less
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether a bound is a document's path, which only a collection group's job takes.
+    pub(crate) fn has_path_bound(&self) -> bool {
+        [&self.start, &self.end]
+            .into_iter()
+            .flatten()
+            .any(|bound| bound.contains('/'))
+    }
+
     /// Whether `id` is in the range.
     pub fn contains(&self, id: &str) -> bool {
         self.contains_under(None, id)
@@ -137,11 +169,12 @@ impl IdRange {
     }
 }
 
-/// Where a range's bound lies below `prefix`: `{prefix}/{bound}`, or the bound itself.
+/// Where a range's bound lies below `prefix`: `{prefix}/{bound}`, or the bound itself (an id
+/// without a prefix, or a document's path below the root, which a group's bound may be).
 pub(crate) fn bound_under<'a>(prefix: Option<&str>, bound: &'a str) -> Cow<'a, str> {
     match prefix {
-        Some(prefix) => Cow::Owned(format!("{prefix}/{bound}")),
-        None => Cow::Borrowed(bound),
+        Some(prefix) if !bound.contains('/') => Cow::Owned(format!("{prefix}/{bound}")),
+        _ => Cow::Borrowed(bound),
     }
 }
 
@@ -206,7 +239,14 @@ mod tests {
         assert!(IdRange::part(0, MAX_PARTS + 1).is_err());
         assert!(IdRange::new(Some("b"), Some("a")).is_err());
         assert!(IdRange::new(Some("a"), Some("a")).is_err());
-        assert!(IdRange::new(Some("a/b"), None).is_err());
+        // A path bound (a group job's) is a document's: pairs of segments, each an id.
+        assert!(IdRange::new(Some("a/b/c"), None).is_err());
+        assert!(IdRange::new(Some("a/__x__"), None).is_err());
+        assert!(IdRange::new(Some("a/b"), None).unwrap().has_path_bound());
+        // An id and a path are ordered where the id lies in a group: checked there.
+        let mixed = IdRange::new(Some("zz"), Some("rooms2/x")).unwrap();
+        assert!(!mixed.is_empty_under(Some("rooms")));
+        assert!(mixed.is_empty_under(Some("zzz")));
         assert!(IdRange::new(Some("a"), Some("b")).unwrap().contains("a"));
         assert!(!IdRange::new(Some("a"), Some("b")).unwrap().contains("b"));
     }
@@ -218,7 +258,7 @@ mod tests {
         for bad in [
             r#"{"start":"b","end":"a"}"#,
             r#"{"start":"a","end":"a"}"#,
-            r#"{"start":"a/b","end":null}"#,
+            r#"{"start":"a/b/c","end":null}"#,
             r#"{"start":null,"end":"__x__"}"#,
             r#"{"start":"","end":null}"#,
         ] {

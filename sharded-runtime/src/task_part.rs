@@ -4,6 +4,8 @@
 //! count (`SHARDED_TASK_COUNT`, the job's `completions`). A missing, malformed or
 //! inconsistent value is a typed error before the task does anything.
 
+use serde::{Deserialize, Serialize};
+
 use crate::partition::{IdRange, MAX_PARTS};
 use crate::{Error, Result};
 
@@ -14,16 +16,21 @@ pub const CLOUD_RUN_TASK_INDEX: &str = "CLOUD_RUN_TASK_INDEX";
 pub const CLOUD_RUN_TASK_COUNT: &str = "CLOUD_RUN_TASK_COUNT";
 /// See [`CLOUD_RUN_TASK_INDEX`].
 pub const CLOUD_RUN_TASK_ATTEMPT: &str = "CLOUD_RUN_TASK_ATTEMPT";
+/// Cloud Run jobs' execution, the same for every task and attempt of one run of the job.
+pub const CLOUD_RUN_EXECUTION: &str = "CLOUD_RUN_EXECUTION";
 /// A Kubernetes Indexed Job's completion index (from 0), which it sets in every pod.
 pub const JOB_COMPLETION_INDEX: &str = "JOB_COMPLETION_INDEX";
+/// A pod's name, which Kubernetes sets as its host name: `{job}-{index}-{suffix}` for a pod
+/// of an Indexed Job, a new one for each pod it starts for an index.
+pub const HOSTNAME: &str = "HOSTNAME";
 /// The number of parts of a Kubernetes Indexed Job, which Kubernetes does not tell a pod: its
 /// manifest sets it to the job's `completions`.
 pub const SHARDED_TASK_COUNT: &str = "SHARDED_TASK_COUNT";
 
 /// One task's part of a job split into `count` parts: part `index` (from 0), on its
-/// `attempt` (from 0). Its [`range`](Self::range) is the ids it covers; the parts of one
-/// count cover every id exactly once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// `attempt` (from 0), run by `engine`. Its [`range`](Self::range) is the ids it covers; the
+/// parts of one count cover every id exactly once.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct TaskPart {
     /// Which part, from 0.
@@ -32,6 +39,86 @@ pub struct TaskPart {
     pub count: u32,
     /// Which attempt at the part this is, from 0 (Cloud Run counts retries; elsewhere 0).
     pub attempt: u32,
+    /// What runs it, as far as it says: what tells a later attempt of the part, which takes
+    /// it over at once, from a duplicate, which waits.
+    pub engine: Engine,
+}
+
+/// What runs a task, as the engine names this attempt of it. An engine retries a failed task
+/// only once its attempt has ended, so an attempt it names later than the one holding a part
+/// holds it no more: the later one takes the part over at once
+/// ([`TaskPart::supersedes`]), where any other waits out the holder's lease.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Engine {
+    /// A task of a Cloud Run job's execution ([`CLOUD_RUN_EXECUTION`]), whose attempts
+    /// ([`CLOUD_RUN_TASK_ATTEMPT`]) count up from 0.
+    CloudRun {
+        /// The execution's name.
+        execution: String,
+    },
+    /// A pod of a Kubernetes Indexed Job ([`HOSTNAME`]): Kubernetes starts a new pod for an
+    /// index after the last one failed.
+    Kubernetes {
+        /// The pod's name, `{job}-{index}-{suffix}`.
+        pod: String,
+    },
+    /// Anything else: a task made by [`TaskPart::new`], or whose engine did not name it.
+    Unknown,
+}
+
+/// Who holds a part or a job's closing step: the task's part, its attempt and its engine.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "StoredHolder", from = "StoredHolder")]
+pub(crate) struct Holder {
+    pub(crate) index: u32,
+    pub(crate) attempt: u32,
+    pub(crate) engine: Engine,
+}
+
+/// A [`Holder`] as a state document stores it: flat fields, which every Firestore client
+/// reads (the firestore crate takes no enum variant with fields).
+#[derive(Clone, Serialize, Deserialize)]
+struct StoredHolder {
+    index: u32,
+    attempt: u32,
+    /// `cloud_run`, `kubernetes` or `unknown`.
+    engine: String,
+    /// The Cloud Run execution's name, or the pod's.
+    #[serde(default)]
+    run: Option<String>,
+}
+
+impl From<Holder> for StoredHolder {
+    fn from(holder: Holder) -> StoredHolder {
+        let (engine, run) = match holder.engine {
+            Engine::CloudRun { execution } => ("cloud_run", Some(execution)),
+            Engine::Kubernetes { pod } => ("kubernetes", Some(pod)),
+            Engine::Unknown => ("unknown", None),
+        };
+        StoredHolder {
+            index: holder.index,
+            attempt: holder.attempt,
+            engine: engine.to_owned(),
+            run,
+        }
+    }
+}
+
+impl From<StoredHolder> for Holder {
+    fn from(stored: StoredHolder) -> Holder {
+        let engine = match (stored.engine.as_str(), stored.run) {
+            ("cloud_run", Some(execution)) => Engine::CloudRun { execution },
+            ("kubernetes", Some(pod)) => Engine::Kubernetes { pod },
+            // Written by another version, or by hand: no attempt can follow it.
+            _ => Engine::Unknown,
+        };
+        Holder {
+            index: stored.index,
+            attempt: stored.attempt,
+            engine,
+        }
+    }
 }
 
 impl TaskPart {
@@ -48,7 +135,47 @@ impl TaskPart {
             index,
             count,
             attempt: 0,
+            engine: Engine::Unknown,
         })
+    }
+
+    /// The same part as attempt `attempt` of the engine `engine`: what
+    /// [`from_env`](Self::from_env) reads, for a task told its attempt another way.
+    pub fn with_attempt(self, attempt: u32, engine: Engine) -> TaskPart {
+        TaskPart {
+            attempt,
+            engine,
+            ..self
+        }
+    }
+
+    /// Whether this attempt comes after `holder`'s, as its engine tells: the same part of the
+    /// same Cloud Run execution on a later attempt, or another pod of the same Kubernetes
+    /// job for the same index. The engine starts it only once that attempt ended, so the part
+    /// can be taken over at once, without waiting out the lease; the preconditions on every
+    /// state write still stop a holder that was alive after all.
+    pub(crate) fn supersedes(&self, holder: &Holder) -> bool {
+        if holder.index != self.index {
+            return false;
+        }
+        match (&self.engine, &holder.engine) {
+            (Engine::CloudRun { execution }, Engine::CloudRun { execution: theirs }) => {
+                execution == theirs && self.attempt > holder.attempt
+            }
+            (Engine::Kubernetes { pod }, Engine::Kubernetes { pod: theirs }) => {
+                pod != theirs && pod_job(pod).is_some() && pod_job(pod) == pod_job(theirs)
+            }
+            _ => false,
+        }
+    }
+
+    /// This attempt, as a part's or the closing step's holder.
+    pub(crate) fn holder(&self) -> Holder {
+        Holder {
+            index: self.index,
+            attempt: self.attempt,
+            engine: self.engine.clone(),
+        }
     }
 
     /// The part the engine running this process says it runs: Cloud Run jobs' variables, or
@@ -64,7 +191,7 @@ impl TaskPart {
     pub fn from_vars(lookup: impl Fn(&str) -> Option<String>) -> Result<TaskPart> {
         let cloud_run = lookup(CLOUD_RUN_TASK_INDEX);
         let kubernetes = lookup(JOB_COMPLETION_INDEX);
-        let (index, count, attempt) = match (cloud_run, kubernetes) {
+        let (index, count, attempt, engine) = match (cloud_run, kubernetes) {
             (Some(index), kubernetes) => {
                 let index = number(CLOUD_RUN_TASK_INDEX, &index)?;
                 if let Some(other) = kubernetes
@@ -80,11 +207,19 @@ impl TaskPart {
                     Some(attempt) => number(CLOUD_RUN_TASK_ATTEMPT, &attempt)?,
                     None => 0,
                 };
-                (index, count, attempt)
+                let engine = match lookup(CLOUD_RUN_EXECUTION) {
+                    Some(execution) if !execution.is_empty() => Engine::CloudRun { execution },
+                    _ => Engine::Unknown,
+                };
+                (index, count, attempt, engine)
             }
             (None, Some(index)) => {
                 let index = number(JOB_COMPLETION_INDEX, &index)?;
-                (index, required(&lookup, SHARDED_TASK_COUNT)?, 0)
+                let engine = match lookup(HOSTNAME) {
+                    Some(pod) if !pod.is_empty() => Engine::Kubernetes { pod },
+                    _ => Engine::Unknown,
+                };
+                (index, required(&lookup, SHARDED_TASK_COUNT)?, 0, engine)
             }
             (None, None) => {
                 return Err(Error::InvalidOptions {
@@ -93,16 +228,22 @@ impl TaskPart {
                 });
             }
         };
-        Ok(TaskPart {
-            attempt,
-            ..TaskPart::new(index, count)?
-        })
+        Ok(TaskPart::new(index, count)?.with_attempt(attempt, engine))
     }
 
     /// The ids this part covers: [`IdRange::part`] of the index and count.
     pub fn range(&self) -> IdRange {
         IdRange::part(self.index, self.count).expect("a TaskPart is checked when made")
     }
+}
+
+/// The job of an Indexed Job's pod, from its name `{job}-{index}-{suffix}`; `None` for a name
+/// of another form.
+fn pod_job(pod: &str) -> Option<&str> {
+    let (rest, suffix) = pod.rsplit_once('-')?;
+    let (job, index) = rest.rsplit_once('-')?;
+    let digits = !index.is_empty() && index.bytes().all(|b| b.is_ascii_digit());
+    (digits && !suffix.is_empty() && !job.is_empty()).then_some(job)
 }
 
 /// The variable `name`, which must be set, as a number.
@@ -239,6 +380,59 @@ mod tests {
             (JOB_COMPLETION_INDEX, "2"),
         ]));
         assert_eq!(refused(disagreeing), JOB_COMPLETION_INDEX);
+    }
+
+    #[test]
+    fn a_later_attempt_of_the_same_part_supersedes_and_nothing_else_does() {
+        let cloud_run = |execution: &str, index: u32, attempt: u32| {
+            TaskPart::from_vars(vars(&[
+                (CLOUD_RUN_TASK_INDEX, &index.to_string()),
+                (CLOUD_RUN_TASK_COUNT, "4"),
+                (CLOUD_RUN_TASK_ATTEMPT, &attempt.to_string()),
+                (CLOUD_RUN_EXECUTION, execution),
+            ]))
+            .unwrap()
+        };
+        let holder = cloud_run("adopt-x7k2p", 1, 3).holder();
+        assert!(cloud_run("adopt-x7k2p", 1, 4).supersedes(&holder));
+        assert!(cloud_run("adopt-x7k2p", 1, 9).supersedes(&holder));
+        // The same attempt (a duplicate), an earlier one, another part, another execution.
+        assert!(!cloud_run("adopt-x7k2p", 1, 3).supersedes(&holder));
+        assert!(!cloud_run("adopt-x7k2p", 1, 2).supersedes(&holder));
+        assert!(!cloud_run("adopt-x7k2p", 2, 4).supersedes(&holder));
+        assert!(!cloud_run("adopt-q1w2e", 1, 4).supersedes(&holder));
+        let pod = |name: &str, index: u32| {
+            TaskPart::from_vars(vars(&[
+                (JOB_COMPLETION_INDEX, &index.to_string()),
+                (SHARDED_TASK_COUNT, "8"),
+                (HOSTNAME, name),
+            ]))
+            .unwrap()
+        };
+        let holder = pod("adopt-instruments-3-abcde", 3).holder();
+        assert!(pod("adopt-instruments-3-fghij", 3).supersedes(&holder));
+        assert!(!pod("adopt-instruments-3-abcde", 3).supersedes(&holder));
+        assert!(!pod("other-job-3-fghij", 3).supersedes(&holder));
+        assert!(!pod("adopt-instruments-4-fghij", 4).supersedes(&holder));
+        assert!(!pod("not-a-pod", 3).supersedes(&holder));
+        // Engines that do not say, or say differently, never supersede.
+        assert!(!TaskPart::new(3, 8).unwrap().supersedes(&holder));
+        assert!(!cloud_run("adopt-x7k2p", 3, 4).supersedes(&holder));
+        let unknown = TaskPart::new(1, 4).unwrap();
+        assert!(
+            !unknown
+                .clone()
+                .with_attempt(5, Engine::Unknown)
+                .supersedes(&unknown.holder())
+        );
+        // Without the execution's name or the pod's, the engine is unknown.
+        let bare = TaskPart::from_vars(vars(&[
+            (CLOUD_RUN_TASK_INDEX, "1"),
+            (CLOUD_RUN_TASK_COUNT, "4"),
+            (CLOUD_RUN_TASK_ATTEMPT, "2"),
+        ]))
+        .unwrap();
+        assert_eq!(bare.engine, Engine::Unknown);
     }
 
     /// The parts of one count, from every index, cover each id exactly once.

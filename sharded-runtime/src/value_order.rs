@@ -259,6 +259,30 @@ fn split_path(path: &str) -> Vec<String> {
     segments
 }
 
+/// `value` as Firestore stores it: a timestamp truncated to whole microseconds (in arrays and
+/// maps too), so that a cursor at a value kept with nanoseconds (a `SystemTime`) starts where
+/// the stored value does, not after the documents stored in the same microsecond.
+pub(crate) fn stored_precision(mut value: Value) -> Value {
+    match &mut value.value_type {
+        Some(ValueType::TimestampValue(timestamp)) => {
+            timestamp.nanos -= timestamp.nanos.rem_euclid(1_000);
+        }
+        Some(ValueType::ArrayValue(array)) => {
+            array.values = std::mem::take(&mut array.values)
+                .into_iter()
+                .map(stored_precision)
+                .collect();
+        }
+        Some(ValueType::MapValue(map)) => {
+            for field in map.fields.values_mut() {
+                *field = stored_precision(std::mem::take(field));
+            }
+        }
+        _ => {}
+    }
+    value
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -374,28 +398,4 @@ mod tests {
             Ordering::Less
         );
     }
-}
-
-/// `value` as Firestore stores it: a timestamp truncated to whole microseconds (in arrays and
-/// maps too), so that a cursor at a value kept with nanoseconds (a `SystemTime`) starts where
-/// the stored value does, not after the documents stored in the same microsecond.
-pub(crate) fn stored_precision(mut value: Value) -> Value {
-    match &mut value.value_type {
-        Some(ValueType::TimestampValue(timestamp)) => {
-            timestamp.nanos -= timestamp.nanos.rem_euclid(1_000);
-        }
-        Some(ValueType::ArrayValue(array)) => {
-            array.values = std::mem::take(&mut array.values)
-                .into_iter()
-                .map(stored_precision)
-                .collect();
-        }
-        Some(ValueType::MapValue(map)) => {
-            for field in map.fields.values_mut() {
-                *field = stored_precision(std::mem::take(field));
-            }
-        }
-        _ => {}
-    }
-    value
 }

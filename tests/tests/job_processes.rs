@@ -46,12 +46,15 @@ async fn tracked_task() {
             .unwrap(),
         _ => Reading::collection(&db).backfill(),
     };
+    let millis = |name: &str, default: u64| {
+        Duration::from_millis(var(name).map_or(default, |ms| ms.parse().unwrap()))
+    };
     let run = job
         .page_size(10)
         .writer(unthrottled())
         .tracked(JOB, part)
-        .lease_timeout(LEASE)
-        .heartbeat_every(Duration::from_millis(400))
+        .lease_timeout(millis("TRACKED_LEASE_MS", LEASE.as_millis() as u64))
+        .heartbeat_every(millis("TRACKED_HEARTBEAT_MS", 400))
         .run(|progress| {
             println!("checkpoint {}", progress.scanned);
             std::thread::sleep(slow);
@@ -95,6 +98,9 @@ fn task(
         .env_remove("CLOUD_RUN_TASK_COUNT")
         .env_remove("JOB_COMPLETION_INDEX")
         .env_remove("SHARDED_TASK_COUNT")
+        .env_remove("CLOUD_RUN_EXECUTION")
+        .env_remove("CLOUD_RUN_TASK_ATTEMPT")
+        .env_remove("HOSTNAME")
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .kill_on_drop(true);
@@ -188,10 +194,11 @@ async fn four_cloud_run_tasks_one_killed_and_restarted_adopt_every_document_besi
     }
     tasks[1].0.start_kill().unwrap();
     tasks[1].0.wait().await.unwrap();
-    // A duplicate attempt of a part whose holder is alive exits without writing.
+    // A duplicate attempt of a part whose holder is alive (the same attempt, as far as the
+    // engine says) writes nothing and waits for the holder to end: the part done, it ends.
     // (The process is killed when its handle drops: keep it.)
     let (_duplicate, duplicate) = task(db, &host, &cloud_run(2, 4), 0);
-    assert_eq!(last_line(duplicate).await, "held");
+    assert_eq!(last_line(duplicate).await, "already-done");
     // After the lease, a new attempt in an empty directory resumes part 1 from Firestore.
     tokio::time::sleep(LEASE + Duration::from_millis(300)).await;
     let (_restarted, restarted) = task(db, &host, &cloud_run(1, 4), 0);
@@ -213,6 +220,10 @@ async fn four_cloud_run_tasks_one_killed_and_restarted_adopt_every_document_besi
     // The sweep and the census ran once for the whole job, after every part.
     assert_eq!(status.closing.as_ref().map(|closing| closing.runs), Some(1));
     assert_eq!(status.parts[1].attempt, 2);
+    assert_eq!(
+        status.parts[2].attempt, 1,
+        "the duplicate never took part 2"
+    );
     assert!(
         resumed < status.parts[1].scanned,
         "part 1 resumed, not restarted"
@@ -364,7 +375,7 @@ async fn four_tasks_of_a_rename_one_killed_and_restarted_leave_no_document_under
     tasks[1].0.start_kill().unwrap();
     tasks[1].0.wait().await.unwrap();
     let (_duplicate, duplicate) = task(db, &host, &rename(2), 0);
-    assert_eq!(last_line(duplicate).await, "held");
+    assert_eq!(last_line(duplicate).await, "already-done");
     tokio::time::sleep(LEASE + Duration::from_millis(300)).await;
     let (_restarted, restarted) = task(db, &host, &rename(1), 0);
     assert!(last_line(restarted).await.starts_with("finished "));
@@ -390,4 +401,196 @@ async fn four_tasks_of_a_rename_one_killed_and_restarted_leave_no_document_under
             None => assert_eq!(read.n, read.at, "{id} keeps its value under the new name"),
         }
     }
+}
+
+/// The retries the shipped Cloud Run script gives a task (`--max-retries`), and the ones the
+/// shipped Indexed Job gives an index (`backoffLimitPerIndex`).
+fn shipped_retries() -> (u32, u32) {
+    let deploy = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/deploy");
+    let script = std::fs::read_to_string(deploy.join("cloud-run-job.sh")).unwrap();
+    let cloud_run = script
+        .split_once("--max-retries ")
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .expect("the script sets --max-retries");
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(deploy.join("indexed-job.json")).unwrap())
+            .unwrap();
+    let kubernetes = manifest["spec"]["backoffLimitPerIndex"]
+        .as_u64()
+        .expect("the manifest sets backoffLimitPerIndex") as u32;
+    (cloud_run, kubernetes)
+}
+
+/// A lease no test waits out: a task that takes a part over within it did so because its
+/// engine said the holder's attempt was over.
+const LONG_LEASE_MS: &str = "600000";
+
+/// Waits until `done` holds for the job's status, at most a minute (the bound of a test that
+/// would otherwise hang: a part not taken over waits out its ten-minute lease).
+async fn until(db: &FirestoreDb, what: &str, done: impl Fn(&JobStatus) -> bool) -> JobStatus {
+    let started = std::time::Instant::now();
+    loop {
+        if let Ok(status) = JobStatus::read(db, JOB).await
+            && done(&status)
+        {
+            return status;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "{what}: {:?}",
+            JobStatus::read(db, JOB).await
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Kills part 1's task after each of its stored checkpoints and starts the engine's next
+/// attempt of it at once, `kills` times, with `attempt(n)`'s variables; then lets the last
+/// one finish beside part 0's. Every attempt takes the part over from the last checkpoint
+/// though its holder's ten-minute lease is fresh, and the job ends done, closed once.
+async fn killed_and_retried_at_once(
+    db: &FirestoreDb,
+    host: &str,
+    attempt: impl Fn(u32, u32) -> Vec<(&'static str, String)>,
+    kills: u32,
+) -> JobStatus {
+    let long = |mut variables: Vec<(&'static str, String)>| {
+        variables.push(("TRACKED_LEASE_MS", LONG_LEASE_MS.into()));
+        variables.push(("TRACKED_HEARTBEAT_MS", "100".into()));
+        variables
+    };
+    let (_other, other) = task(db, host, &long(attempt(0, 0)), 20);
+    let mut current = task(db, host, &long(attempt(1, 0)), 20);
+    let mut scanned = 0;
+    for n in 1..=kills {
+        // This attempt holds the part and stored a checkpoint past the last one.
+        let status = until(
+            db,
+            &format!("attempt {n} of part 1 takes it over"),
+            |status| status.parts[1].attempt == n && status.parts[1].scanned > scanned,
+        )
+        .await;
+        scanned = status.parts[1].scanned;
+        current.0.start_kill().unwrap();
+        current.0.wait().await.unwrap();
+        // The engine's next attempt, started as soon as the last one ended.
+        current = task(db, host, &long(attempt(1, n)), 20);
+    }
+    let ended = last_line(current.1).await;
+    assert!(ended.starts_with("finished "), "the last attempt: {ended}");
+    assert!(last_line(other).await.starts_with("finished "));
+    let status = until(db, "the job closes", JobStatus::is_done).await;
+    assert_eq!(status.parts[1].attempt, kills + 1);
+    assert_eq!(status.parts[0].attempt, 1);
+    assert_eq!(status.closing.as_ref().map(|c| c.runs), Some(1));
+    assert_eq!(
+        Reading::collection(db)
+            .verify()
+            .await
+            .unwrap()
+            .outstanding(),
+        0
+    );
+    status
+}
+
+/// Cloud Run retries a failed task within seconds, with the next attempt number and no
+/// backoff of its own: each attempt takes the part over at once, so the script's retries
+/// are enough for as many crashes, however long the lease.
+#[tokio::test]
+async fn a_cloud_run_task_killed_and_retried_at_once_goes_on_from_its_checkpoint() {
+    let test = test_db("job-cloud-run-retries").await;
+    let db = &test.db;
+    let host = test.emulator.host().to_owned();
+    let ids = legacy(db, 800).await;
+    let (retries, _) = shipped_retries();
+    let kills = retries.min(5);
+    let attempt = |index: u32, attempt: u32| {
+        let mut variables = cloud_run(index, 2);
+        variables.push(("CLOUD_RUN_EXECUTION", "adopt-x7k2p".into()));
+        variables.push(("CLOUD_RUN_TASK_ATTEMPT", attempt.to_string()));
+        variables
+    };
+    let status = killed_and_retried_at_once(db, &host, attempt, kills).await;
+    assert!(kills < retries + 1, "within the script's retries");
+    assert_eq!(status.scanned(), ids.len() as u64, "each document once");
+}
+
+/// A Kubernetes Indexed Job starts a new pod for a failed index (its own name, the same
+/// job's): each takes the part over at once.
+#[tokio::test]
+async fn an_indexed_job_pod_killed_and_replaced_goes_on_from_its_checkpoint() {
+    let test = test_db("job-pod-retries").await;
+    let db = &test.db;
+    let host = test.emulator.host().to_owned();
+    let ids = legacy(db, 800).await;
+    let (_, retries) = shipped_retries();
+    let kills = retries.min(4);
+    let pod = |index: u32, attempt: u32| {
+        vec![
+            ("JOB_COMPLETION_INDEX", index.to_string()),
+            ("SHARDED_TASK_COUNT", "2".into()),
+            (
+                "HOSTNAME",
+                format!("adopt-instruments-{index}-p{attempt:04}"),
+            ),
+        ]
+    };
+    let status = killed_and_retried_at_once(db, &host, pod, kills).await;
+    assert_eq!(status.scanned(), ids.len() as u64, "each document once");
+}
+
+/// The task that claimed the job's closing step is killed in the middle of it; the engine's
+/// next attempt of that task finds its part done and takes the closing over at once, so the
+/// job ends closed (where it used to end with every task successful and nobody closing).
+#[tokio::test]
+async fn a_task_killed_in_the_closing_step_and_retried_closes_the_job() {
+    let test = test_db("job-closing-retries").await;
+    let db = &test.db;
+    let host = test.emulator.host().to_owned();
+    legacy(db, 1_200).await;
+    let attempt = |index: u32, attempt: u32| {
+        let mut variables = cloud_run(index, 2);
+        variables.push(("CLOUD_RUN_EXECUTION", "adopt-c4l0s".into()));
+        variables.push(("CLOUD_RUN_TASK_ATTEMPT", attempt.to_string()));
+        variables.push(("TRACKED_LEASE_MS", LONG_LEASE_MS.into()));
+        variables.push(("TRACKED_HEARTBEAT_MS", "100".into()));
+        variables
+    };
+    let mut tasks = vec![
+        task(db, &host, &attempt(0, 0), 0),
+        task(db, &host, &attempt(1, 0), 0),
+    ];
+    // The closing step is claimed (its census reads the collection ten documents a page).
+    let status = until(db, "the closing step is claimed", |status| {
+        status
+            .closing
+            .as_ref()
+            .is_some_and(|closing| closing.outstanding.is_none())
+    })
+    .await;
+    let closer = status
+        .closing
+        .unwrap()
+        .claimed_by
+        .expect("claimed by a part's task");
+    let mut killed = tasks.remove(closer as usize);
+    killed.0.start_kill().unwrap();
+    killed.0.wait().await.unwrap();
+    let (_retried, retried) = task(db, &host, &attempt(closer, 1), 0);
+    // Bounded: an attempt that waited out the killed one's ten-minute lease would hang here.
+    let ended = tokio::time::timeout(Duration::from_secs(60), last_line(retried)).await;
+    assert_eq!(
+        ended.as_deref(),
+        Ok("already-done"),
+        "the retried task closes the job"
+    );
+    for (_, lines) in tasks {
+        assert!(last_line(lines).await.starts_with("finished "));
+    }
+    let status = JobStatus::read(db, JOB).await.unwrap();
+    assert!(status.is_done(), "{status:?}");
+    let closing = status.closing.unwrap();
+    assert_eq!((closing.runs, closing.outstanding), (1, Some(0)));
 }

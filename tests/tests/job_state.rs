@@ -93,13 +93,13 @@ async fn tracked_parts_run_once_each_and_their_counts_add_up_to_the_collection()
     // The closing step (the job-wide sweep and census) ran once, by the last part to finish.
     let closing = status.closing.clone().expect("closed");
     assert_eq!((closing.runs, closing.outstanding), (1, Some(0)));
-    // Tracking wrote each part's document twice (its lease, its outcome) and the job's three
-    // times (its start, the closing step's claim and outcome); the run that found its part
-    // done wrote nothing.
+    // Tracking wrote each part's document three times (with the job's start, its lease, its
+    // outcome) and the job's three times (its start, the closing step's claim and outcome);
+    // the run that found its part done wrote nothing.
     for part in &status.parts {
-        assert_eq!(part.state_writes, 2, "{part:?}");
+        assert_eq!(part.state_writes, 3, "{part:?}");
     }
-    assert_eq!((status.job_state_writes, status.state_writes()), (3, 9));
+    assert_eq!((status.job_state_writes, status.state_writes()), (3, 12));
     assert_eq!(
         Reading::collection(db)
             .verify()
@@ -241,18 +241,29 @@ async fn a_live_part_is_not_run_twice_and_a_silent_one_is_taken_over_from_its_ch
         stored.scanned < documents as u64,
         "stopped before the end: {stored:?}"
     );
-    // A second attempt while the first is alive writes nothing and says who holds the part.
+    // A second attempt while the first is alive, told to leave a held part, writes nothing
+    // and says who holds the part.
     let wrote = Arc::new(AtomicBool::new(false));
     let flag = wrote.clone();
     let second = tokio::select! {
         outcome = &mut first => panic!("the first attempt ended early: {outcome:?}"),
-        second = attempt().run(move |_| flag.store(true, Ordering::SeqCst)) => second.unwrap(),
+        second = attempt().leave_if_held().run(move |_| flag.store(true, Ordering::SeqCst)) => second.unwrap(),
     };
     assert!(
         matches!(&second, PartRun::HeldElsewhere(part) if part.attempt == 1),
         "{second:?}"
     );
     assert!(!wrote.load(Ordering::SeqCst));
+    // By default it waits, writing nothing, while the holder lives.
+    let writes_before = JobStatus::read(db, "adopt").await.unwrap().parts[0].state_writes;
+    let waiting = tokio::select! {
+        outcome = &mut first => panic!("the first attempt ended early: {outcome:?}"),
+        outcome = tokio::time::timeout(lease / 2, attempt().run(|_| {})) => outcome,
+    };
+    assert!(waiting.is_err(), "it waited: {waiting:?}");
+    let held = JobStatus::read(db, "adopt").await.unwrap().parts[0].clone();
+    assert_eq!(held.attempt, 1, "still the first attempt's: {held:?}");
+    assert!(held.state_writes > writes_before, "the holder kept beating");
     drop(first);
     // After the lease, the part is taken over from its stored checkpoint.
     tokio::time::sleep(lease + Duration::from_millis(500)).await;
@@ -445,23 +456,43 @@ async fn a_tracked_job_over_a_collection_group_covers_every_parent_once() {
         matches!(mismatch, Err(Error::JobMismatch { .. })),
         "{mismatch:?}"
     );
-    // State kept in the job's own collection would be scanned by the job: refused.
-    let refused = group
+    // State kept in a collection a sharded type may take (the job's own, or any other
+    // type's, whose jobs and groups would take it in) is refused: its id starts with the
+    // reserved prefix, which no sharded type may take.
+    for collection in [RoomReading::COLLECTION, "readings", "jobs"] {
+        let refused = group
+            .backfill()
+            .tracked("other", TaskPart::new(0, 1).unwrap())
+            .state_collection(collection)
+            .run(|_| {})
+            .await;
+        assert!(
+            matches!(
+                refused,
+                Err(Error::InvalidOptions {
+                    option: "state_collection",
+                    ..
+                })
+            ),
+            "{collection}: {refused:?}"
+        );
+    }
+    // One with the prefix keeps the job's state apart from every type's.
+    let elsewhere = group
         .backfill()
-        .tracked("other", TaskPart::new(0, 1).unwrap())
-        .state_collection(RoomReading::COLLECTION)
+        .tracked("elsewhere", TaskPart::new(0, 1).unwrap())
+        .state_collection("_sharded_imports")
         .run(|_| {})
-        .await;
+        .await
+        .unwrap();
     assert!(
-        matches!(
-            refused,
-            Err(Error::InvalidOptions {
-                option: "state_collection",
-                ..
-            })
-        ),
-        "{refused:?}"
+        matches!(elsewhere, PartRun::Finished { .. }),
+        "{elsewhere:?}"
     );
+    let status = JobStatus::read_from(db, "_sharded_imports", "elsewhere")
+        .await
+        .unwrap();
+    assert!(status.is_done(), "{status:?}");
 }
 
 /// A tracked job through a connection that drops: requests lost on the way, answers lost on
@@ -559,4 +590,65 @@ async fn corrupt_numbers_in_a_state_document_are_a_typed_error() {
             "{field} = {value}"
         );
     }
+}
+
+/// A part taken over from an attempt that is still alive (a later attempt of its task, as
+/// its engine numbers them, or a rescheduled pod beside the old one): the old attempt learns
+/// it at its next heartbeat, stops with `JobLeaseLost`, and stores apart what it did since
+/// its last heartbeat, so the documents it updated meanwhile count as updated (the attempt
+/// that took over finds them done); before, they were counted nowhere.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_attempt_taken_over_keeps_its_updates_counted() {
+    use sharded_runtime::Engine;
+    let test = test_db("tracked-lost").await;
+    let db = &test.db;
+    let documents = 600u64;
+    legacy(db, documents as usize).await;
+    let engine = Engine::CloudRun {
+        execution: "adopt-l0st1".into(),
+    };
+    let attempt = |n: u32| {
+        Reading::collection(db)
+            .backfill()
+            .writer(unthrottled())
+            .page_size(10)
+            .tracked(
+                "adopt",
+                TaskPart::new(0, 1).unwrap().with_attempt(n, engine.clone()),
+            )
+            .lease_timeout(Duration::from_secs(600))
+            .heartbeat_every(Duration::from_millis(500))
+    };
+    // The first attempt, a page per 20 ms, until a heartbeat stored a checkpoint; then the
+    // engine's next attempt takes the part over at once, though the first is alive.
+    let first = attempt(0).run(|_| std::thread::sleep(Duration::from_millis(20)));
+    let later = async {
+        loop {
+            if let Ok(status) = JobStatus::read(db, "adopt").await
+                && status.parts[0].checkpoint.is_some()
+            {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        attempt(1).run(|_| {}).await.unwrap()
+    };
+    let (lost, second) = tokio::join!(first, later);
+    let PartRun::Finished { part, .. } = second else {
+        panic!("{second:?}");
+    };
+    assert_eq!(part.attempt, 2);
+    assert!(matches!(lost, Err(Error::JobLeaseLost { .. })), "{lost:?}");
+    let status = JobStatus::read(db, "adopt").await.unwrap();
+    let counted = &status.parts[0];
+    // Every document was updated once, by one attempt or the other; only a page the first
+    // attempt had in flight when it stopped may go uncounted.
+    assert!(
+        counted.updated <= documents && counted.updated + 10 >= documents,
+        "{counted:?}"
+    );
+    assert!(
+        counted.updated > part.updated,
+        "the first attempt's updates after its last heartbeat count: {counted:?} {part:?}"
+    );
 }

@@ -295,3 +295,83 @@ async fn the_emulator_does_not_implement_partition_query() {
         "the emulator answers PartitionQuery now: split by it"
     );
 }
+
+/// Over a collection group, `PartitionQuery`'s split points may lie under parents of another
+/// collection with the group's id (`users/{u}/notes`, beside `rooms/{r}/notes`): the group's
+/// scan takes those documents too, in path order, so such a point bounds a part by its path
+/// where it used to be dropped (and the last part took every such document). Parts bounded by
+/// paths and ids together cover every document of the group once; a job over one
+/// collection refuses a path bound.
+#[tokio::test]
+async fn a_groups_parts_split_at_paths_under_any_parent_cover_every_document_once() {
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
+    #[sharded(
+        shards = 4,
+        order_by = "at",
+        parent = "rooms",
+        collection = "notes",
+        collection_group
+    )]
+    struct Note {
+        at: i64,
+    }
+    let test = test_db("partitioned-group-paths").await;
+    let db = &test.db;
+    let writer = db.create_simple_batch_writer().await.unwrap();
+    let mut batch = writer.new_batch();
+    let mut total = 0u64;
+    for (parents, count) in [("rooms", 6), ("users", 6), ("a", 2)] {
+        for p in 0..count {
+            for n in 0..10 {
+                let parent = db.parent_path(parents, format!("p{p}")).unwrap();
+                batch
+                    .update_object_at(
+                        parent.as_ref(),
+                        "notes",
+                        format!("n{n}"),
+                        &serde_json::json!({ "at": n }),
+                        None,
+                        None,
+                        Vec::new(),
+                    )
+                    .unwrap();
+                total += 1;
+            }
+        }
+    }
+    batch.write().await.unwrap();
+    // What PartitionQuery could answer: a room's id, and two documents under users.
+    let bounds = [
+        None,
+        Some("p3"),
+        Some("users/p2/notes/n5"),
+        Some("users/p4"),
+        None,
+    ];
+    let mut scanned = 0;
+    for pair in bounds.windows(2) {
+        let range = IdRange::new(pair[0], pair[1]).unwrap();
+        let done = Note::collection_group(db)
+            .backfill()
+            .ids(range)
+            .writer(unthrottled())
+            .run(|_| {})
+            .await
+            .unwrap();
+        scanned += done.scanned;
+    }
+    assert_eq!(scanned, total, "every document of the group once");
+    let census = Note::collection_group(db).verify().await.unwrap();
+    assert_eq!((census.scanned, census.outstanding()), (total, 0));
+    // A path does not bound a job over one collection.
+    let room = sharded_runtime::Parent::<Note>::new(&["p1"]).unwrap();
+    let refused = Note::collection_in(db, &room)
+        .backfill()
+        .ids(IdRange::new(Some("users/p2/notes/n5"), None).unwrap())
+        .run(|_| {})
+        .await;
+    assert!(
+        matches!(refused, Err(Error::InvalidOptions { option: "ids", .. })),
+        "{refused:?}"
+    );
+}

@@ -9,8 +9,12 @@
 //!
 //! The database: `FIRESTORE_EMULATOR_HOST` and `GOOGLE_CLOUD_PROJECT` (the emulator), or the
 //! project `GOOGLE_CLOUD_PROJECT` with the task's own credentials. `run` exits 0 when its part
-//! is done (now or before), and 75 (EX_TEMPFAIL) when another live attempt holds it, so the
-//! engine retries the task later; after the lease it takes the part over.
+//! is done (now or before). A retry of a task that crashed takes its part over at once (the
+//! engine says it is a later attempt: Cloud Run's `CLOUD_RUN_EXECUTION` and
+//! `CLOUD_RUN_TASK_ATTEMPT`, an Indexed Job's new pod in `HOSTNAME`); a task whose part another
+//! live attempt holds waits until that attempt is done or silent past its lease. The one that
+//! finishes the last part runs the job's closing step; a retry of it after a crash takes the
+//! step over.
 
 use std::error::Error;
 use std::process::ExitCode;
@@ -61,8 +65,8 @@ async fn connect() -> Result<FirestoreDb, Box<dyn Error>> {
 async fn task(db: &FirestoreDb, job: &str) -> Result<ExitCode, Box<dyn Error>> {
     let part = TaskPart::from_env()?;
     eprintln!(
-        "job {job}: part {} of {}, attempt {}",
-        part.index, part.count, part.attempt
+        "job {job}: part {} of {}, attempt {} ({:?})",
+        part.index, part.count, part.attempt, part.engine
     );
     let run = Instrument::collection(db)
         .backfill()
@@ -88,6 +92,7 @@ async fn task(db: &FirestoreDb, job: &str) -> Result<ExitCode, Box<dyn Error>> {
             eprintln!("part {} was done already", part.index);
             ExitCode::SUCCESS
         }
+        // Only with `leave_if_held`, which this task does not set: it waits instead.
         PartRun::HeldElsewhere(part) => {
             eprintln!(
                 "part {} is held by a live attempt ({}); retry later",

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::balanced_parts::SplitBy;
 use crate::partition::IdRange;
 use crate::retry::{Backoff, retries_request, retry_reads};
+use crate::task_part::Holder;
 use crate::{Error, Result};
 
 /// The collection tracked jobs keep their state in, unless told another: a name no sharded
@@ -55,11 +56,9 @@ pub(crate) struct JobRecord {
     pub(crate) collection: String,
     /// Where: the parent document's path, `*` for the whole group, empty at the top.
     pub(crate) scope: String,
-    /// How many parts the job was started with.
+    /// How many parts the job was started with; each part's document, written with this
+    /// one, holds its id range.
     pub(crate) parts: u32,
-    /// The parts' id ranges, fixed when the job started (fewer than `parts` when Firestore
-    /// found fewer split points: the rest have nothing to do).
-    pub(crate) ranges: Vec<IdRange>,
     pub(crate) split_by: SplitBy,
     /// The collection's size when the job started, for the whole job's ETA.
     pub(crate) total: u64,
@@ -89,12 +88,18 @@ pub(crate) struct Closing {
     /// The claiming task's lease, in seconds: how long it may go without a heartbeat.
     #[serde(default)]
     pub(crate) lease_seconds: f64,
+    /// The claiming task's part and attempt, as its engine named them: a later attempt of
+    /// that task takes the closing over at once.
+    #[serde(default)]
+    pub(crate) holder: Option<Holder>,
 }
 
 /// Where a part stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum Phase {
+    /// Written when the job started; no attempt has taken it.
+    Pending,
     Running,
     Done,
     Failed,
@@ -104,6 +109,13 @@ pub(crate) enum Phase {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct PartRecord {
     pub(crate) phase: Phase,
+    /// The ids the part covers, fixed when the job started; `None` for a part past the
+    /// split points Firestore found (a small collection), which has nothing to do.
+    pub(crate) range: Option<IdRange>,
+    /// The attempt holding the part, as its engine named it: a later attempt of the same
+    /// task takes the part over at once.
+    #[serde(default)]
+    pub(crate) holder: Option<Holder>,
     /// Attempts so far, this one included.
     pub(crate) attempt: u32,
     /// The attempt holding the part: a random token of its own.
@@ -150,6 +162,56 @@ impl Stored for JobRecord {
             .iter()
             .map(|closing| ("closing.lease_seconds", closing.lease_seconds))
             .collect()
+    }
+}
+
+impl PartRecord {
+    /// Part `range`'s record as the job starts: pending, nothing counted.
+    pub(crate) fn pending(range: Option<IdRange>) -> PartRecord {
+        PartRecord {
+            phase: Phase::Pending,
+            range,
+            holder: None,
+            attempt: 0,
+            owner: String::new(),
+            checkpoint: None,
+            scanned: 0,
+            updated: 0,
+            unchanged: 0,
+            conflicts: 0,
+            deleted: 0,
+            swept: 0,
+            seconds: 0.0,
+            rate: 0.0,
+            error: None,
+            lease_seconds: 0.0,
+            writes: 0,
+        }
+    }
+}
+
+/// What an attempt did after its last stored heartbeat, stored when it learns that another
+/// took its part over (its own record is the other's now): the documents it updated then
+/// were updated, though the attempt that took over finds them done.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct LostRecord {
+    pub(crate) part: u32,
+    pub(crate) attempt: u32,
+    pub(crate) scanned: u64,
+    pub(crate) updated: u64,
+    pub(crate) deleted: u64,
+    pub(crate) swept: u64,
+    #[serde(default)]
+    pub(crate) writes: u64,
+}
+
+impl Stored for LostRecord {
+    fn writes(&mut self) -> &mut u64 {
+        &mut self.writes
+    }
+
+    fn measures(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
     }
 }
 
@@ -202,6 +264,137 @@ pub(crate) fn part_name(db: &FirestoreDb, collection: &str, job: &str, index: u3
         "{}/{PARTS_COLLECTION}/{index:05}",
         job_name(db, collection, job)
     )
+}
+
+/// The subcollection of a job's document holding what attempts that lost their part did
+/// after their last heartbeat: reserved like the parts'.
+pub(crate) const LOST_COLLECTION: &str = "_sharded_lost";
+
+const _: () = assert!(const_starts_with(
+    LOST_COLLECTION,
+    sharded_indexes::RESERVED_COLLECTION_PREFIX
+));
+
+/// The most bytes the commit that starts a job may hold (Firestore takes requests of up to
+/// 10 MiB): the job's document and every part's, with its range's ids.
+pub(crate) const MAX_START_BYTES: usize = 9 * 1024 * 1024;
+
+/// Starts the job: its document and every part's, in one commit, each created only if it
+/// does not exist, so that exactly one task starts a job and every task sees all of its
+/// parts. The conflict when another task started it first (read it again). A job whose
+/// start does not fit in one commit is refused before anything is written.
+pub(crate) async fn start(
+    db: &FirestoreDb,
+    collection: &str,
+    job: &str,
+    record: &mut JobRecord,
+    parts: &mut [PartRecord],
+    backoff: &Backoff,
+) -> Result<std::result::Result<(), Conflict>> {
+    *record.writes() += 1;
+    for part in parts.iter_mut() {
+        *part.writes() += 1;
+    }
+    let mut documents = vec![firestore::firestore_document_from_serializable(
+        job_name(db, collection, job),
+        &*record,
+    )?];
+    for (index, part) in parts.iter().enumerate() {
+        let name = part_name(db, collection, job, index as u32);
+        documents.push(firestore::firestore_document_from_serializable(name, part)?);
+    }
+    fits_one_commit(&documents)?;
+    let writes: Vec<Write> = documents
+        .into_iter()
+        .map(|document| Write {
+            operation: Some(Operation::Update(document)),
+            current_document: Some(Precondition {
+                condition_type: Some(precondition::ConditionType::Exists(false)),
+            }),
+            ..Default::default()
+        })
+        .collect();
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        let request = CommitRequest {
+            database: db.get_database_path().clone(),
+            writes: writes.clone(),
+            ..Default::default()
+        };
+        match db.client().get().commit(request).await {
+            Ok(_) => return Ok(Ok(())),
+            // Another task's start (or this one's, whose answer was lost): read it again.
+            Err(status)
+                if matches!(
+                    status.code(),
+                    Code::FailedPrecondition | Code::AlreadyExists
+                ) =>
+            {
+                return Ok(Err(Conflict));
+            }
+            Err(status) if attempts < backoff.max_attempts && retries_request(status.code()) => {
+                let code = crate::StatusCode::from(status.code());
+                tokio::time::sleep(backoff.delay(attempts, code)).await;
+            }
+            Err(status) => return Err(firestore::errors::FirestoreError::from(status).into()),
+        }
+    }
+}
+
+/// A job's start is one commit of at most [`MAX_START_BYTES`]: more parts, or longer split
+/// ids, are refused before anything is written.
+fn fits_one_commit(documents: &[Document]) -> Result<()> {
+    let bytes: usize = documents
+        .iter()
+        .map(firestore::gcloud_sdk::prost::Message::encoded_len)
+        .sum();
+    if bytes > MAX_START_BYTES {
+        return Err(Error::InvalidOptions {
+            option: "TaskPart::count",
+            expected: "fewer parts: the job's parts and their split ids are written in one commit of at most 9 MiB when it starts",
+        });
+    }
+    Ok(())
+}
+
+/// How many of the job's parts are done: one count, billed a read per thousand parts, where
+/// reading every part would be one per part at each part's end.
+pub(crate) async fn done_parts(
+    db: &FirestoreDb,
+    collection: &str,
+    job: &str,
+    backoff: &Backoff,
+) -> Result<u64> {
+    let rows = retry_reads(backoff, || {
+        db.fluent()
+            .select()
+            .from(PARTS_COLLECTION)
+            .parent(job_name(db, collection, job))
+            .filter(|q| q.for_all([q.field("phase").eq("done")]))
+            .aggregate(|a| a.fields([a.field("count").count()]))
+            .query()
+    })
+    .await?;
+    crate::query::count_of(&rows)
+}
+
+/// Every record of work done by attempts after they lost their part, under the job.
+pub(crate) async fn read_lost(
+    db: &FirestoreDb,
+    collection: &str,
+    job: &str,
+    backoff: &Backoff,
+) -> Result<Vec<LostRecord>> {
+    let documents = retry_reads(backoff, || {
+        db.fluent()
+            .select()
+            .from(LOST_COLLECTION)
+            .parent(job_name(db, collection, job))
+            .query()
+    })
+    .await?;
+    documents.iter().map(decode).collect()
 }
 
 /// The document `name`, read again while it fails in a way another attempt may fix.
@@ -433,10 +626,59 @@ pub(crate) fn age(update_time: Option<&Timestamp>, read_time: Option<&Timestamp>
 /// holds it: younger than the lease it took (`lease_seconds`, the default lease where a
 /// record has none), or of unknown age.
 pub(crate) fn holder_live(age: Option<f64>, lease_seconds: f64) -> bool {
-    let lease = if lease_seconds > 0.0 {
+    age.is_none_or(|age| age < lease_of(lease_seconds))
+}
+
+/// How long until the lease of a holder whose last write is `age` old runs out: the whole
+/// lease when its age is unknown.
+pub(crate) fn lease_left(age: Option<f64>, lease_seconds: f64) -> std::time::Duration {
+    let lease = lease_of(lease_seconds);
+    let left = age.map_or(lease, |age| (lease - age).max(0.0));
+    std::time::Duration::try_from_secs_f64(left).unwrap_or(super::DEFAULT_LEASE)
+}
+
+/// A stored lease, or the default lease where a record has none.
+fn lease_of(lease_seconds: f64) -> f64 {
+    if lease_seconds > 0.0 {
         lease_seconds
     } else {
         super::DEFAULT_LEASE.as_secs_f64()
-    };
-    age.is_none_or(|age| age < lease)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The documents of a job's start with `parts` parts whose split ids are `id_bytes` long.
+    fn start(parts: u32, id_bytes: usize) -> Vec<Document> {
+        let name =
+            |n: String| format!("projects/p/databases/(default)/documents/_sharded_jobs/j{n}");
+        (0..parts)
+            .map(|index| {
+                let id = |k: u32| format!("{k:0>width$}", width = id_bytes);
+                let range = IdRange::new(Some(&id(index)), Some(&id(index + 1))).ok();
+                firestore::firestore_document_from_serializable(
+                    name(format!("/_sharded_parts/{index:05}")),
+                    &PartRecord::pending(range),
+                )
+                .unwrap()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_start_that_does_not_fit_one_commit_is_refused_before_sending() {
+        // Every part count, with Firestore's generated ids (20 bytes).
+        assert!(fits_one_commit(&start(crate::MAX_PARTS, 20)).is_ok());
+        // Ids of the longest kind Firestore takes (1,500 bytes): about 3,000 parts fit.
+        assert!(fits_one_commit(&start(2_000, 1_500)).is_ok());
+        assert!(matches!(
+            fits_one_commit(&start(crate::MAX_PARTS, 1_500)),
+            Err(Error::InvalidOptions {
+                option: "TaskPart::count",
+                ..
+            })
+        ));
+    }
 }

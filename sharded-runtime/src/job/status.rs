@@ -43,7 +43,9 @@ pub struct PartStatus {
     /// Documents scanned, over every attempt (each once: an attempt resumes after the stored
     /// checkpoint, stored with the counts that reach it).
     pub scanned: u64,
-    /// Documents given a current shard value.
+    /// Documents given a current shard value, by every attempt: an attempt that lost the
+    /// part stores what it did after its last heartbeat apart, and it counts here too (the
+    /// attempt that took over finds those documents done, and counts them `unchanged`).
     pub updated: u64,
     /// Documents that had one already.
     pub unchanged: u64,
@@ -71,6 +73,7 @@ impl PartStatus {
     ) -> PartStatus {
         let heartbeat_age = age_seconds.map(|age| Duration::from_secs_f64(age.max(0.0)));
         let phase = match record.phase {
+            Phase::Pending => PartPhase::Pending,
             Phase::Done => PartPhase::Done,
             Phase::Failed => PartPhase::Failed,
             Phase::Running if !state::holder_live(age_seconds, record.lease_seconds) => {
@@ -127,6 +130,8 @@ pub struct JobClosing {
     /// Documents that still need the job's change after it (without a current shard value;
     /// for a rename, still under the old name); `None` while it runs.
     pub outstanding: Option<u64>,
+    /// The part whose task claimed it (a later attempt of that task takes it over at once).
+    pub claimed_by: Option<u32>,
 }
 
 /// A tracked job's state: every part's, and the collection's size when it started.
@@ -176,6 +181,12 @@ impl JobStatus {
                 *slot = PartStatus::from_record(index, &part, age);
             }
         }
+        for lost in state::read_lost(db, collection, job, &Backoff::default()).await? {
+            if let Some(part) = parts.get_mut(lost.part as usize) {
+                part.updated += lost.updated;
+                part.deleted += lost.deleted;
+            }
+        }
         Ok(JobStatus {
             job: job.to_owned(),
             parts,
@@ -184,6 +195,7 @@ impl JobStatus {
                 runs: closing.runs,
                 swept: closing.swept,
                 outstanding: closing.outstanding,
+                claimed_by: closing.holder.map(|holder| holder.index),
             }),
             job_state_writes: record.writes,
         })

@@ -29,6 +29,18 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
     pub async fn run(self, mut progress: impl FnMut(&Progress)) -> Result<Progress> {
         self.scope.check::<T>()?;
         let group = self.scope == Scope::Group;
+        if !group && self.ids.has_path_bound() {
+            return Err(Error::InvalidOptions {
+                option: "ids",
+                expected: "an IdRange of document ids: a document path bounds a collection group's job only",
+            });
+        }
+        if self.ids.is_empty_under(self.bound_prefix()) {
+            return Err(Error::InvalidOptions {
+                option: "ids",
+                expected: "an IdRange whose start comes before its end",
+            });
+        }
         if let Some(checkpoint) = &self.resume {
             // Over a collection group a checkpoint is a path: `rooms/lobby/messages/m1`.
             let checked = match group {
