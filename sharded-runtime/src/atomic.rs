@@ -19,7 +19,7 @@ use firestore::{
 
 use crate::parent::Scope;
 use crate::transform::Transform;
-use crate::write::{Existing, sharded_write, transform_only, transformed_write};
+use crate::write::{Existing, OrderStamp, sharded_write, transform_only, transformed_write};
 use crate::{
     Error, Field, Parent, Result, Sharded, ShardedCollection, Stored, Subcollection, TopLevel,
 };
@@ -34,10 +34,11 @@ fn set<T: Sharded>(
     id: &str,
     document: &T,
     existing: Existing,
+    stamp: OrderStamp,
 ) -> Result<Write> {
     let name = scope.document_name::<T>(db, id)?;
     let document = crate::guarded::serialize(document, &name)?;
-    Ok(sharded_write::<T>(document, None, existing))
+    sharded_write::<T>(document, None, existing, stamp)
 }
 
 fn set_fields<T: Sharded>(
@@ -46,11 +47,12 @@ fn set_fields<T: Sharded>(
     id: &str,
     document: &T,
     fields: &[Field<T>],
+    stamp: OrderStamp,
 ) -> Result<Write> {
     let name = scope.document_name::<T>(db, id)?;
     let (document, mask) = crate::guarded::masked::<T>(&name, document, fields)?;
     let mask = mask.into_iter().map(str::to_owned).collect();
-    Ok(sharded_write::<T>(document, Some(mask), Existing::Present))
+    sharded_write::<T>(document, Some(mask), Existing::Present, stamp)
 }
 
 fn delete<T: Sharded>(db: &FirestoreDb, scope: &Scope, id: &str) -> Result<Write> {
@@ -107,6 +109,7 @@ pub struct InTransaction<'t, 'db, T> {
     transaction: &'t mut FirestoreTransaction<'db>,
     db: FirestoreDb,
     scope: Scope,
+    stamp: OrderStamp,
     marker: std::marker::PhantomData<fn() -> T>,
 }
 
@@ -131,6 +134,7 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
             transaction,
             db,
             scope: self.scope().clone(),
+            stamp: self.stamp(),
             marker: std::marker::PhantomData,
         }
     }
@@ -170,24 +174,52 @@ impl<T: Sharded> InTransaction<'_, '_, T> {
 
     /// Queues a create-or-replace of the document `id`.
     pub fn upsert(&mut self, id: &str, document: &T) -> Result<()> {
-        self.queue(set(&self.db, &self.scope, id, document, Existing::Any)?)
+        self.queue(set(
+            &self.db,
+            &self.scope,
+            id,
+            document,
+            Existing::Any,
+            self.stamp,
+        )?)
     }
 
     /// Queues the creation of the document `id`: the commit fails if it exists.
     pub fn insert(&mut self, id: &str, document: &T) -> Result<()> {
-        self.queue(set(&self.db, &self.scope, id, document, Existing::Absent)?)
+        self.queue(set(
+            &self.db,
+            &self.scope,
+            id,
+            document,
+            Existing::Absent,
+            self.stamp,
+        )?)
     }
 
     /// Queues a replacement of the document `id`: the commit fails if it does not exist.
     pub fn update(&mut self, id: &str, document: &T) -> Result<()> {
-        self.queue(set(&self.db, &self.scope, id, document, Existing::Present)?)
+        self.queue(set(
+            &self.db,
+            &self.scope,
+            id,
+            document,
+            Existing::Present,
+            self.stamp,
+        )?)
     }
 
     /// Queues an update of `fields` of the document `id`, which keeps its shard and every
     /// other field: the commit fails if it does not exist. See
     /// [`ShardedCollection::update_fields`].
     pub fn update_fields(&mut self, id: &str, document: &T, fields: &[Field<T>]) -> Result<()> {
-        self.queue(set_fields(&self.db, &self.scope, id, document, fields)?)
+        self.queue(set_fields(
+            &self.db,
+            &self.scope,
+            id,
+            document,
+            fields,
+            self.stamp,
+        )?)
     }
 
     /// Queues server-side transforms of the document `id`, which keeps its shard and every
@@ -208,7 +240,9 @@ impl<T: Sharded> InTransaction<'_, '_, T> {
         transforms: &[Transform<T>],
     ) -> Result<()> {
         let name = self.scope.document_name::<T>(&self.db, id)?;
-        self.queue(transformed_write::<T>(&name, document, fields, transforms)?)
+        self.queue(transformed_write::<T>(
+            &name, document, fields, transforms, self.stamp,
+        )?)
     }
 
     /// Queues a delete of the document `id` (deleting a missing document succeeds).
@@ -252,6 +286,7 @@ pub fn transaction_error(error: Error) -> TransactionError {
 pub struct AtomicBatch<'db> {
     db: &'db FirestoreDb,
     writes: Vec<Write>,
+    stamp: OrderStamp,
 }
 
 impl<'db> AtomicBatch<'db> {
@@ -260,7 +295,15 @@ impl<'db> AtomicBatch<'db> {
         AtomicBatch {
             db,
             writes: Vec::new(),
+            stamp: OrderStamp::default(),
         }
+    }
+
+    /// How the batch's whole-document writes of a `server_timestamp` type set the order
+    /// field: see [`OrderStamp`] (by default the server's time on `insert`, the stored time
+    /// kept on `update`, and an `upsert` refused, since it cannot tell which it is).
+    pub fn order_stamp(self, stamp: OrderStamp) -> Self {
+        AtomicBatch { stamp, ..self }
     }
 
     /// Writes queued so far.
@@ -275,17 +318,38 @@ impl<'db> AtomicBatch<'db> {
 
     /// Queues a create-or-replace of the document `id` of `T`'s collection.
     pub fn upsert<T: TopLevel>(&mut self, id: &str, document: &T) -> Result<&mut Self> {
-        self.queue(set(self.db, &Scope::Top, id, document, Existing::Any))
+        self.queue(set(
+            self.db,
+            &Scope::Top,
+            id,
+            document,
+            Existing::Any,
+            self.stamp,
+        ))
     }
 
     /// Queues the creation of the document `id`: the commit fails if it exists.
     pub fn insert<T: TopLevel>(&mut self, id: &str, document: &T) -> Result<&mut Self> {
-        self.queue(set(self.db, &Scope::Top, id, document, Existing::Absent))
+        self.queue(set(
+            self.db,
+            &Scope::Top,
+            id,
+            document,
+            Existing::Absent,
+            self.stamp,
+        ))
     }
 
     /// Queues a replacement of the document `id`: the commit fails if it does not exist.
     pub fn update<T: TopLevel>(&mut self, id: &str, document: &T) -> Result<&mut Self> {
-        self.queue(set(self.db, &Scope::Top, id, document, Existing::Present))
+        self.queue(set(
+            self.db,
+            &Scope::Top,
+            id,
+            document,
+            Existing::Present,
+            self.stamp,
+        ))
     }
 
     /// Queues an update of `fields` of the document `id`, which keeps its shard and every
@@ -296,7 +360,14 @@ impl<'db> AtomicBatch<'db> {
         document: &T,
         fields: &[Field<T>],
     ) -> Result<&mut Self> {
-        self.queue(set_fields(self.db, &Scope::Top, id, document, fields))
+        self.queue(set_fields(
+            self.db,
+            &Scope::Top,
+            id,
+            document,
+            fields,
+            self.stamp,
+        ))
     }
 
     /// Queues server-side transforms of the document `id` of `T`'s collection, which keeps
@@ -320,9 +391,10 @@ impl<'db> AtomicBatch<'db> {
         fields: &[Field<T>],
         transforms: &[Transform<T>],
     ) -> Result<&mut Self> {
+        let stamp = self.stamp;
         let write = Scope::Top
             .document_name::<T>(self.db, id)
-            .and_then(|name| transformed_write::<T>(&name, document, fields, transforms));
+            .and_then(|name| transformed_write::<T>(&name, document, fields, transforms, stamp));
         self.queue(write)
     }
 
@@ -377,28 +449,40 @@ pub struct AtomicBatchIn<'b, 'db, T> {
 impl<T: Subcollection> AtomicBatchIn<'_, '_, T> {
     /// [`AtomicBatch::upsert`] under the parent.
     pub fn upsert(&mut self, id: &str, document: &T) -> Result<&mut Self> {
-        self.queue(set(self.batch.db, &self.scope, id, document, Existing::Any))
+        let stamp = self.batch.stamp;
+        self.queue(set(
+            self.batch.db,
+            &self.scope,
+            id,
+            document,
+            Existing::Any,
+            stamp,
+        ))
     }
 
     /// [`AtomicBatch::insert`] under the parent.
     pub fn insert(&mut self, id: &str, document: &T) -> Result<&mut Self> {
+        let stamp = self.batch.stamp;
         self.queue(set(
             self.batch.db,
             &self.scope,
             id,
             document,
             Existing::Absent,
+            stamp,
         ))
     }
 
     /// [`AtomicBatch::update`] under the parent.
     pub fn update(&mut self, id: &str, document: &T) -> Result<&mut Self> {
+        let stamp = self.batch.stamp;
         self.queue(set(
             self.batch.db,
             &self.scope,
             id,
             document,
             Existing::Present,
+            stamp,
         ))
     }
 
@@ -409,7 +493,15 @@ impl<T: Subcollection> AtomicBatchIn<'_, '_, T> {
         document: &T,
         fields: &[Field<T>],
     ) -> Result<&mut Self> {
-        self.queue(set_fields(self.batch.db, &self.scope, id, document, fields))
+        let stamp = self.batch.stamp;
+        self.queue(set_fields(
+            self.batch.db,
+            &self.scope,
+            id,
+            document,
+            fields,
+            stamp,
+        ))
     }
 
     /// [`AtomicBatch::transform`] under the parent.
@@ -429,10 +521,11 @@ impl<T: Subcollection> AtomicBatchIn<'_, '_, T> {
         fields: &[Field<T>],
         transforms: &[Transform<T>],
     ) -> Result<&mut Self> {
+        let stamp = self.batch.stamp;
         let write = self
             .scope
             .document_name::<T>(self.batch.db, id)
-            .and_then(|name| transformed_write::<T>(&name, document, fields, transforms));
+            .and_then(|name| transformed_write::<T>(&name, document, fields, transforms, stamp));
         self.queue(write)
     }
 

@@ -10,7 +10,8 @@ use crate::parent::{Parent, Scope};
 use crate::stored::Stored;
 use crate::transform::Transform;
 use crate::write::{
-    Existing, Written, commit_one, sharded_write, transform_only, transformed_write,
+    Existing, OrderStamp, Written, commit_one, sharded_write, transform_only, transformed_write,
+    upsert_stamped_on_create,
 };
 use crate::{Field, Result, ShardCensus, ShardJob, Sharded};
 
@@ -31,6 +32,7 @@ use crate::{Field, Result, ShardCensus, ShardJob, Sharded};
 pub struct ShardedCollection<'db, T> {
     db: &'db FirestoreDb,
     scope: Scope,
+    stamp: OrderStamp,
     marker: PhantomData<fn() -> T>,
 }
 
@@ -47,6 +49,7 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
         ShardedCollection {
             db,
             scope: Scope::Top,
+            stamp: OrderStamp::default(),
             marker: PhantomData,
         }
     }
@@ -55,6 +58,7 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
         ShardedCollection {
             db,
             scope: Scope::under(parent),
+            stamp: OrderStamp::default(),
             marker: PhantomData,
         }
     }
@@ -63,6 +67,7 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
         ShardedCollection {
             db,
             scope,
+            stamp: OrderStamp::default(),
             marker: PhantomData,
         }
     }
@@ -73,6 +78,20 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
 
     pub(crate) fn scope(&self) -> &Scope {
         &self.scope
+    }
+
+    pub(crate) fn stamp(&self) -> OrderStamp {
+        self.stamp
+    }
+
+    /// How this handle's whole-document writes of a `server_timestamp` type set the order
+    /// field ([`OrderStamp`]): by default the server's time on create, the stored time kept
+    /// on replace; [`OrderStamp::FromDocument`] writes the document's own value (an import
+    /// of documents that have their times), [`OrderStamp::Always`] the server's time on
+    /// every write. It applies to the handle's single writes, batch writes and
+    /// transactions; nothing changes for another type.
+    pub fn order_stamp(self, stamp: OrderStamp) -> Self {
+        ShardedCollection { stamp, ..self }
     }
 
     /// The full path of the parent document (or the database root), checked against the
@@ -140,7 +159,7 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
     ) -> Result<Written<T>> {
         let (document, mask) = masked::<T>(&self.document_name(id)?, document, fields)?;
         let mask = mask.into_iter().map(str::to_owned).collect();
-        let write = sharded_write::<T>(document, Some(mask), Existing::Present);
+        let write = sharded_write::<T>(document, Some(mask), Existing::Present, self.stamp)?;
         commit_one(self.db, write).await
     }
 
@@ -179,14 +198,27 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
         fields: &[Field<T>],
         transforms: &[Transform<T>],
     ) -> Result<Written<T>> {
-        let write = transformed_write::<T>(&self.document_name(id)?, document, fields, transforms)?;
+        let write = transformed_write::<T>(
+            &self.document_name(id)?,
+            document,
+            fields,
+            transforms,
+            self.stamp,
+        )?;
         commit_one(self.db, write).await
     }
 
     /// One whole-document write, committed alone.
     async fn write(&self, id: &str, document: &T, existing: Existing) -> Result<Written<T>> {
         let name = self.document_name(id)?;
-        let write = sharded_write::<T>(serialize(document, &name)?, None, existing);
+        let document = serialize(document, &name)?;
+        if T::DESCRIPTION.server_timestamp
+            && self.stamp == OrderStamp::OnCreate
+            && matches!(existing, Existing::Any)
+        {
+            return upsert_stamped_on_create(self.db, document).await;
+        }
+        let write = sharded_write::<T>(document, None, existing, self.stamp)?;
         commit_one(self.db, write).await
     }
 
@@ -200,7 +232,12 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
         document: &T,
     ) -> Result<()> {
         let document = serialize(document, &self.document_name(id)?)?;
-        batch.add(Upsert(sharded_write::<T>(document, None, Existing::Any)))?;
+        batch.add(Upsert(sharded_write::<T>(
+            document,
+            None,
+            Existing::Any,
+            self.stamp,
+        )?))?;
         Ok(())
     }
 

@@ -76,7 +76,7 @@ pub use task_part::{
     Engine, HOSTNAME, JOB_COMPLETION_INDEX, SHARDED_TASK_COUNT, TaskPart,
 };
 pub use transform::{MAX_TRANSFORMS, ServerTime, Transform, TransformNumber, TypedField};
-pub use write::Written;
+pub use write::{OrderStamp, Written};
 
 /// The firestore crate this runtime talks through, for `FirestoreDb` and `FirestoreTimestamp`.
 pub use firestore;

@@ -32,6 +32,27 @@ pub trait ServerTimestamp {}
 impl ServerTimestamp for firestore::FirestoreTimestamp {}
 impl ServerTimestamp for SystemTime {}
 
+/// How the whole-document writes of a `server_timestamp` type set its order field. The
+/// default, [`OnCreate`](Self::OnCreate), stamps a document when it is created and keeps
+/// the stored time when it is replaced, as Firebase apps stamp `createdAt` on create: an
+/// edited chat message stays where it was in every page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum OrderStamp {
+    /// The server's time (`REQUEST_TIME`) on create (`insert`, and `upsert` of a document
+    /// that does not exist); a replace (`update`, and `upsert` of one that does) keeps the
+    /// stored time. A batch, bulk or transaction `upsert` cannot tell the two apart before
+    /// it is applied, so it is [`Error::InvalidUpdate`](crate::Error::InvalidUpdate) there,
+    /// nothing queued: use `insert` or `update`, or another stamp.
+    #[default]
+    OnCreate,
+    /// The server's time on every whole-document write: a replaced document moves to now.
+    Always,
+    /// The document's own value, as any other field: for imports of documents that have
+    /// their times already (historical orders, another database's export).
+    FromDocument,
+}
+
 /// How a write treats the document already there.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Existing {
@@ -58,30 +79,57 @@ impl Existing {
 
 /// `document` (serialized and checked, its shard drawn) as the `Write` that stores it: the
 /// whole document, or only the `mask`ed paths (and the shard). For a `server_timestamp`
-/// type, a write that sets the order field sends no value for it but the `REQUEST_TIME`
-/// transform, which the server applies after the fields, atomically with them.
+/// type, `stamp` decides the order field: a write that stamps it sends no value for it but
+/// the `REQUEST_TIME` transform, which the server applies after the fields, atomically with
+/// them; a replace that keeps it is masked to every other field.
 pub(crate) fn sharded_write<T: Sharded>(
     mut document: Document,
     mask: Option<Vec<String>>,
     existing: Existing,
-) -> Write {
+    stamp: OrderStamp,
+) -> Result<Write> {
     let mut transforms = Vec::new();
     let mut mask = mask;
-    if T::DESCRIPTION.server_timestamp {
-        let sets_order = match &mut mask {
-            None => true,
-            Some(paths) => {
+    if T::DESCRIPTION.server_timestamp && stamp != OrderStamp::FromDocument {
+        let order = sharded_indexes::field_path::unquoted_segment(T::ORDER_FIELD);
+        let sets_order = match (&mut mask, stamp, existing) {
+            (Some(paths), _, _) => {
                 let before = paths.len();
                 paths.retain(|path| path != T::ORDER_FIELD);
                 paths.len() < before
             }
+            (None, OrderStamp::OnCreate, Existing::Present) => {
+                // A replace that keeps the stored time: every field the type stores, and
+                // every one this document holds, but the order field.
+                let mut paths: Vec<String> = T::TABLES
+                    .stored_fields
+                    .iter()
+                    .map(|path| (*path).to_owned())
+                    .chain(
+                        document
+                            .fields
+                            .keys()
+                            .map(|key| sharded_indexes::field_path::field_path(&[key])),
+                    )
+                    .filter(|path| path != T::ORDER_FIELD)
+                    .collect();
+                paths.sort_unstable();
+                paths.dedup();
+                document.fields.remove(order);
+                mask = Some(paths);
+                false
+            }
+            (None, OrderStamp::OnCreate, Existing::Any) => {
+                return Err(crate::Error::InvalidUpdate(format!(
+                    "`{}` stamps `{}` on create and keeps it on replace (OrderStamp::OnCreate), and an upsert in a batch, a bulk writer or a transaction cannot tell which it is before it applies: use insert or update, or OrderStamp::Always or OrderStamp::FromDocument",
+                    T::COLLECTION,
+                    T::ORDER_FIELD
+                )));
+            }
+            (None, _, _) => true,
         };
         if sets_order {
-            document
-                .fields
-                .remove(sharded_indexes::field_path::unquoted_segment(
-                    T::ORDER_FIELD,
-                ));
+            document.fields.remove(order);
             transforms.push(FieldTransform {
                 field_path: T::ORDER_FIELD.to_owned(),
                 transform_type: Some(TransformType::SetToServerValue(
@@ -90,12 +138,12 @@ pub(crate) fn sharded_write<T: Sharded>(
             });
         }
     }
-    Write {
+    Ok(Write {
         operation: Some(Operation::Update(document)),
         update_mask: mask.map(|field_paths| DocumentMask { field_paths }),
         update_transforms: transforms,
         current_document: existing.precondition(),
-    }
+    })
 }
 
 /// An update of the existing document `name`: `fields` of `document` (none for transforms
@@ -105,6 +153,7 @@ pub(crate) fn transformed_write<T: Sharded>(
     document: &T,
     fields: &[crate::Field<T>],
     transforms: &[Transform<T>],
+    stamp: OrderStamp,
 ) -> Result<Write> {
     let (document, mask) = match fields.is_empty() {
         true => (
@@ -120,7 +169,7 @@ pub(crate) fn transformed_write<T: Sharded>(
         }
     };
     let transforms = checked(transforms, &mask)?;
-    let mut write = sharded_write::<T>(document, Some(mask), Existing::Present);
+    let mut write = sharded_write::<T>(document, Some(mask), Existing::Present, stamp)?;
     write.update_transforms.extend(transforms);
     Ok(write)
 }
@@ -132,7 +181,12 @@ pub(crate) fn transform_only<T: Sharded>(name: &str, transforms: &[Transform<T>]
         name: name.to_owned(),
         ..Document::default()
     };
-    let mut write = sharded_write::<T>(document, Some(Vec::new()), Existing::Present);
+    let mut write = sharded_write::<T>(
+        document,
+        Some(Vec::new()),
+        Existing::Present,
+        OrderStamp::default(),
+    )?;
     write.update_transforms.extend(transforms);
     Ok(write)
 }
@@ -193,6 +247,56 @@ pub(crate) async fn commit(db: &FirestoreDb, writes: Vec<Write>) -> Result<Commi
 /// Commits `write` alone, as `Commit` (the one RPC that applies transforms and answers with
 /// their results).
 pub(crate) async fn commit_one<T: Sharded>(db: &FirestoreDb, write: Write) -> Result<Written<T>> {
+    match commit_one_or_status(db, write).await? {
+        Ok(written) => Ok(written),
+        Err(status) => Err(firestore::errors::FirestoreError::from(status).into()),
+    }
+}
+
+/// Creates `document` stamped with the server's time, or, where it exists, replaces it
+/// keeping its stored time: a `server_timestamp` type's `upsert` under
+/// [`OrderStamp::OnCreate`]. Two requests when the document exists; a document deleted
+/// between them is created after all.
+pub(crate) async fn upsert_stamped_on_create<T: Sharded>(
+    db: &FirestoreDb,
+    document: Document,
+) -> Result<Written<T>> {
+    use firestore::gcloud_sdk::tonic::Code;
+    let mut last = None;
+    for _ in 0..3 {
+        let create = sharded_write::<T>(
+            document.clone(),
+            None,
+            Existing::Absent,
+            OrderStamp::OnCreate,
+        )?;
+        match commit_one_or_status(db, create).await? {
+            Ok(written) => return Ok(written),
+            Err(status) if status.code() == Code::AlreadyExists => {}
+            Err(status) => return Err(firestore::errors::FirestoreError::from(status).into()),
+        }
+        let replace = sharded_write::<T>(
+            document.clone(),
+            None,
+            Existing::Present,
+            OrderStamp::OnCreate,
+        )?;
+        match commit_one_or_status(db, replace).await? {
+            Ok(written) => return Ok(written),
+            Err(status) if status.code() == Code::NotFound => last = Some(status),
+            Err(status) => return Err(firestore::errors::FirestoreError::from(status).into()),
+        }
+    }
+    let status = last.expect("the loop ran");
+    Err(firestore::errors::FirestoreError::from(status).into())
+}
+
+/// [`commit_one`], with the status of a commit the server refused as it is, for a caller
+/// that acts on it.
+async fn commit_one_or_status<T: Sharded>(
+    db: &FirestoreDb,
+    write: Write,
+) -> Result<std::result::Result<Written<T>, firestore::gcloud_sdk::tonic::Status>> {
     let name = match &write.operation {
         Some(Operation::Update(document)) => document.name.clone(),
         _ => unreachable!("a sharded single write is an update"),
@@ -206,7 +310,15 @@ pub(crate) async fn commit_one<T: Sharded>(db: &FirestoreDb, write: Write) -> Re
                     Some(TransformType::SetToServerValue(_))
                 )
         });
-    let response = commit(db, vec![write]).await?;
+    let request = CommitRequest {
+        database: db.get_database_path().clone(),
+        writes: vec![write],
+        ..Default::default()
+    };
+    let response = match db.client().get().commit(request).await {
+        Ok(response) => response.into_inner(),
+        Err(status) => return Ok(Err(status)),
+    };
     let result: WriteResult = response
         .write_results
         .into_iter()
@@ -221,10 +333,10 @@ pub(crate) async fn commit_one<T: Sharded>(db: &FirestoreDb, write: Write) -> Re
         Some(value) if fills_order => Some(T::OrderValue::deserialize(FirestoreValue { value })?),
         _ => None,
     };
-    Ok(Written {
+    Ok(Ok(Written {
         id: DocumentPath::parse(&name).id().to_owned(),
         update_time,
         server_timestamp,
         marker: PhantomData,
-    })
+    }))
 }

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use sharded_runtime::bulk::BulkWriter;
 use sharded_runtime::firestore::{FirestoreDb, FirestoreTimestamp};
 use sharded_runtime::{
-    AtomicBatch, Sharded, ShardedQuery, WholeCollection, query_id, transaction_error,
+    AtomicBatch, OrderStamp, Sharded, ShardedQuery, WholeCollection, query_id, transaction_error,
 };
 use sharded_tests::equivalence::{Unsharded, check_query};
 use sharded_tests::migration::unthrottled;
@@ -101,39 +101,34 @@ fn set_during(at: SystemTime, before: SystemTime, after: SystemTime) -> bool {
 /// Measured on the emulator: the value `REQUEST_TIME` stores is the one a `Commit` answers with
 /// as the transform's result, a whole millisecond, the same for every write of one commit, and
 /// taken as the request arrived: up to tens of milliseconds before the commit time.
+///
+/// By default (`OrderStamp::OnCreate`) every path stamps a document when it creates it and
+/// keeps the stored time when it replaces it; a batch, bulk or transaction `upsert`, which
+/// cannot tell the two apart, is refused before anything is queued.
 #[tokio::test]
-async fn every_write_path_stores_the_servers_time_in_the_order_field() {
+async fn every_write_path_stamps_on_create_and_keeps_the_time_on_replace() {
     let test = test_db("server-timestamp").await;
     let db = &test.db;
     let events = Event3::collection(db);
     let before = SystemTime::now();
 
-    let mut single = Vec::new();
+    let mut created = Vec::new();
     let inserted = events.insert(&Event3::new("a", "insert")).await.unwrap();
-    single.push(inserted.clone());
-    single.push(
+    created.push(inserted.clone());
+    created.push(
         events
             .insert_with_id("with-id", &Event3::new("a", "insert_with_id"))
             .await
             .unwrap(),
     );
-    single.push(
+    // An upsert of a document that does not exist creates it, stamped.
+    created.push(
         events
             .upsert("upsert", &Event3::new("a", "upsert"))
             .await
             .unwrap(),
     );
-    events
-        .upsert("update", &Event3::new("a", "first"))
-        .await
-        .unwrap();
-    single.push(
-        events
-            .update("update", &Event3::new("a", "update"))
-            .await
-            .unwrap(),
-    );
-    for written in &single {
+    for written in &created {
         let stored = events.get(&written.id).await.unwrap().unwrap();
         let returned = written.server_timestamp.expect("the stored time");
         assert_eq!(stored.created_at, returned, "{}", written.id);
@@ -150,6 +145,26 @@ async fn every_write_path_stores_the_servers_time_in_the_order_field() {
         20,
         "drawn as Firestore's clients draw ids"
     );
+
+    // A replace keeps the stored time and writes every other field: `update`, and `upsert`
+    // of a document that exists.
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let kept = events.get("upsert").await.unwrap().unwrap();
+    for (how, text) in [("update", "edited"), ("upsert", "edited again")] {
+        let written = match how {
+            "update" => events.update("upsert", &Event3::new("c", text)).await,
+            _ => events.upsert("upsert", &Event3::new("c", text)).await,
+        }
+        .unwrap();
+        assert_eq!(written.server_timestamp, None, "{how}");
+        let stored = events.get_stored("upsert").await.unwrap().unwrap();
+        assert_eq!(stored.document.created_at, kept.created_at, "{how}");
+        assert_eq!(
+            (stored.document.room.as_str(), stored.document.text.as_str()),
+            ("c", text)
+        );
+        assert!(Event3::SHARD_VALUES.contains(&stored.shard.as_str()));
+    }
 
     // update_fields: the order field in the mask takes the server's time; without it, the
     // stored time stays.
@@ -174,22 +189,38 @@ async fn every_write_path_stores_the_servers_time_in_the_order_field() {
     assert_eq!(Some(stored.created_at), refilled.server_timestamp);
     assert!(stored.created_at() > kept.created_at());
 
-    // The batch writer, the bulk writer, an atomic batch and a transaction.
+    // The batch writer, the bulk writer, an atomic batch and a transaction: creates stamped,
+    // replaces kept, upserts refused before anything is queued.
+    let refused = |result: sharded_runtime::Result<()>, how: &str| match result {
+        Err(sharded_runtime::Error::InvalidUpdate(message)) => {
+            assert!(message.contains("OrderStamp"), "{how}: {message}")
+        }
+        other => panic!("{how}: {other:?}"),
+    };
     let writer = db.create_simple_batch_writer().await.unwrap();
     let mut batch = writer.new_batch();
-    events
+    refused(
+        events.upsert_in(&mut batch, "batch", &Event3::new("a", "batch")),
+        "upsert_in",
+    );
+    Event3::collection(db)
+        .order_stamp(OrderStamp::Always)
         .upsert_in(&mut batch, "batch", &Event3::new("a", "batch"))
         .unwrap();
     batch.write().await.unwrap();
     let bulk = BulkWriter::new(db, unthrottled()).unwrap();
-    let pending = [
+    refused(
         bulk.upsert("bulk-upsert", &Event3::new("a", "bulk"))
             .await
-            .unwrap(),
+            .map(drop),
+        "bulk upsert",
+    );
+    let before_replace = events.get("with-id").await.unwrap().unwrap();
+    let pending = [
         bulk.create("bulk-create", &Event3::new("a", "bulk"))
             .await
             .unwrap(),
-        bulk.update("upsert", &Event3::new("a", "bulk"))
+        bulk.update("with-id", &Event3::new("a", "bulk"))
             .await
             .unwrap(),
     ];
@@ -199,9 +230,20 @@ async fn every_write_path_stores_the_servers_time_in_the_order_field() {
     let (bulk_id, pending) = bulk.insert(&Event3::new("a", "bulk")).await.unwrap();
     pending.await.unwrap();
     bulk.close().await.unwrap();
+    let replaced = events.get("with-id").await.unwrap().unwrap();
+    assert_eq!(
+        (replaced.created_at, replaced.text.as_str()),
+        (before_replace.created_at, "bulk")
+    );
     let mut atomic = AtomicBatch::new(db);
+    refused(
+        atomic
+            .upsert("atomic-1", &Event3::new("a", "atomic"))
+            .map(drop),
+        "atomic upsert",
+    );
     atomic
-        .upsert("atomic-1", &Event3::new("a", "atomic"))
+        .insert("atomic-1", &Event3::new("a", "atomic"))
         .unwrap();
     atomic
         .insert("atomic-2", &Event3::new("a", "atomic"))
@@ -210,8 +252,12 @@ async fn every_write_path_stores_the_servers_time_in_the_order_field() {
     db.run_transaction(|db, transaction| {
         async move {
             let mut events = Event3::collection(&db).in_transaction(transaction);
+            match events.upsert("transaction", &Event3::new("a", "transaction")) {
+                Err(sharded_runtime::Error::InvalidUpdate(_)) => {}
+                other => panic!("a transaction's upsert: {other:?}"),
+            }
             events
-                .upsert("transaction", &Event3::new("a", "transaction"))
+                .insert("transaction", &Event3::new("a", "transaction"))
                 .map_err(transaction_error)?;
             Ok::<_, sharded_runtime::TransactionError>(())
         }
@@ -222,9 +268,7 @@ async fn every_write_path_stores_the_servers_time_in_the_order_field() {
     let after = SystemTime::now();
     let ids = [
         "batch",
-        "bulk-upsert",
         "bulk-create",
-        "upsert",
         &bulk_id,
         "atomic-1",
         "atomic-2",
@@ -248,6 +292,44 @@ async fn every_write_path_stores_the_servers_time_in_the_order_field() {
         events.get("atomic-2").await.unwrap().unwrap().created_at
     );
     assert!(SystemTime::from(atomic_1.0) <= commit_time);
+    // A transaction's and an atomic batch's replace keep the time too.
+    let kept = events.get("atomic-1").await.unwrap().unwrap();
+    let mut atomic = AtomicBatch::new(db);
+    atomic
+        .update("atomic-1", &Event3::new("z", "atomic edit"))
+        .unwrap();
+    atomic.commit().await.unwrap();
+    db.run_transaction(|db, transaction| {
+        async move {
+            Event3::collection(&db)
+                .in_transaction(transaction)
+                .update("transaction", &Event3::new("z", "transaction edit"))
+                .map_err(transaction_error)?;
+            Ok::<_, sharded_runtime::TransactionError>(())
+        }
+        .boxed()
+    })
+    .await
+    .unwrap();
+    let edited = events.get("atomic-1").await.unwrap().unwrap();
+    assert_eq!(
+        (edited.created_at, edited.room.as_str()),
+        (kept.created_at, "z")
+    );
+    let edited = events.get("transaction").await.unwrap().unwrap();
+    assert_eq!(edited.room, "z");
+    assert!(set_during(edited.created_at(), before, after));
+
+    // Asked for, every whole write stamps: a replace moves the document to now.
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let moved = Event3::collection(db)
+        .order_stamp(OrderStamp::Always)
+        .update("atomic-1", &Event3::new("z", "moved"))
+        .await
+        .unwrap();
+    let stored = events.get("atomic-1").await.unwrap().unwrap();
+    assert_eq!(Some(stored.created_at), moved.server_timestamp);
+    assert!(stored.created_at() > kept.created_at());
 
     // An order field of another type the server can fill: `SystemTime`.
     let written = AtSystemTime::collection(db)
@@ -267,6 +349,111 @@ async fn every_write_path_stores_the_servers_time_in_the_order_field() {
         .unwrap();
     assert_eq!(Some(stored.at), written.server_timestamp);
     assert!(set_during(stored.at, before, SystemTime::now()));
+}
+
+/// An import writes each document's own time (`OrderStamp::FromDocument`): historical
+/// orders keep when they were placed, through the bulk writer and single writes alike, with
+/// no second type; and a query over them equals the unsharded one.
+#[tokio::test]
+async fn an_import_writes_each_documents_own_time() {
+    let test = test_db("server-timestamp-import").await;
+    let db = &test.db;
+    let at = |n: i64| {
+        FirestoreTimestamp(
+            sharded_runtime::firestore::jiff::Timestamp::from_second(1_600_000_000 + n * 3_600)
+                .unwrap(),
+        )
+    };
+    let import =
+        BulkWriter::new(db, unthrottled().with_order_stamp(OrderStamp::FromDocument)).unwrap();
+    for n in 0..200i64 {
+        let event = Event40 {
+            room: ["a", "b"][n as usize % 2].into(),
+            text: format!("order {n}"),
+            created_at: at(n % 50),
+        };
+        // Upserts too: the document's own time needs no telling create from replace.
+        // Each outcome reaches `close`.
+        drop(import.upsert(&format!("o{n:03}"), &event).await.unwrap());
+    }
+    import.close().await.unwrap();
+    let single = Event40::collection(db).order_stamp(OrderStamp::FromDocument);
+    single
+        .upsert(
+            "o200",
+            &Event40 {
+                room: "a".into(),
+                text: "late".into(),
+                created_at: at(7),
+            },
+        )
+        .await
+        .unwrap();
+    for n in [0i64, 49, 117, 199] {
+        let stored = Event40::collection(db)
+            .get(&format!("o{n:03}"))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(stored.created_at, at(n % 50), "o{n:03}");
+    }
+    assert_eq!(
+        Event40::collection(db)
+            .get("o200")
+            .await
+            .unwrap()
+            .unwrap()
+            .created_at,
+        at(7)
+    );
+    let expected = Unsharded::default()
+        .equal("room", "a")
+        .ids::<Event40>(db, Event40::COLLECTION)
+        .await;
+    check_query(db, Event40::query().room("a"), expected, 9, "imported").await;
+}
+
+/// Pages walked while their documents are edited: with the stored time kept on replace, an
+/// edit does not move a document, so the walk returns every document once, in order, and
+/// equal to the unsharded walk after the edits. (Stamping every write moved each edited
+/// document to the front of a newest-first feed: pages repeated or skipped them.)
+#[tokio::test]
+async fn edits_do_not_move_documents_between_pages() {
+    let test = test_db("server-timestamp-edits").await;
+    let db = &test.db;
+    let seed = sharded_tests::seed("edits_do_not_move_documents_between_pages");
+    let mut rng = StdRng::seed_from_u64(seed);
+    for n in 0..60 {
+        Event40::collection(db)
+            .insert_with_id(&format!("m{n:02}"), &Event40::new("lobby", "hello"))
+            .await
+            .unwrap();
+    }
+    let query = Event40::query().room("lobby");
+    let mut seen: Vec<String> = Vec::new();
+    let mut after = None;
+    loop {
+        let page = query.clone().after(after).page(db, 7).await.unwrap();
+        seen.extend(page.items.iter().map(|item| item.id.clone()));
+        // Edit a few documents anywhere in the feed, as a chat's users edit messages.
+        for _ in 0..3 {
+            let id = format!("m{:02}", rng.random_range(0..60));
+            Event40::collection(db)
+                .update(&id, &Event40::new("lobby", "edited"))
+                .await
+                .unwrap();
+        }
+        match page.next {
+            Some(next) => after = Some(next),
+            None => break,
+        }
+    }
+    let expected = Unsharded::default()
+        .equal("room", "lobby")
+        .ids::<Event40>(db, Event40::COLLECTION)
+        .await
+        .unwrap();
+    assert_eq!(seen, expected, "every message once, in the feed's order");
 }
 
 /// Many writers at once give many documents the same millisecond, in different shards: a
@@ -302,7 +489,7 @@ async fn check_server_times<T: Event>(db: &FirestoreDb, rng: &mut StdRng) {
             // One commit: one request time for every document, whatever its shard.
             let mut batch = AtomicBatch::new(db);
             for (id, event) in &events {
-                batch.upsert(id, event).unwrap();
+                batch.insert(id, event).unwrap();
             }
             batch.commit().await.unwrap();
         } else {

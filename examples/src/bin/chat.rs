@@ -51,7 +51,7 @@ async fn post(db: &FirestoreDb, room: &str, author: &str, text: &str) -> Result<
                 let message = Message::new(&author, &text);
                 Message::collection_in(&db, &parent)
                     .in_transaction(transaction)
-                    .upsert(&format!("m{count:04}"), &message)
+                    .insert(&format!("m{count:04}"), &message)
                     .map_err(transaction_error)?;
                 Ok::<_, TransactionError>(count)
             }

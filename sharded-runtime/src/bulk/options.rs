@@ -49,6 +49,12 @@ pub struct BulkWriterOptions {
     pub request_timeout: Duration,
     /// The clock the ramp and the backoff read.
     pub clock: Arc<dyn Clock>,
+    /// How whole-document writes of a `server_timestamp` type set its order field:
+    /// [`OrderStamp::OnCreate`](crate::OrderStamp::OnCreate) by default (the server's time on
+    /// `create` and `insert`, the stored time kept on `update`, `upsert` refused);
+    /// [`OrderStamp::FromDocument`](crate::OrderStamp::FromDocument) to import documents with
+    /// their own times.
+    pub order_stamp: crate::OrderStamp,
 }
 
 impl Default for BulkWriterOptions {
@@ -62,6 +68,7 @@ impl Default for BulkWriterOptions {
             linger: Duration::from_millis(10),
             request_timeout: Duration::from_secs(60),
             clock: Arc::new(SystemClock::new()),
+            order_stamp: crate::OrderStamp::default(),
         }
     }
 }
@@ -115,6 +122,15 @@ impl BulkWriterOptions {
             },
         };
         Ok(BulkWriterOptions { throttling, ..self })
+    }
+
+    /// These options with `order_stamp`: how a `server_timestamp` type's order field is
+    /// set ([`OrderStamp`](crate::OrderStamp)).
+    pub fn with_order_stamp(self, order_stamp: crate::OrderStamp) -> Self {
+        BulkWriterOptions {
+            order_stamp,
+            ..self
+        }
     }
 
     /// These options with `throttling`.

@@ -73,6 +73,7 @@ pub struct BulkWriter {
     shared: Arc<Shared>,
     next_seq: AtomicU64,
     documents_path: String,
+    order_stamp: crate::OrderStamp,
     task: Option<tokio::task::JoinHandle<()>>,
 }
 
@@ -91,12 +92,14 @@ impl BulkWriter {
         options.validate()?;
         let shared = Arc::new(Shared::default());
         let (messages, receiver) = mpsc::channel(options.batch_size);
+        let order_stamp = options.order_stamp;
         let task = tokio::spawn(Batcher::new(db.clone(), options, shared.clone(), receiver).run());
         Ok(BulkWriter {
             messages,
             shared,
             next_seq: AtomicU64::new(0),
             documents_path: db.get_documents_path().clone(),
+            order_stamp,
             task: Some(task),
         })
     }
@@ -157,8 +160,13 @@ impl BulkWriter {
         let name = scope.document_name_in::<T>(&self.documents_path, id)?;
         let document = serialize(document, &name)?;
         self.note_created(id);
-        self.queue(sharded_write::<T>(document, None, existing))
-            .await
+        self.queue(sharded_write::<T>(
+            document,
+            None,
+            existing,
+            self.order_stamp,
+        )?)
+        .await
     }
 
     /// Creates a sharded document under a new random id, drawn as Firestore's own clients
@@ -181,7 +189,12 @@ impl BulkWriter {
         let name = scope.document_name_in::<T>(&self.documents_path, &id)?;
         let document = serialize(document, &name)?;
         let pending = self
-            .queue(sharded_write::<T>(document, None, Existing::Absent))
+            .queue(sharded_write::<T>(
+                document,
+                None,
+                Existing::Absent,
+                self.order_stamp,
+            )?)
             .await?;
         Ok((id, pending))
     }
