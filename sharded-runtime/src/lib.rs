@@ -60,7 +60,9 @@ pub use query::{
     RangedOver, Reach, Reversed, ShardedQuery, SnapshotStream, SummedOver, WHOLE_COLLECTION, Whole,
     WholeCollection, Window, Windowed, query_id,
 };
-pub use shard_job::{Checkpoint, Progress, ShardCensus, ShardJob, ShardedCollectionGroup};
+pub use shard_job::{
+    BothNames, Checkpoint, MAX_LISTED, Progress, ShardCensus, ShardJob, ShardedCollectionGroup,
+};
 pub use sharded::{HasAggregates, HasRanges, Sharded};
 pub use sharded_derive::Sharded;
 pub use sharded_derive::StoredNames;

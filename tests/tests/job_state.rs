@@ -94,12 +94,12 @@ async fn tracked_parts_run_once_each_and_their_counts_add_up_to_the_collection()
     let closing = status.closing.clone().expect("closed");
     assert_eq!((closing.runs, closing.outstanding), (1, Some(0)));
     // Tracking wrote each part's document three times (with the job's start, its lease, its
-    // outcome) and the job's three times (its start, the closing step's claim and outcome);
-    // the run that found its part done wrote nothing.
+    // outcome) and the job's four times (the claim on its start, its start, the closing
+    // step's claim and outcome); the run that found its part done wrote nothing.
     for part in &status.parts {
         assert_eq!(part.state_writes, 3, "{part:?}");
     }
-    assert_eq!((status.job_state_writes, status.state_writes()), (3, 12));
+    assert_eq!((status.job_state_writes, status.state_writes()), (4, 13));
     assert_eq!(
         Reading::collection(db)
             .verify()
@@ -651,4 +651,93 @@ async fn a_live_attempt_taken_over_keeps_its_updates_counted() {
         counted.updated > part.updated,
         "the first attempt's updates after its last heartbeat count: {counted:?} {part:?}"
     );
+}
+
+/// The job's start is claimed with a small document before the collection is split: the
+/// tasks starting at once wait for it instead of each splitting, counting and committing
+/// every part. A task that died holding the claim is taken over after the claim's lease, or
+/// at once by a later attempt of its own task.
+#[tokio::test]
+async fn a_start_claimed_by_a_task_that_died_is_taken_over() {
+    use sharded_runtime::Engine;
+    let test = test_db("tracked-start").await;
+    let db = &test.db;
+    legacy(db, 120).await;
+    // What a task that died after claiming the start left: its claim, and no parts.
+    let claim = |job: &str, lease_seconds: f64| {
+        let job = job.to_owned();
+        async move {
+            let claim = serde_json::json!({
+                "collection": Reading::COLLECTION,
+                "scope": "",
+                "parts": 2,
+                "split_by": "IdSpace",
+                "total": 0,
+                "change": "shard",
+                "starting": {
+                    "owner": "died",
+                    "lease_seconds": lease_seconds,
+                    "holder": { "index": 0, "attempt": 0, "engine": "cloud_run", "run": "adopt-st4rt" },
+                },
+                "writes": 1,
+            });
+            db.fluent()
+                .insert()
+                .into(sharded_runtime::JOB_STATE_COLLECTION)
+                .document_id(&job)
+                .object(&claim)
+                .execute::<serde_json::Value>()
+                .await
+                .unwrap();
+        }
+    };
+    let part = |job: &'static str, task: TaskPart| async move {
+        Reading::collection(db)
+            .backfill()
+            .writer(unthrottled())
+            .tracked(job, task)
+            .run(|_| {})
+            .await
+            .unwrap()
+    };
+    // A claim whose one-second lease runs out: both tasks wait, then one starts the job.
+    claim("stale", 1.0).await;
+    let (a, b) = tokio::join!(
+        part("stale", TaskPart::new(0, 2).unwrap()),
+        part("stale", TaskPart::new(1, 2).unwrap())
+    );
+    assert!(
+        matches!(
+            (&a, &b),
+            (PartRun::Finished { .. }, PartRun::Finished { .. })
+        ),
+        "{a:?} {b:?}"
+    );
+    let status = JobStatus::read(db, "stale").await.unwrap();
+    assert!(status.is_done(), "{status:?}");
+    assert_eq!(status.total, 120);
+    // A claim with ten minutes left: the next attempt of the task that claimed it takes it
+    // over at once, and the other task waits for the start.
+    claim("retried", 600.0).await;
+    let engine = Engine::CloudRun {
+        execution: "adopt-st4rt".into(),
+    };
+    let next = TaskPart::new(0, 2).unwrap().with_attempt(1, engine);
+    // Bounded: tasks that waited out the ten minutes would fail here.
+    let (a, b) = tokio::time::timeout(Duration::from_secs(60), async {
+        tokio::join!(
+            part("retried", next),
+            part("retried", TaskPart::new(1, 2).unwrap())
+        )
+    })
+    .await
+    .expect("the start is taken over at once");
+    assert!(
+        matches!(
+            (&a, &b),
+            (PartRun::Finished { .. }, PartRun::Finished { .. })
+        ),
+        "{a:?} {b:?}"
+    );
+    assert!(JobStatus::read(db, "retried").await.unwrap().is_done());
 }

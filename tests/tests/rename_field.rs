@@ -194,3 +194,199 @@ async fn names_a_rename_cannot_take_are_refused() {
             .is_ok()
     );
 }
+
+/// A document holding both names with different values (an old-version instance wrote the
+/// old name after the new version wrote the new one) is a conflict: left as it is, counted
+/// and listed by id, and counted as still under the old name, until you decide
+/// (`on_both_names`). Both names holding the same value is no conflict: the old one goes.
+#[tokio::test]
+async fn a_document_holding_both_names_is_left_counted_and_listed_until_decided() {
+    use sharded_runtime::BothNames;
+    let test = test_db("rename-both-names").await;
+    let db = &test.db;
+    let writer = db.create_simple_batch_writer().await.unwrap();
+    let mut batch = writer.new_batch();
+    // 30 under the old name only, 10 with both names disagreeing, 10 agreeing.
+    for i in 0..50usize {
+        let mut row = serde_json::json!({
+            OLD: format!("old{i}"),
+            "at": i,
+            "n": i,
+            "shard": Trade::SHARD_VALUES[i % Trade::SHARD_VALUES.len()],
+        });
+        match i / 10 {
+            3 => row["venue"] = serde_json::json!(format!("new{i}")),
+            4 => row["venue"] = serde_json::json!(format!("old{i}")),
+            _ => {}
+        }
+        batch
+            .update_object(
+                Trade::COLLECTION,
+                format!("d{i:02}"),
+                &row,
+                None,
+                None,
+                Vec::new(),
+            )
+            .unwrap();
+    }
+    batch.write().await.unwrap();
+    let rename = || {
+        Trade::collection(db)
+            .rename_field(OLD, Trade::fields().venue)
+            .unwrap()
+            .writer(unthrottled())
+            .page_size(7)
+    };
+    let done = run_to_end(rename()).await.unwrap();
+    let conflicts: Vec<String> = (30..40).map(|i| format!("d{i:02}")).collect();
+    assert_eq!(done.both_names, 10);
+    assert_eq!(done.both_names_ids, conflicts);
+    assert_eq!(
+        done.updated, 40,
+        "30 moved, 10 that agreed lost the old name"
+    );
+    let after = stored(db).await;
+    for (id, fields) in &after {
+        let i: usize = id[1..].parse().unwrap();
+        let value = |name: &str| {
+            match &fields[name].value_type {
+            Some(sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::value::ValueType::StringValue(s)) => s.clone(),
+            other => panic!("{other:?}"),
+        }
+        };
+        match i / 10 {
+            // Left as they were: both names, both values.
+            3 => assert_eq!(
+                (value(OLD), value("venue")),
+                (format!("old{i}"), format!("new{i}"))
+            ),
+            _ => {
+                assert!(!fields.contains_key(OLD), "{id}");
+                assert_eq!(value("venue"), format!("old{i}"), "{id}");
+            }
+        }
+    }
+    // Decided: half keep the new name's value, half the old one's.
+    let keep_new = rename()
+        .ids(IdRange::new(None, Some("d35")).unwrap())
+        .on_both_names(BothNames::KeepNew);
+    let keep_old = rename()
+        .ids(IdRange::new(Some("d35"), None).unwrap())
+        .on_both_names(BothNames::KeepOld);
+    let (kept_new, kept_old) = (
+        run_to_end(keep_new).await.unwrap(),
+        run_to_end(keep_old).await.unwrap(),
+    );
+    assert_eq!((kept_new.both_names, kept_old.both_names), (0, 0));
+    assert_eq!((kept_new.updated, kept_old.updated), (5, 5));
+    for i in 30..40 {
+        let read = Trade::collection(db)
+            .get(&format!("d{i}"))
+            .await
+            .unwrap()
+            .unwrap();
+        let expected = if i < 35 {
+            format!("new{i}")
+        } else {
+            format!("old{i}")
+        };
+        assert_eq!(read.venue, expected);
+    }
+    assert!(
+        stored(db)
+            .await
+            .values()
+            .all(|fields| !fields.contains_key(OLD))
+    );
+}
+
+/// A tracked rename counts and lists the documents it left with both names (its closing
+/// step counts them as still under the old name), and a document written under the old name
+/// after its closing step (by a process still on the old version) makes the job not done
+/// until a task run again sweeps it.
+#[tokio::test]
+async fn a_tracked_rename_reports_what_it_left_and_what_was_written_after_it() {
+    let test = test_db("rename-tracked-late").await;
+    let db = &test.db;
+    stored_before(db, 60).await;
+    // Two documents the new version wrote and an old-version instance wrote again.
+    for id in ["10000", "x0002"] {
+        db.fluent()
+            .update()
+            .fields(["venue"])
+            .in_col(Trade::COLLECTION)
+            .document_id(id)
+            .object(&serde_json::json!({ "venue": "newer" }))
+            .execute::<serde_json::Value>()
+            .await
+            .unwrap();
+    }
+    let task = |index: u32| async move {
+        Trade::collection(db)
+            .rename_field(OLD, Trade::fields().venue)
+            .unwrap()
+            .writer(unthrottled())
+            .tracked("rename-late", TaskPart::new(index, 2).unwrap())
+            .run(|_| {})
+            .await
+            .unwrap()
+    };
+    task(0).await;
+    task(1).await;
+    let status = JobStatus::read(db, "rename-late").await.unwrap();
+    assert_eq!(status.both_names(), 2);
+    let mut listed: Vec<String> = status
+        .parts
+        .iter()
+        .flat_map(|part| part.both_names_ids.clone())
+        .collect();
+    listed.sort();
+    assert_eq!(listed, ["10000", "x0002"]);
+    let closing = status.closing.clone().unwrap();
+    assert_eq!(closing.outstanding, Some(2), "left under the old name");
+    assert_eq!(closing.still_needed, Some(true));
+    assert!(!status.is_done(), "two documents are yours to decide");
+    // Decided by hand: the old name dropped where both are.
+    for id in ["10000", "x0002"] {
+        db.fluent()
+            .update()
+            .fields([OLD])
+            .in_col(Trade::COLLECTION)
+            .document_id(id)
+            .object(&serde_json::json!({}))
+            .execute::<serde_json::Value>()
+            .await
+            .unwrap();
+    }
+    // Decided, no document holds the old name: done.
+    assert!(JobStatus::read(db, "rename-late").await.unwrap().is_done());
+    // An old-version instance writes the old name after the closing step.
+    db.fluent()
+        .update()
+        .in_col(Trade::COLLECTION)
+        .document_id("late")
+        .object(&serde_json::json!({ OLD: "v9", "at": 1, "n": 1, "shard": Trade::SHARD_VALUES[0] }))
+        .execute::<serde_json::Value>()
+        .await
+        .unwrap();
+    let status = JobStatus::read(db, "rename-late").await.unwrap();
+    assert_eq!(status.closing.as_ref().unwrap().still_needed, Some(true));
+    assert!(!status.is_done(), "a document is under the old name again");
+    // Any task run again closes the job again, sweeping it.
+    assert!(matches!(task(1).await, PartRun::AlreadyDone(_)));
+    let status = JobStatus::read(db, "rename-late").await.unwrap();
+    let closing = status.closing.clone().unwrap();
+    assert_eq!((closing.runs, closing.outstanding), (2, Some(0)));
+    assert_eq!(closing.still_needed, Some(false));
+    assert!(status.is_done());
+    assert_eq!(
+        Trade::collection(db)
+            .get("late")
+            .await
+            .unwrap()
+            .unwrap()
+            .venue,
+        "v9"
+    );
+}

@@ -69,7 +69,7 @@ fn same_fields(written: &HashMap<String, Value>, stored: &HashMap<String, Value>
 }
 
 /// Equality as Firestore stores values: timestamps to the microsecond, NaN equal to itself.
-fn same_value(written: &Value, stored: &Value) -> bool {
+pub(crate) fn same_value(written: &Value, stored: &Value) -> bool {
     use ValueType::*;
     match (&written.value_type, &stored.value_type) {
         (Some(TimestampValue(a)), Some(TimestampValue(b))) => {

@@ -21,3 +21,5 @@ pub use outcome::{BulkStats, PendingWrite, WriteFailure, WriteOutcome};
 pub use rate_limiter::RateLimiter;
 pub use rate_limiter::Throttling;
 pub use writer::{BulkWriter, BulkWriterIn};
+
+pub(crate) use landed::same_value;

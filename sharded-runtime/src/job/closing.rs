@@ -38,7 +38,10 @@ impl Closer<'_> {
                 return Ok(());
             };
             if let Some(closing) = &record.closing {
-                if closing.outstanding.is_some() {
+                // Closed, unless a rename's old name is stored again (written since, or left
+                // with both names): then this task closes the job again, sweeping it.
+                let finished = closing.outstanding.is_some();
+                if finished && !self.still_needed(&record).await? {
                     return Ok(());
                 }
                 let age = state::age(read.update_time.as_ref(), read.read_time.as_ref());
@@ -47,7 +50,8 @@ impl Closer<'_> {
                     .as_ref()
                     .is_some_and(|h| h.index == part.index);
                 let followed = closing.holder.as_ref().is_some_and(|h| part.supersedes(h));
-                if state::holder_live(age, closing.lease_seconds) && !followed {
+                // A finished step has no holder to wait for.
+                if !finished && state::holder_live(age, closing.lease_seconds) && !followed {
                     if !ours {
                         // Another part's live task closes; its engine retries it if it dies.
                         return Ok(());
@@ -77,6 +81,22 @@ impl Closer<'_> {
                 .run::<T>(&name, record, claimed, &owner, runs, part)
                 .await;
         }
+    }
+
+    /// Whether a document of a closed rename holds the old name.
+    async fn still_needed(&self, record: &JobRecord) -> Result<bool> {
+        let Some(from) = &record.renamed_from else {
+            return Ok(false);
+        };
+        let found = state::holds_field(
+            self.db,
+            &record.collection,
+            &record.scope,
+            from,
+            &self.backoff,
+        )
+        .await?;
+        Ok(found.unwrap_or(false))
     }
 
     /// The closing step's record: claimed by `owner`, this task's attempt, with what it
@@ -114,10 +134,19 @@ impl Closer<'_> {
             .page_size(self.page_size);
         job.change = self.change.clone();
         let work = async {
-            // A rename has no shard values to sweep; its census counts the old name.
-            let swept = match job.change {
+            // A rename sweeps by running once more over the whole collection: documents a
+            // process on the old version wrote under the old name behind the parts' scans
+            // (the old name has no index a group could query). Its census counts the old
+            // name, documents left with both names among them.
+            let swept = match &job.change {
                 crate::shard_job::Change::Shard => job.sweep_alone().await?,
-                crate::shard_job::Change::Rename { .. } => 0,
+                crate::shard_job::Change::Rename { .. } => {
+                    let mut sweep = ShardJob::<T>::new(self.db, self.scope.clone())
+                        .writer(self.writer.clone())
+                        .page_size(self.page_size);
+                    sweep.change = self.change.clone();
+                    sweep.run(|_| {}).await?.updated
+                }
             };
             Ok::<_, Error>((swept, job.outstanding().await?))
         };

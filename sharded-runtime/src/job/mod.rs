@@ -42,6 +42,9 @@ pub struct TrackedPart<'db, T> {
 const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(10);
 /// The lease by default: six heartbeats, and at least a minute.
 const DEFAULT_LEASE: Duration = Duration::from_secs(60);
+/// How long a task that claimed a job's start may take to split and count the collection
+/// before another takes the start over (a later attempt of its own task does at once).
+const START_LEASE: Duration = Duration::from_secs(600);
 /// The default heartbeat grows with the job past 50 parts so that the parts together write at
 /// most 5 heartbeats a second (1 % of the ramp's first 500 writes/s), up to 300 parts.
 const PARTS_PER_HEARTBEAT_SECOND: u32 = 5;
@@ -399,76 +402,142 @@ impl<T: Sharded> TrackedPart<'_, T> {
             Scope::Under(parent) => parent.clone(),
             Scope::Group => "*".to_owned(),
         };
+        let owner = lease::token();
         loop {
             let read = state::read::<JobRecord>(db, &name, &self.job.scan_backoff).await?;
-            let record = match read.record {
-                Some(record) => record,
-                None => {
-                    let split = crate::balanced_parts::balanced_parts::<T>(
-                        db,
-                        &self.job.scope,
-                        self.part.count,
-                    )
-                    .await?;
-                    let mut record = JobRecord {
-                        collection: T::COLLECTION.to_owned(),
-                        scope: scope.clone(),
-                        parts: self.part.count,
-                        split_by: split.by,
-                        total: self.job.clone_for_count().count().await?,
-                        change: self.job.change.describe(),
-                        closing: None,
-                        writes: 0,
-                    };
-                    // Each part's range in its own document: the job's stays small at any
-                    // part count, and no task reads every part's to run its own.
-                    let mut ranges = split.ranges.into_iter();
-                    let mut parts: Vec<PartRecord> = (0..self.part.count)
-                        .map(|_| PartRecord::pending(ranges.next()))
-                        .collect();
-                    let started = state::start(
-                        db,
-                        &self.collection,
-                        &self.id,
-                        &mut record,
-                        &mut parts,
-                        &self.job.scan_backoff,
-                    )
-                    .await?;
-                    match started {
-                        Ok(()) => record,
-                        // Another task started the job first: use its parts.
-                        Err(state::Conflict) => continue,
-                    }
+            let Some(record) = read.record else {
+                // No task started the job: claim its start with a small document, so that
+                // the tasks starting at once do not all split the collection and commit
+                // every part.
+                let mut claim = JobRecord {
+                    collection: T::COLLECTION.to_owned(),
+                    scope: scope.clone(),
+                    parts: self.part.count,
+                    split_by: crate::balanced_parts::SplitBy::IdSpace,
+                    total: 0,
+                    change: self.job.change.describe(),
+                    renamed_from: self.job.change.renamed_from(),
+                    closing: None,
+                    starting: Some(self.starting(&owner)),
+                    writes: 0,
+                };
+                match state::write(db, &name, &mut claim, None, &self.job.scan_backoff).await? {
+                    Ok(claimed) => match self.start(claim, claimed).await? {
+                        Some(record) => return Ok(record),
+                        None => continue,
+                    },
+                    Err(state::Conflict) => continue,
                 }
             };
-            let mismatch = |reason: String| Error::JobMismatch {
-                job: self.id.clone(),
-                reason,
+            self.check_record(&record, &scope)?;
+            let Some(starting) = &record.starting else {
+                return Ok(record);
             };
-            if record.collection != T::COLLECTION || record.scope != scope {
-                return Err(mismatch(format!(
-                    "it runs over `{}` (scope `{}`), not `{}` (scope `{scope}`)",
-                    record.collection,
-                    record.scope,
-                    T::COLLECTION
-                )));
+            // Another task is starting it: wait for it, unless its claim ran out or this is
+            // a later attempt of its very task; then take the start over.
+            let age = state::age(read.update_time.as_ref(), read.read_time.as_ref());
+            let followed = starting
+                .holder
+                .as_ref()
+                .is_some_and(|h| self.part.supersedes(h));
+            if state::holder_live(age, starting.lease_seconds) && !followed {
+                let left = state::lease_left(age, starting.lease_seconds);
+                tokio::time::sleep(left.clamp(Duration::from_millis(100), Duration::from_secs(1)))
+                    .await;
+                continue;
             }
-            if record.change != self.job.change.describe() {
-                return Err(mismatch(format!(
-                    "it was started to {}, this task would {}",
-                    record.change,
-                    self.job.change.describe()
-                )));
+            let mut claim = JobRecord {
+                starting: Some(self.starting(&owner)),
+                ..record
+            };
+            if let Ok(claimed) = state::write(
+                db,
+                &name,
+                &mut claim,
+                read.update_time,
+                &self.job.scan_backoff,
+            )
+            .await?
+                && let Some(record) = self.start(claim, claimed).await?
+            {
+                return Ok(record);
             }
-            if record.parts != self.part.count {
-                return Err(mismatch(format!(
-                    "it was started with {} parts, this task has {}",
-                    record.parts, self.part.count
-                )));
-            }
-            return Ok(record);
         }
+    }
+
+    /// This task's claim on the job's start.
+    fn starting(&self, owner: &str) -> state::Starting {
+        state::Starting {
+            owner: owner.to_owned(),
+            lease_seconds: START_LEASE.as_secs_f64(),
+            holder: Some(self.part.holder()),
+        }
+    }
+
+    /// Starts the job whose start this task claimed (`claim`, written at `claimed`): splits
+    /// the collection, counts it, and writes every part's document with the job's, started,
+    /// in one commit on the claim's precondition. `None` when another task took the start
+    /// over meanwhile.
+    async fn start(
+        &self,
+        mut record: JobRecord,
+        claimed: firestore::gcloud_sdk::prost_types::Timestamp,
+    ) -> Result<Option<JobRecord>> {
+        let db = self.job.db;
+        let split =
+            crate::balanced_parts::balanced_parts::<T>(db, &self.job.scope, self.part.count)
+                .await?;
+        record.split_by = split.by;
+        record.total = self.job.clone_for_count().count().await?;
+        record.starting = None;
+        // Each part's range in its own document: the job's stays small at any part count,
+        // and no task reads every part's to run its own.
+        let mut ranges = split.ranges.into_iter();
+        let mut parts: Vec<PartRecord> = (0..self.part.count)
+            .map(|_| PartRecord::pending(ranges.next()))
+            .collect();
+        let started = state::start(
+            db,
+            &self.collection,
+            &self.id,
+            &mut record,
+            claimed,
+            &mut parts,
+            &self.job.scan_backoff,
+        )
+        .await?;
+        Ok(started.ok().map(|()| record))
+    }
+
+    /// A stored job this task may run a part of: the same collection, scope, change and part
+    /// count, else [`Error::JobMismatch`].
+    fn check_record(&self, record: &JobRecord, scope: &str) -> Result<()> {
+        let mismatch = |reason: String| Error::JobMismatch {
+            job: self.id.clone(),
+            reason,
+        };
+        if record.collection != T::COLLECTION || record.scope != scope {
+            return Err(mismatch(format!(
+                "it runs over `{}` (scope `{}`), not `{}` (scope `{scope}`)",
+                record.collection,
+                record.scope,
+                T::COLLECTION
+            )));
+        }
+        if record.change != self.job.change.describe() {
+            return Err(mismatch(format!(
+                "it was started to {}, this task would {}",
+                record.change,
+                self.job.change.describe()
+            )));
+        }
+        if record.parts != self.part.count {
+            return Err(mismatch(format!(
+                "it was started with {} parts, this task has {}",
+                record.parts, self.part.count
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -487,6 +556,11 @@ fn counted(base: &PartRecord, progress: Option<&Progress>, seconds: f64) -> Part
         record.conflicts += progress.conflicts;
         record.deleted += progress.deleted;
         record.swept += progress.swept;
+        record.both_names += progress.both_names;
+        let room = crate::MAX_LISTED.saturating_sub(record.both_names_ids.len());
+        record
+            .both_names_ids
+            .extend(progress.both_names_ids.iter().take(room).cloned());
         record.rate = progress.rate();
     }
     record.seconds += seconds;

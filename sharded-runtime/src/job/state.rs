@@ -65,10 +65,18 @@ pub(crate) struct JobRecord {
     /// What the job changes ([`Change::describe`](crate::shard_job::Change::describe)):
     /// every task of a job makes the same change.
     pub(crate) change: String,
+    /// For a rename, the stored name it moves documents from: what the status looks for
+    /// after the closing step.
+    #[serde(default)]
+    pub(crate) renamed_from: Option<String>,
     /// The job's closing step, once every part is done: the sweep and the census, run once
     /// by the task that claims it.
     #[serde(default)]
     pub(crate) closing: Option<Closing>,
+    /// While the job is being started: the task that claimed its start (the parts are not
+    /// written yet). `None` once started.
+    #[serde(default)]
+    pub(crate) starting: Option<Starting>,
     /// Writes of this document so far, this one included.
     #[serde(default)]
     pub(crate) writes: u64,
@@ -90,6 +98,16 @@ pub(crate) struct Closing {
     pub(crate) lease_seconds: f64,
     /// The claiming task's part and attempt, as its engine named them: a later attempt of
     /// that task takes the closing over at once.
+    #[serde(default)]
+    pub(crate) holder: Option<Holder>,
+}
+
+/// A task's claim on a job's start.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Starting {
+    pub(crate) owner: String,
+    /// How long it may take before another task takes the start over, in seconds.
+    pub(crate) lease_seconds: f64,
     #[serde(default)]
     pub(crate) holder: Option<Holder>,
 }
@@ -128,6 +146,12 @@ pub(crate) struct PartRecord {
     pub(crate) conflicts: u64,
     pub(crate) deleted: u64,
     pub(crate) swept: u64,
+    /// A rename's documents holding both names with different values, left.
+    #[serde(default)]
+    pub(crate) both_names: u64,
+    /// The first of them, by id.
+    #[serde(default)]
+    pub(crate) both_names_ids: Vec<String>,
     /// Seconds the part's attempts have run, up to the last heartbeat.
     pub(crate) seconds: f64,
     /// Documents scanned per second by the holding attempt, at its last heartbeat.
@@ -181,6 +205,8 @@ impl PartRecord {
             conflicts: 0,
             deleted: 0,
             swept: 0,
+            both_names: 0,
+            both_names_ids: Vec::new(),
             seconds: 0.0,
             rate: 0.0,
             error: None,
@@ -279,15 +305,18 @@ const _: () = assert!(const_starts_with(
 /// 10 MiB): the job's document and every part's, with its range's ids.
 pub(crate) const MAX_START_BYTES: usize = 9 * 1024 * 1024;
 
-/// Starts the job: its document and every part's, in one commit, each created only if it
-/// does not exist, so that exactly one task starts a job and every task sees all of its
-/// parts. The conflict when another task started it first (read it again). A job whose
-/// start does not fit in one commit is refused before anything is written.
+/// Starts the job whose start this task claimed (its document as written at `claimed`): the
+/// job's document, started, on the claim's precondition, and every part's, each created only
+/// if it does not exist, in one commit, so that exactly one task starts a job and every task
+/// sees all of its parts. The conflict when another task took the start over (read it
+/// again). A job whose start does not fit in one commit is refused before anything is
+/// written.
 pub(crate) async fn start(
     db: &FirestoreDb,
     collection: &str,
     job: &str,
     record: &mut JobRecord,
+    claimed: Timestamp,
     parts: &mut [PartRecord],
     backoff: &Backoff,
 ) -> Result<std::result::Result<(), Conflict>> {
@@ -306,10 +335,15 @@ pub(crate) async fn start(
     fits_one_commit(&documents)?;
     let writes: Vec<Write> = documents
         .into_iter()
-        .map(|document| Write {
+        .enumerate()
+        .map(|(i, document)| Write {
             operation: Some(Operation::Update(document)),
+            // The job's document as this task's claim left it; each part's, new.
             current_document: Some(Precondition {
-                condition_type: Some(precondition::ConditionType::Exists(false)),
+                condition_type: Some(match i {
+                    0 => precondition::ConditionType::UpdateTime(claimed),
+                    _ => precondition::ConditionType::Exists(false),
+                }),
             }),
             ..Default::default()
         })
@@ -328,7 +362,7 @@ pub(crate) async fn start(
             Err(status)
                 if matches!(
                     status.code(),
-                    Code::FailedPrecondition | Code::AlreadyExists
+                    Code::FailedPrecondition | Code::AlreadyExists | Code::NotFound
                 ) =>
             {
                 return Ok(Err(Conflict));
@@ -644,6 +678,37 @@ fn lease_of(lease_seconds: f64) -> f64 {
     } else {
         super::DEFAULT_LEASE.as_secs_f64()
     }
+}
+
+/// Whether a document of the job's collection (`collection` in `scope`, as a job stores it:
+/// empty at the top, a parent's path) holds the stored name `field`: one query of its
+/// single-field index, limit 1. `None` over a collection group, whose single-field indexes
+/// Firestore does not keep by default.
+pub(crate) async fn holds_field(
+    db: &FirestoreDb,
+    collection: &str,
+    scope: &str,
+    field: &str,
+    backoff: &Backoff,
+) -> Result<Option<bool>> {
+    let parent = match scope {
+        "*" => return Ok(None),
+        "" => db.get_documents_path().clone(),
+        parent => format!("{}/{parent}", db.get_documents_path()),
+    };
+    let path = sharded_indexes::field_path::field_path(&[field]);
+    let found = retry_reads(backoff, || {
+        db.fluent()
+            .select()
+            .fields([path.as_str()])
+            .from(collection)
+            .parent(parent.clone())
+            .order(|o| o.fields([o.field(path.as_str()).asc()]))
+            .limit(1)
+            .query()
+    })
+    .await?;
+    Ok(Some(!found.is_empty()))
 }
 
 #[cfg(test)]

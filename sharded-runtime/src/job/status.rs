@@ -51,6 +51,11 @@ pub struct PartStatus {
     pub unchanged: u64,
     /// Documents deleted between the scan and the write.
     pub deleted: u64,
+    /// A rename's documents holding both names with different values, left as they are for
+    /// you to decide ([`BothNames::Leave`](crate::BothNames::Leave)).
+    pub both_names: u64,
+    /// The first of them (up to [`MAX_LISTED`](crate::MAX_LISTED)), by id.
+    pub both_names_ids: Vec<String>,
     /// Documents scanned per second by the holding attempt, at its last heartbeat.
     pub rate: f64,
     /// Time the part's attempts have run.
@@ -90,6 +95,8 @@ impl PartStatus {
             updated: record.updated,
             unchanged: record.unchanged,
             deleted: record.deleted,
+            both_names: record.both_names,
+            both_names_ids: record.both_names_ids.clone(),
             rate: record.rate,
             elapsed: Duration::from_secs_f64(record.seconds.max(0.0)),
             heartbeat_age,
@@ -108,6 +115,8 @@ impl PartStatus {
             updated: 0,
             unchanged: 0,
             deleted: 0,
+            both_names: 0,
+            both_names_ids: Vec::new(),
             rate: 0.0,
             elapsed: Duration::ZERO,
             heartbeat_age: None,
@@ -132,6 +141,15 @@ pub struct JobClosing {
     pub outstanding: Option<u64>,
     /// The part whose task claimed it (a later attempt of that task takes it over at once).
     pub claimed_by: Option<u32>,
+    /// For a rename closed already: whether, when the status was read, a document still
+    /// held the old name (left with both names for you to decide, or written after the
+    /// closing step by a process still on the old version). The job is not done while one
+    /// does: decide those left ([`PartStatus::both_names_ids`]), and run any task again to
+    /// sweep those written since (it closes the job again). Looked for with one query of
+    /// the old name's single-field index, for a job over one collection; `None` for other
+    /// jobs, and over a group, whose single-field indexes Firestore does not keep by default
+    /// (the closing step's count stands).
+    pub still_needed: Option<bool>,
 }
 
 /// A tracked job's state: every part's, and the collection's size when it started.
@@ -187,6 +205,23 @@ impl JobStatus {
                 part.deleted += lost.deleted;
             }
         }
+        let closed = record
+            .closing
+            .as_ref()
+            .is_some_and(|c| c.outstanding.is_some());
+        let still_needed = match (&record.renamed_from, closed) {
+            (Some(from), true) => {
+                state::holds_field(
+                    db,
+                    &record.collection,
+                    &record.scope,
+                    from,
+                    &Backoff::default(),
+                )
+                .await?
+            }
+            _ => None,
+        };
         Ok(JobStatus {
             job: job.to_owned(),
             parts,
@@ -196,6 +231,7 @@ impl JobStatus {
                 swept: closing.swept,
                 outstanding: closing.outstanding,
                 claimed_by: closing.holder.map(|holder| holder.index),
+                still_needed,
             }),
             job_state_writes: record.writes,
         })
@@ -206,13 +242,25 @@ impl JobStatus {
         self.parts.iter().filter(|part| part.phase == phase).count()
     }
 
-    /// Whether every part is done and the closing step ran.
+    /// Whether the job is done: every part done, the closing step run, and no document
+    /// needing the job's change: none counted by the closing step
+    /// ([`JobClosing::outstanding`]), or, for a rename over one collection, none holding the
+    /// old name when the status was read ([`JobClosing::still_needed`]: a document left
+    /// with both names, or one written under the old name after the closing step).
     pub fn is_done(&self) -> bool {
         self.parts.iter().all(|part| part.phase == PartPhase::Done)
-            && self
-                .closing
-                .as_ref()
-                .is_some_and(|closing| closing.outstanding.is_some())
+            && self.closing.as_ref().is_some_and(|closing| {
+                closing.outstanding.is_some()
+                    && match closing.still_needed {
+                        Some(needed) => !needed,
+                        None => closing.outstanding == Some(0),
+                    }
+            })
+    }
+
+    /// A rename's documents left with both names, by every part.
+    pub fn both_names(&self) -> u64 {
+        self.parts.iter().map(|part| part.both_names).sum()
     }
 
     /// Documents scanned by every part.

@@ -5,6 +5,7 @@
 
 use std::time::Instant;
 
+use super::change::Needs;
 use super::{Checkpoint, Progress, ShardJob};
 use crate::bulk::{BulkWriter, PendingWrite, WriteFailure};
 use crate::parent::Scope;
@@ -79,14 +80,16 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
             let mut fixes = Vec::new();
             for document in &page {
                 report.scanned += 1;
-                if !self.change.needed::<T>(document) {
-                    report.unchanged += 1;
-                } else {
-                    fixes.push(Fix {
+                match self.change.needs::<T>(document) {
+                    Needs::Nothing => report.unchanged += 1,
+                    Needs::Decision => {
+                        report.left_with_both_names(self.position(&document.name));
+                    }
+                    Needs::Write(write) => fixes.push(Fix {
                         name: document.name.clone(),
-                        pending: writer.queue(self.change.write::<T>(document)).await?,
+                        pending: writer.queue(write).await?,
                         conflicts: 0,
-                    });
+                    }),
                 }
             }
             let full = page.len() == self.page_size as usize;
@@ -151,10 +154,17 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
                     continue;
                 }
                 report.conflicts += 1;
-                match self.read_again(&fix.name).await? {
-                    None => report.deleted += 1,
-                    Some(document) if !self.change.needed::<T>(&document) => report.unchanged += 1,
-                    Some(_) if fix.conflicts + 1 >= self.max_conflicts => {
+                let again = self.read_again(&fix.name).await?;
+                let needs = again
+                    .as_ref()
+                    .map(|document| self.change.needs::<T>(document));
+                match (again, needs) {
+                    (None, _) => report.deleted += 1,
+                    (Some(_), Some(Needs::Nothing)) => report.unchanged += 1,
+                    (Some(document), Some(Needs::Decision)) => {
+                        report.left_with_both_names(self.position(&document.name));
+                    }
+                    (Some(_), _) if fix.conflicts + 1 >= self.max_conflicts => {
                         failures.push(WriteFailure {
                             message: format!(
                                 "changed by another writer {} times in a row; run the job again",
@@ -163,7 +173,7 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
                             ..failure
                         })
                     }
-                    Some(document) => retry.push(Fix {
+                    (Some(document), _) => retry.push(Fix {
                         pending: writer.queue(self.change.write::<T>(&document)).await?,
                         name: fix.name,
                         conflicts: fix.conflicts + 1,

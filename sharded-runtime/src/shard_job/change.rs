@@ -17,8 +17,40 @@ pub(crate) enum Change {
     /// A current shard value where a document has none, or one the current set dropped.
     Shard,
     /// The top-level field stored as `from` stored as `to` instead (both stored names, as
-    /// they are keys of the document's fields).
-    Rename { from: String, to: String },
+    /// they are keys of the document's fields); a document holding both with different
+    /// values is decided by `both`.
+    Rename {
+        from: String,
+        to: String,
+        both: BothNames,
+    },
+}
+
+/// What the rename job does with a document that holds both names with different values:
+/// a process on the old version wrote the old name after the new version wrote the new one
+/// (or the reverse), and the document alone cannot tell which value is the fresher (Firestore
+/// keeps one update time per document, not per field).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum BothNames {
+    /// Left as it is, counted and listed by id ([`Progress::both_names`](crate::Progress)):
+    /// for you to decide. The job's closing step counts it as still under the old name.
+    #[default]
+    Leave,
+    /// The new name's value stays; the old name goes.
+    KeepNew,
+    /// The old name's value replaces the new one's; the old name goes.
+    KeepOld,
+}
+
+/// What a scanned document needs of a job.
+pub(crate) enum Needs {
+    /// Nothing: the change is made.
+    Nothing,
+    /// This write.
+    Write(Write),
+    /// A decision the job does not make ([`BothNames::Leave`]).
+    Decision,
 }
 
 impl Change {
@@ -48,22 +80,53 @@ impl Change {
         Ok(Change::Rename {
             from: from.to_owned(),
             to: to.to_owned(),
+            both: BothNames::Leave,
         })
     }
 
-    /// The change in words, as a tracked job stores it: `shard`, or `rename {from} to {to}`.
+    /// The change in words, as a tracked job stores it: `shard`, or `rename {from} to {to}`
+    /// (and how it decides a document holding both, where not left).
     pub(crate) fn describe(&self) -> String {
         match self {
             Change::Shard => "shard".to_owned(),
-            Change::Rename { from, to } => format!("rename {from} to {to}"),
+            Change::Rename { from, to, both } => match both {
+                BothNames::Leave => format!("rename {from} to {to}"),
+                BothNames::KeepNew => format!("rename {from} to {to}, keeping {to} where both are"),
+                BothNames::KeepOld => {
+                    format!("rename {from} to {to}, keeping {from} where both are")
+                }
+            },
         }
+    }
+
+    /// The stored name a rename moves documents from.
+    pub(crate) fn renamed_from(&self) -> Option<String> {
+        match self {
+            Change::Shard => None,
+            Change::Rename { from, .. } => Some(from.clone()),
+        }
+    }
+
+    /// What `document` (as the scan read it) needs: nothing, a write, or a decision.
+    pub(crate) fn needs<T: Sharded>(&self, document: &Document) -> Needs {
+        if !self.needed::<T>(document) {
+            return Needs::Nothing;
+        }
+        if let Change::Rename { from, to, both } = self
+            && let (Some(old), Some(new)) = (document.fields.get(from), document.fields.get(to))
+            && !crate::bulk::same_value(old, new)
+            && *both == BothNames::Leave
+        {
+            return Needs::Decision;
+        }
+        Needs::Write(self.write::<T>(document))
     }
 
     /// The fields the scan reads of each document, as field paths.
     pub(crate) fn projection<T: Sharded>(&self) -> Vec<String> {
         match self {
             Change::Shard => vec![T::SHARD_FIELD_PATH.to_owned()],
-            Change::Rename { from, to } => vec![path(from), path(to)],
+            Change::Rename { from, to, .. } => vec![path(from), path(to)],
         }
     }
 
@@ -92,11 +155,11 @@ impl Change {
                 )
             }
             // The value under its new name and the old name gone, in one write; where the
-            // new name holds a value already (written by the type after the rename), it stays
-            // and only the old name goes.
-            Change::Rename { from, to } => match document.fields.get(to) {
-                Some(_) => (Default::default(), vec![path(from)]),
-                None => (
+            // new name holds the same value already, or holds another and the new one is
+            // kept, only the old name goes.
+            Change::Rename { from, to, both } => match document.fields.get(to) {
+                Some(_) if *both != BothNames::KeepOld => (Default::default(), vec![path(from)]),
+                _ => (
                     document
                         .fields
                         .get(from)

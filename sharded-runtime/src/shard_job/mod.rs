@@ -21,10 +21,11 @@ use crate::Sharded;
 use crate::bulk::{Backoff, BulkWriterOptions};
 use crate::parent::Scope;
 use crate::partition::IdRange;
+pub use change::BothNames;
 pub(crate) use change::Change;
 
 pub use group::ShardedCollectionGroup;
-pub use progress::{Checkpoint, Progress};
+pub use progress::{Checkpoint, MAX_LISTED, Progress};
 pub use verify::ShardCensus;
 
 /// Gives every document of `T`'s collection whose shard value is missing or retired a
@@ -119,6 +120,18 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
             page_size: page_size.clamp(1, crate::MAX_LIMIT),
             ..self
         }
+    }
+
+    /// For a rename ([`rename_field`](crate::ShardedCollection::rename_field)): what to do
+    /// with a document holding both names with different values. By default
+    /// ([`BothNames::Leave`]) it is left as it is, counted and listed by id
+    /// ([`Progress::both_names`]), and still counts as under the old name; a document whose
+    /// two names hold the same value just loses the old one. No effect on other jobs.
+    pub fn on_both_names(mut self, both: BothNames) -> Self {
+        if let Change::Rename { both: decided, .. } = &mut self.change {
+            *decided = both;
+        }
+        self
     }
 
     /// The bulk writer's settings; [`BulkWriterOptions::for_type`] by default. The scan's

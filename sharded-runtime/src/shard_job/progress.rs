@@ -46,6 +46,12 @@ pub struct Progress {
     /// Documents the scan had passed that still held a retired value (written meanwhile by
     /// a process still running the type before the change), found and fixed after it.
     pub swept: u64,
+    /// A rename's documents holding both names with different values, left as they are
+    /// ([`BothNames::Leave`](crate::BothNames::Leave)): for you to decide.
+    pub both_names: u64,
+    /// The ids of the first [`MAX_LISTED`] of them (their paths below the database root over
+    /// a collection group).
+    pub both_names_ids: Vec<String>,
     /// The collection's size when the job started (a count query), for the ETA; `None` if
     /// the job was resumed, since the count covers documents before the checkpoint too.
     pub total: Option<u64>,
@@ -55,7 +61,19 @@ pub struct Progress {
     pub checkpoint: Option<Checkpoint>,
 }
 
+/// The most document ids a job's progress lists (of the documents it leaves for you): its
+/// memory stays bounded whatever the collection.
+pub const MAX_LISTED: usize = 100;
+
 impl Progress {
+    /// Notes `position`'s document as holding both names, left.
+    pub(crate) fn left_with_both_names(&mut self, position: String) {
+        self.both_names += 1;
+        if self.both_names_ids.len() < MAX_LISTED {
+            self.both_names_ids.push(position);
+        }
+    }
+
     /// Documents scanned per second in this run.
     pub fn rate(&self) -> f64 {
         let secs = self.elapsed.as_secs_f64();
