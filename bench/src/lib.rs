@@ -5,6 +5,7 @@ pub mod bulk;
 pub mod group;
 pub mod live;
 pub mod reads;
+pub mod scale;
 pub mod tracked;
 
 use rand::Rng;

@@ -2,7 +2,7 @@
 //! against its baseline in the same run and writes BENCHMARKS.md at the repository root.
 //!
 //! Pass `--skip-build-cost` to leave out the (slow) clean-build measurements, and
-//! `--build-cost-only`, `--bulk-only`, `--live-only`, `--tracked-only` (and the other
+//! `--build-cost-only`, `--bulk-only`, `--live-only`, `--tracked-only`, `--scale-only` (and the other
 //! `--…-only` below) to print that section alone.
 
 use std::fmt::Write as _;
@@ -79,6 +79,11 @@ async fn main() -> Result<(), Failure> {
         print!("{}", sharded_bench::tracked::section().await?);
         return Ok(());
     }
+    if std::env::args().any(|arg| arg == "--scale-only") {
+        // The tracked jobs at scale section alone, printed; writes nothing.
+        print!("{}", sharded_bench::scale::section().await?);
+        return Ok(());
+    }
     if std::env::args().any(|arg| arg == "--reads-only") {
         // The reads-per-page section alone, printed; writes nothing.
         print!("{}", sharded_bench::reads::section().await?);
@@ -111,6 +116,7 @@ async fn main() -> Result<(), Failure> {
         sharded_bench::bulk::partitions_section().await?
     )?;
     writeln!(report, "{}", sharded_bench::tracked::section().await?)?;
+    writeln!(report, "{}", sharded_bench::scale::section().await?)?;
     if skip_build {
         writeln!(
             report,
