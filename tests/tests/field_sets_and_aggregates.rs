@@ -655,3 +655,70 @@ async fn exact_sums_and_averages_inside_a_transaction() {
     assert_eq!(sum, Number::Integer(i64::MAX - 3));
     assert_eq!(avg, Some((i64::MAX - 3) as f64 / 6.0));
 }
+
+/// A shard value whose own sum passes `i64::MAX` (Firestore answers a double) leaves its
+/// share open: its documents' values are read and added exactly. That costs a billed read
+/// per document of the shard value, so it is reported, in the query's stats and as a
+/// `tracing` warning; a sum the answers settle reads none.
+#[tokio::test]
+async fn a_sum_settled_by_reading_values_reports_what_it_read() {
+    let test = test_db("sets-read-values").await;
+    let db = &test.db;
+    let writer = db.create_simple_batch_writer().await.unwrap();
+    let mut batch = writer.new_batch();
+    // Two documents in one shard value summing past i64::MAX, and one elsewhere bringing the
+    // total back under it.
+    for (n, (shard, qty)) in [(5, i64::MAX), (5, 10), (40, -20)].into_iter().enumerate() {
+        let trade = SixtyOne::new("XNAS", "buy", "a", qty, 1.0, n as i64);
+        let mut stored = serde_json::to_value(&trade).unwrap();
+        stored[SixtyOne::SHARD_FIELD] = SixtyOne::SHARD_VALUES[shard].into();
+        batch
+            .update_object(
+                SixtyOne::COLLECTION,
+                &format!("t{n}"),
+                &stored,
+                None,
+                None,
+                Vec::new(),
+            )
+            .unwrap();
+    }
+    batch.write().await.unwrap();
+    let captured = sharded_tests::logs::Captured::events();
+    let (sum, _, stats) = SixtyOne::all()
+        .sum_and_avg_with_stats(db, SixtyOne::qty())
+        .await
+        .unwrap();
+    assert_eq!(sum, Number::Integer(i64::MAX - 10));
+    assert_eq!(
+        stats.documents_read, 2,
+        "the open shard value's documents: {stats:?}"
+    );
+    // Three chunk queries, the open chunk asked again per shard value, one value read.
+    let chunks = sharded_runtime::__private::shard_chunks(SixtyOne::SHARD_VALUES);
+    let open = chunks
+        .iter()
+        .find(|chunk| chunk.contains(&SixtyOne::SHARD_VALUES[5]))
+        .unwrap();
+    assert_eq!(
+        (stats.queries, stats.rounds),
+        (chunks.len() + open.len() + 1, 2),
+        "{stats:?}"
+    );
+    let logged = captured.text();
+    assert!(
+        logged.contains("WARN") && logged.contains("documents_read=2"),
+        "{logged}"
+    );
+    // A sum the answers settle reads no document, and warns of none.
+    let captured = sharded_tests::logs::Captured::events();
+    let (_, _, stats) = SixtyOne::pair("XNAS", "buy")
+        .sum_and_avg_with_stats(db, SixtyOne::price())
+        .await
+        .unwrap();
+    assert_eq!(
+        (stats.documents_read, stats.queries, stats.rounds),
+        (0, 3, 1)
+    );
+    assert!(!captured.text().contains("WARN"), "{}", captured.text());
+}

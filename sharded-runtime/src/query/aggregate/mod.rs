@@ -25,8 +25,9 @@ use totals::{ChunkAggregate, Share, Shares};
 use super::chunk::Chunk;
 use super::prepare::Prepared;
 use super::spans::{chunk_span, query_span};
-use super::{EveryMatch, Reach, ShardedQuery, Window};
+use super::{EveryMatch, QueryStats, Reach, ShardedQuery, Window};
 use crate::{Error, Result, Sharded};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R, W> {
     /// The sum of `field` over every document the query matches, as the same query on an
@@ -90,6 +91,26 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         W: EveryMatch<S>,
     {
         let field = field.checked();
+        Box::pin(async move {
+            let (sum, avg, _) = self.aggregate(db, field, true).await?;
+            Ok((sum, avg))
+        })
+    }
+
+    /// [`sum_and_avg`](Self::sum_and_avg), with what it cost: the aggregation queries sent,
+    /// and the documents whose values were read where a chunk's answer left its share open
+    /// (a sum past `i64::MAX`, an average of exactly 0 beside a total that is not: one billed
+    /// read per document of that shard value, also reported as a `tracing` warning), so
+    /// that a bill is never a surprise. `documents_read` is 0 when the answers settled it.
+    pub fn sum_and_avg_with_stats<'q, S: SummedOver<QUERY>>(
+        &'q self,
+        db: &'q FirestoreDb,
+        field: NumericField<T, S>,
+    ) -> BoxFuture<'q, Result<(Number, Option<f64>, QueryStats)>>
+    where
+        W: EveryMatch<S>,
+    {
+        let field = field.checked();
         Box::pin(self.aggregate(db, field, true))
     }
 
@@ -100,7 +121,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         db: &FirestoreDb,
         field: NumericField<T>,
         average: bool,
-    ) -> Result<(Number, Option<f64>)> {
+    ) -> Result<(Number, Option<f64>, QueryStats)> {
         // `W: EveryMatch` at every caller: only `limit`, `after` and `before` set these, and
         // each makes the query `Windowed`.
         debug_assert!(self.limit.is_none() && self.after.is_none() && self.before.is_none());
@@ -123,15 +144,29 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         db: &FirestoreDb,
         field: NumericField<T>,
         average: bool,
-    ) -> Result<(Number, Option<f64>)> {
+    ) -> Result<(Number, Option<f64>, QueryStats)> {
         let span = query_span::<T, QUERY>("aggregate");
         async {
             let (prepared, snapshot) = self.begin(db, &span).await?;
+            let cost = Cost::default();
             let total = self
-                .aggregate_in(snapshot.db(), &prepared, field, average)
+                .aggregate_in(snapshot.db(), &prepared, field, average, &cost)
                 .await;
             snapshot.release();
-            total
+            let (sum, avg) = total?;
+            let stats = cost.stats();
+            span.record("documents_read", stats.documents_read);
+            if stats.documents_read > 0 {
+                tracing::warn!(
+                    target: "sharded_runtime::query",
+                    collection = T::COLLECTION,
+                    field = field.path,
+                    documents_read = stats.documents_read,
+                    "sharded: a chunk's sum or average could not be settled from Firestore's answers (a sum past i64::MAX, or an average of 0), so the values of {} documents were read, one billed read each",
+                    stats.documents_read
+                );
+            }
+            Ok((sum, avg, stats))
         }
         .instrument(span.clone())
         .await
@@ -143,23 +178,29 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         prepared: &Prepared,
         field: NumericField<T>,
         average: bool,
+        cost: &Cost,
     ) -> Result<(Number, Option<f64>)> {
         let answers =
             futures::future::try_join_all(prepared.chunks.iter().enumerate().map(|(i, chunk)| {
-                self.aggregate_of(db, prepared, *chunk, field)
+                self.aggregate_of(db, prepared, *chunk, field, cost)
                     .instrument(chunk_span(i, *chunk))
             }))
             .await?;
+        cost.round();
         let mut shares = Shares::new(field.integer, answers);
         // Twice at most: the open sums first, then the counts an average needs.
         for _ in 0..2 {
             let open = shares.open(average);
+            if open.is_empty() {
+                continue;
+            }
             let settled = futures::future::try_join_all(open.iter().map(|&i| {
                 let chunk = prepared.chunks[i];
-                self.exact_share(db, prepared, chunk, field)
+                self.exact_share(db, prepared, chunk, field, cost)
                     .instrument(chunk_span(i, chunk))
             }))
             .await?;
+            cost.round();
             for (i, share) in open.into_iter().zip(settled) {
                 shares.settle(i, share);
             }
@@ -174,7 +215,9 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         prepared: &Prepared,
         chunk: Chunk,
         field: NumericField<T>,
+        cost: &Cost,
     ) -> Result<ChunkAggregate> {
+        cost.query();
         // The order field alone, so the index (shard, fields, order field, aggregated
         // field) serves it with a range or without.
         let order = vec![prepared.orders[0].clone()];
@@ -206,9 +249,10 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         prepared: &Prepared,
         chunk: Chunk,
         field: NumericField<T>,
+        cost: &Cost,
     ) -> Result<Share> {
         if chunk.shards.len() == 1 {
-            return self.read_share(db, prepared, chunk, field).await;
+            return self.read_share(db, prepared, chunk, field, cost).await;
         }
         let values: Vec<Chunk> = chunk
             .shards
@@ -218,7 +262,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         let answers = futures::future::try_join_all(
             values
                 .iter()
-                .map(|&value| self.aggregate_of(db, prepared, value, field)),
+                .map(|&value| self.aggregate_of(db, prepared, value, field, cost)),
         )
         .await?;
         let mut total = Share::default();
@@ -232,7 +276,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         let read = futures::future::try_join_all(
             unsettled
                 .into_iter()
-                .map(|value| self.read_share(db, prepared, value, field)),
+                .map(|value| self.read_share(db, prepared, value, field, cost)),
         )
         .await?;
         Ok(read.into_iter().fold(total, Share::add))
@@ -246,7 +290,9 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         prepared: &Prepared,
         chunk: Chunk,
         field: NumericField<T>,
+        cost: &Cost,
     ) -> Result<Share> {
+        cost.query();
         let documents = self
             .select_ordered(
                 db,
@@ -260,10 +306,42 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         documents
             .map_err(Error::from)
             .try_fold(Share::default(), |share, document| async move {
+                cost.document();
                 let value = crate::value_order::field_value(&document, field.path)
                     .and_then(|value| value.value_type.as_ref());
                 Ok(share.add(Share::of_documents([value])))
             })
             .await
+    }
+}
+
+/// What an aggregation cost, counted as its concurrent requests go: queries sent, rounds of
+/// them, and documents whose values were read.
+#[derive(Default)]
+struct Cost {
+    queries: AtomicUsize,
+    rounds: AtomicUsize,
+    documents: AtomicUsize,
+}
+
+impl Cost {
+    fn query(&self) {
+        self.queries.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn round(&self) {
+        self.rounds.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn document(&self) {
+        self.documents.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn stats(&self) -> QueryStats {
+        QueryStats {
+            queries: self.queries.load(Ordering::Relaxed),
+            documents_read: self.documents.load(Ordering::Relaxed),
+            rounds: self.rounds.load(Ordering::Relaxed),
+        }
     }
 }
