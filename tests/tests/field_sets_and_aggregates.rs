@@ -675,7 +675,7 @@ async fn a_sum_settled_by_reading_values_reports_what_it_read() {
         batch
             .update_object(
                 SixtyOne::COLLECTION,
-                &format!("t{n}"),
+                format!("t{n}"),
                 &stored,
                 None,
                 None,

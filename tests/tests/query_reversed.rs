@@ -294,3 +294,186 @@ async fn reversed_and_paged_back_per_parent_and_over_a_group() {
     let need = group.index_need().unwrap();
     assert!(Event::indexes().serving(&need).is_some(), "{need:?}");
 }
+
+/// Pages walked back and forth from anywhere, with documents deleted between pages (some
+/// walks emptying the end of the query): each page is exactly the documents next to its
+/// cursor in the query's order as they are then, `next` is there exactly when a document
+/// follows the page and `previous` exactly when one precedes it, an emptied page included.
+async fn check_walk<T: Log + PartialEq + std::fmt::Debug>(db: &FirestoreDb, rng: &mut StdRng) {
+    // (at, id) of every live document; ids order as their names do.
+    let mut live: Vec<(i64, String)> = Vec::new();
+    for n in 0..60 {
+        let at = rng.random_range(0..12);
+        let id = format!("d{n:03}");
+        T::collection(db)
+            .upsert(&id, &T::new(1, at, 1))
+            .await
+            .unwrap();
+        live.push((at, id));
+    }
+    let descending = T::ORDER_DIRECTION == sharded_runtime::Direction::Descending;
+    let sort = |live: &mut Vec<(i64, String)>| {
+        live.sort();
+        if descending {
+            live.reverse();
+        }
+    };
+    sort(&mut live);
+    let query = T::at_level(1);
+    let limit = rng.random_range(2..7);
+    let ids = |items: &[sharded_runtime::Stored<T>]| {
+        items.iter().map(|item| item.id.clone()).collect::<Vec<_>>()
+    };
+    // The page's documents, as positions in `live`, and which way it was read.
+    let mut page = query.clone().page(db, limit).await.unwrap();
+    let mut expected: Vec<String> = live
+        .iter()
+        .take(limit as usize)
+        .map(|d| d.1.clone())
+        .collect();
+    for step in 0..25 {
+        let what = format!("{} step {step} limit {limit}", T::COLLECTION);
+        assert_eq!(ids(&page.items), expected, "{what}: the page");
+        // Delete a few documents anywhere (now and then the whole end of the query).
+        if rng.random_bool(0.15) {
+            let keep = rng.random_range(0..live.len().max(1));
+            for (_, id) in live.drain(keep..) {
+                T::collection(db).delete(&id).await.unwrap();
+            }
+        } else {
+            for _ in 0..rng.random_range(0..3) {
+                if live.is_empty() {
+                    break;
+                }
+                let (_, id) = live.remove(rng.random_range(0..live.len()));
+                T::collection(db).delete(&id).await.unwrap();
+            }
+        }
+        let key_of = |item: &sharded_runtime::Stored<T>| (item.document.at(), item.id.clone());
+        let before_key = |key: &(i64, String)| -> Vec<String> {
+            let mut ordered = live.clone();
+            ordered.push(key.clone());
+            sort(&mut ordered);
+            let at = ordered.iter().position(|d| d == key).unwrap();
+            ordered[..at]
+                .iter()
+                .filter(|d| *d != key)
+                .map(|d| d.1.clone())
+                .collect()
+        };
+        let after_key = |key: &(i64, String)| -> Vec<String> {
+            let mut ordered = live.clone();
+            ordered.push(key.clone());
+            sort(&mut ordered);
+            let at = ordered.iter().rposition(|d| d == key).unwrap();
+            ordered[at + 1..]
+                .iter()
+                .filter(|d| *d != key)
+                .map(|d| d.1.clone())
+                .collect()
+        };
+        // Go back or forth, where the page says one can.
+        let mut back = rng.random_bool(0.5);
+        match (back, page.previous.clone(), page.next.clone()) {
+            (true, Some(previous), _) | (false, Some(previous), None) => {
+                back = true;
+                let before: Vec<String> = match page.items.first() {
+                    Some(first) => before_key(&key_of(first)),
+                    None => live.iter().map(|d| d.1.clone()).collect(),
+                };
+                expected = before[before.len().saturating_sub(limit as usize)..].to_vec();
+                page = query
+                    .clone()
+                    .before(previous)
+                    .page(db, limit)
+                    .await
+                    .unwrap();
+            }
+            (_, _, Some(next)) => {
+                back = false;
+                let after: Vec<String> = match page.items.last() {
+                    Some(last) => after_key(&key_of(last)),
+                    None => live.iter().map(|d| d.1.clone()).collect(),
+                };
+                expected = after.into_iter().take(limit as usize).collect();
+                page = query.clone().after(next).page(db, limit).await.unwrap();
+            }
+            // Nowhere to go: every document gone around an empty query, or the only page.
+            (_, None, None) => {
+                back = false;
+                let everything = query.clone().page(db, limit).await.unwrap();
+                assert!(
+                    live.len() <= limit as usize,
+                    "{what}: a page with neither previous nor next in a query of {} documents",
+                    live.len()
+                );
+                expected = live.iter().map(|d| d.1.clone()).collect();
+                page = everything;
+            }
+        }
+        let what = format!("{what}, then {}", if back { "back" } else { "forth" });
+        // The page's cursors say exactly what lies around it.
+        assert_eq!(ids(&page.items), expected, "{what}");
+        let precedes = match page.items.first() {
+            Some(first) => !before_key(&key_of(first)).is_empty(),
+            None => false,
+        };
+        let follows = match page.items.last() {
+            Some(last) => !after_key(&key_of(last)).is_empty(),
+            None => false,
+        };
+        if !page.items.is_empty() {
+            assert_eq!(page.previous.is_some(), precedes, "{what}: previous");
+            assert_eq!(page.next.is_some(), follows, "{what}: next");
+        } else if back {
+            // An empty page before a cursor: the query's start follows it, if anything does.
+            assert!(
+                page.previous.is_none(),
+                "{what}: previous of an empty page before"
+            );
+            assert_eq!(
+                page.next.is_some(),
+                !live.is_empty(),
+                "{what}: next of an empty page"
+            );
+        } else {
+            // An empty page after a cursor (its end deleted): the query's end precedes it.
+            assert!(page.next.is_none(), "{what}: next of an empty page after");
+            assert_eq!(
+                page.previous.is_some(),
+                !live.is_empty(),
+                "{what}: previous of an empty page"
+            );
+        }
+    }
+}
+
+trait At {
+    fn at(&self) -> i64;
+}
+
+impl<T: Log> At for T
+where
+    T: serde::Serialize,
+{
+    fn at(&self) -> i64 {
+        serde_json::to_value(self).unwrap()["at"].as_i64().unwrap()
+    }
+}
+
+#[tokio::test]
+async fn pages_walk_back_and_forth_from_anywhere_while_documents_are_deleted() {
+    let test = test_db("query-reversed-walk").await;
+    let seed =
+        sharded_tests::seed("pages_walk_back_and_forth_from_anywhere_while_documents_are_deleted");
+    let mut rng = StdRng::seed_from_u64(seed);
+    for _ in 0..2 {
+        let db = test
+            .emulator
+            .db(&format!("walk-{}", rng.random::<u32>()))
+            .await
+            .unwrap();
+        check_walk::<Log3>(&db, &mut rng).await;
+        check_walk::<Log61>(&db, &mut rng).await;
+    }
+}

@@ -237,7 +237,10 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         cursor: impl CursorArgument<T, QUERY, R>,
     ) -> ShardedQuery<T, QUERY, R, Windowed> {
         let mut query = self.retyped();
-        query.after = cursor.into_position();
+        // After the start of the query is the query from its start.
+        query.after = cursor
+            .into_position()
+            .filter(|position| position.edge != Some(super::cursor::Edge::Start));
         query
     }
 

@@ -74,6 +74,19 @@ pub struct Position {
     /// The document's values of the type's `#[sharded(range)]` fields that it holds: a query
     /// with a range filter orders by one of them after the order field.
     pub(crate) ranged: Vec<(String, Value)>,
+    /// A position at an end of the query rather than at a document: what an empty page's
+    /// cursors point at (the page before the end of the query, the one after its start).
+    pub(crate) edge: Option<Edge>,
+}
+
+/// An end of a query, where a [`Position`] may point when there is no document to point at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[doc(hidden)]
+pub enum Edge {
+    /// Before the first document: `after` it is the query from its start.
+    Start,
+    /// After the last document: `before` it is the query's last documents.
+    End,
 }
 
 impl Position {
@@ -84,6 +97,9 @@ impl Position {
     /// or at a top-level one.
     pub(crate) fn check_scope(&self, scope: &crate::parent::Scope) -> Result<()> {
         use crate::parent::Scope;
+        if self.edge.is_some() {
+            return Ok(());
+        }
         let fits = match (scope, &self.parent) {
             (Scope::Top, None) => !self.group,
             (Scope::Group, _) => self.group,
@@ -144,6 +160,9 @@ struct Token {
     /// The values of the type's range fields the document holds.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     r: Vec<(String, TokenValue)>,
+    /// An end of the query (`s`: its start, `e`: its end), for a cursor at no document.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    e: Option<String>,
 }
 
 /// The order field's value; order fields are scalars (the derive rejects arrays and maps).
@@ -225,9 +244,23 @@ impl<T: Sharded, const QUERY: u64, R: Reach> Cursor<T, QUERY, R> {
                 parent,
                 group: R::GROUP,
                 ranged: Vec::new(),
+                edge: None,
             },
             marker: PhantomData,
         }
+    }
+
+    /// The cursor at an end of the query: what an empty page's cursors are.
+    pub(crate) fn at_edge(edge: Edge) -> Self {
+        let mut cursor = Self::new(
+            Value {
+                value_type: Some(ValueType::NullValue(0)),
+            },
+            String::new(),
+            None,
+        );
+        cursor.position.edge = Some(edge);
+        cursor
     }
 
     fn with_ranged(mut self, ranged: Vec<(String, Value)>) -> Self {
@@ -315,6 +348,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> Cursor<T, QUERY, R> {
             parent,
             group: _,
             ranged,
+            edge,
         } = &self.position;
         // Arrays, maps and geo points are rejected as order fields by the derive.
         let v = TokenValue::of(order_value).unwrap_or(TokenValue::Null);
@@ -329,6 +363,10 @@ impl<T: Sharded, const QUERY: u64, R: Reach> Cursor<T, QUERY, R> {
                 .iter()
                 .filter_map(|(path, value)| Some((path.clone(), TokenValue::of(value)?)))
                 .collect(),
+            e: edge.map(|edge| match edge {
+                Edge::Start => "s".to_owned(),
+                Edge::End => "e".to_owned(),
+            }),
         };
         URL_SAFE_NO_PAD.encode(serde_json::to_vec(&token).expect("tokens serialize"))
     }
@@ -347,6 +385,12 @@ impl<T: Sharded, const QUERY: u64, R: Reach> Cursor<T, QUERY, R> {
                 token.q,
                 Self::query_tag()
             )));
+        }
+        match token.e.as_deref() {
+            None => {}
+            Some("s") => return Ok(Self::at_edge(Edge::Start)),
+            Some("e") => return Ok(Self::at_edge(Edge::End)),
+            Some(_) => return Err(invalid("not a cursor token")),
         }
         check_cursor_id(&token.id)?;
         if let Some(parent) = &token.p {
@@ -411,6 +455,7 @@ impl<T, const QUERY: u64, R: Reach> fmt::Debug for Cursor<T, QUERY, R> {
             .field("parent", &self.position.parent)
             .field("group", &self.position.group)
             .field("ranged", &self.position.ranged)
+            .field("edge", &self.position.edge)
             .finish()
     }
 }

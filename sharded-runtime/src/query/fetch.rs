@@ -6,6 +6,7 @@ use firestore::{FirestoreDb, FirestoreValue};
 use tracing::Instrument as _;
 
 use super::chunk::Chunk;
+use super::cursor::Edge;
 use super::prepare::Prepared;
 use super::snapshot::Snapshot;
 use super::spans::{chunk_span, query_span};
@@ -71,14 +72,25 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         if let Some(flipped) = self.ending_before()? {
             return self.page_before(db, flipped, limit).await;
         }
-        let (documents, more, stats) = self.clone().with_look_ahead(db, limit).await?;
+        let (documents, more, mut stats) = self.clone().with_look_ahead(db, limit).await?;
         let next = match documents.last() {
             Some(last) if more => Some(Cursor::after_document(last)?),
             _ => None,
         };
-        // A page that starts after a cursor has documents before it.
-        let previous = match documents.first() {
-            Some(first) if self.after.is_some() => Some(Cursor::after_document(first)?),
+        // Whether a document precedes the page, looked up in the other direction (whose
+        // indexes a reversible type has): the first page has none before it.
+        let previous = match (T::DESCRIPTION.reversible, &self.after) {
+            (true, Some(_)) => {
+                let first = documents.first();
+                let (any, cost) = self.flipped().any_after(db, first).await?;
+                stats.add(cost);
+                match (any, first) {
+                    (false, _) => None,
+                    (true, Some(first)) => Some(Cursor::after_document(first)?),
+                    // An empty page after a cursor: the page before is the query's last.
+                    (true, None) => Some(Cursor::at_edge(Edge::End)),
+                }
+            }
             _ => None,
         };
         Ok(RawPage {
@@ -87,6 +99,23 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
             previous,
             stats,
         })
+    }
+
+    /// Whether a document of this query comes after `document` (after none: whether it has
+    /// any), from one query of one document; and what that cost.
+    async fn any_after(
+        mut self,
+        db: &FirestoreDb,
+        document: Option<&Document>,
+    ) -> Result<(bool, QueryStats)> {
+        self.after = document
+            .map(|document| Cursor::<T, QUERY, R>::after_document(document))
+            .transpose()?
+            .map(|cursor| cursor.position);
+        self.before = None;
+        self.limit = Some(1);
+        let (documents, stats) = self.fetch_documents(db).await?;
+        Ok((!documents.is_empty(), stats))
     }
 
     /// At most `limit` documents of this query, and whether more follow, known from one
@@ -118,14 +147,23 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         flipped: ShardedQuery<T, QUERY, R::Flipped, W>,
         limit: u32,
     ) -> Result<RawPage<T, QUERY, R>> {
-        let (mut documents, more, stats) = flipped.with_look_ahead(db, limit).await?;
+        let (mut documents, more, mut stats) = flipped.with_look_ahead(db, limit).await?;
         documents.reverse();
         let previous = match documents.first() {
             Some(first) if more => Some(Cursor::after_document(first)?),
             _ => None,
         };
-        // The document the cursor points at follows the page.
-        let next = documents.last().map(Cursor::after_document).transpose()?;
+        // Whether a document follows the page (the cursor's own may be gone), looked up in
+        // this direction.
+        let last = documents.last();
+        let (any, cost) = self.clone().any_after(db, last).await?;
+        stats.add(cost);
+        let next = match (any, last) {
+            (false, _) => None,
+            (true, Some(last)) => Some(Cursor::after_document(last)?),
+            // An empty page before a cursor: the page after it is the query's first.
+            (true, None) => Some(Cursor::at_edge(Edge::Start)),
+        };
         Ok(RawPage {
             documents,
             next,
@@ -147,7 +185,16 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
             ));
         }
         let mut flipped = self.flipped();
-        flipped.after = Some(before.clone());
+        flipped.after = match before.edge {
+            None => Some(before.clone()),
+            // Before the end: the query's last documents, read from the end.
+            Some(Edge::End) => None,
+            Some(Edge::Start) => {
+                return Err(Error::InvalidCursor(
+                    "this cursor points before the query's first document, where no page ends: pass it to `after`".into(),
+                ));
+            }
+        };
         flipped.before = None;
         Ok(Some(flipped))
     }

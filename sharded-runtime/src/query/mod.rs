@@ -99,11 +99,17 @@ pub(crate) fn query_name<T: Sharded>(query: u64) -> &'static str {
 pub struct Page<T, const QUERY: u64, R: Reach = InCollection> {
     /// The documents of this page, in query order.
     pub items: Vec<Stored<T>>,
-    /// Where the next page starts; `None` when no document follows this page.
+    /// Where the next page starts; `None` when no document follows this page. On a page
+    /// before a cursor, looked up with one more query of one document (an empty page before a
+    /// cursor has the query's start as its next).
     pub next: Option<Cursor<T, QUERY, R>>,
     /// Where the page before this one ends, for [`before`](ShardedQuery::before) (a
-    /// `reversible` type): the cursor of this page's first document; `None` on the first page
-    /// (no cursor before it, or nothing before it).
+    /// `reversible` type): the cursor of this page's first document, or, on an empty page
+    /// after a cursor, the end of the query (so an emptied last page still goes back); `None`
+    /// when no document precedes the page (the first page, one whose earlier documents were
+    /// deleted), and on a type that is not `reversible`. A page after a cursor of a
+    /// reversible type looks it up with one more query of one document, in the other
+    /// direction (counted in [`stats`](Self::stats)).
     pub previous: Option<Cursor<T, QUERY, R>>,
     /// What fetching the page cost.
     pub stats: QueryStats,
@@ -127,6 +133,13 @@ pub struct QueryStats {
 }
 
 impl QueryStats {
+    /// These stats and `more`'s, sent after them: queries, documents and rounds added.
+    pub(crate) fn add(&mut self, more: QueryStats) {
+        self.queries += more.queries;
+        self.documents_read += more.documents_read;
+        self.rounds += more.rounds;
+    }
+
     /// What one query that returned `documents_read` documents cost: an unsharded query's
     /// stats, to compare a sharded one's with.
     pub fn of_one_query(documents_read: usize) -> QueryStats {

@@ -207,6 +207,15 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
                 direction: direction.clone(),
             })
             .collect();
+        if self
+            .after
+            .as_ref()
+            .is_some_and(|cursor| cursor.edge.is_some())
+        {
+            return Err(Error::InvalidCursor(
+                "this cursor points past the query's last document, where no page starts: pass it to `before`".into(),
+            ));
+        }
         if let Some(cursor) = &self.after
             && !value_order::usable_in_cursor(&cursor.order_value)
         {
