@@ -142,10 +142,11 @@ pub async fn section() -> Result<String, Failure> {
     writeln!(
         report,
         "\nHighest rate of the whole against one job's budget: **{worst_ratio:.3}×**; highest share\n\
-         of state writes: **{:.3} %**. A part's tracking writes its lease, a heartbeat each 10 s and\n\
-         its outcome; the job's document its start and the closing step's claim and outcome. The\n\
-         whole job's time adds process start-up, the job's start (its parts and the collection's\n\
-         count) and the closing step (one sweep and one census of the collection).\n",
+         of state writes: **{:.3} %**. A part's tracking writes its document with the job's start,\n\
+         its lease, a heartbeat each 10 s and its outcome; the job's document the claim on its\n\
+         start, its start and the closing step's claim and outcome. The whole job's time adds\n\
+         process start-up, the job's start (its parts and the collection's count) and the\n\
+         closing step (one sweep and one census of the collection).\n",
         worst_share * 100.0
     )?;
     ramps(&mut report, whole)?;
