@@ -150,6 +150,20 @@ pub enum Error {
         part: u32,
     },
 
+    /// A stream read for longer than Firestore keeps its read time readable: an hour.
+    /// (Point-in-time recovery keeps seven days, but of whole-minute read times only, which
+    /// a stream's is not.) Nothing was skipped: `resume_after` is the token of the cursor
+    /// after the last document the stream yielded (its query's own start when it yielded
+    /// none, `None` for no cursor): open a new stream from it,
+    /// `query.after(token.parse::<CursorOf<Query>>()?)`, at a new read time.
+    #[error(
+        "the stream outlived its read time (Firestore keeps one readable for an hour); resume after the cursor in this error"
+    )]
+    ReadTimeExpired {
+        /// The token of the cursor to resume after.
+        resume_after: Option<String>,
+    },
+
     /// A tracked job's state document holds what no task writes (a negative, infinite or
     /// NaN duration or rate): edited by hand, or by another program. Nothing was written.
     #[error("the job state document `{document}` is corrupt: {reason}")]

@@ -129,6 +129,16 @@ pub(crate) fn transient(err: &firestore::errors::FirestoreError) -> bool {
     }
 }
 
+/// How a query's reads are retried: the same failures as every request, sooner, since a
+/// caller waits on the answer (Google's clients start reads' retries at 100 ms or so).
+pub(crate) const QUERY_READS: Backoff = Backoff {
+    initial: std::time::Duration::from_millis(100),
+    factor: 2.0,
+    maximum: std::time::Duration::from_secs(10),
+    jitter: 0.3,
+    max_attempts: 8,
+};
+
 /// `read`, tried again while it fails in a way another attempt may fix (a dropped
 /// connection, an overloaded or unavailable server), up to the backoff's attempts.
 pub(crate) async fn retry_reads<R, F>(backoff: &Backoff, read: impl Fn() -> F) -> crate::Result<R>

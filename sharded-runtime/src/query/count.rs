@@ -26,7 +26,13 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
                 let count = self
                     .select(db, prepared, chunk)
                     .aggregate(|a| a.fields([a.field("count").count()]));
-                Box::pin(async move { count_of(&count.query().await?) })
+                Box::pin(async move {
+                    let rows = crate::retry::retry_reads(&crate::retry::QUERY_READS, || {
+                        count.clone().query()
+                    })
+                    .await?;
+                    count_of(&rows)
+                })
             })
             .await?;
         let total: u64 = counts.into_iter().sum();

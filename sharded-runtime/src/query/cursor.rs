@@ -250,6 +250,14 @@ impl<T: Sharded, const QUERY: u64, R: Reach> Cursor<T, QUERY, R> {
         }
     }
 
+    /// The cursor at `position`, as a query holds it.
+    pub(crate) fn from_position(position: Position) -> Self {
+        Cursor {
+            position,
+            marker: PhantomData,
+        }
+    }
+
     /// The cursor at an end of the query: what an empty page's cursors are.
     pub(crate) fn at_edge(edge: Edge) -> Self {
         let mut cursor = Self::new(

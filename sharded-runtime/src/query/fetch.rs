@@ -250,10 +250,14 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         prepared: &Prepared,
     ) -> Result<(Vec<Vec<Document>>, QueryStats)> {
         let chunks = &prepared.chunks;
+        // Each chunk query through the one retry policy: one dropped request among many
+        // fails no fan-out.
         let query = |i: usize, after: Option<Vec<FirestoreValue>>, limit: Option<u32>| {
-            self.select_page(db, prepared, chunks[i], after, limit)
-                .query()
-                .instrument(chunk_span(i, chunks[i]))
+            crate::retry::retry_reads(&crate::retry::QUERY_READS, move || {
+                self.select_page(db, prepared, chunks[i], after.clone(), limit)
+                    .query()
+            })
+            .instrument(chunk_span(i, chunks[i]))
         };
         let limit = match self.limit {
             Some(limit) if chunks.len() > 1 => limit as usize,
@@ -314,7 +318,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
                 .collect();
             let extra = futures::future::try_join_all(requests.iter().map(|(i, after, ask)| {
                 let after = after.clone().or_else(|| prepared.start_after.clone());
-                async move { Ok::<_, Error>(query(*i, after, Some(*ask as u32)).await?) }
+                async move { query(*i, after, Some(*ask as u32)).await }
             }))
             .await?;
             stats.rounds += 1;

@@ -44,14 +44,18 @@ impl<'db> Snapshot<'db> {
             }),
             ..BeginTransactionRequest::default()
         };
-        let transaction = db
-            .client()
-            .get()
-            .begin_transaction(request)
-            .await
-            .map_err(firestore::errors::FirestoreError::from)?
-            .into_inner()
-            .transaction;
+        // Through the one retry policy: a transaction begun twice is one more left to
+        // expire on the server.
+        let transaction = crate::retry::retry_reads(&crate::retry::QUERY_READS, || async {
+            db.client()
+                .get()
+                .begin_transaction(request.clone())
+                .await
+                .map_err(firestore::errors::FirestoreError::from)
+        })
+        .await?
+        .into_inner()
+        .transaction;
         tracing::debug!(transaction = %hex(&transaction), "sharded: read-only snapshot begun");
         let pinned = db.clone_with_consistency_selector(FirestoreConsistencySelector::Transaction(
             transaction.clone(),

@@ -4,8 +4,10 @@
 //! read-only transaction past 30 shard values), which is released at once; the rest is read
 //! a page at a time at that snapshot's read time. So a slow consumer holds no transaction,
 //! which Firestore would end after about 270 seconds; what bounds a stream instead is how
-//! long Firestore keeps a read time readable: an hour (seven days with point-in-time
-//! recovery). A page that cannot start after its last document (an order value Firestore
+//! long Firestore keeps a read time readable: an hour (point-in-time recovery keeps whole
+//! minutes for seven days, and a stream's read time is no whole minute), after which it ends
+//! with [`Error::ReadTimeExpired`] and the cursor to resume after. Every page is read
+//! through the one retry policy. A page that cannot start after its last document (an order value Firestore
 //! refuses as a cursor: a string compared past 1,500 bytes) starts after the last one it can,
 //! asking for as many more documents as it has to skip.
 
@@ -45,10 +47,13 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     ///
     /// Every document comes from one snapshot, read in pages of 300 per chunk: the first in
     /// the snapshot every read of a query shares, the rest at its read time, so that a slow
-    /// consumer holds no transaction open. Firestore keeps a read time readable for an hour
-    /// (seven days with point-in-time recovery): a stream consumed for longer ends with the
-    /// server's error. On a client pinned to a transaction or a read time, every page reads
-    /// there.
+    /// consumer holds no transaction open. Each page is read through the one retry policy,
+    /// so a dropped connection costs a retry, not the stream. Firestore keeps a read time
+    /// readable for an hour (point-in-time recovery keeps whole minutes only, which a
+    /// stream's read time is not): a stream consumed for longer ends with
+    /// [`Error::ReadTimeExpired`], carrying the token of the cursor after the last document
+    /// it yielded, to go on from with a new stream. On a client pinned to a transaction or a
+    /// read time, every page reads there.
     ///
     /// The stream owns what it reads with (a clone of `db`, a handle to the same client), so
     /// it borrows neither the query nor `db`: it can be returned, kept, or moved into a task,
@@ -84,9 +89,28 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
             )));
         }
         let span = query_span::<T, QUERY>("stream");
-        self.open_stream(db, &span, page_size)
+        let documents = self
+            .open_stream(db, &span, page_size)
             .instrument(span.clone())
-            .await
+            .await?;
+        Ok(self.resumable(documents))
+    }
+
+    /// `documents` whose [`Error::ReadTimeExpired`] carries the cursor after the last document
+    /// yielded before it (the query's own start before the first).
+    fn resumable(
+        &self,
+        documents: BoxStream<'static, Result<Document>>,
+    ) -> BoxStream<'static, Result<Document>> {
+        let start = self
+            .after
+            .clone()
+            .map(|position| super::Cursor::<T, QUERY, R>::from_position(position).to_token());
+        resume_tokens(start, documents, |document| {
+            super::Cursor::<T, QUERY, R>::after_document(document)
+                .ok()
+                .map(|cursor| cursor.to_token())
+        })
     }
 
     /// Reads every chunk's first page and opens its stream, within the query's span.
@@ -236,7 +260,9 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     }
 
     /// One page of `chunk`: at most `limit` documents just after `after`, at `read_time` (or
-    /// as `db` reads), with the read time the server read them at.
+    /// as `db` reads), with the read time the server read them at; read again while it fails
+    /// in a way another attempt may fix. A read time Firestore keeps no more is
+    /// [`Error::ReadTimeExpired`].
     async fn stream_page(
         &self,
         db: &FirestoreDb,
@@ -246,6 +272,28 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         after: Option<Vec<FirestoreValue>>,
         limit: u32,
     ) -> Result<(Vec<Document>, Option<Timestamp>)> {
+        let page = crate::retry::retry_reads(&crate::retry::QUERY_READS, || {
+            self.stream_page_once(db, prepared, chunk, read_time, after.clone(), limit)
+        })
+        .await;
+        match page {
+            Err(Error::Firestore(error)) if read_time_expired(&error) => {
+                Err(Error::ReadTimeExpired { resume_after: None })
+            }
+            page => page,
+        }
+    }
+
+    /// [`stream_page`](Self::stream_page), once.
+    async fn stream_page_once(
+        &self,
+        db: &FirestoreDb,
+        prepared: &Prepared,
+        chunk: Chunk,
+        read_time: Option<Timestamp>,
+        after: Option<Vec<FirestoreValue>>,
+        limit: u32,
+    ) -> firestore::FirestoreResult<(Vec<Document>, Option<Timestamp>)> {
         let Some(read_time) = read_time else {
             let responses: Vec<_> = self
                 .select_page(db, prepared, chunk, after, Some(limit))
@@ -263,7 +311,18 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
                 .collect();
             return Ok((documents, read_time));
         };
-        let query = self.structured_query(prepared, chunk, after, Some(limit))?;
+        let query = self
+            .structured_query(prepared, chunk, after, Some(limit))
+            .map_err(|error| {
+                firestore::errors::FirestoreError::InvalidParametersError(
+                    firestore::errors::FirestoreInvalidParametersError::new(
+                        firestore::errors::FirestoreInvalidParametersPublicDetails::new(
+                            "query".into(),
+                            error.to_string(),
+                        ),
+                    ),
+                )
+            })?;
         let request = RunQueryRequest {
             parent: self.scope.parent_path(db),
             query_type: Some(run_query_request::QueryType::StructuredQuery(query)),
@@ -285,5 +344,90 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
             .filter_map(|response| response.document)
             .collect();
         Ok((documents, Some(read_time)))
+    }
+}
+
+/// `documents`, with the token `token_of` gives the last one yielded (`start` before the
+/// first) put in an [`Error::ReadTimeExpired`] that ends them.
+fn resume_tokens(
+    start: Option<String>,
+    documents: BoxStream<'static, Result<Document>>,
+    token_of: impl Fn(&Document) -> Option<String> + Send + 'static,
+) -> BoxStream<'static, Result<Document>> {
+    documents
+        .scan(start, move |last, item| {
+            let item = match item {
+                Ok(document) => {
+                    if let Some(token) = token_of(&document) {
+                        *last = Some(token);
+                    }
+                    Ok(document)
+                }
+                Err(Error::ReadTimeExpired { .. }) => Err(Error::ReadTimeExpired {
+                    resume_after: last.clone(),
+                }),
+                Err(error) => Err(error),
+            };
+            futures::future::ready(Some(item))
+        })
+        .boxed()
+}
+
+/// Whether `error` is Firestore's answer to a read at a time it keeps no more ("The
+/// requested 'read_time' is too old.", measured on the emulator: FAILED_PRECONDITION).
+fn read_time_expired(error: &firestore::errors::FirestoreError) -> bool {
+    let text = error.to_string();
+    text.contains("read_time") && text.contains("too old")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stream that ends with its read time expired says where to resume: after the last
+    /// document it yielded, or where it started when it yielded none.
+    #[tokio::test]
+    async fn an_expired_stream_carries_the_cursor_after_its_last_document() {
+        let document = |name: &str| Document {
+            name: name.to_owned(),
+            ..Document::default()
+        };
+        let expired = || Err(Error::ReadTimeExpired { resume_after: None });
+        let token_of = |document: &Document| Some(format!("after {}", document.name));
+        let items = futures::stream::iter(vec![Ok(document("a")), Ok(document("b")), expired()]);
+        let ended: Vec<_> = resume_tokens(Some("start".into()), items.boxed(), token_of)
+            .collect()
+            .await;
+        assert_eq!(ended.len(), 3);
+        match &ended[2] {
+            Err(Error::ReadTimeExpired { resume_after }) => {
+                assert_eq!(resume_after.as_deref(), Some("after b"))
+            }
+            other => panic!("{other:?}"),
+        }
+        let at_once = futures::stream::iter(vec![expired()]).boxed();
+        let ended: Vec<_> = resume_tokens(Some("start".into()), at_once, token_of)
+            .collect()
+            .await;
+        assert!(matches!(
+            &ended[0],
+            Err(Error::ReadTimeExpired { resume_after: Some(start) }) if start == "start"
+        ));
+    }
+
+    #[test]
+    fn firestores_answer_to_a_read_time_too_old_is_recognized() {
+        let status = firestore::gcloud_sdk::tonic::Status::failed_precondition(
+            "The requested 'read_time' is too old.",
+        );
+        assert!(read_time_expired(&firestore::errors::FirestoreError::from(
+            status
+        )));
+        let other = firestore::gcloud_sdk::tonic::Status::failed_precondition(
+            "The query requires an index.",
+        );
+        assert!(!read_time_expired(
+            &firestore::errors::FirestoreError::from(other)
+        ));
     }
 }

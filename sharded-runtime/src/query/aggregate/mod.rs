@@ -227,17 +227,18 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
             let sent = self.structured_query_ordered(prepared, chunk, order.clone(), None, None)?;
             super::served::check_aggregation_served(&T::indexes(), &sent, field.path)?;
         }
-        let rows = self
-            .select_ordered(db, prepared, chunk, order, None)
-            .aggregate(|a| {
-                a.fields([
-                    a.field("count").count(),
-                    a.field("sum").sum(field.path),
-                    a.field("avg").avg(field.path),
-                ])
-            })
-            .query()
-            .await?;
+        let rows = crate::retry::retry_reads(&crate::retry::QUERY_READS, || {
+            self.select_ordered(db, prepared, chunk, order.clone(), None)
+                .aggregate(|a| {
+                    a.fields([
+                        a.field("count").count(),
+                        a.field("sum").sum(field.path),
+                        a.field("avg").avg(field.path),
+                    ])
+                })
+                .query()
+        })
+        .await?;
         ChunkAggregate::from_rows(&rows)
     }
 
@@ -292,26 +293,48 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         field: NumericField<T>,
         cost: &Cost,
     ) -> Result<Share> {
-        cost.query();
-        let documents = self
-            .select_ordered(
-                db,
-                prepared,
-                chunk,
-                prepared.orders.clone(),
-                Some(&[field.path.to_owned()]),
-            )
-            .stream_query_with_errors()
-            .await?;
-        documents
-            .map_err(Error::from)
-            .try_fold(Share::default(), |share, document| async move {
-                cost.document();
-                let value = crate::value_order::field_value(&document, field.path)
-                    .and_then(|value| value.value_type.as_ref());
-                Ok(share.add(Share::of_documents([value])))
-            })
-            .await
+        // Read again whole when the stream breaks: a share counts every document once.
+        let backoff = crate::retry::QUERY_READS;
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            cost.query();
+            let read = async {
+                let documents = self
+                    .select_ordered(
+                        db,
+                        prepared,
+                        chunk,
+                        prepared.orders.clone(),
+                        Some(&[field.path.to_owned()]),
+                    )
+                    .stream_query_with_errors()
+                    .await?;
+                documents
+                    .try_fold(
+                        (Share::default(), 0),
+                        |(share, read), document| async move {
+                            let value = crate::value_order::field_value(&document, field.path)
+                                .and_then(|value| value.value_type.as_ref());
+                            Ok((share.add(Share::of_documents([value])), read + 1))
+                        },
+                    )
+                    .await
+            };
+            match read.await {
+                Ok((share, read)) => {
+                    cost.documents(read);
+                    return Ok(share);
+                }
+                Err(error)
+                    if attempts < backoff.max_attempts && crate::retry::transient(&error) =>
+                {
+                    tokio::time::sleep(backoff.delay(attempts, crate::StatusCode::Unavailable))
+                        .await;
+                }
+                Err(error) => return Err(error.into()),
+            }
+        }
     }
 }
 
@@ -333,8 +356,8 @@ impl Cost {
         self.rounds.fetch_add(1, Ordering::Relaxed);
     }
 
-    fn document(&self) {
-        self.documents.fetch_add(1, Ordering::Relaxed);
+    fn documents(&self, read: usize) {
+        self.documents.fetch_add(read, Ordering::Relaxed);
     }
 
     fn stats(&self) -> QueryStats {
