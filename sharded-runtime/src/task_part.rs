@@ -46,8 +46,9 @@ pub struct TaskPart {
 
 /// What runs a task, as the engine names this attempt of it. An engine retries a failed task
 /// only once its attempt has ended, so an attempt it names later than the one holding a part
-/// holds it no more: the later one takes the part over at once
-/// ([`TaskPart::supersedes`]), where any other waits out the holder's lease.
+/// holds it no more: the later one (the same Cloud Run execution's next attempt, another pod
+/// of the same Indexed Job for the index) takes the part over at once, where any other waits
+/// out the holder's lease.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Engine {
