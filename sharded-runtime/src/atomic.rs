@@ -174,38 +174,41 @@ impl<T: Sharded> InTransaction<'_, '_, T> {
 
     /// Queues a create-or-replace of the document `id`.
     pub fn upsert(&mut self, id: &str, document: &T) -> Result<()> {
-        self.queue(set(
+        let write = set(
             &self.db,
             &self.scope,
             id,
             document,
             Existing::Any,
             self.stamp,
-        )?)
+        )?;
+        self.queue(write)
     }
 
     /// Queues the creation of the document `id`: the commit fails if it exists.
     pub fn insert(&mut self, id: &str, document: &T) -> Result<()> {
-        self.queue(set(
+        let write = set(
             &self.db,
             &self.scope,
             id,
             document,
             Existing::Absent,
             self.stamp,
-        )?)
+        )?;
+        self.queue(write)
     }
 
     /// Queues a replacement of the document `id`: the commit fails if it does not exist.
     pub fn update(&mut self, id: &str, document: &T) -> Result<()> {
-        self.queue(set(
+        let write = set(
             &self.db,
             &self.scope,
             id,
             document,
             Existing::Present,
             self.stamp,
-        )?)
+        )?;
+        self.queue(write)
     }
 
     /// Queues an update of `fields` of the document `id`, which keeps its shard and every
@@ -447,43 +450,35 @@ pub struct AtomicBatchIn<'b, 'db, T> {
 }
 
 impl<T: Subcollection> AtomicBatchIn<'_, '_, T> {
-    /// [`AtomicBatch::upsert`] under the parent.
-    pub fn upsert(&mut self, id: &str, document: &T) -> Result<&mut Self> {
-        let stamp = self.batch.stamp;
-        self.queue(set(
+    /// A whole-document write of `document` as `id` under the parent, stamped as the batch
+    /// stamps.
+    fn whole(&self, id: &str, document: &T, existing: Existing) -> Result<Write> {
+        set(
             self.batch.db,
             &self.scope,
             id,
             document,
-            Existing::Any,
-            stamp,
-        ))
+            existing,
+            self.batch.stamp,
+        )
+    }
+
+    /// [`AtomicBatch::upsert`] under the parent.
+    pub fn upsert(&mut self, id: &str, document: &T) -> Result<&mut Self> {
+        let write = self.whole(id, document, Existing::Any);
+        self.queue(write)
     }
 
     /// [`AtomicBatch::insert`] under the parent.
     pub fn insert(&mut self, id: &str, document: &T) -> Result<&mut Self> {
-        let stamp = self.batch.stamp;
-        self.queue(set(
-            self.batch.db,
-            &self.scope,
-            id,
-            document,
-            Existing::Absent,
-            stamp,
-        ))
+        let write = self.whole(id, document, Existing::Absent);
+        self.queue(write)
     }
 
     /// [`AtomicBatch::update`] under the parent.
     pub fn update(&mut self, id: &str, document: &T) -> Result<&mut Self> {
-        let stamp = self.batch.stamp;
-        self.queue(set(
-            self.batch.db,
-            &self.scope,
-            id,
-            document,
-            Existing::Present,
-            stamp,
-        ))
+        let write = self.whole(id, document, Existing::Present);
+        self.queue(write)
     }
 
     /// [`AtomicBatch::update_fields`] under the parent.
