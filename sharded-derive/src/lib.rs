@@ -5,6 +5,8 @@ mod expand;
 mod fallback;
 mod namespace;
 mod query_names;
+#[cfg(test)]
+mod snapshots;
 mod stored_names;
 mod wrap;
 
