@@ -3,11 +3,31 @@ pub type MessageAuthorQuery<
     Reach = ::sharded_runtime::InCollection,
     Window = ::sharded_runtime::Whole,
 > = ::sharded_runtime::ShardedQuery<Message, 7815024061042257814u64, Reach, Window>;
+///The query `Message::query().author(..).reversed()`, read the other way, `<InGroup>` after `.in_group()`; `CursorOf<MessageAuthorQueryReversed>` and `PageOf<MessageAuthorQueryReversed>` are its cursor and page.
+pub type MessageAuthorQueryReversed<
+    Reach = ::sharded_runtime::InCollection,
+    Window = ::sharded_runtime::Whole,
+> = ::sharded_runtime::ShardedQuery<
+    Message,
+    7815024061042257814u64,
+    ::sharded_runtime::Reversed<Reach>,
+    Window,
+>;
 ///The query `Message::query().mentions_contains(..)`, `<InGroup>` after `.in_group()` (`Windowed` after a limit or a cursor); `CursorOf<MessageMentionsContainsQuery>` and `PageOf<MessageMentionsContainsQuery>` are its cursor and page.
 pub type MessageMentionsContainsQuery<
     Reach = ::sharded_runtime::InCollection,
     Window = ::sharded_runtime::Whole,
 > = ::sharded_runtime::ShardedQuery<Message, 4012311589271838766u64, Reach, Window>;
+///The query `Message::query().mentions_contains(..).reversed()`, read the other way, `<InGroup>` after `.in_group()`; `CursorOf<MessageMentionsContainsQueryReversed>` and `PageOf<MessageMentionsContainsQueryReversed>` are its cursor and page.
+pub type MessageMentionsContainsQueryReversed<
+    Reach = ::sharded_runtime::InCollection,
+    Window = ::sharded_runtime::Whole,
+> = ::sharded_runtime::ShardedQuery<
+    Message,
+    4012311589271838766u64,
+    ::sharded_runtime::Reversed<Reach>,
+    Window,
+>;
 #[doc(hidden)]
 #[allow(
     non_upper_case_globals,

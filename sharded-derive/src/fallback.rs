@@ -191,6 +191,7 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
         &container.input.vis,
         &alias_names,
         container.attrs.collection_group.is_some(),
+        container.attrs.reversible.is_some(),
     );
     // As the expansion places it, so that the type's own uses do not fail a second time.
     let top_level = container.attrs.parent.is_none().then(|| {

@@ -30,13 +30,16 @@ pub(crate) fn query_id(name: &str) -> proc_macro2::Literal {
 /// page as `CursorOf<{T}{Method}Query>` and `PageOf<..>`. A type that declares
 /// `collection_group` gets aliases that take the query's reach, one collection by default
 /// (`{T}{Method}Query<InGroup>` for a group query's); other types' queries have one reach
-/// only. One alias per query, not three, and none for `all()`, which the runtime's
-/// `WholeCollection<T>` names: each item, and each parameter, costs every user's build.
+/// only. A `reversible` type also gets `{T}{Method}QueryReversed`, the same query read the
+/// other way (`query.reversed()`), with its own cursors and pages. One alias per query and
+/// direction, not three, and none for `all()`, which the runtime's `WholeCollection<T>` and
+/// `WholeCollectionReversed<T>` name: each item, and each parameter, costs every user's build.
 pub(crate) fn query_aliases(
     ident: &syn::Ident,
     vis: &syn::Visibility,
     methods: &[String],
     reach: bool,
+    reversible: bool,
 ) -> TokenStream {
     // `<Reach = InCollection, Window = Whole>` and their use, or the window alone.
     let (params, args, in_group) = if reach {
@@ -52,6 +55,14 @@ pub(crate) fn query_aliases(
             "",
         )
     };
+    // The reach read the other way: `Reversed<Reach>`.
+    let reversed_args = match reach {
+        true => quote!(::sharded_runtime::Reversed<Reach>, Window),
+        false => quote!(
+            ::sharded_runtime::Reversed<::sharded_runtime::InCollection>,
+            Window
+        ),
+    };
     let aliases = methods.iter().map(|method| {
         let query = query_alias(ident, method);
         let id = query_id(method);
@@ -59,9 +70,21 @@ pub(crate) fn query_aliases(
             "The query `{ident}::query().{method}(..)`{in_group} (`Windowed` after a limit or a \
                  cursor); `CursorOf<{query}>` and `PageOf<{query}>` are its cursor and page."
         );
+        let reversed = reversible.then(|| {
+            let reversed = quote::format_ident!("{query}Reversed");
+            let doc = format!(
+                "The query `{ident}::query().{method}(..).reversed()`, read the other way{in_group}; \
+                 `CursorOf<{reversed}>` and `PageOf<{reversed}>` are its cursor and page."
+            );
+            quote! {
+                #[doc = #doc]
+                #vis type #reversed #params = ::sharded_runtime::ShardedQuery<#ident, #id, #reversed_args>;
+            }
+        });
         quote! {
             #[doc = #doc]
             #vis type #query #params = ::sharded_runtime::ShardedQuery<#ident, #id, #args>;
+            #reversed
         }
     });
     quote!(#(#aliases)*)

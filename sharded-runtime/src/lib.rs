@@ -58,7 +58,7 @@ pub use query::{
     MAX_FILTER_VALUE_BYTES, MAX_LIMIT, MAX_NOT_IN, Number, Numeric, NumericField, Or, Page, PageOf,
     PagedQuery, Queries, QueryShape, QuerySnapshot, QueryStats, RangeField, RangeFilter,
     RangedOver, Reach, Reversed, ShardedQuery, SnapshotStream, SummedOver, WHOLE_COLLECTION, Whole,
-    WholeCollection, Window, Windowed, query_id,
+    WholeCollection, WholeCollectionReversed, Window, Windowed, query_id,
 };
 pub use shard_job::{
     BothNames, Checkpoint, MAX_LISTED, Progress, ShardCensus, ShardJob, ShardedCollectionGroup,

@@ -204,6 +204,20 @@ async fn a_cursor_of_one_direction_is_no_cursor_of_the_other() {
     let reversed = Log3::query().level(1).reversed().page(db, 2).await.unwrap();
     let forward_token = forward.next.unwrap().to_token();
     let reversed_token = reversed.next.unwrap().to_token();
+    // The derive's aliases name a reversed query's type, its cursor and its page.
+    let named: Log3LevelQueryReversed = Log3::query().level(1).reversed();
+    let every: sharded_runtime::WholeCollectionReversed<Log3> = Log3::query().all().reversed();
+    let resumed: sharded_runtime::PageOf<Log3LevelQueryReversed> = named
+        .after(
+            reversed_token
+                .parse::<sharded_runtime::CursorOf<Log3LevelQueryReversed>>()
+                .unwrap(),
+        )
+        .page(db, 2)
+        .await
+        .unwrap();
+    assert_eq!(resumed.items.len(), 2);
+    assert_eq!(every.fetch(db).await.unwrap().len(), 5);
     assert!(
         forward_token
             .parse::<Cursor<Log3, { query_id("level") }, Reversed<sharded_runtime::InCollection>>>()

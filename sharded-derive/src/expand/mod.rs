@@ -87,7 +87,13 @@ fn expand(model: &Model) -> TokenStream {
     };
     let stored_fields = model.stored_fields.iter().map(|(_, path)| path);
     let query_names = query_names(model);
-    let aliases = query_aliases(ident, model.vis, &query_names, model.collection_group);
+    let aliases = query_aliases(
+        ident,
+        model.vis,
+        &query_names,
+        model.collection_group,
+        model.reversible,
+    );
     let query_methods = Kind::Queries.struct_ident(ident);
     let wrapped = wrap(quote! {
         #nested_checks

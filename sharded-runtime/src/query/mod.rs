@@ -64,6 +64,12 @@ pub const WHOLE_COLLECTION: u64 = query_id("all");
 /// `PageOf<..>` are its cursor and page.
 pub type WholeCollection<T, R = InCollection, W = Whole> = ShardedQuery<T, WHOLE_COLLECTION, R, W>;
 
+/// The query `T::query().all().reversed()` of a `reversible` type: every document, the other
+/// way; `WholeCollectionReversed<T, InGroup>` after `.in_group()`. Its cursors and pages are
+/// `CursorOf<WholeCollectionReversed<T>>` and `PageOf<..>`.
+pub type WholeCollectionReversed<T, R = InCollection, W = Whole> =
+    ShardedQuery<T, WHOLE_COLLECTION, Reversed<R>, W>;
+
 /// The shape of `T`'s query `QUERY`, read from the collection's description: the queries are
 /// `all`, then one per indexed field, one per field set, then one per array field, in the
 /// description's order, and
