@@ -131,15 +131,15 @@ const _: () = {
         pub fn symbol<V: ::sharded_runtime::__private::Indexed>(
             &self,
             value: V,
-        ) -> ::sharded_runtime::__private::NotIndexed {
-            ::sharded_runtime::__private::Indexed::not_indexed(value)
+        ) -> ::sharded_runtime::WholeCollection<Instrument> {
+            match ::sharded_runtime::__private::Indexed::not_indexed(value) {}
         }
         #[doc(hidden)]
         pub fn symbol_in<V: ::sharded_runtime::__private::Indexed>(
             &self,
             value: V,
-        ) -> ::sharded_runtime::__private::NotIndexed {
-            ::sharded_runtime::__private::Indexed::not_indexed(value)
+        ) -> ::sharded_runtime::WholeCollection<Instrument> {
+            match ::sharded_runtime::__private::Indexed::not_indexed(value) {}
         }
     }
     ///The stored fields of `Instrument`, for `ShardedCollection::update_fields`.

@@ -82,15 +82,15 @@ const _: () = {
         pub fn text<V: ::sharded_runtime::__private::Indexed>(
             &self,
             value: V,
-        ) -> ::sharded_runtime::__private::NotIndexed {
-            ::sharded_runtime::__private::Indexed::not_indexed(value)
+        ) -> ::sharded_runtime::WholeCollection<Message> {
+            match ::sharded_runtime::__private::Indexed::not_indexed(value) {}
         }
         #[doc(hidden)]
         pub fn text_in<V: ::sharded_runtime::__private::Indexed>(
             &self,
             value: V,
-        ) -> ::sharded_runtime::__private::NotIndexed {
-            ::sharded_runtime::__private::Indexed::not_indexed(value)
+        ) -> ::sharded_runtime::WholeCollection<Message> {
+            match ::sharded_runtime::__private::Indexed::not_indexed(value) {}
         }
     }
     ///The stored fields of `Message`, for `ShardedCollection::update_fields`.

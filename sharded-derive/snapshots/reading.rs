@@ -39,15 +39,15 @@ const _: () = {
         pub(crate) fn seq<V: ::sharded_runtime::__private::Indexed>(
             &self,
             value: V,
-        ) -> ::sharded_runtime::__private::NotIndexed {
-            ::sharded_runtime::__private::Indexed::not_indexed(value)
+        ) -> ::sharded_runtime::WholeCollection<Reading> {
+            match ::sharded_runtime::__private::Indexed::not_indexed(value) {}
         }
         #[doc(hidden)]
         pub(crate) fn seq_in<V: ::sharded_runtime::__private::Indexed>(
             &self,
             value: V,
-        ) -> ::sharded_runtime::__private::NotIndexed {
-            ::sharded_runtime::__private::Indexed::not_indexed(value)
+        ) -> ::sharded_runtime::WholeCollection<Reading> {
+            match ::sharded_runtime::__private::Indexed::not_indexed(value) {}
         }
     }
     ///The stored fields of `Reading`, for `ShardedCollection::update_fields`.

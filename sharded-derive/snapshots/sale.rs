@@ -73,57 +73,57 @@ const _: () = {
         fn amount<V: ::sharded_runtime::__private::Indexed>(
             &self,
             value: V,
-        ) -> ::sharded_runtime::__private::NotIndexed {
-            ::sharded_runtime::__private::Indexed::not_indexed(value)
+        ) -> ::sharded_runtime::WholeCollection<Sale> {
+            match ::sharded_runtime::__private::Indexed::not_indexed(value) {}
         }
         #[doc(hidden)]
         fn amount_in<V: ::sharded_runtime::__private::Indexed>(
             &self,
             value: V,
-        ) -> ::sharded_runtime::__private::NotIndexed {
-            ::sharded_runtime::__private::Indexed::not_indexed(value)
+        ) -> ::sharded_runtime::WholeCollection<Sale> {
+            match ::sharded_runtime::__private::Indexed::not_indexed(value) {}
         }
         #[doc(hidden)]
         fn qty<V: ::sharded_runtime::__private::Indexed>(
             &self,
             value: V,
-        ) -> ::sharded_runtime::__private::NotIndexed {
-            ::sharded_runtime::__private::Indexed::not_indexed(value)
+        ) -> ::sharded_runtime::WholeCollection<Sale> {
+            match ::sharded_runtime::__private::Indexed::not_indexed(value) {}
         }
         #[doc(hidden)]
         fn qty_in<V: ::sharded_runtime::__private::Indexed>(
             &self,
             value: V,
-        ) -> ::sharded_runtime::__private::NotIndexed {
-            ::sharded_runtime::__private::Indexed::not_indexed(value)
+        ) -> ::sharded_runtime::WholeCollection<Sale> {
+            match ::sharded_runtime::__private::Indexed::not_indexed(value) {}
         }
         #[doc(hidden)]
         fn discount<V: ::sharded_runtime::__private::Indexed>(
             &self,
             value: V,
-        ) -> ::sharded_runtime::__private::NotIndexed {
-            ::sharded_runtime::__private::Indexed::not_indexed(value)
+        ) -> ::sharded_runtime::WholeCollection<Sale> {
+            match ::sharded_runtime::__private::Indexed::not_indexed(value) {}
         }
         #[doc(hidden)]
         fn discount_in<V: ::sharded_runtime::__private::Indexed>(
             &self,
             value: V,
-        ) -> ::sharded_runtime::__private::NotIndexed {
-            ::sharded_runtime::__private::Indexed::not_indexed(value)
+        ) -> ::sharded_runtime::WholeCollection<Sale> {
+            match ::sharded_runtime::__private::Indexed::not_indexed(value) {}
         }
         #[doc(hidden)]
         fn rating<V: ::sharded_runtime::__private::Indexed>(
             &self,
             value: V,
-        ) -> ::sharded_runtime::__private::NotIndexed {
-            ::sharded_runtime::__private::Indexed::not_indexed(value)
+        ) -> ::sharded_runtime::WholeCollection<Sale> {
+            match ::sharded_runtime::__private::Indexed::not_indexed(value) {}
         }
         #[doc(hidden)]
         fn rating_in<V: ::sharded_runtime::__private::Indexed>(
             &self,
             value: V,
-        ) -> ::sharded_runtime::__private::NotIndexed {
-            ::sharded_runtime::__private::Indexed::not_indexed(value)
+        ) -> ::sharded_runtime::WholeCollection<Sale> {
+            match ::sharded_runtime::__private::Indexed::not_indexed(value) {}
         }
     }
     ///The stored fields of `Sale`, for `ShardedCollection::update_fields`.

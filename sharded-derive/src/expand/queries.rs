@@ -132,6 +132,9 @@ pub(super) fn queries<'a>(model: &'a Model) -> Namespace<'a> {
 /// the order field (whose range is `.range(..)`).
 fn unindexed_hints(model: &Model) -> Vec<TokenStream> {
     let vis = model.vis;
+    // A query type, so that what the user chains after the mistake (`.limit(5).fetch(&db)`)
+    // type-checks and the mistake is the one error; no value reaches it.
+    let ident = model.ident;
     let unraw = |ident: &syn::Ident| syn::ext::IdentExt::unraw(ident).to_string();
     let mut taken: Vec<String> = Vec::new();
     for index in &model.indexes {
@@ -185,8 +188,8 @@ fn unindexed_hints(model: &Model) -> Vec<TokenStream> {
                     #vis fn #method<V: ::sharded_runtime::__private::#bound>(
                         &self,
                         value: V,
-                    ) -> ::sharded_runtime::__private::NotIndexed {
-                        ::sharded_runtime::__private::#bound::#body(value)
+                    ) -> ::sharded_runtime::WholeCollection<#ident> {
+                        match ::sharded_runtime::__private::#bound::#body(value) {}
                     }
                 };
                 methods.push((method, tokens));
