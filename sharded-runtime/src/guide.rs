@@ -27,3 +27,6 @@ pub mod indexes {}
 
 #[doc = include_str!("../guide/testing.md")]
 pub mod testing {}
+
+#[doc = include_str!("../guide/new_application.md")]
+pub mod new_application {}
