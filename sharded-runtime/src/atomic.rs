@@ -37,7 +37,7 @@ fn set<T: Sharded>(
     stamp: OrderStamp,
 ) -> Result<Write> {
     let name = scope.document_name::<T>(db, id)?;
-    let document = crate::guarded::serialize(document, &name)?;
+    let document = crate::serialize::serialize(document, &name)?;
     sharded_write::<T>(document, None, existing, stamp)
 }
 
@@ -50,7 +50,7 @@ fn set_fields<T: Sharded>(
     stamp: OrderStamp,
 ) -> Result<Write> {
     let name = scope.document_name::<T>(db, id)?;
-    let (document, mask) = crate::guarded::masked::<T>(&name, document, fields)?;
+    let (document, mask) = crate::serialize::masked::<T>(&name, document, fields)?;
     let mask = mask.into_iter().map(str::to_owned).collect();
     sharded_write::<T>(document, Some(mask), Existing::Present, stamp)
 }

@@ -5,8 +5,8 @@ use firestore::gcloud_sdk::google::firestore::v1::Write;
 use firestore::{FirestoreBatch, FirestoreBatchWriter, FirestoreDb};
 
 use crate::document_id::check_document_id;
-use crate::guarded::{masked, serialize};
 use crate::parent::{Parent, Scope};
+use crate::serialize::{masked, serialize};
 use crate::stored::Stored;
 use crate::transform::Transform;
 use crate::write::{

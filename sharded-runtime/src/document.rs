@@ -15,7 +15,7 @@ use firestore::errors::FirestoreError;
 use firestore::gcloud_sdk::google::firestore::v1::{Document, Value, value::ValueType};
 use serde::ser::{self, Error as _, Impossible, Serialize, SerializeMap, SerializeStruct};
 
-use crate::guard::{Position, Watched};
+use crate::write_guard::{Position, Watched};
 
 mod timestamp;
 
@@ -302,7 +302,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::guard::Required;
+    use crate::write_guard::Required;
 
     fn fields<T: Serialize + ?Sized>(document: &T) -> Result<BTreeMap<String, Value>, String> {
         let nothing = Required::new(&[], &[], 0);

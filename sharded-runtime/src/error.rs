@@ -127,6 +127,11 @@ pub enum Error {
     #[error("invalid query: {0}")]
     InvalidQuery(String),
 
+    /// Firestore answered a request without what every answer to it holds (a count without
+    /// its value, a page without its read time): the call fails rather than guess.
+    #[error("unexpected answer from Firestore: {0}")]
+    UnexpectedAnswer(String),
+
     /// A batch get answered without a result for an id it was asked for: the call fails
     /// rather than return a result that leaves the id out.
     #[error("`{collection}`: Firestore answered nothing for the id `{id}`")]
@@ -172,6 +177,15 @@ pub enum Error {
         document: String,
         /// What is wrong with it.
         reason: String,
+    },
+
+    /// No tracked job of this id was started in the state collection.
+    #[error("no job `{job}` in `{collection}`")]
+    NoSuchJob {
+        /// The job's id.
+        job: String,
+        /// The state collection looked in.
+        collection: String,
     },
 
     /// The job's stored state does not match this run's: another number of parts, another

@@ -13,8 +13,6 @@ mod document_path;
 mod error;
 mod fields;
 mod get_many;
-mod guard;
-mod guarded;
 pub mod guide;
 mod job;
 mod option_check;
@@ -25,6 +23,7 @@ mod query;
 pub mod reshard;
 mod retired;
 mod retry;
+mod serialize;
 mod shard;
 mod shard_job;
 mod sharded;
@@ -35,6 +34,7 @@ mod task_part;
 mod transform;
 mod value_order;
 mod write;
+mod write_guard;
 
 pub use atomic::{
     AtomicBatch, AtomicBatchIn, InTransaction, MAX_COMMIT_WRITES, TransactionError,
@@ -88,7 +88,6 @@ pub use firestore;
 pub mod __private {
     // The constructors generated code calls, each generic argument written out.
     pub use crate::fields::field;
-    pub use crate::guard::Required;
     pub use crate::order_key::NoOrderField;
     pub use crate::query::queries::{Contained, Indexed, NotIndexed};
     pub use crate::query::{
@@ -100,8 +99,9 @@ pub mod __private {
     pub use crate::stored_names::{names_of, path_bytes, path_len, stored_name};
     pub use crate::transform::typed_field;
     pub use crate::write::ServerTimestamp;
+    pub use crate::write_guard::Required;
     pub use sharded_indexes::{CollectionDescription, Direction, FieldOfQuery};
 
     /// Serializes `document` for writing, the shard drawn now; the benchmarks measure this.
-    pub use crate::guarded::{serialize, serialize_unguarded};
+    pub use crate::serialize::{serialize, serialize_unguarded};
 }

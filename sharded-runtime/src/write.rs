@@ -164,7 +164,7 @@ pub(crate) fn transformed_write<T: Sharded>(
             Vec::new(),
         ),
         false => {
-            let (document, mask) = crate::guarded::masked::<T>(name, document, fields)?;
+            let (document, mask) = crate::serialize::masked::<T>(name, document, fields)?;
             (document, mask.into_iter().map(str::to_owned).collect())
         }
     };

@@ -13,8 +13,8 @@ use super::batcher::{Batcher, Message, Op};
 use super::options::BulkWriterOptions;
 use super::outcome::{BulkStats, PendingWrite, Shared};
 use crate::document_id::check_document_id;
-use crate::guarded::serialize;
 use crate::parent::Scope;
+use crate::serialize::serialize;
 use crate::write::{Existing, sharded_write};
 use crate::{Error, Parent, Result, Sharded, Subcollection, TopLevel};
 

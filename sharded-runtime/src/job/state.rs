@@ -510,9 +510,9 @@ pub(crate) async fn read_parts(
                 .rsplit('/')
                 .next()
                 .and_then(|id| id.parse().ok())
-                .ok_or_else(|| Error::JobMismatch {
-                    job: job.to_owned(),
-                    reason: format!("`{}` is not a part's document", document.name),
+                .ok_or_else(|| Error::JobStateCorrupt {
+                    document: document.name.clone(),
+                    reason: format!("the parts of job `{job}` hold a document no part is named"),
                 })?;
             parts.push((index, decode(&document)?, document.update_time));
         }

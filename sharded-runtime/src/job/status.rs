@@ -172,7 +172,7 @@ pub struct JobStatus {
 impl JobStatus {
     /// The job `job`'s state from [`JOB_STATE_COLLECTION`]; a part whose holder's heartbeat
     /// is older than the lease that holder took (stored with the part) is
-    /// [`PartPhase::Stale`]. [`Error::JobMismatch`] when no such job was started.
+    /// [`PartPhase::Stale`]. [`Error::NoSuchJob`] when no such job was started.
     pub async fn read(db: &FirestoreDb, job: &str) -> Result<JobStatus> {
         JobStatus::read_from(db, JOB_STATE_COLLECTION, job).await
     }
@@ -186,9 +186,9 @@ impl JobStatus {
         )
         .await?
         .record
-        .ok_or_else(|| Error::JobMismatch {
+        .ok_or_else(|| Error::NoSuchJob {
             job: job.to_owned(),
-            reason: format!("no such job in `{collection}`"),
+            collection: collection.to_owned(),
         })?;
         let (stored, read_time) =
             state::read_parts(db, collection, job, &Backoff::default()).await?;

@@ -50,5 +50,5 @@ pub(crate) fn count_of(rows: &[Document]) -> Result<u64> {
             Some(ValueType::IntegerValue(count)) => u64::try_from(count).ok(),
             _ => None,
         })
-        .ok_or_else(|| Error::InvalidQuery("Firestore returned no count".into()))
+        .ok_or_else(|| Error::UnexpectedAnswer("an aggregation returned no count".into()))
 }

@@ -11,7 +11,7 @@ use super::prepare::Prepared;
 use super::snapshot::Snapshot;
 use super::spans::{chunk_span, query_span};
 use super::{
-    Cursor, MAX_LIMIT, Page, QueryStats, Reach, ShardedQuery, Window, merge_sorted, shares,
+    Cursor, MAX_LIMIT, Page, QueryStats, Reach, ShardedQuery, Window, limit_split, merge_sorted,
 };
 use crate::{Error, Result, Sharded, Stored};
 
@@ -242,7 +242,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     }
 
     /// Every chunk's documents, as many as the merge of the first `limit` needs
-    /// ([`shares`]): one round of one query per chunk, and for a limited query past 30 shard
+    /// ([`limit_split`]): one round of one query per chunk, and for a limited query past 30 shard
     /// values, up to three more rounds to the chunks that may hold more of them.
     pub(super) async fn fetch_rounds(
         &self,
@@ -276,7 +276,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         };
         let order = self.document_order();
         let values: Vec<usize> = chunks.iter().map(|chunk| chunk.weight()).collect();
-        let asked = shares::first_round(limit, &values);
+        let asked = limit_split::first_round(limit, &values);
         let mut fetched = futures::future::try_join_all(
             asked
                 .iter()
@@ -295,10 +295,14 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
             rounds: 1,
         };
         loop {
-            let next =
-                shares::next_round(limit, stats.rounds, &fetched, &ran_out, &values, |a, b| {
-                    order.compare(a, b)
-                });
+            let next = limit_split::next_round(
+                limit,
+                stats.rounds,
+                &fetched,
+                &ran_out,
+                &values,
+                |a, b| order.compare(a, b),
+            );
             if next.is_empty() {
                 return Ok((fetched, stats));
             }

@@ -18,10 +18,10 @@ mod range;
 mod reach;
 pub(crate) mod request;
 // Only debug builds check each query against the plan before sending it.
+mod limit_split;
 #[cfg(debug_assertions)]
 mod served;
 mod shape;
-mod shares;
 pub(crate) mod snapshot;
 mod spans;
 mod stream;

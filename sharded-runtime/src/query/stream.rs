@@ -146,8 +146,8 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
             .any(|(documents, _)| documents.len() == page as usize);
         if more && !pinned && read_time.is_none() {
             // Later pages read elsewhere would not be the first pages' moment.
-            return Err(Error::InvalidQuery(
-                "Firestore returned no read time with the first pages".into(),
+            return Err(Error::UnexpectedAnswer(
+                "the first pages came without their read time".into(),
             ));
         }
         let read_time = read_time.filter(|_| !pinned);

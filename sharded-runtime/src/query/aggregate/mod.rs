@@ -3,8 +3,8 @@
 //! Each chunk query answers its count, sum and average. Where those fix the chunk's exact
 //! share of the total (its sum, and how many of its documents hold a number), the total is
 //! added from them; where they do not, the chunk is asked again one shard value at a time,
-//! and a shard value that still leaves its share open has its values read (a projection of
-//! the field alone) and added here. Two answers leave a share open:
+//! and a shard value that still leaves its subtotal open has its values read (a projection of
+//! the field alone) and added here. Two answers leave a subtotal open:
 //! - an integer field's sum that came back a double: Firestore turns a sum that passes
 //!   `i64::MAX` into a double, though the total of every chunk may fit;
 //! - an average that does not fix how many numbers it divided by: Firestore's `avg` skips
@@ -20,7 +20,7 @@ mod numeric;
 mod totals;
 
 pub use numeric::{Number, Numeric, NumericField, SummedOver, numeric_field};
-use totals::{ChunkAggregate, Share, Shares};
+use totals::{ChunkAggregate, Subtotal, Subtotals};
 
 use super::chunk::Chunk;
 use super::prepare::Prepared;
@@ -98,7 +98,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     }
 
     /// [`sum_and_avg`](Self::sum_and_avg), with what it cost: the aggregation queries sent,
-    /// and the documents whose values were read where a chunk's answer left its share open
+    /// and the documents whose values were read where a chunk's answer left its subtotal open
     /// (a sum past `i64::MAX`, an average of exactly 0 beside a total that is not: one billed
     /// read per document of that shard value, also reported as a `tracing` warning), so
     /// that a bill is never a surprise. `documents_read` is 0 when the answers settled it.
@@ -187,25 +187,25 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
             }))
             .await?;
         cost.round();
-        let mut shares = Shares::new(field.integer, answers);
+        let mut subtotals = Subtotals::new(field.integer, answers);
         // Twice at most: the open sums first, then the counts an average needs.
         for _ in 0..2 {
-            let open = shares.open(average);
+            let open = subtotals.open(average);
             if open.is_empty() {
                 continue;
             }
             let settled = futures::future::try_join_all(open.iter().map(|&i| {
                 let chunk = prepared.chunks[i];
-                self.exact_share(db, prepared, chunk, field, cost)
+                self.exact_subtotal(db, prepared, chunk, field, cost)
                     .instrument(chunk_span(i, chunk))
             }))
             .await?;
             cost.round();
-            for (i, share) in open.into_iter().zip(settled) {
-                shares.settle(i, share);
+            for (i, subtotal) in open.into_iter().zip(settled) {
+                subtotals.settle(i, subtotal);
             }
         }
-        Ok(shares.total())
+        Ok(subtotals.total())
     }
 
     /// One query's count, sum and average of `field` over the shard values `chunk`.
@@ -242,18 +242,18 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         ChunkAggregate::from_rows(&rows)
     }
 
-    /// The exact share of the shard values `chunk`: asked again one value at a time, and the
+    /// The exact subtotal of the shard values `chunk`: asked again one value at a time, and the
     /// values of a shard value whose answer still leaves it open read and added here.
-    async fn exact_share(
+    async fn exact_subtotal(
         &self,
         db: &FirestoreDb,
         prepared: &Prepared,
         chunk: Chunk,
         field: NumericField<T>,
         cost: &Cost,
-    ) -> Result<Share> {
+    ) -> Result<Subtotal> {
         if chunk.shards.len() == 1 {
-            return self.read_share(db, prepared, chunk, field, cost).await;
+            return self.read_subtotal(db, prepared, chunk, field, cost).await;
         }
         let values: Vec<Chunk> = chunk
             .shards
@@ -266,34 +266,34 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
                 .map(|&value| self.aggregate_of(db, prepared, value, field, cost)),
         )
         .await?;
-        let mut total = Share::default();
+        let mut total = Subtotal::default();
         let mut unsettled: Vec<Chunk> = Vec::new();
         for (value, answer) in values.iter().zip(&answers) {
             match (answer.exact_sum(field.integer), answer.numbers()) {
-                (Some(sum), Some(numbers)) => total = total.add(Share::of_sum(sum, numbers)),
+                (Some(sum), Some(numbers)) => total = total.add(Subtotal::of_sum(sum, numbers)),
                 _ => unsettled.push(*value),
             }
         }
         let read = futures::future::try_join_all(
             unsettled
                 .into_iter()
-                .map(|value| self.read_share(db, prepared, value, field, cost)),
+                .map(|value| self.read_subtotal(db, prepared, value, field, cost)),
         )
         .await?;
-        Ok(read.into_iter().fold(total, Share::add))
+        Ok(read.into_iter().fold(total, Subtotal::add))
     }
 
-    /// The share of the shard values `chunk`, from its documents' values of `field` (a
+    /// The subtotal of the shard values `chunk`, from its documents' values of `field` (a
     /// projection of the field alone, streamed: one billed read per document).
-    async fn read_share(
+    async fn read_subtotal(
         &self,
         db: &FirestoreDb,
         prepared: &Prepared,
         chunk: Chunk,
         field: NumericField<T>,
         cost: &Cost,
-    ) -> Result<Share> {
-        // Read again whole when the stream breaks: a share counts every document once.
+    ) -> Result<Subtotal> {
+        // Read again whole when the stream breaks: a subtotal counts every document once.
         let backoff = crate::retry::QUERY_READS;
         let mut attempts = 0;
         loop {
@@ -312,19 +312,19 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
                     .await?;
                 documents
                     .try_fold(
-                        (Share::default(), 0),
-                        |(share, read), document| async move {
+                        (Subtotal::default(), 0),
+                        |(subtotal, read), document| async move {
                             let value = crate::value_order::field_value(&document, field.path)
                                 .and_then(|value| value.value_type.as_ref());
-                            Ok((share.add(Share::of_documents([value])), read + 1))
+                            Ok((subtotal.add(Subtotal::of_documents([value])), read + 1))
                         },
                     )
                     .await
             };
             match read.await {
-                Ok((share, read)) => {
+                Ok((subtotal, read)) => {
                     cost.documents(read);
-                    return Ok(share);
+                    return Ok(subtotal);
                 }
                 Err(error)
                     if attempts < backoff.max_attempts && crate::retry::transient(&error) =>

@@ -1,4 +1,4 @@
-//! Adding chunk queries' answers into the query's total: each chunk's share known exactly, or
+//! Adding chunk queries' answers into the query's total: each chunk's subtotal known exactly, or
 //! left open to be asked again (see the module above).
 
 use firestore::gcloud_sdk::google::firestore::v1::{Document, value::ValueType};
@@ -9,7 +9,7 @@ use crate::{Error, Result};
 /// A part of the query's documents, its sum and its count of numbers known exactly: what
 /// adds up to the total.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub(super) struct Share {
+pub(super) struct Subtotal {
     /// The integers' sum. At most 2^64 values of at most 2^63 each: an i128 cannot overflow.
     integers: i128,
     /// The doubles' sum, if the part holds any.
@@ -18,15 +18,15 @@ pub(super) struct Share {
     numbers: u64,
 }
 
-impl Share {
-    pub(super) fn of_sum(sum: Number, numbers: u64) -> Share {
+impl Subtotal {
+    pub(super) fn of_sum(sum: Number, numbers: u64) -> Subtotal {
         match sum {
-            Number::Integer(i) => Share {
+            Number::Integer(i) => Subtotal {
                 integers: i128::from(i),
                 doubles: None,
                 numbers,
             },
-            Number::Double(d) => Share {
+            Number::Double(d) => Subtotal {
                 integers: 0,
                 doubles: Some(d),
                 numbers,
@@ -34,29 +34,29 @@ impl Share {
         }
     }
 
-    /// The share of documents as read, their field's values added here.
+    /// The subtotal of documents as read, their field's values added here.
     pub(super) fn of_documents<'d>(
         values: impl IntoIterator<Item = Option<&'d ValueType>>,
-    ) -> Share {
+    ) -> Subtotal {
         values
             .into_iter()
-            .fold(Share::default(), |share, value| match value {
-                Some(ValueType::IntegerValue(i)) => Share {
-                    integers: share.integers + i128::from(*i),
-                    numbers: share.numbers + 1,
-                    ..share
+            .fold(Subtotal::default(), |subtotal, value| match value {
+                Some(ValueType::IntegerValue(i)) => Subtotal {
+                    integers: subtotal.integers + i128::from(*i),
+                    numbers: subtotal.numbers + 1,
+                    ..subtotal
                 },
-                Some(ValueType::DoubleValue(d)) => Share {
-                    doubles: Some(share.doubles.unwrap_or(0.0) + d),
-                    numbers: share.numbers + 1,
-                    ..share
+                Some(ValueType::DoubleValue(d)) => Subtotal {
+                    doubles: Some(subtotal.doubles.unwrap_or(0.0) + d),
+                    numbers: subtotal.numbers + 1,
+                    ..subtotal
                 },
-                _ => share,
+                _ => subtotal,
             })
     }
 
-    pub(super) fn add(self, other: Share) -> Share {
-        Share {
+    pub(super) fn add(self, other: Subtotal) -> Subtotal {
+        Subtotal {
             integers: self.integers + other.integers,
             doubles: match (self.doubles, other.doubles) {
                 (None, None) => None,
@@ -102,7 +102,8 @@ impl ChunkAggregate {
                 .and_then(|row| row.fields.get(name))
                 .and_then(|value| value.value_type.clone())
         };
-        let missing = |name: &str| Error::InvalidQuery(format!("Firestore returned no {name}"));
+        let missing =
+            |name: &str| Error::UnexpectedAnswer(format!("an aggregation returned no {name}"));
         let count = crate::query::count_of(rows)?;
         let sum = match field("sum") {
             Some(ValueType::IntegerValue(i)) => Number::Integer(i),
@@ -157,22 +158,22 @@ impl ChunkAggregate {
     }
 }
 
-/// The query's shares as the chunk queries answered them, each known or still open.
+/// The query's subtotals as the chunk queries answered them, each known or still open.
 #[derive(Debug)]
-pub(super) struct Shares {
+pub(super) struct Subtotals {
     integer: bool,
-    chunks: Vec<(ChunkAggregate, Option<Share>)>,
+    chunks: Vec<(ChunkAggregate, Option<Subtotal>)>,
 }
 
-impl Shares {
-    pub(super) fn new(integer: bool, chunks: Vec<ChunkAggregate>) -> Shares {
-        Shares {
+impl Subtotals {
+    pub(super) fn new(integer: bool, chunks: Vec<ChunkAggregate>) -> Subtotals {
+        Subtotals {
             integer,
             chunks: chunks.into_iter().map(|chunk| (chunk, None)).collect(),
         }
     }
 
-    /// The chunks whose share the answers leave open: those whose sum is not exact, and,
+    /// The chunks whose subtotal the answers leave open: those whose sum is not exact, and,
     /// when an average is asked for, those whose count of numbers is not fixed, unless the
     /// total is zero (its average is then 0 whatever the count).
     pub(super) fn open(&self, average: bool) -> Vec<usize> {
@@ -197,20 +198,20 @@ impl Shares {
             .collect()
     }
 
-    /// Chunk `i`'s share, found by asking again.
-    pub(super) fn settle(&mut self, i: usize, share: Share) {
-        self.chunks[i].1 = Some(share);
+    /// Chunk `i`'s subtotal, found by asking again.
+    pub(super) fn settle(&mut self, i: usize, subtotal: Subtotal) {
+        self.chunks[i].1 = Some(subtotal);
     }
 
-    /// Every share added, a share left open counted by its sum and by its count of documents.
-    pub(super) fn known_total(&self) -> Share {
+    /// Every subtotal added, a subtotal left open counted by its sum and by its count of documents.
+    pub(super) fn known_total(&self) -> Subtotal {
         self.chunks
             .iter()
             .map(|(chunk, settled)| match settled {
-                Some(share) => *share,
-                None => Share::of_sum(chunk.sum, chunk.numbers().unwrap_or(chunk.count)),
+                Some(subtotal) => *subtotal,
+                None => Subtotal::of_sum(chunk.sum, chunk.numbers().unwrap_or(chunk.count)),
             })
-            .fold(Share::default(), Share::add)
+            .fold(Subtotal::default(), Subtotal::add)
     }
 
     /// The total, once nothing is open that the answer needs.
@@ -232,8 +233,8 @@ impl Number {
     /// them, or a total that does not fit, it is a double.
     pub(crate) fn total(sums: impl IntoIterator<Item = Number>) -> Number {
         sums.into_iter()
-            .map(|sum| Share::of_sum(sum, 0))
-            .fold(Share::default(), Share::add)
+            .map(|sum| Subtotal::of_sum(sum, 0))
+            .fold(Subtotal::default(), Subtotal::add)
             .sum()
     }
 }
@@ -247,11 +248,11 @@ mod tests {
         ChunkAggregate { count, sum, avg }
     }
 
-    /// The total of chunks whose answers fix their shares (nothing open).
+    /// The total of chunks whose answers fix their subtotals (nothing open).
     fn combine(chunks: &[ChunkAggregate]) -> (Number, Option<f64>) {
-        let shares = Shares::new(false, chunks.to_vec());
-        assert!(shares.open(true).is_empty(), "{chunks:?}");
-        shares.total()
+        let subtotals = Subtotals::new(false, chunks.to_vec());
+        assert!(subtotals.open(true).is_empty(), "{chunks:?}");
+        subtotals.total()
     }
 
     fn answer(count: u64, sum: Number, avg: Option<f64>) -> ChunkAggregate {
@@ -267,25 +268,28 @@ mod tests {
             answer(2, Number::Double(2.0 * max), Some(max)),
             answer(1, Number::Integer(-i64::MAX), Some(-max)),
         ];
-        assert_eq!(Shares::new(true, chunks.clone()).open(false), [0]);
-        assert_eq!(Shares::new(true, chunks.clone()).open(true), [0]);
-        assert!(Shares::new(false, chunks.clone()).open(true).is_empty());
+        assert_eq!(Subtotals::new(true, chunks.clone()).open(false), [0]);
+        assert_eq!(Subtotals::new(true, chunks.clone()).open(true), [0]);
+        assert!(Subtotals::new(false, chunks.clone()).open(true).is_empty());
         assert!(
-            Shares::new(true, chunks[..1].to_vec())
+            Subtotals::new(true, chunks[..1].to_vec())
                 .open(true)
                 .is_empty()
         );
         // Settled from its values, the total is the exact integer.
-        let mut shares = Shares::new(true, chunks);
-        shares.settle(
+        let mut subtotals = Subtotals::new(true, chunks);
+        subtotals.settle(
             0,
-            Share::of_documents([
+            Subtotal::of_documents([
                 Some(&ValueType::IntegerValue(i64::MAX)),
                 Some(&ValueType::IntegerValue(i64::MAX)),
             ]),
         );
-        assert!(shares.open(true).is_empty());
-        assert_eq!(shares.total(), (Number::Integer(i64::MAX), Some(max / 3.0)));
+        assert!(subtotals.open(true).is_empty());
+        assert_eq!(
+            subtotals.total(),
+            (Number::Integer(i64::MAX), Some(max / 3.0))
+        );
     }
 
     /// A chunk averaging 0 does not say how many of its counted documents hold numbers:
@@ -297,25 +301,25 @@ mod tests {
             answer(4, Number::Integer(0), Some(0.0)),
             answer(1, Number::Integer(6), Some(6.0)),
         ];
-        assert!(Shares::new(true, chunks.clone()).open(false).is_empty());
-        assert_eq!(Shares::new(true, chunks.clone()).open(true), [0]);
-        let mut shares = Shares::new(true, chunks);
+        assert!(Subtotals::new(true, chunks.clone()).open(false).is_empty());
+        assert_eq!(Subtotals::new(true, chunks.clone()).open(true), [0]);
+        let mut subtotals = Subtotals::new(true, chunks);
         let null = ValueType::NullValue(0);
-        shares.settle(
+        subtotals.settle(
             0,
-            Share::of_documents([
+            Subtotal::of_documents([
                 Some(&ValueType::IntegerValue(5)),
                 Some(&ValueType::IntegerValue(-5)),
                 Some(&null),
                 None,
             ]),
         );
-        assert_eq!(shares.total(), (Number::Integer(6), Some(2.0)));
+        assert_eq!(subtotals.total(), (Number::Integer(6), Some(2.0)));
         // Every chunk 0: the average is 0 whatever it divides by.
         let zeros = vec![answer(4, Number::Integer(0), Some(0.0)); 2];
-        let shares = Shares::new(true, zeros);
-        assert!(shares.open(true).is_empty());
-        assert_eq!(shares.total(), (Number::Integer(0), Some(0.0)));
+        let subtotals = Subtotals::new(true, zeros);
+        assert!(subtotals.open(true).is_empty());
+        assert_eq!(subtotals.total(), (Number::Integer(0), Some(0.0)));
     }
 
     /// sum / avg is the count of numbers when it checks out; an average it does not check

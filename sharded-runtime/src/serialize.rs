@@ -5,8 +5,8 @@
 use firestore::firestore_document_from_serializable;
 use firestore::gcloud_sdk::google::firestore::v1::Document;
 
-use crate::guard::{MAX_TRACKED, Position, Required, length_mask};
 use crate::value_order::field_value;
+use crate::write_guard::{MAX_TRACKED, Position, Required, length_mask};
 use crate::{Error, Field, Result, Sharded};
 
 /// `document` as a Firestore document named `name`, with a freshly drawn shard, checked to
