@@ -29,7 +29,7 @@ async fn measure<T>(
     query: sharded_runtime::WholeCollection<T>,
 ) -> Result<Row, Box<dyn std::error::Error>>
 where
-    T: sharded_runtime::TopLevel + for<'p> From<&'p crate::Plain>,
+    T: sharded_runtime::bounds::TopLevel + for<'p> From<&'p crate::Plain>,
 {
     let writer = db.create_simple_batch_writer().await?;
     for chunk in data.chunks(500) {

@@ -215,7 +215,7 @@ const _: () = {
         }
     }
     #[automatically_derived]
-    impl ::sharded_runtime::TopLevel for Instrument {}
+    impl ::sharded_runtime::bounds::TopLevel for Instrument {}
     #[automatically_derived]
     impl ::sharded_runtime::__private::Derived for Instrument {}
     #[automatically_derived]

@@ -155,13 +155,13 @@ const _: () = {
         }
     }
     #[automatically_derived]
-    impl ::sharded_runtime::Subcollection for Message {}
+    impl ::sharded_runtime::bounds::Subcollection for Message {}
     #[automatically_derived]
-    impl ::sharded_runtime::ParentDepth<1usize> for Message {}
+    impl ::sharded_runtime::bounds::ParentDepth<1usize> for Message {}
     #[automatically_derived]
     impl ::sharded_runtime::CollectionGroup for Message {}
     #[automatically_derived]
-    impl ::sharded_runtime::Reversible for Message {}
+    impl ::sharded_runtime::bounds::Reversible for Message {}
     #[automatically_derived]
     impl ::sharded_runtime::__private::Derived for Message {}
     #[automatically_derived]

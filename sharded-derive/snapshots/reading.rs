@@ -100,7 +100,7 @@ const _: () = {
         }
     }
     #[automatically_derived]
-    impl ::sharded_runtime::TopLevel for Reading {}
+    impl ::sharded_runtime::bounds::TopLevel for Reading {}
     #[automatically_derived]
     impl ::sharded_runtime::__private::Derived for Reading {}
     #[automatically_derived]

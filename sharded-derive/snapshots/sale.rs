@@ -24,15 +24,19 @@ const _: () = {
     ///`Sale::aggregates().amount`'s queries.
     pub struct SaleAmountSummed;
     #[automatically_derived]
-    impl ::sharded_runtime::SummedOver<16640971154896050852u64> for SaleAmountSummed {}
+    impl ::sharded_runtime::bounds::SummedOver<16640971154896050852u64>
+    for SaleAmountSummed {}
     #[automatically_derived]
-    impl ::sharded_runtime::SummedOver<14363569259933213917u64> for SaleAmountSummed {}
+    impl ::sharded_runtime::bounds::SummedOver<14363569259933213917u64>
+    for SaleAmountSummed {}
     ///`Sale::ranges().discount`'s queries.
     pub struct SaleDiscountRanged;
     #[automatically_derived]
-    impl ::sharded_runtime::RangedOver<16640971154896050852u64> for SaleDiscountRanged {}
+    impl ::sharded_runtime::bounds::RangedOver<16640971154896050852u64>
+    for SaleDiscountRanged {}
     #[automatically_derived]
-    impl ::sharded_runtime::RangedOver<11889853325967551908u64> for SaleDiscountRanged {}
+    impl ::sharded_runtime::bounds::RangedOver<11889853325967551908u64>
+    for SaleDiscountRanged {}
     ///The typed queries of `Sale`: one method per `#[sharded(index)]` path (and its `_in`), one per `index(...)` field set, and `_contains` and `_contains_any` per `#[sharded(contains)]` array (`all()` is on `Queries`, which dereferences to this).
     struct SaleQueries;
     impl SaleQueries {
@@ -165,14 +169,21 @@ const _: () = {
         ///The numeric field `amount`, to sum or average over the queries `all`, `region`.
         amount: ::sharded_runtime::NumericField<Sale, SaleAmountSummed>,
         ///The numeric field `qty`, to sum or average.
-        qty: ::sharded_runtime::NumericField<Sale, ::sharded_runtime::EveryQuery>,
+        qty: ::sharded_runtime::NumericField<
+            Sale,
+            ::sharded_runtime::bounds::EveryQuery,
+        >,
     }
     ///The fields of `Sale` with range, `!=` and `not-in` filters.
     struct SaleRanges {
         ///The field `discount`, to filter by range, `!=` or `not-in` in the queries `all`, `channel`.
         discount: ::sharded_runtime::RangeField<Sale, f64, SaleDiscountRanged>,
         ///The field `rating`, to filter by range, `!=` or `not-in` in any query.
-        rating: ::sharded_runtime::RangeField<Sale, i32, ::sharded_runtime::EveryQuery>,
+        rating: ::sharded_runtime::RangeField<
+            Sale,
+            i32,
+            ::sharded_runtime::bounds::EveryQuery,
+        >,
     }
     impl Sale {
         ///The typed queries of this collection; see the methods of what it returns.
@@ -230,7 +241,7 @@ const _: () = {
                 qty: ::sharded_runtime::__private::numeric_field::<
                     Sale,
                     u32,
-                    ::sharded_runtime::EveryQuery,
+                    ::sharded_runtime::bounds::EveryQuery,
                 >("qty"),
             }
         }
@@ -246,21 +257,21 @@ const _: () = {
                 rating: ::sharded_runtime::__private::range_field::<
                     Sale,
                     i32,
-                    ::sharded_runtime::EveryQuery,
+                    ::sharded_runtime::bounds::EveryQuery,
                 >("rating"),
             }
         }
     }
     #[automatically_derived]
-    impl ::sharded_runtime::TopLevel for Sale {}
+    impl ::sharded_runtime::bounds::TopLevel for Sale {}
     #[automatically_derived]
-    impl ::sharded_runtime::HasAggregates for Sale {
+    impl ::sharded_runtime::bounds::HasAggregates for Sale {
         fn fields() -> SaleAggregates {
             Sale::aggregates()
         }
     }
     #[automatically_derived]
-    impl ::sharded_runtime::HasRanges for Sale {
+    impl ::sharded_runtime::bounds::HasRanges for Sale {
         fn fields() -> SaleRanges {
             Sale::ranges()
         }

@@ -197,7 +197,7 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
     let top_level = container.attrs.parent.is_none().then(|| {
         quote! {
             #[automatically_derived]
-            impl ::sharded_runtime::TopLevel for #ident {}
+            impl ::sharded_runtime::bounds::TopLevel for #ident {}
         }
     });
     let wrapped = wrap(quote! {

@@ -17,12 +17,11 @@ use firestore::{
     FirestoreConsistencySelector, FirestoreDb, FirestoreTransaction, FirestoreTransactionOps,
 };
 
+use crate::bounds::{Subcollection, TopLevel};
 use crate::parent::Scope;
 use crate::transform::Transform;
 use crate::write::{Existing, OrderStamp, sharded_write, transform_only, transformed_write};
-use crate::{
-    Error, Field, Parent, Result, Sharded, ShardedCollection, Stored, Subcollection, TopLevel,
-};
+use crate::{Error, Field, Parent, Result, Sharded, ShardedCollection, Stored};
 
 /// Writes a `Commit` may hold.
 pub const MAX_COMMIT_WRITES: usize = 500;
@@ -281,7 +280,7 @@ pub fn transaction_error(error: Error) -> TransactionError {
 /// [`MAX_COMMIT_WRITES`] writes.
 ///
 /// A subcollection type's writes go through [`in_parent`](Self::in_parent), into the same
-/// commit; the batch's own writes take top-level types only ([`TopLevel`]).
+/// commit; the batch's own writes take top-level types only ([`TopLevel`](crate::bounds::TopLevel)).
 ///
 /// A commit whose answer is lost may have been applied: [`commit`](Self::commit) sends it once
 /// and reports the error, as the Firebase SDKs do for a batch.

@@ -50,20 +50,19 @@ pub use job::{
     JOB_STATE_COLLECTION, JobClosing, JobStatus, PartPhase, PartRun, PartStatus, TrackedPart,
 };
 pub use order_key::{OrderBound, OrderKey};
-pub use parent::{CollectionGroup, Parent, ParentDepth, Reversible, Subcollection, TopLevel};
+pub use parent::{CollectionGroup, Parent};
 pub use partition::{IdRange, MAX_PARTS};
 pub use query::{
-    ChangeKind, Cursor, CursorArgument, CursorOf, DocumentChange, DynamicOr, EveryMatch,
-    EveryQuery, InCollection, InGroup, ListenCheckpoint, ListenOptions, MAX_DISJUNCTIONS,
-    MAX_FILTER_VALUE_BYTES, MAX_LIMIT, MAX_NOT_IN, Number, Numeric, NumericField, Or, Page, PageOf,
-    PagedQuery, Queries, QueryShape, QuerySnapshot, QueryStats, RangeField, RangeFilter,
-    RangedOver, Reach, Reversed, ShardedQuery, SnapshotStream, SummedOver, WHOLE_COLLECTION, Whole,
-    WholeCollection, WholeCollectionReversed, Window, Windowed, query_id,
+    ChangeKind, Cursor, CursorArgument, CursorOf, DocumentChange, DynamicOr, InCollection, InGroup,
+    ListenCheckpoint, ListenOptions, MAX_DISJUNCTIONS, MAX_FILTER_VALUE_BYTES, MAX_LIMIT,
+    MAX_NOT_IN, Number, Numeric, NumericField, Or, Page, PageOf, Queries, QueryPlan, QueryShape,
+    QuerySnapshot, QueryStats, RangeField, RangeFilter, Reversed, ShardedQuery, SnapshotStream,
+    WHOLE_COLLECTION, Whole, WholeCollection, WholeCollectionReversed, Windowed, query_id,
 };
 pub use shard_job::{
     BothNames, Checkpoint, MAX_LISTED, Progress, ShardCensus, ShardJob, ShardedCollectionGroup,
 };
-pub use sharded::{HasAggregates, HasRanges, Sharded};
+pub use sharded::Sharded;
 pub use sharded_derive::Sharded;
 pub use sharded_derive::StoredNames;
 pub use sharded_indexes::{
@@ -79,6 +78,19 @@ pub use task_part::{
 };
 pub use transform::{MAX_TRANSFORMS, ServerTime, Transform, TransformNumber, TypedField};
 pub use write::{OrderStamp, Written};
+
+/// The traits that generic code over sharded types names in its bounds. The derive implements
+/// them for each `#[derive(Sharded)]` type (and this crate for its own marker types); no user
+/// type implements them by hand. Name them to write code generic over sharded types:
+/// `fn feed<T: Sharded + bounds::TopLevel + bounds::Reversible>(..)`, or `R: bounds::Reach` for
+/// a query of either reach.
+pub mod bounds {
+    pub use crate::parent::{ParentDepth, Reversible, Subcollection, TopLevel};
+    pub use crate::query::{
+        EveryMatch, EveryQuery, PagedQuery, RangedOver, Reach, SummedOver, Window,
+    };
+    pub use crate::sharded::{HasAggregates, HasRanges};
+}
 
 /// The firestore crate this runtime talks through, for `FirestoreDb` and `FirestoreTimestamp`.
 pub use firestore;

@@ -126,7 +126,7 @@ pub trait Sharded: Serialize + DeserializeOwned + Send + Sync + Derived + 'stati
     /// [`collection_in`](Self::collection_in) (calling this on it does not compile).
     fn collection(db: &firestore::FirestoreDb) -> ShardedCollection<'_, Self>
     where
-        Self: Sized + crate::TopLevel,
+        Self: Sized + crate::bounds::TopLevel,
     {
         ShardedCollection::new(db)
     }
@@ -146,7 +146,7 @@ pub trait Sharded: Serialize + DeserializeOwned + Send + Sync + Derived + 'stati
         parent: &crate::Parent<Self>,
     ) -> ShardedCollection<'db, Self>
     where
-        Self: Sized + crate::Subcollection,
+        Self: Sized + crate::bounds::Subcollection,
     {
         ShardedCollection::under(db, parent)
     }

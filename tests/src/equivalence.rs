@@ -5,6 +5,7 @@ use futures::TryStreamExt as _;
 use sharded_runtime::__private::usable_in_cursor;
 use std::ops::Bound;
 
+use sharded_runtime::bounds::{Reach, Window};
 use sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::{
     Document, Value, value::ValueType,
 };
@@ -14,9 +15,7 @@ use sharded_runtime::firestore::{
     FirestoreDb, FirestoreQueryCursor, FirestoreQueryDirection, FirestoreQueryFilter,
     FirestoreValue,
 };
-use sharded_runtime::{
-    Cursor, Error, MAX_DISJUNCTIONS, Page, Reach, Sharded, ShardedQuery, Stored, Window,
-};
+use sharded_runtime::{Cursor, Error, MAX_DISJUNCTIONS, Page, Sharded, ShardedQuery, Stored};
 
 pub fn ids<T>(stored: &[Stored<T>]) -> Vec<String> {
     stored.iter().map(|s| s.id.clone()).collect()
@@ -472,7 +471,7 @@ pub async fn unsharded_ids<T: Sharded>(
 
 /// Writes `documents` through sharded into `T::COLLECTION` and plainly (no shard) into
 /// `plain`: the data a property test compares a sharded query with its unsharded twin on.
-pub async fn write_both<T: sharded_runtime::TopLevel>(
+pub async fn write_both<T: sharded_runtime::bounds::TopLevel>(
     db: &FirestoreDb,
     plain: &str,
     documents: &[(String, T)],
@@ -547,7 +546,7 @@ pub async fn check_paging_back<T, const Q: u64, R: Reach, W: Window>(
     limit: u32,
     what: &str,
 ) where
-    T: Sharded + sharded_runtime::Reversible + PartialEq + std::fmt::Debug,
+    T: Sharded + sharded_runtime::bounds::Reversible + PartialEq + std::fmt::Debug,
 {
     let mut index = forward.len() - 1;
     let mut previous = forward[index].previous.clone();

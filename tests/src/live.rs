@@ -57,7 +57,7 @@ macro_rules! live_readings {
 }
 
 pub trait Reading:
-    Sharded<OrderValue = i64> + sharded_runtime::TopLevel + Clone + PartialEq + std::fmt::Debug
+    Sharded<OrderValue = i64> + sharded_runtime::bounds::TopLevel + Clone + PartialEq + std::fmt::Debug
 {
     fn new(venue: &str, at: i64, seq: i64) -> Self;
     fn at(&self) -> i64;
@@ -206,8 +206,8 @@ pub fn check_snapshots_in<T: Reading>(
 pub async fn listen_while_writing<
     T: Reading,
     const Q: u64,
-    R: sharded_runtime::Reach,
-    W: sharded_runtime::Window,
+    R: sharded_runtime::bounds::Reach,
+    W: sharded_runtime::bounds::Window,
 >(
     db: &FirestoreDb,
     listener_db: &FirestoreDb,

@@ -100,7 +100,7 @@ pub type Changes = BTreeMap<String, Change>;
 /// - field-masked updates of `masked` (which keep whatever shard the document has, so an
 ///   unsharded one stays unsharded for the job to find, with a new update time),
 /// - deletes, and creates under new ids.
-pub fn concurrent_writer<T: sharded_runtime::TopLevel>(
+pub fn concurrent_writer<T: sharded_runtime::bounds::TopLevel>(
     db: FirestoreDb,
     existing: Vec<String>,
     make: impl Fn(u32) -> T + Send + 'static,

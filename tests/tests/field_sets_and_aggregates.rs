@@ -71,7 +71,7 @@ macro_rules! trades {
     };
 }
 
-trait Trade: Sharded<OrderValue = i64> + sharded_runtime::TopLevel + Serialize {
+trait Trade: Sharded<OrderValue = i64> + sharded_runtime::bounds::TopLevel + Serialize {
     fn new(venue: &str, side: &str, desk: &str, qty: i64, price: f64, at: i64) -> Self;
     fn pair(venue: &str, side: &str) -> ShardedQuery<Self, { query_id("venue_and_side") }>;
     fn triple(

@@ -206,10 +206,10 @@ fn aggregate_and_range_fields_are_reached_in_generic_code() {
         price: i64,
         at: i64,
     }
-    fn summed<T: sharded_runtime::HasAggregates>() -> T::AggregateFields {
+    fn summed<T: sharded_runtime::bounds::HasAggregates>() -> T::AggregateFields {
         T::aggregates()
     }
-    fn ranged<T: sharded_runtime::HasRanges>() -> T::RangeFields {
+    fn ranged<T: sharded_runtime::bounds::HasRanges>() -> T::RangeFields {
         T::ranges()
     }
     assert_eq!(summed::<Sale>().amount.path(), "amount");

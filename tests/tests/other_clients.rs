@@ -48,7 +48,9 @@ macro_rules! note_type {
     };
 }
 
-trait Note: Sharded<OrderValue = FirestoreTimestamp> + sharded_runtime::TopLevel + Clone {
+trait Note:
+    Sharded<OrderValue = FirestoreTimestamp> + sharded_runtime::bounds::TopLevel + Clone
+{
     fn new(room: &str, count: i64, at: FirestoreTimestamp) -> Self;
     fn in_room(room: &str) -> ShardedQuery<Self, { query_id("room") }>;
     fn all() -> WholeCollection<Self>;

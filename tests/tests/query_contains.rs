@@ -50,7 +50,7 @@ macro_rules! post {
     };
 }
 
-trait Post: Sharded<OrderValue = i64> + sharded_runtime::TopLevel + Clone {
+trait Post: Sharded<OrderValue = i64> + sharded_runtime::bounds::TopLevel + Clone {
     fn new(tags: Vec<String>, at: i64, likes: i64) -> Self;
     fn likes(&self) -> i64;
     fn tagged(tag: String) -> ShardedQuery<Self, { query_id("tags_contains") }>;

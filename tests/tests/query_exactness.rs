@@ -130,7 +130,7 @@ macro_rules! model {
     };
 }
 
-trait Row: Sharded<OrderValue = Self::Value> + sharded_runtime::TopLevel + Debug {
+trait Row: Sharded<OrderValue = Self::Value> + sharded_runtime::bounds::TopLevel + Debug {
     type Value: Edgy + Serialize + Clone + Debug;
     fn new(group: String, region_code: String, order_value: Self::Value, seq: i64) -> Self;
     fn query(group: &str) -> ShardedQuery<Self, { query_id("group") }>;

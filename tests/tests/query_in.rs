@@ -13,10 +13,10 @@ use futures::StreamExt as _;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
+use sharded_runtime::bounds::{Reach, Subcollection};
 use sharded_runtime::firestore::{FirestoreDb, FirestoreQueryDirection, FirestoreQueryOrder};
 use sharded_runtime::{
-    CollectionGroup, Error, Number, NumericField, Parent, Reach, Sharded, ShardedQuery,
-    Subcollection, query_id,
+    CollectionGroup, Error, Number, NumericField, Parent, Sharded, ShardedQuery, query_id,
 };
 use sharded_tests::equivalence::{Unsharded, check_query, ids, paged, places, write_both};
 use sharded_tests::test_db;
@@ -60,7 +60,7 @@ macro_rules! reading {
     };
 }
 
-trait Reading: Sharded<OrderValue = i64> + sharded_runtime::TopLevel + Clone {
+trait Reading: Sharded<OrderValue = i64> + sharded_runtime::bounds::TopLevel + Clone {
     fn new(device: String, kind: u32, at: i64, n: i64) -> Self;
     fn n(&self) -> i64;
     fn devices_in(values: Vec<String>) -> ShardedQuery<Self, { query_id("device") }>;
@@ -324,7 +324,9 @@ macro_rules! logged {
     };
 }
 
-trait Logged: Sharded + Subcollection + sharded_runtime::ParentDepth<1> + CollectionGroup {
+trait Logged:
+    Sharded + Subcollection + sharded_runtime::bounds::ParentDepth<1> + CollectionGroup
+{
     fn new(kind: u32, at: i64) -> Self;
     fn kinds_in(values: Vec<u32>) -> ShardedQuery<Self, { query_id("kind") }>;
 }

@@ -52,7 +52,7 @@ macro_rules! trade {
     };
 }
 
-trait Trade: Sharded<OrderValue = i64> + sharded_runtime::TopLevel + Clone {
+trait Trade: Sharded<OrderValue = i64> + sharded_runtime::bounds::TopLevel + Clone {
     fn new(venue: String, kind: u32, tags: Vec<String>, at: i64) -> Self;
     fn venue(venue: &str) -> ShardedQuery<Self, { query_id("venue") }>;
     fn venues(venues: Vec<String>) -> ShardedQuery<Self, { query_id("venue") }>;

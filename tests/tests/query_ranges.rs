@@ -11,10 +11,10 @@ use futures::StreamExt as _;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
+use sharded_runtime::bounds::{RangedOver, Reach};
 use sharded_runtime::firestore::{FirestoreDb, FirestoreValue};
 use sharded_runtime::{
-    Cursor, Error, OrderKey, RangeField, RangedOver, Reach, Sharded, ShardedQuery,
-    WHOLE_COLLECTION, query_id,
+    Cursor, Error, OrderKey, RangeField, Sharded, ShardedQuery, WHOLE_COLLECTION, query_id,
 };
 use sharded_tests::equivalence::{
     Inequality, Unsharded, check_paging_back, check_query, paged, pages_forward, write_both,
@@ -86,8 +86,8 @@ macro_rules! trade {
 
 trait Trade:
     Sharded<OrderValue = i64>
-    + sharded_runtime::TopLevel
-    + sharded_runtime::Reversible
+    + sharded_runtime::bounds::TopLevel
+    + sharded_runtime::bounds::Reversible
     + Clone
     + PartialEq
     + std::fmt::Debug
@@ -496,7 +496,9 @@ macro_rules! metered {
     };
 }
 
-trait Metered: Sharded + sharded_runtime::ParentDepth<1> + sharded_runtime::CollectionGroup {
+trait Metered:
+    Sharded + sharded_runtime::bounds::ParentDepth<1> + sharded_runtime::CollectionGroup
+{
     fn new(value: i64, at: i64) -> Self;
     fn value() -> RangeField<Self, i64>;
     fn all() -> ShardedQuery<Self, WHOLE_COLLECTION>;

@@ -46,7 +46,10 @@ macro_rules! log {
 }
 
 trait Log:
-    Sharded<OrderValue = i64> + sharded_runtime::TopLevel + sharded_runtime::Reversible + Clone
+    Sharded<OrderValue = i64>
+    + sharded_runtime::bounds::TopLevel
+    + sharded_runtime::bounds::Reversible
+    + Clone
 {
     fn new(level: u32, at: i64, bytes: i64) -> Self;
     fn at_level(level: u32) -> ShardedQuery<Self, { query_id("level") }>;

@@ -71,7 +71,7 @@ struct AtSystemTime {
 
 trait Event:
     Sharded<OrderValue = FirestoreTimestamp>
-    + sharded_runtime::TopLevel
+    + sharded_runtime::bounds::TopLevel
     + Clone
     + PartialEq
     + std::fmt::Debug

@@ -9,10 +9,11 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 use sharded_runtime::__private::compare_references;
+use sharded_runtime::bounds::Reach;
 use sharded_runtime::firestore::{FirestoreDb, FirestoreQueryDirection, FirestoreQueryOrder};
 use sharded_runtime::{
-    CollectionGroup, Cursor, Error, InGroup, Number, NumericField, Parent, Reach, Sharded,
-    ShardedQuery, WholeCollection, query_id,
+    CollectionGroup, Cursor, Error, InGroup, Number, NumericField, Parent, Sharded, ShardedQuery,
+    WholeCollection, query_id,
 };
 use sharded_tests::equivalence::{paged, places};
 use sharded_tests::test_db;
@@ -59,7 +60,7 @@ macro_rules! message {
 
 trait Message:
     Sharded
-    + sharded_runtime::ParentDepth<1>
+    + sharded_runtime::bounds::ParentDepth<1>
     + sharded_runtime::CollectionGroup
     + Clone
     + PartialEq

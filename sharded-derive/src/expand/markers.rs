@@ -16,14 +16,14 @@ pub(super) fn placement(model: &Model) -> TokenStream {
     let subcollection = match model.parent_collections.is_empty() {
         false => quote! {
             #[automatically_derived]
-            impl ::sharded_runtime::Subcollection for #ident {}
+            impl ::sharded_runtime::bounds::Subcollection for #ident {}
 
             #[automatically_derived]
-            impl ::sharded_runtime::ParentDepth<#depth> for #ident {}
+            impl ::sharded_runtime::bounds::ParentDepth<#depth> for #ident {}
         },
         true => quote! {
             #[automatically_derived]
-            impl ::sharded_runtime::TopLevel for #ident {}
+            impl ::sharded_runtime::bounds::TopLevel for #ident {}
         },
     };
     let group = model.collection_group.then(|| {
@@ -35,7 +35,7 @@ pub(super) fn placement(model: &Model) -> TokenStream {
     let reversible = model.reversible.then(|| {
         quote! {
             #[automatically_derived]
-            impl ::sharded_runtime::Reversible for #ident {}
+            impl ::sharded_runtime::bounds::Reversible for #ident {}
         }
     });
     quote!(#subcollection #group #reversible)
@@ -62,7 +62,7 @@ pub(super) fn has_fields(model: &Model) -> TokenStream {
         let constructor = kind.constructor().0;
         out.extend(quote! {
             #[automatically_derived]
-            impl ::sharded_runtime::#trait_name for #ident {
+            impl ::sharded_runtime::bounds::#trait_name for #ident {
                 fn fields() -> #fields {
                     #ident::#constructor()
                 }
@@ -112,7 +112,7 @@ pub(super) fn declared_markers(model: &Model) -> TokenStream {
                     pub struct #marker;
                     #(
                         #[automatically_derived]
-                        impl ::sharded_runtime::#trait_name<#ids> for #marker {}
+                        impl ::sharded_runtime::bounds::#trait_name<#ids> for #marker {}
                     )*
                 })
             })

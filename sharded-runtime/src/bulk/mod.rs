@@ -13,6 +13,9 @@ mod writer;
 
 pub use crate::option_check::MAX_DURATION;
 pub use crate::retry::Backoff;
+// Test hooks: virtual time for tests of schedules. Hidden, as every test hook is (see the
+// README's "Stability"): public for this workspace's own tests, not part of the API.
+#[doc(hidden)]
 pub use clock::{Clock, Sleep, SystemClock, VirtualClock};
 pub use options::{BulkWriterOptions, MAX_BATCH_SIZE, MAX_PENDING};
 pub use outcome::{BulkStats, PendingWrite, WriteFailure, WriteOutcome};

@@ -47,7 +47,8 @@ pub struct BulkWriterOptions {
     /// waits until that deadline (and 1 s more) has passed, so that the lost request, if the
     /// server applies it, cannot land after it.
     pub request_timeout: Duration,
-    /// The clock the ramp and the backoff read.
+    /// The clock the ramp and the backoff read: a test hook (hidden).
+    #[doc(hidden)]
     pub clock: Arc<dyn Clock>,
     /// How whole-document writes of a `server_timestamp` type set its order field:
     /// [`OrderStamp::OnCreate`](crate::OrderStamp::OnCreate) by default (the server's time on
@@ -143,7 +144,8 @@ impl BulkWriterOptions {
         BulkWriterOptions { backoff, ..self }
     }
 
-    /// These options reading `clock`.
+    /// These options reading `clock`: a test hook (hidden).
+    #[doc(hidden)]
     pub fn with_clock(self, clock: impl Clock) -> Self {
         BulkWriterOptions {
             clock: Arc::new(clock),

@@ -12,11 +12,12 @@ use tokio::sync::{mpsc, oneshot};
 use super::batcher::{Batcher, Message, Op};
 use super::options::BulkWriterOptions;
 use super::outcome::{BulkStats, PendingWrite, Shared};
+use crate::bounds::{Subcollection, TopLevel};
 use crate::document_id::check_document_id;
 use crate::parent::Scope;
 use crate::serialize::serialize;
 use crate::write::{Existing, sharded_write};
-use crate::{Error, Parent, Result, Sharded, Subcollection, TopLevel};
+use crate::{Error, Parent, Result, Sharded};
 
 /// Writes many documents at the rate Firestore's best practices allow, with Google's bulk
 /// writers' batching, retries and guarantees.

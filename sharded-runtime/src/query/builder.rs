@@ -177,7 +177,7 @@ impl<T: Sharded, const QUERY: u64, W: Window> ShardedQuery<T, QUERY, InCollectio
     /// [`in_group`](Self::in_group), else [`Error::InvalidParent`](crate::Error::InvalidParent) before anything is sent.
     pub fn in_parent(mut self, parent: &crate::Parent<T>) -> Self
     where
-        T: crate::Subcollection,
+        T: crate::bounds::Subcollection,
     {
         self.scope = crate::parent::Scope::under(parent);
         self
@@ -259,7 +259,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         cursor: impl CursorArgument<T, QUERY, R>,
     ) -> ShardedQuery<T, QUERY, R, Windowed>
     where
-        T: crate::Reversible,
+        T: crate::bounds::Reversible,
     {
         let mut query = self.retyped();
         query.before = cursor.into_position();
@@ -273,7 +273,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     /// query back. Call it after [`in_group`](Self::in_group).
     pub fn reversed(self) -> ShardedQuery<T, QUERY, R::Flipped, W>
     where
-        T: crate::Reversible,
+        T: crate::bounds::Reversible,
     {
         self.flipped()
     }

@@ -4,6 +4,7 @@ use firestore::FirestoreDb;
 use firestore::gcloud_sdk::google::firestore::v1::{Document, value::ValueType};
 use tracing::Instrument as _;
 
+use super::plan::QueryPlan;
 use super::spans::query_span;
 use super::{Reach, ShardedQuery, Window};
 use crate::{Error, Result, Sharded};
@@ -14,17 +15,23 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     /// their sum capped at the limit.
     pub async fn count(&self, db: &FirestoreDb) -> Result<u64> {
         let span = query_span::<T, QUERY>("count");
-        match self.ending_before()? {
-            Some(flipped) => flipped.count_in(db, &span).instrument(span.clone()).await,
-            None => self.count_in(db, &span).instrument(span.clone()).await,
-        }
+        let plan = self.plan()?;
+        self.count_planned(db, &plan, &span)
+            .instrument(span.clone())
+            .await
     }
 
-    pub(super) async fn count_in(&self, db: &FirestoreDb, span: &tracing::Span) -> Result<u64> {
+    /// The count of `plan`'s documents, capped at its limit.
+    async fn count_planned(
+        &self,
+        db: &FirestoreDb,
+        plan: &QueryPlan,
+        span: &tracing::Span,
+    ) -> Result<u64> {
         let counts = self
-            .in_every_chunk(db, span, |db, prepared, chunk| {
-                let count = self
-                    .select(db, prepared, chunk)
+            .in_every_chunk(db, plan, span, |db, plan, chunk| {
+                let count = plan
+                    .select(db, chunk)
                     .aggregate(|a| a.fields([a.field("count").count()]));
                 Box::pin(async move {
                     let rows = crate::retry::retry_reads(&crate::retry::QUERY_READS, || {
@@ -36,7 +43,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
             })
             .await?;
         let total: u64 = counts.into_iter().sum();
-        Ok(self
+        Ok(plan
             .limit
             .map_or(total, |limit| total.min(u64::from(limit))))
     }

@@ -135,16 +135,6 @@ impl Position {
                 ))
             })
     }
-
-    /// The full name of the cursor's document in `collection`.
-    pub(crate) fn document_name(&self, db: &firestore::FirestoreDb, collection: &str) -> String {
-        crate::document_path::document_name(
-            db.get_documents_path(),
-            self.parent.as_deref(),
-            collection,
-            &self.id,
-        )
-    }
 }
 
 /// The token's contents.
@@ -306,7 +296,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> Cursor<T, QUERY, R> {
     /// [`at`](Self::at) for the document `id` under `parent`, of a subcollection type.
     pub fn at_in(order_value: &T::OrderValue, parent: &crate::Parent<T>, id: &str) -> Result<Self>
     where
-        T: crate::Subcollection,
+        T: crate::bounds::Subcollection,
     {
         Self::at_position(order_value, id, Some(parent.path().to_owned()))
     }

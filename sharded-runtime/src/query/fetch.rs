@@ -5,9 +5,8 @@ use firestore::gcloud_sdk::google::firestore::v1::Document;
 use firestore::{FirestoreDb, FirestoreValue};
 use tracing::Instrument as _;
 
-use super::chunk::Chunk;
 use super::cursor::Edge;
-use super::prepare::Prepared;
+use super::plan::{Chunk, QueryPlan};
 use super::snapshot::Snapshot;
 use super::spans::{chunk_span, query_span};
 use super::{
@@ -128,7 +127,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         limit: u32,
     ) -> Result<(Vec<Document>, bool, QueryStats)> {
         self.limit = Some(limit);
-        self.prepare(db)?;
+        self.plan()?;
         let look_ahead = limit < MAX_LIMIT;
         self.limit = Some(limit + u32::from(look_ahead));
         let (mut documents, stats) = self.fetch_documents(db).await?;
@@ -199,181 +198,81 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         Ok(Some(flipped))
     }
 
+    /// The query's documents as read, in its order: its plan's chunk queries at one
+    /// snapshot, merged (and reversed for a query that ends `before` a cursor).
     pub(super) async fn fetch_documents(
         &self,
         db: &FirestoreDb,
     ) -> Result<(Vec<Document>, QueryStats)> {
         let span = query_span::<T, QUERY>("fetch");
-        match self.ending_before()? {
-            Some(flipped) => {
-                let (mut documents, stats) = flipped
-                    .fetch_documents_in(db, &span)
-                    .instrument(span.clone())
-                    .await?;
-                documents.reverse();
-                Ok((documents, stats))
-            }
-            None => {
-                self.fetch_documents_in(db, &span)
-                    .instrument(span.clone())
-                    .await
-            }
+        let plan = self.plan()?;
+        let (mut documents, stats) = self
+            .fetch_planned(db, &plan, &span)
+            .instrument(span.clone())
+            .await?;
+        if plan.ends_before {
+            documents.reverse();
         }
+        Ok((documents, stats))
     }
 
-    pub(super) async fn fetch_documents_in(
+    /// `plan`'s documents, merged in the order its chunk queries read.
+    async fn fetch_planned(
         &self,
         db: &FirestoreDb,
+        plan: &QueryPlan,
         span: &tracing::Span,
     ) -> Result<(Vec<Document>, QueryStats)> {
-        let (prepared, snapshot) = self.begin(db, span).await?;
-        let fetched = self.fetch_rounds(snapshot.db(), &prepared).await;
+        let snapshot = self.begin(db, plan, span).await?;
+        let fetched = fetch_rounds(snapshot.db(), plan).await;
         snapshot.release();
         let (mut results, stats) = fetched?;
         span.record("documents_read", stats.documents_read);
         if results.len() == 1 {
             return Ok((results.pop().expect("one result"), stats));
         }
-        let order = self.document_order();
-        let merged = merge_sorted(results, self.limit.map(|limit| limit as usize), |a, b| {
+        let order = plan.document_order();
+        let merged = merge_sorted(results, plan.limit.map(|limit| limit as usize), |a, b| {
             order.compare(a, b)
         });
         Ok((merged, stats))
     }
 
-    /// Every chunk's documents, as many as the merge of the first `limit` needs
-    /// ([`limit_split`]): one round of one query per chunk, and for a limited query past 30 shard
-    /// values, up to three more rounds to the chunks that may hold more of them.
-    pub(super) async fn fetch_rounds(
-        &self,
-        db: &FirestoreDb,
-        prepared: &Prepared,
-    ) -> Result<(Vec<Vec<Document>>, QueryStats)> {
-        let chunks = &prepared.chunks;
-        // Each chunk query through the one retry policy: one dropped request among many
-        // fails no fan-out.
-        let query = |i: usize, after: Option<Vec<FirestoreValue>>, limit: Option<u32>| {
-            crate::retry::retry_reads(&crate::retry::QUERY_READS, move || {
-                self.select_page(db, prepared, chunks[i], after.clone(), limit)
-                    .query()
-            })
-            .instrument(chunk_span(i, chunks[i]))
-        };
-        let limit = match self.limit {
-            Some(limit) if chunks.len() > 1 => limit as usize,
-            _ => {
-                let results = futures::future::try_join_all(
-                    (0..chunks.len()).map(|i| query(i, prepared.start_after.clone(), self.limit)),
-                )
-                .await?;
-                let stats = QueryStats {
-                    queries: results.len(),
-                    documents_read: results.iter().map(Vec::len).sum(),
-                    rounds: 1,
-                };
-                return Ok((results, stats));
-            }
-        };
-        let order = self.document_order();
-        let values: Vec<usize> = chunks.iter().map(|chunk| chunk.weight()).collect();
-        let asked = limit_split::first_round(limit, &values);
-        let mut fetched = futures::future::try_join_all(
-            asked
-                .iter()
-                .enumerate()
-                .map(|(i, &ask)| query(i, prepared.start_after.clone(), Some(ask as u32))),
-        )
-        .await?;
-        let mut ran_out: Vec<bool> = fetched
-            .iter()
-            .zip(&asked)
-            .map(|(documents, &ask)| documents.len() < ask)
-            .collect();
-        let mut stats = QueryStats {
-            queries: chunks.len(),
-            documents_read: fetched.iter().map(Vec::len).sum(),
-            rounds: 1,
-        };
-        loop {
-            let next = limit_split::next_round(
-                limit,
-                stats.rounds,
-                &fetched,
-                &ran_out,
-                &values,
-                |a, b| order.compare(a, b),
-            );
-            if next.is_empty() {
-                return Ok((fetched, stats));
-            }
-            // Just after the chunk's last document; from the start again when that document's
-            // order value is a string Firestore refuses as a cursor (over 1,500 bytes).
-            let requests: Vec<(usize, Option<Vec<FirestoreValue>>, usize)> = next
-                .iter()
-                .map(|&(i, more)| {
-                    let last = fetched[i]
-                        .last()
-                        .expect("a chunk asked again returned documents");
-                    match self.after_document_values(last) {
-                        Some(after) => (i, Some(after), more),
-                        None => (i, None, fetched[i].len() + more),
-                    }
-                })
-                .collect();
-            let extra = futures::future::try_join_all(requests.iter().map(|(i, after, ask)| {
-                let after = after.clone().or_else(|| prepared.start_after.clone());
-                async move { query(*i, after, Some(*ask as u32)).await }
-            }))
-            .await?;
-            stats.rounds += 1;
-            stats.queries += requests.len();
-            for ((i, after, ask), documents) in requests.into_iter().zip(extra) {
-                stats.documents_read += documents.len();
-                ran_out[i] = documents.len() < ask;
-                match after {
-                    Some(_) => fetched[i].extend(documents),
-                    None => fetched[i] = documents,
-                }
-            }
-        }
-    }
-
-    /// `per_chunk` on every chunk at once, all reading one snapshot, released before the
+    /// `per_chunk` on every chunk of `plan` at once, all reading one snapshot, released before the
     /// results return; each in a span of its own. A failure in any chunk fails the whole: no
     /// partial result.
     pub(super) async fn in_every_chunk<Each>(
         &self,
         db: &FirestoreDb,
+        plan: &QueryPlan,
         span: &tracing::Span,
         per_chunk: impl for<'a> Fn(
             &'a FirestoreDb,
-            &'a Prepared,
+            &'a QueryPlan,
             Chunk,
         ) -> futures::future::BoxFuture<'a, Result<Each>>,
     ) -> Result<Vec<Each>> {
-        let (prepared, snapshot) = self.begin(db, span).await?;
+        let snapshot = self.begin(db, plan, span).await?;
         let results =
-            futures::future::try_join_all(prepared.chunks.iter().enumerate().map(|(i, chunk)| {
-                per_chunk(snapshot.db(), &prepared, *chunk).instrument(chunk_span(i, *chunk))
+            futures::future::try_join_all(plan.chunks.iter().enumerate().map(|(i, chunk)| {
+                per_chunk(snapshot.db(), plan, *chunk).instrument(chunk_span(i, *chunk))
             }))
             .await;
         snapshot.release();
         results
     }
 
-    /// The start of every read: the query checked and prepared, its chunk count on `span`, no
-    /// document left in a retired shard value ([`crate::retired`]), and the snapshot its chunk
-    /// queries share.
+    /// The start of every read of `plan`: its chunk count on `span`, no document left in a
+    /// retired shard value ([`crate::retired`]), and the snapshot its chunk queries share.
     pub(super) async fn begin<'db>(
         &self,
         db: &'db FirestoreDb,
+        plan: &QueryPlan,
         span: &tracing::Span,
-    ) -> Result<(Prepared, Snapshot<'db>)> {
-        let prepared = self.prepare(db)?;
-        span.record("chunks", prepared.chunks.len());
-        crate::retired::check::<T>(db, &self.scope).await?;
-        let snapshot = Snapshot::begin(db, prepared.chunks.len()).await?;
-        Ok((prepared, snapshot))
+    ) -> Result<Snapshot<'db>> {
+        span.record("chunks", plan.chunks.len());
+        crate::retired::check::<T>(db, &plan.scope).await?;
+        Snapshot::begin(db, plan.chunks.len()).await
     }
 }
 
@@ -383,4 +282,97 @@ pub(super) struct RawPage<T, const QUERY: u64, R: Reach> {
     pub(super) next: Option<Cursor<T, QUERY, R>>,
     pub(super) previous: Option<Cursor<T, QUERY, R>>,
     pub(super) stats: QueryStats,
+}
+
+/// Every chunk's documents, as many as the merge of the first `limit` needs
+/// ([`limit_split`]): one round of one query per chunk, and for a limited query past 30 shard
+/// values, up to three more rounds to the chunks that may hold more of them.
+async fn fetch_rounds(
+    db: &FirestoreDb,
+    plan: &QueryPlan,
+) -> Result<(Vec<Vec<Document>>, QueryStats)> {
+    let chunks = &plan.chunks;
+    let start_after = plan.start_after(db);
+    // Each chunk query through the one retry policy: one dropped request among many
+    // fails no fan-out.
+    let query = |i: usize, after: Option<Vec<FirestoreValue>>, limit: Option<u32>| {
+        crate::retry::retry_reads(&crate::retry::QUERY_READS, move || {
+            plan.select_page(db, chunks[i], after.clone(), limit)
+                .query()
+        })
+        .instrument(chunk_span(i, chunks[i]))
+    };
+    let limit = match plan.limit {
+        Some(limit) if chunks.len() > 1 => limit as usize,
+        _ => {
+            let results = futures::future::try_join_all(
+                (0..chunks.len()).map(|i| query(i, start_after.clone(), plan.limit)),
+            )
+            .await?;
+            let stats = QueryStats {
+                queries: results.len(),
+                documents_read: results.iter().map(Vec::len).sum(),
+                rounds: 1,
+            };
+            return Ok((results, stats));
+        }
+    };
+    let order = plan.document_order();
+    let values: Vec<usize> = chunks.iter().map(|chunk| chunk.weight()).collect();
+    let asked = limit_split::first_round(limit, &values);
+    let mut fetched = futures::future::try_join_all(
+        asked
+            .iter()
+            .enumerate()
+            .map(|(i, &ask)| query(i, start_after.clone(), Some(ask as u32))),
+    )
+    .await?;
+    let mut ran_out: Vec<bool> = fetched
+        .iter()
+        .zip(&asked)
+        .map(|(documents, &ask)| documents.len() < ask)
+        .collect();
+    let mut stats = QueryStats {
+        queries: chunks.len(),
+        documents_read: fetched.iter().map(Vec::len).sum(),
+        rounds: 1,
+    };
+    loop {
+        let next =
+            limit_split::next_round(limit, stats.rounds, &fetched, &ran_out, &values, |a, b| {
+                order.compare(a, b)
+            });
+        if next.is_empty() {
+            return Ok((fetched, stats));
+        }
+        // Just after the chunk's last document; from the start again when that document's
+        // order value is a string Firestore refuses as a cursor (over 1,500 bytes).
+        let requests: Vec<(usize, Option<Vec<FirestoreValue>>, usize)> = next
+            .iter()
+            .map(|&(i, more)| {
+                let last = fetched[i]
+                    .last()
+                    .expect("a chunk asked again returned documents");
+                match plan.after_document_values(last) {
+                    Some(after) => (i, Some(after), more),
+                    None => (i, None, fetched[i].len() + more),
+                }
+            })
+            .collect();
+        let extra = futures::future::try_join_all(requests.iter().map(|(i, after, ask)| {
+            let after = after.clone().or_else(|| start_after.clone());
+            async move { query(*i, after, Some(*ask as u32)).await }
+        }))
+        .await?;
+        stats.rounds += 1;
+        stats.queries += requests.len();
+        for ((i, after, ask), documents) in requests.into_iter().zip(extra) {
+            stats.documents_read += documents.len();
+            ran_out[i] = documents.len() < ask;
+            match after {
+                Some(_) => fetched[i].extend(documents),
+                None => fetched[i] = documents,
+            }
+        }
+    }
 }

@@ -3,20 +3,17 @@
 
 mod aggregate;
 mod builder;
-mod chunk;
 mod count;
 mod cursor;
 mod fetch;
-mod index_need;
 mod listen;
 mod merge;
 mod names;
-mod prepare;
+mod plan;
 mod projection;
 pub(crate) mod queries;
 mod range;
 mod reach;
-pub(crate) mod request;
 // Only debug builds check each query against the plan before sending it.
 mod limit_split;
 #[cfg(debug_assertions)]
@@ -34,7 +31,6 @@ pub use crate::value_order::{
 };
 pub use aggregate::{Number, Numeric, NumericField, SummedOver, numeric_field};
 pub use builder::ShardedQuery;
-pub use chunk::shard_chunks;
 pub(crate) use count::count_of;
 pub use cursor::{Cursor, CursorArgument};
 pub use listen::{
@@ -42,7 +38,8 @@ pub use listen::{
 };
 pub use merge::{merge_sorted, merge_streams};
 pub use names::{CursorOf, PageOf, PagedQuery};
-pub use prepare::{MAX_FILTER_VALUE_BYTES, MAX_LIMIT, MAX_NOT_IN};
+pub(crate) use plan::DocumentOrder;
+pub use plan::{MAX_FILTER_VALUE_BYTES, MAX_LIMIT, MAX_NOT_IN, QueryPlan, shard_chunks};
 pub use queries::{Queries, queries};
 pub use range::{RangeField, RangeFilter, RangedOver, range_field};
 pub use reach::{InCollection, InGroup, Reach, Reversed};

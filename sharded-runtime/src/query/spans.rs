@@ -1,6 +1,6 @@
 //! The tracing spans of a query and of its chunk queries.
 
-use super::chunk::Chunk;
+use super::plan::Chunk;
 use super::query_name;
 use crate::Sharded;
 

@@ -19,8 +19,7 @@ use firestore::{FirestoreDb, FirestoreValue};
 use futures::stream::{BoxStream, StreamExt, TryStreamExt};
 use tracing::Instrument as _;
 
-use super::chunk::Chunk;
-use super::prepare::Prepared;
+use super::plan::{Chunk, QueryPlan};
 use super::spans::{chunk_span, query_span};
 use super::{Reach, ShardedQuery, Window, merge_streams};
 use crate::{Error, Result, Sharded, Stored};
@@ -120,17 +119,19 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         span: &tracing::Span,
         page_size: u32,
     ) -> Result<BoxStream<'static, Result<Document>>> {
-        let (prepared, snapshot) = self.begin(db, span).await?;
-        let page = self.limit.map_or(page_size, |limit| limit.min(page_size));
+        let plan = self.plan()?.forward_only()?;
+        let snapshot = self.begin(db, &plan, span).await?;
+        let start_after = plan.start_after(db);
+        let page = plan.limit.map_or(page_size, |limit| limit.min(page_size));
         // Every chunk's first page at once: one round trip of latency, not one each.
         let first =
-            futures::future::try_join_all(prepared.chunks.iter().enumerate().map(|(i, chunk)| {
-                self.stream_page(
+            futures::future::try_join_all(plan.chunks.iter().enumerate().map(|(i, chunk)| {
+                stream_page(
                     snapshot.db(),
-                    &prepared,
+                    &plan,
                     *chunk,
                     None,
-                    prepared.start_after.clone(),
+                    start_after.clone(),
                     page,
                 )
                 .instrument(chunk_span(i, *chunk))
@@ -151,200 +152,194 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
             ));
         }
         let read_time = read_time.filter(|_| !pinned);
-        let prepared = std::sync::Arc::new(prepared);
+        let plan = std::sync::Arc::new(plan);
         let mut streams: Vec<BoxStream<'static, Result<Document>>> = first
             .into_iter()
             .enumerate()
             .map(|(i, (documents, _))| {
-                let resume = self.resume_after(&prepared, documents, page);
-                self.chunk_stream(db.clone(), prepared.clone(), i, read_time, resume, page)
+                let resume = resume_after(&plan, start_after.clone(), documents, page);
+                chunk_stream(db.clone(), plan.clone(), i, read_time, resume, page)
             })
             .collect();
-        let order = self.document_order();
+        let order = plan.document_order();
         let merged = if streams.len() == 1 {
             streams.pop().expect("one stream")
         } else {
             merge_streams(streams, move |a, b| order.compare(a, b))
         };
-        Ok(match self.limit {
+        Ok(match plan.limit {
             Some(limit) => merged.take(limit as usize).boxed(),
             None => merged,
         })
     }
+}
 
-    /// Chunk `i`'s documents: `resume`'s, then a page at a time at `read_time`.
-    fn chunk_stream(
-        &self,
-        db: FirestoreDb,
-        prepared: std::sync::Arc<Prepared>,
-        i: usize,
-        read_time: Option<Timestamp>,
-        resume: Result<Resume>,
-        page: u32,
-    ) -> BoxStream<'static, Result<Document>> {
-        let resume = match resume {
-            Ok(resume) => resume,
-            Err(error) => return futures::stream::once(async { Err(error) }).boxed(),
-        };
-        let query = self.clone();
-        futures::stream::try_unfold(resume, move |mut resume| {
-            let (query, prepared, db) = (query.clone(), prepared.clone(), db.clone());
-            async move {
-                loop {
-                    if let Some(document) = resume.buffer.pop_front() {
-                        return Ok(Some((document, resume)));
-                    }
-                    if resume.done {
-                        return Ok(None);
-                    }
-                    let chunk = prepared.chunks[i];
-                    let wanted = u32::try_from(resume.skip)
-                        .unwrap_or(u32::MAX)
-                        .saturating_add(page);
-                    let (documents, _) = query
-                        .stream_page(
-                            &db,
-                            &prepared,
-                            chunk,
-                            read_time,
-                            resume.after.clone(),
-                            wanted,
-                        )
+/// Chunk `i`'s documents: `resume`'s, then a page at a time at `read_time`.
+fn chunk_stream(
+    db: FirestoreDb,
+    plan: std::sync::Arc<QueryPlan>,
+    i: usize,
+    read_time: Option<Timestamp>,
+    resume: Result<Resume>,
+    page: u32,
+) -> BoxStream<'static, Result<Document>> {
+    let resume = match resume {
+        Ok(resume) => resume,
+        Err(error) => return futures::stream::once(async { Err(error) }).boxed(),
+    };
+    futures::stream::try_unfold(resume, move |mut resume| {
+        let (plan, db) = (plan.clone(), db.clone());
+        async move {
+            loop {
+                if let Some(document) = resume.buffer.pop_front() {
+                    return Ok(Some((document, resume)));
+                }
+                if resume.done {
+                    return Ok(None);
+                }
+                let chunk = plan.chunks[i];
+                let wanted = u32::try_from(resume.skip)
+                    .unwrap_or(u32::MAX)
+                    .saturating_add(page);
+                let (documents, _) =
+                    stream_page(&db, &plan, chunk, read_time, resume.after.clone(), wanted)
                         .instrument(chunk_span(i, chunk))
                         .await?;
-                    resume = query.next_resume(resume, documents, wanted)?;
-                }
-            }
-        })
-        .boxed()
-    }
-
-    /// Where a chunk goes on after its first page, `documents`, of at most `page`.
-    fn resume_after(
-        &self,
-        prepared: &Prepared,
-        documents: Vec<Document>,
-        page: u32,
-    ) -> Result<Resume> {
-        let start = Resume {
-            after: prepared.start_after.clone(),
-            skip: 0,
-            done: false,
-            buffer: VecDeque::new(),
-        };
-        self.next_resume(start, documents, page)
-    }
-
-    /// `resume` after a page of `documents` asked for `wanted` from its cursor: the ones
-    /// already yielded dropped, the cursor moved to the last new one that can be one.
-    fn next_resume(&self, resume: Resume, documents: Vec<Document>, wanted: u32) -> Result<Resume> {
-        let done = documents.len() < wanted as usize;
-        let mut after = resume.after;
-        let mut skip = resume.skip;
-        let fresh: VecDeque<Document> = documents.into_iter().skip(resume.skip).collect();
-        for document in &fresh {
-            match self.after_document_values(document) {
-                Some(values) => {
-                    after = Some(values);
-                    skip = 0;
-                }
-                None => skip += 1,
+                resume = next_resume(&plan, resume, documents, wanted)?;
             }
         }
-        Ok(Resume {
-            after,
-            skip,
-            done,
-            buffer: fresh,
-        })
-    }
+    })
+    .boxed()
+}
 
-    /// One page of `chunk`: at most `limit` documents just after `after`, at `read_time` (or
-    /// as `db` reads), with the read time the server read them at; read again while it fails
-    /// in a way another attempt may fix. A read time Firestore keeps no more is
-    /// [`Error::ReadTimeExpired`].
-    async fn stream_page(
-        &self,
-        db: &FirestoreDb,
-        prepared: &Prepared,
-        chunk: Chunk,
-        read_time: Option<Timestamp>,
-        after: Option<Vec<FirestoreValue>>,
-        limit: u32,
-    ) -> Result<(Vec<Document>, Option<Timestamp>)> {
-        let page = crate::retry::retry_reads(&crate::retry::QUERY_READS, || {
-            self.stream_page_once(db, prepared, chunk, read_time, after.clone(), limit)
-        })
-        .await;
-        match page {
-            Err(Error::Firestore(error)) if read_time_expired(&error) => {
-                Err(Error::ReadTimeExpired { resume_after: None })
+/// Where a chunk goes on after its first page, `documents`, of at most `page`.
+fn resume_after(
+    plan: &QueryPlan,
+    start_after: Option<Vec<FirestoreValue>>,
+    documents: Vec<Document>,
+    page: u32,
+) -> Result<Resume> {
+    let start = Resume {
+        after: start_after,
+        skip: 0,
+        done: false,
+        buffer: VecDeque::new(),
+    };
+    next_resume(plan, start, documents, page)
+}
+
+/// `resume` after a page of `documents` asked for `wanted` from its cursor: the ones
+/// already yielded dropped, the cursor moved to the last new one that can be one.
+fn next_resume(
+    plan: &QueryPlan,
+    resume: Resume,
+    documents: Vec<Document>,
+    wanted: u32,
+) -> Result<Resume> {
+    let done = documents.len() < wanted as usize;
+    let mut after = resume.after;
+    let mut skip = resume.skip;
+    let fresh: VecDeque<Document> = documents.into_iter().skip(resume.skip).collect();
+    for document in &fresh {
+        match plan.after_document_values(document) {
+            Some(values) => {
+                after = Some(values);
+                skip = 0;
             }
-            page => page,
+            None => skip += 1,
         }
     }
+    Ok(Resume {
+        after,
+        skip,
+        done,
+        buffer: fresh,
+    })
+}
 
-    /// [`stream_page`](Self::stream_page), once.
-    async fn stream_page_once(
-        &self,
-        db: &FirestoreDb,
-        prepared: &Prepared,
-        chunk: Chunk,
-        read_time: Option<Timestamp>,
-        after: Option<Vec<FirestoreValue>>,
-        limit: u32,
-    ) -> firestore::FirestoreResult<(Vec<Document>, Option<Timestamp>)> {
-        let Some(read_time) = read_time else {
-            let responses: Vec<_> = self
-                .select_page(db, prepared, chunk, after, Some(limit))
-                .stream_query_with_metadata()
-                .await?
-                .try_collect()
-                .await?;
-            let read_time = responses
-                .iter()
-                .find_map(|response| response.metadata.read_time)
-                .map(firestore::timestamp_utils::to_timestamp);
-            let documents = responses
-                .into_iter()
-                .filter_map(|response| response.document)
-                .collect();
-            return Ok((documents, read_time));
-        };
-        let query = self
-            .structured_query(prepared, chunk, after, Some(limit))
-            .map_err(|error| {
-                firestore::errors::FirestoreError::InvalidParametersError(
-                    firestore::errors::FirestoreInvalidParametersError::new(
-                        firestore::errors::FirestoreInvalidParametersPublicDetails::new(
-                            "query".into(),
-                            error.to_string(),
-                        ),
-                    ),
-                )
-            })?;
-        let request = RunQueryRequest {
-            parent: self.scope.parent_path(db),
-            query_type: Some(run_query_request::QueryType::StructuredQuery(query)),
-            consistency_selector: Some(run_query_request::ConsistencySelector::ReadTime(read_time)),
-            ..Default::default()
-        };
-        let responses: Vec<_> = db
-            .client()
-            .get()
-            .run_query(request)
-            .await
-            .map_err(firestore::errors::FirestoreError::from)?
-            .into_inner()
+/// One page of `chunk`: at most `limit` documents just after `after`, at `read_time` (or
+/// as `db` reads), with the read time the server read them at; read again while it fails
+/// in a way another attempt may fix. A read time Firestore keeps no more is
+/// [`Error::ReadTimeExpired`].
+async fn stream_page(
+    db: &FirestoreDb,
+    plan: &QueryPlan,
+    chunk: Chunk,
+    read_time: Option<Timestamp>,
+    after: Option<Vec<FirestoreValue>>,
+    limit: u32,
+) -> Result<(Vec<Document>, Option<Timestamp>)> {
+    let page = crate::retry::retry_reads(&crate::retry::QUERY_READS, || {
+        stream_page_once(db, plan, chunk, read_time, after.clone(), limit)
+    })
+    .await;
+    match page {
+        Err(Error::Firestore(error)) if read_time_expired(&error) => {
+            Err(Error::ReadTimeExpired { resume_after: None })
+        }
+        page => page,
+    }
+}
+
+/// [`stream_page`], once.
+async fn stream_page_once(
+    db: &FirestoreDb,
+    plan: &QueryPlan,
+    chunk: Chunk,
+    read_time: Option<Timestamp>,
+    after: Option<Vec<FirestoreValue>>,
+    limit: u32,
+) -> firestore::FirestoreResult<(Vec<Document>, Option<Timestamp>)> {
+    let Some(read_time) = read_time else {
+        let responses: Vec<_> = plan
+            .select_page(db, chunk, after, Some(limit))
+            .stream_query_with_metadata()
+            .await?
             .try_collect()
-            .await
-            .map_err(firestore::errors::FirestoreError::from)?;
+            .await?;
+        let read_time = responses
+            .iter()
+            .find_map(|response| response.metadata.read_time)
+            .map(firestore::timestamp_utils::to_timestamp);
         let documents = responses
             .into_iter()
             .filter_map(|response| response.document)
             .collect();
-        Ok((documents, Some(read_time)))
-    }
+        return Ok((documents, read_time));
+    };
+    let query = plan
+        .structured_query(chunk, after, Some(limit))
+        .map_err(|error| {
+            firestore::errors::FirestoreError::InvalidParametersError(
+                firestore::errors::FirestoreInvalidParametersError::new(
+                    firestore::errors::FirestoreInvalidParametersPublicDetails::new(
+                        "query".into(),
+                        error.to_string(),
+                    ),
+                ),
+            )
+        })?;
+    let request = RunQueryRequest {
+        parent: plan.scope.parent_path(db),
+        query_type: Some(run_query_request::QueryType::StructuredQuery(query)),
+        consistency_selector: Some(run_query_request::ConsistencySelector::ReadTime(read_time)),
+        ..Default::default()
+    };
+    let responses: Vec<_> = db
+        .client()
+        .get()
+        .run_query(request)
+        .await
+        .map_err(firestore::errors::FirestoreError::from)?
+        .into_inner()
+        .try_collect()
+        .await
+        .map_err(firestore::errors::FirestoreError::from)?;
+    let documents = responses
+        .into_iter()
+        .filter_map(|response| response.document)
+        .collect();
+    Ok((documents, Some(read_time)))
 }
 
 /// `documents`, with the token `token_of` gives the last one yielded (`start` before the

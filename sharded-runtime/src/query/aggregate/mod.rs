@@ -22,8 +22,7 @@ mod totals;
 pub use numeric::{Number, Numeric, NumericField, SummedOver, numeric_field};
 use totals::{ChunkAggregate, Subtotal, Subtotals};
 
-use super::chunk::Chunk;
-use super::prepare::Prepared;
+use super::plan::{Chunk, QueryPlan};
 use super::spans::{chunk_span, query_span};
 use super::{EveryMatch, QueryStats, Reach, ShardedQuery, Window};
 use crate::{Error, Result, Sharded};
@@ -147,10 +146,11 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     ) -> Result<(Number, Option<f64>, QueryStats)> {
         let span = query_span::<T, QUERY>("aggregate");
         async {
-            let (prepared, snapshot) = self.begin(db, &span).await?;
+            let plan = self.plan()?.forward_only()?;
+            let snapshot = self.begin(db, &plan, &span).await?;
             let cost = Cost::default();
             let total = self
-                .aggregate_in(snapshot.db(), &prepared, field, average, &cost)
+                .aggregate_in(snapshot.db(), &plan, field, average, &cost)
                 .await;
             snapshot.release();
             let (sum, avg) = total?;
@@ -175,14 +175,14 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     async fn aggregate_in(
         &self,
         db: &FirestoreDb,
-        prepared: &Prepared,
+        plan: &QueryPlan,
         field: NumericField<T>,
         average: bool,
         cost: &Cost,
     ) -> Result<(Number, Option<f64>)> {
         let answers =
-            futures::future::try_join_all(prepared.chunks.iter().enumerate().map(|(i, chunk)| {
-                self.aggregate_of(db, prepared, *chunk, field, cost)
+            futures::future::try_join_all(plan.chunks.iter().enumerate().map(|(i, chunk)| {
+                self.aggregate_of(db, plan, *chunk, field, cost)
                     .instrument(chunk_span(i, *chunk))
             }))
             .await?;
@@ -195,8 +195,8 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
                 continue;
             }
             let settled = futures::future::try_join_all(open.iter().map(|&i| {
-                let chunk = prepared.chunks[i];
-                self.exact_subtotal(db, prepared, chunk, field, cost)
+                let chunk = plan.chunks[i];
+                self.exact_subtotal(db, plan, chunk, field, cost)
                     .instrument(chunk_span(i, chunk))
             }))
             .await?;
@@ -212,7 +212,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     async fn aggregate_of(
         &self,
         db: &FirestoreDb,
-        prepared: &Prepared,
+        plan: &QueryPlan,
         chunk: Chunk,
         field: NumericField<T>,
         cost: &Cost,
@@ -220,15 +220,15 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         cost.query();
         // The order field alone, so the index (shard, fields, order field, aggregated
         // field) serves it with a range or without.
-        let order = vec![prepared.orders[0].clone()];
-        // As every chunk query (`prepare`), checked against the plan in debug builds.
+        let order = vec![plan.orders[0].clone()];
+        // As every chunk query (`plan`), checked against the plan in debug builds.
         #[cfg(debug_assertions)]
         {
-            let sent = self.structured_query_ordered(prepared, chunk, order.clone(), None, None)?;
+            let sent = plan.structured_query_ordered(chunk, order.clone(), None, None)?;
             super::served::check_aggregation_served(&T::indexes(), &sent, field.path)?;
         }
         let rows = crate::retry::retry_reads(&crate::retry::QUERY_READS, || {
-            self.select_ordered(db, prepared, chunk, order.clone(), None)
+            plan.select_ordered(db, chunk, order.clone(), None)
                 .aggregate(|a| {
                     a.fields([
                         a.field("count").count(),
@@ -247,13 +247,13 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     async fn exact_subtotal(
         &self,
         db: &FirestoreDb,
-        prepared: &Prepared,
+        plan: &QueryPlan,
         chunk: Chunk,
         field: NumericField<T>,
         cost: &Cost,
     ) -> Result<Subtotal> {
         if chunk.shards.len() == 1 {
-            return self.read_subtotal(db, prepared, chunk, field, cost).await;
+            return self.read_subtotal(db, plan, chunk, field, cost).await;
         }
         let values: Vec<Chunk> = chunk
             .shards
@@ -263,7 +263,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         let answers = futures::future::try_join_all(
             values
                 .iter()
-                .map(|&value| self.aggregate_of(db, prepared, value, field, cost)),
+                .map(|&value| self.aggregate_of(db, plan, value, field, cost)),
         )
         .await?;
         let mut total = Subtotal::default();
@@ -277,7 +277,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         let read = futures::future::try_join_all(
             unsettled
                 .into_iter()
-                .map(|value| self.read_subtotal(db, prepared, value, field, cost)),
+                .map(|value| self.read_subtotal(db, plan, value, field, cost)),
         )
         .await?;
         Ok(read.into_iter().fold(total, Subtotal::add))
@@ -288,7 +288,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     async fn read_subtotal(
         &self,
         db: &FirestoreDb,
-        prepared: &Prepared,
+        plan: &QueryPlan,
         chunk: Chunk,
         field: NumericField<T>,
         cost: &Cost,
@@ -300,12 +300,11 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
             attempts += 1;
             cost.query();
             let read = async {
-                let documents = self
+                let documents = plan
                     .select_ordered(
                         db,
-                        prepared,
                         chunk,
-                        prepared.orders.clone(),
+                        plan.orders.clone(),
                         Some(&[field.path.to_owned()]),
                     )
                     .stream_query_with_errors()

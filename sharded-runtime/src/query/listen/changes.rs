@@ -35,7 +35,7 @@ pub(super) type Diff<V> = (Vec<Change<V>>, Vec<Shown<V>>);
 pub(super) fn diff<V: Clone>(
     previous: Vec<Shown<V>>,
     next: &[&Document],
-    order: crate::query::request::DocumentOrder,
+    order: crate::query::DocumentOrder,
     read: impl Fn(&Document) -> Result<V>,
 ) -> Result<Diff<V>> {
     // Where each change stands, worked out over borrowed documents.
@@ -128,7 +128,7 @@ fn position(list: &[&Document], name: &str) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use crate::query::request::DocumentOrder;
+    use crate::query::DocumentOrder;
     use firestore::gcloud_sdk::prost_types::Timestamp;
 
     use super::*;

@@ -64,17 +64,16 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         checkpoint: Option<ListenCheckpoint>,
     ) -> Result<SnapshotStream<T>> {
         options.validate()?;
-        let prepared = self.prepare(db)?;
-        let queries = prepared
+        let plan = self.plan()?.forward_only()?;
+        let start_after = plan.start_after(db);
+        let queries = plan
             .chunks
             .iter()
-            .map(|chunk| {
-                self.structured_query(&prepared, *chunk, prepared.start_after.clone(), self.limit)
-            })
+            .map(|chunk| plan.structured_query(*chunk, start_after.clone(), plan.limit))
             .collect::<Result<Vec<_>>>()?;
-        let limit = self.limit.map(|limit| limit as usize);
-        let order = self.document_order();
-        let parent = self.scope.parent_path(db);
+        let limit = plan.limit.map(|limit| limit as usize);
+        let order = plan.document_order();
+        let parent = plan.scope.parent_path(db);
         let listener = Listener::<T>::new(db, parent, queries, limit, order, options, checkpoint)?;
         let snapshots = listener.into_stream();
         if T::RETIRED_SHARD_VALUES.is_empty() {

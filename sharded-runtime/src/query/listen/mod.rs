@@ -221,7 +221,7 @@ pub(crate) struct Listener<T> {
     parent: String,
     targets: ChunkTargets,
     limit: Option<usize>,
-    order: crate::query::request::DocumentOrder,
+    order: crate::query::DocumentOrder,
     /// What the last snapshot showed (for a resumed listener, what its checkpoint did).
     shown: Vec<Shown<Arc<Stored<T>>>>,
     /// No snapshot emitted yet: the next is emitted even if nothing changed.
@@ -245,7 +245,7 @@ impl<T: Sharded> Listener<T> {
         parent: String,
         queries: Vec<StructuredQuery>,
         limit: Option<usize>,
-        order: crate::query::request::DocumentOrder,
+        order: crate::query::DocumentOrder,
         options: ListenOptions,
         resume: Option<ListenCheckpoint>,
     ) -> Result<Listener<T>> {

@@ -359,7 +359,7 @@ impl ChunkTargets {
     /// hold it), in `order`, the first `limit`.
     pub(super) fn merged(
         &self,
-        order: crate::query::request::DocumentOrder,
+        order: crate::query::DocumentOrder,
         limit: Option<usize>,
     ) -> Vec<&Document> {
         let mut merged: HashMap<&str, &Document> = HashMap::new();
@@ -397,7 +397,7 @@ fn later(a: &Option<Timestamp>, b: &Option<Timestamp>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::query::request::DocumentOrder;
+    use crate::query::DocumentOrder;
     use firestore::gcloud_sdk::google::firestore::v1::{
         DocumentChange, DocumentDelete, ExistenceFilter, listen_response::ResponseType,
     };

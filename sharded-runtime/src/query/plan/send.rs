@@ -1,45 +1,42 @@
-//! A prepared query in the firestore crate's terms: one chunk's filter (`shard in [...]` and
-//! the query's own), its order, the cursor values it starts after, and the same order on the
-//! client, for merging chunks.
+//! A plan in the firestore crate's terms: one chunk's filter (`shard in [...]` and the query's
+//! own), its order, the cursor values it starts after, and the same order on the client, for
+//! merging chunks.
 
-use firestore::gcloud_sdk::google::firestore::v1::Document;
+use firestore::gcloud_sdk::google::firestore::v1::{
+    Document, StructuredQuery, Value, value::ValueType,
+};
 use firestore::{
     FirestoreDb, FirestoreQueryCursor, FirestoreQueryFilter, FirestoreQueryFilterCompare,
     FirestoreQueryFilterComposite, FirestoreQueryFilterCompositeOperator, FirestoreQueryOrder,
     FirestoreValue,
 };
 
-use super::chunk::Chunk;
-use super::prepare::{Prepared, compare};
-use super::reach::query_direction;
-use super::{Reach, ShardedQuery, Window};
-use crate::{Error, Result, Sharded};
+use super::{Chunk, QueryPlan, compare};
+use crate::{Error, Result, value_order};
 
-impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R, W> {
+impl QueryPlan {
     /// A chunk's query as the protocol's `StructuredQuery`, starting just after `after`, at
     /// most `limit`: what a Listen target or a raw RunQuery sends.
-    pub(super) fn structured_query(
+    pub(crate) fn structured_query(
         &self,
-        prepared: &Prepared,
         chunk: Chunk,
         after: Option<Vec<FirestoreValue>>,
         limit: Option<u32>,
-    ) -> Result<firestore::gcloud_sdk::google::firestore::v1::StructuredQuery> {
-        self.structured_query_ordered(prepared, chunk, prepared.orders.clone(), after, limit)
+    ) -> Result<StructuredQuery> {
+        self.structured_query_ordered(chunk, self.orders.clone(), after, limit)
     }
 
     /// [`structured_query`](Self::structured_query) ordered by `orders`: what an aggregation
     /// over the chunk (ordered by the order field alone) sends.
-    pub(super) fn structured_query_ordered(
+    pub(crate) fn structured_query_ordered(
         &self,
-        prepared: &Prepared,
         chunk: Chunk,
         orders: Vec<FirestoreQueryOrder>,
         after: Option<Vec<FirestoreValue>>,
         limit: Option<u32>,
-    ) -> Result<firestore::gcloud_sdk::google::firestore::v1::StructuredQuery> {
-        let mut params = firestore::FirestoreQueryParams::new(T::COLLECTION.into())
-            .with_filter(self.chunk_filter(prepared, chunk))
+    ) -> Result<StructuredQuery> {
+        let mut params = firestore::FirestoreQueryParams::new(self.collection.into())
+            .with_filter(self.chunk_filter(chunk))
             .with_order_by(orders);
         if self.scope == crate::parent::Scope::Group {
             params.all_descendants = Some(true);
@@ -50,41 +47,27 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         if let Some(after) = after {
             params = params.with_start_at(FirestoreQueryCursor::AfterValue(after));
         }
-        firestore::gcloud_sdk::google::firestore::v1::StructuredQuery::try_from(params)
-            .map_err(Error::from)
+        StructuredQuery::try_from(params).map_err(Error::from)
     }
 
-    pub(super) fn select<'db>(
+    /// A chunk's query as planned: from the plan's cursor, at most its limit.
+    pub(crate) fn select<'db>(
         &self,
         db: &'db FirestoreDb,
-        prepared: &Prepared,
         chunk: Chunk,
     ) -> firestore::select_builder::FirestoreSelectDocBuilder<'db, FirestoreDb> {
-        self.select_page(
-            db,
-            prepared,
-            chunk,
-            prepared.start_after.clone(),
-            self.limit,
-        )
+        self.select_page(db, chunk, self.start_after(db), self.limit)
     }
 
     /// A chunk's query, starting just after `after` (cursor values), at most `limit`.
-    pub(super) fn select_page<'db>(
+    pub(crate) fn select_page<'db>(
         &self,
         db: &'db FirestoreDb,
-        prepared: &Prepared,
         chunk: Chunk,
         after: Option<Vec<FirestoreValue>>,
         limit: Option<u32>,
     ) -> firestore::select_builder::FirestoreSelectDocBuilder<'db, FirestoreDb> {
-        let mut select = self.select_ordered(
-            db,
-            prepared,
-            chunk,
-            prepared.orders.clone(),
-            self.mask.as_deref(),
-        );
+        let mut select = self.select_ordered(db, chunk, self.orders.clone(), self.mask.as_deref());
         if let Some(limit) = limit {
             select = select.limit(limit);
         }
@@ -94,40 +77,41 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         select
     }
 
-    /// A chunk's query where the query's scope reads, ordered by `orders`; with a
+    /// A chunk's query where the plan's scope reads, ordered by `orders`; with a
     /// `projection`, of those field paths alone.
-    pub(super) fn select_ordered<'db>(
+    pub(crate) fn select_ordered<'db>(
         &self,
         db: &'db FirestoreDb,
-        prepared: &Prepared,
         chunk: Chunk,
         orders: Vec<FirestoreQueryOrder>,
         projection: Option<&[String]>,
     ) -> firestore::select_builder::FirestoreSelectDocBuilder<'db, FirestoreDb> {
-        let filter = self.chunk_filter(prepared, chunk);
+        let filter = self.chunk_filter(chunk);
         let select = db.fluent().select();
         let select = match projection {
             Some(fields) => select.fields(fields),
             None => select,
         };
         self.scope
-            .select(db, select.from(T::COLLECTION))
+            .select(db, select.from(self.collection))
             .filter(move |_| Some(filter.clone()))
             .order(move |o| o.fields(orders.clone()))
     }
 
-    pub(super) fn chunk_filter(&self, prepared: &Prepared, chunk: Chunk) -> FirestoreQueryFilter {
+    /// The whole filter of a chunk query: its shard values, the query's filters, and its
+    /// share of an `in`'s values.
+    pub(crate) fn chunk_filter(&self, chunk: Chunk) -> FirestoreQueryFilter {
         let shards: Vec<&str> = chunk.shards.to_vec();
-        let shard_field = T::SHARD_FIELD_PATH.to_owned();
-        let mut filters = vec![compare(match (prepared.shard_by_equality, &shards[..]) {
+        let shard_field = self.shard_field.to_owned();
+        let mut filters = vec![compare(match (self.shard_by_equality, &shards[..]) {
             (true, [shard]) => FirestoreQueryFilterCompare::Equal(shard_field, (*shard).into()),
             _ => FirestoreQueryFilterCompare::In(
                 shard_field,
                 <FirestoreValue as From<Vec<&str>>>::from(shards),
             ),
         })];
-        filters.extend(prepared.filters.iter().cloned());
-        if let Some(any_of) = &prepared.any_of {
+        filters.extend(self.filters.iter().cloned());
+        if let Some(any_of) = &self.any_of {
             let (start, end) = chunk.values;
             filters.push(any_of.filter(start, end));
         }
@@ -136,6 +120,56 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
             operator: FirestoreQueryFilterCompositeOperator::And,
         })
     }
+
+    /// The cursor values the chunk queries start just after, naming the cursor's document in
+    /// `db`.
+    pub(crate) fn start_after(&self, db: &FirestoreDb) -> Option<Vec<FirestoreValue>> {
+        let start = self.start_after.as_ref()?;
+        let name = crate::document_path::document_name(
+            db.get_documents_path(),
+            start.parent.as_deref(),
+            self.collection,
+            &start.id,
+        );
+        Some(cursor_values(start.values.clone(), name))
+    }
+
+    /// The cursor values that start a chunk query just after `document`, in this plan's
+    /// order; `None` when the document lacks one of them or one is a string Firestore refuses
+    /// as a cursor value (over 1,500 bytes).
+    pub(crate) fn after_document_values(&self, document: &Document) -> Option<Vec<FirestoreValue>> {
+        let mut values = vec![value_order::field_value(document, self.order_field)?.clone()];
+        if let Some(path) = self.then_by {
+            values.push(value_order::field_value(document, path)?.clone());
+        }
+        if !values.iter().all(value_order::usable_in_cursor) {
+            return None;
+        }
+        Some(cursor_values(values, document.name.clone()))
+    }
+
+    /// The order the plan's documents come in, to merge chunk queries by.
+    pub(crate) fn document_order(&self) -> DocumentOrder {
+        DocumentOrder {
+            order_field: self.order_field,
+            then_by: self.then_by,
+            direction: self.direction,
+            #[cfg(test)]
+            by: None,
+        }
+    }
+}
+
+/// The cursor values a query starts just after: a document's order value (and the value of
+/// the field a range filter is on), then its full name, as the query orders.
+fn cursor_values(values: Vec<Value>, name: String) -> Vec<FirestoreValue> {
+    values
+        .into_iter()
+        .chain([Value {
+            value_type: Some(ValueType::ReferenceValue(name)),
+        }])
+        .map(|value| FirestoreValue { value })
+        .collect()
 }
 
 /// The order a query's documents come in, to merge chunk queries by: the order field, then
@@ -174,23 +208,5 @@ impl DocumentOrder {
             self.then_by,
             self.direction,
         )
-    }
-}
-
-impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R, W> {
-    /// The order this query's documents come in.
-    pub(super) fn document_order(&self) -> DocumentOrder {
-        DocumentOrder {
-            order_field: T::ORDER_FIELD,
-            then_by: self.then_by(),
-            direction: query_direction::<T, R>(),
-            #[cfg(test)]
-            by: None,
-        }
-    }
-
-    /// The field a range filter is on, which the query orders by after the order field.
-    pub(super) fn then_by(&self) -> Option<&'static str> {
-        self.filters.first().map(|filter| filter.path)
     }
 }

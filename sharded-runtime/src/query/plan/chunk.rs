@@ -3,38 +3,26 @@
 //! value) pairs are cut into rectangles of at most 30: every pair in exactly one chunk, so
 //! every matching document is read by exactly one chunk query.
 
-use super::{MAX_DISJUNCTIONS, Reach, ShardedQuery, Window};
-use crate::{Result, Sharded};
-
-impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R, W> {
-    /// How many chunk queries one round of this query sends: one per 30 disjunctions of
-    /// shard values times its `in` or `array-contains-any` values (or its OR's disjuncts).
-    /// Firestore bills each query at least one read, even when it matches nothing, and a
-    /// page reads at most its `limit` and a look-ahead from each chunk. The query is checked
-    /// as running it would check it.
-    pub fn chunk_queries(&self) -> Result<usize> {
-        Ok(self.terms()?.chunks.len())
-    }
-}
+use crate::query::MAX_DISJUNCTIONS;
 
 /// One chunk query's part of the fan-out: some of the shard values read and, for an `in`
 /// query, some of its values (a range of the prepared ones).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Chunk {
-    pub(super) shards: &'static [&'static str],
+pub(crate) struct Chunk {
+    pub(crate) shards: &'static [&'static str],
     /// `start..end` of the prepared `in` values; empty without `in`.
-    pub(super) values: (usize, usize),
+    pub(crate) values: (usize, usize),
 }
 
 impl Chunk {
     /// The pairs of values it covers: what its share of the results is taken in proportion
     /// to (writes draw shard values uniformly).
-    pub(super) fn weight(&self) -> usize {
+    pub(crate) fn weight(&self) -> usize {
         self.shards.len() * (self.values.1 - self.values.0).max(1)
     }
 
     /// The same chunk on `shards` alone.
-    pub(super) fn with_shards(self, shards: &'static [&'static str]) -> Chunk {
+    pub(crate) fn with_shards(self, shards: &'static [&'static str]) -> Chunk {
         Chunk { shards, ..self }
     }
 }
