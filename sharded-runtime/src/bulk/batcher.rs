@@ -6,21 +6,18 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use firestore::FirestoreDb;
-use firestore::gcloud_sdk::google::firestore::v1::{
-    BatchWriteRequest, BatchWriteResponse, Document, GetDocumentRequest, Write,
-};
-use firestore::gcloud_sdk::tonic::{self, Code, Status};
+use firestore::gcloud_sdk::google::firestore::v1::{BatchWriteResponse, Document, Write};
+use firestore::gcloud_sdk::tonic::{Code, Status};
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use futures::stream::FuturesUnordered;
 use tokio::sync::{mpsc, oneshot};
-use tracing::Instrument;
 
-use super::clock::Clock;
 use super::options::BulkWriterOptions;
 use super::outcome::{Reply, Shared, Unclaimed, WriteFailure, WriteOutcome};
 use super::rate_limiter::{RateLimiter, Throttling};
-use crate::retry::{Backoff, retries_request, retries_write};
+use super::requests::{read_back, send};
+use crate::retry::{retries_request, retries_write};
 
 #[derive(Debug)]
 pub(super) enum Message {
@@ -561,55 +558,6 @@ fn request_prefix(queue: &VecDeque<Op>, size: usize) -> usize {
         })
         .count();
     count.max(1)
-}
-
-async fn send(
-    db: FirestoreDb,
-    writes: Vec<Write>,
-    timeout: Duration,
-) -> Result<BatchWriteResponse, Status> {
-    let span = tracing::debug_span!("sharded_bulk_request", writes = writes.len());
-    let mut request = tonic::Request::new(BatchWriteRequest {
-        database: db.get_database_path().clone(),
-        writes,
-        ..BatchWriteRequest::default()
-    });
-    request.set_timeout(timeout);
-    db.client()
-        .get()
-        .batch_write(request)
-        .instrument(span)
-        .await
-        .map(tonic::Response::into_inner)
-}
-
-/// The document `name` as it is now (`None` if missing), read with the writer's retries.
-async fn read_back(
-    db: FirestoreDb,
-    name: String,
-    clock: Arc<dyn Clock>,
-    backoff: Backoff,
-    timeout: Duration,
-) -> Result<Option<Document>, Status> {
-    let mut attempts = 0;
-    loop {
-        attempts += 1;
-        let mut request = tonic::Request::new(GetDocumentRequest {
-            name: name.clone(),
-            ..GetDocumentRequest::default()
-        });
-        request.set_timeout(timeout);
-        match db.client().get().get_document(request).await {
-            Ok(document) => return Ok(Some(document.into_inner())),
-            Err(status) if status.code() == Code::NotFound => return Ok(None),
-            Err(status) if attempts < backoff.max_attempts && retries_request(status.code()) => {
-                clock
-                    .sleep(backoff.delay(attempts, status.code().into()))
-                    .await;
-            }
-            Err(status) => return Err(status),
-        }
-    }
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ mod landed;
 mod options;
 mod outcome;
 mod rate_limiter;
+mod requests;
 mod sequential_ids;
 mod writer;
 

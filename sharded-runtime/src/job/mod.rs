@@ -7,6 +7,7 @@
 
 mod closing;
 mod lease;
+mod records;
 mod state;
 mod status;
 

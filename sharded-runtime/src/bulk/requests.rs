@@ -1,0 +1,65 @@
+//! The two requests the bulk writer sends: a BatchWrite of a batch, and the read of a
+//! document whose write lost its answer, to settle what became of it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use firestore::FirestoreDb;
+use firestore::gcloud_sdk::google::firestore::v1::{
+    BatchWriteRequest, BatchWriteResponse, Document, GetDocumentRequest, Write,
+};
+use firestore::gcloud_sdk::tonic::{self, Code, Status};
+use tracing::Instrument;
+
+use super::clock::Clock;
+use crate::retry::{Backoff, retries_request};
+
+/// One BatchWrite request of `writes`, with `timeout` as its deadline.
+pub(super) async fn send(
+    db: FirestoreDb,
+    writes: Vec<Write>,
+    timeout: Duration,
+) -> Result<BatchWriteResponse, Status> {
+    let span = tracing::debug_span!("sharded_bulk_request", writes = writes.len());
+    let mut request = tonic::Request::new(BatchWriteRequest {
+        database: db.get_database_path().clone(),
+        writes,
+        ..BatchWriteRequest::default()
+    });
+    request.set_timeout(timeout);
+    db.client()
+        .get()
+        .batch_write(request)
+        .instrument(span)
+        .await
+        .map(tonic::Response::into_inner)
+}
+
+/// The document `name` as it is now (`None` if missing), read with the writer's retries.
+pub(super) async fn read_back(
+    db: FirestoreDb,
+    name: String,
+    clock: Arc<dyn Clock>,
+    backoff: Backoff,
+    timeout: Duration,
+) -> Result<Option<Document>, Status> {
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        let mut request = tonic::Request::new(GetDocumentRequest {
+            name: name.clone(),
+            ..GetDocumentRequest::default()
+        });
+        request.set_timeout(timeout);
+        match db.client().get().get_document(request).await {
+            Ok(document) => return Ok(Some(document.into_inner())),
+            Err(status) if status.code() == Code::NotFound => return Ok(None),
+            Err(status) if attempts < backoff.max_attempts && retries_request(status.code()) => {
+                clock
+                    .sleep(backoff.delay(attempts, status.code().into()))
+                    .await;
+            }
+            Err(status) => return Err(status),
+        }
+    }
+}
