@@ -504,6 +504,7 @@ pub(crate) async fn holds_field(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::partition::IdRange;
 
     /// The documents of a job's start with `parts` parts whose split ids are `id_bytes` long.
     fn start(parts: u32, id_bytes: usize) -> Vec<Document> {
