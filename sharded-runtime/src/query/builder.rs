@@ -363,3 +363,13 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         self
     }
 }
+
+impl<T, const QUERY: u64, R: Reach, W: Window> super::PagedQuery for ShardedQuery<T, QUERY, R, W> {
+    type Cursor = super::Cursor<T, QUERY, R>;
+    type Page = super::Page<T, QUERY, R>;
+}
+
+impl<T, const QUERY: u64, R: Reach, W: Window> super::names::sealed::Sealed
+    for ShardedQuery<T, QUERY, R, W>
+{
+}

@@ -10,58 +10,11 @@ use super::plan::{Chunk, QueryPlan};
 use super::snapshot::Snapshot;
 use super::spans::{chunk_span, query_span};
 use super::{
-    Cursor, MAX_LIMIT, Page, QueryStats, Reach, ShardedQuery, Window, limit_split, merge_sorted,
+    Cursor, MAX_LIMIT, QueryStats, Reach, ShardedQuery, Window, limit_split, merge_sorted,
 };
-use crate::{Error, Result, Sharded, Stored};
+use crate::{Error, Result, Sharded};
 
 impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R, W> {
-    /// The matching documents, in order.
-    pub async fn fetch(&self, db: &FirestoreDb) -> Result<Vec<T>> {
-        Ok(self
-            .fetch_stored(db)
-            .await?
-            .into_iter()
-            .map(|stored| stored.document)
-            .collect())
-    }
-
-    /// The matching documents with their ids and shards, in order.
-    pub async fn fetch_stored(&self, db: &FirestoreDb) -> Result<Vec<Stored<T>>> {
-        Ok(self.fetch_with_stats(db).await?.0)
-    }
-
-    /// [`fetch_stored`](Self::fetch_stored), with what the fetch cost.
-    pub async fn fetch_with_stats(&self, db: &FirestoreDb) -> Result<(Vec<Stored<T>>, QueryStats)> {
-        let (documents, stats) = self.fetch_documents(db).await?;
-        let items = documents
-            .iter()
-            .map(Stored::from_document)
-            .collect::<Result<_>>()?;
-        Ok((items, stats))
-    }
-
-    /// One page of at most `limit` documents (replacing any [`limit`](Self::limit) set
-    /// before), and the cursor of the next page if there is one. The limit is an argument, so
-    /// a page query without one does not compile.
-    ///
-    /// The page asks for one document more than `limit`, so it knows whether another page
-    /// follows: a full last page has no `next`, and reading on costs no empty round trip. That
-    /// one look-ahead document is read (and billed) but not returned.
-    pub async fn page(&self, db: &FirestoreDb, limit: u32) -> Result<Page<T, QUERY, R>> {
-        let page = self.page_documents(db, limit).await?;
-        let items = page
-            .documents
-            .iter()
-            .map(Stored::from_document)
-            .collect::<Result<_>>()?;
-        Ok(Page {
-            items,
-            next: page.next,
-            previous: page.previous,
-            stats: page.stats,
-        })
-    }
-
     /// A page's documents as read, with its cursors and what it cost.
     pub(super) async fn page_documents(
         &self,
@@ -223,7 +176,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         plan: &QueryPlan,
         span: &tracing::Span,
     ) -> Result<(Vec<Document>, QueryStats)> {
-        let snapshot = self.begin(db, plan, span).await?;
+        let snapshot = begin::<T>(db, plan, span).await?;
         let fetched = fetch_rounds(snapshot.db(), plan).await;
         snapshot.release();
         let (mut results, stats) = fetched?;
@@ -236,43 +189,6 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
             order.compare(a, b)
         });
         Ok((merged, stats))
-    }
-
-    /// `per_chunk` on every chunk of `plan` at once, all reading one snapshot, released before the
-    /// results return; each in a span of its own. A failure in any chunk fails the whole: no
-    /// partial result.
-    pub(super) async fn in_every_chunk<Each>(
-        &self,
-        db: &FirestoreDb,
-        plan: &QueryPlan,
-        span: &tracing::Span,
-        per_chunk: impl for<'a> Fn(
-            &'a FirestoreDb,
-            &'a QueryPlan,
-            Chunk,
-        ) -> futures::future::BoxFuture<'a, Result<Each>>,
-    ) -> Result<Vec<Each>> {
-        let snapshot = self.begin(db, plan, span).await?;
-        let results =
-            futures::future::try_join_all(plan.chunks.iter().enumerate().map(|(i, chunk)| {
-                per_chunk(snapshot.db(), plan, *chunk).instrument(chunk_span(i, *chunk))
-            }))
-            .await;
-        snapshot.release();
-        results
-    }
-
-    /// The start of every read of `plan`: its chunk count on `span`, no document left in a
-    /// retired shard value ([`crate::retired`]), and the snapshot its chunk queries share.
-    pub(super) async fn begin<'db>(
-        &self,
-        db: &'db FirestoreDb,
-        plan: &QueryPlan,
-        span: &tracing::Span,
-    ) -> Result<Snapshot<'db>> {
-        span.record("chunks", plan.chunks.len());
-        crate::retired::check::<T>(db, &plan.scope).await?;
-        Snapshot::begin(db, plan.chunks.len()).await
     }
 }
 
@@ -375,4 +291,39 @@ async fn fetch_rounds(
             }
         }
     }
+}
+
+/// `per_chunk` on every chunk of `plan` at once, all reading one snapshot, released before the
+/// results return; each in a span of its own. A failure in any chunk fails the whole: no
+/// partial result.
+pub(super) async fn in_every_chunk<T: Sharded, Each>(
+    db: &FirestoreDb,
+    plan: &QueryPlan,
+    span: &tracing::Span,
+    per_chunk: impl for<'a> Fn(
+        &'a FirestoreDb,
+        &'a QueryPlan,
+        Chunk,
+    ) -> futures::future::BoxFuture<'a, Result<Each>>,
+) -> Result<Vec<Each>> {
+    let snapshot = begin::<T>(db, plan, span).await?;
+    let results =
+        futures::future::try_join_all(plan.chunks.iter().enumerate().map(|(i, chunk)| {
+            per_chunk(snapshot.db(), plan, *chunk).instrument(chunk_span(i, *chunk))
+        }))
+        .await;
+    snapshot.release();
+    results
+}
+
+/// The start of every read of `plan`: its chunk count on `span`, no document left in a
+/// retired shard value ([`crate::retired`]), and the snapshot its chunk queries share.
+pub(super) async fn begin<'db, T: Sharded>(
+    db: &'db FirestoreDb,
+    plan: &QueryPlan,
+    span: &tracing::Span,
+) -> Result<Snapshot<'db>> {
+    span.record("chunks", plan.chunks.len());
+    crate::retired::check::<T>(db, &plan.scope).await?;
+    Snapshot::begin(db, plan.chunks.len()).await
 }

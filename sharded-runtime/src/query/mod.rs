@@ -14,6 +14,7 @@ mod projection;
 pub(crate) mod queries;
 mod range;
 mod reach;
+mod reads;
 // Only debug builds check each query against the plan before sending it.
 mod limit_split;
 #[cfg(debug_assertions)]
@@ -24,7 +25,6 @@ mod spans;
 mod stream;
 mod values;
 mod window;
-mod with_errors;
 
 pub use crate::value_order::{
     compare_documents, compare_references, compare_values, usable_in_cursor,

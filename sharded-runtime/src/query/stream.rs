@@ -19,10 +19,11 @@ use firestore::{FirestoreDb, FirestoreValue};
 use futures::stream::{BoxStream, StreamExt, TryStreamExt};
 use tracing::Instrument as _;
 
+use super::fetch::begin;
 use super::plan::{Chunk, QueryPlan};
 use super::spans::{chunk_span, query_span};
 use super::{Reach, ShardedQuery, Window, merge_streams};
-use crate::{Error, Result, Sharded, Stored};
+use crate::{Error, Result, Sharded};
 
 /// Documents per page of a chunk's stream, unless
 /// [`stream_in_pages_of`](ShardedQuery::stream_in_pages_of) says otherwise.
@@ -40,138 +41,100 @@ struct Resume {
     buffer: VecDeque<Document>,
 }
 
-impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R, W> {
-    /// The matching documents as a stream, in order. Chunk queries stream concurrently and
-    /// merge as they arrive; an error in any chunk is the stream's last item.
-    ///
-    /// Every document comes from one snapshot, read in pages of 300 per chunk: the first in
-    /// the snapshot every read of a query shares, the rest at its read time, so that a slow
-    /// consumer holds no transaction open. Each page is read through the one retry policy,
-    /// so a dropped connection costs a retry, not the stream. Firestore keeps a read time
-    /// readable for an hour (point-in-time recovery keeps whole minutes only, which a
-    /// stream's read time is not): a stream consumed for longer ends with
-    /// [`Error::ReadTimeExpired`], carrying the token of the cursor after the last document
-    /// it yielded, to go on from with a new stream. On a client pinned to a transaction or a
-    /// read time, every page reads there.
-    ///
-    /// The stream owns what it reads with (a clone of `db`, a handle to the same client), so
-    /// it borrows neither the query nor `db`: it can be returned, kept, or moved into a task,
-    /// as a [`listen`](Self::listen)er's can.
-    pub async fn stream(&self, db: &FirestoreDb) -> Result<BoxStream<'static, Result<Stored<T>>>> {
-        self.stream_in_pages_of(db, STREAM_PAGE).await
+/// The stream's documents as read, not yet decoded.
+pub(super) async fn stream_documents<T: Sharded, const QUERY: u64, R: Reach, W: Window>(
+    query: &ShardedQuery<T, QUERY, R, W>,
+    db: &FirestoreDb,
+    page_size: u32,
+) -> Result<BoxStream<'static, Result<Document>>> {
+    if !(1..=super::MAX_LIMIT).contains(&page_size) {
+        return Err(Error::InvalidQuery(format!(
+            "a stream's page size is 1 to {}, not {page_size}",
+            super::MAX_LIMIT
+        )));
     }
+    let span = query_span::<T, QUERY>("stream");
+    let documents = open_stream(query, db, &span, page_size)
+        .instrument(span.clone())
+        .await?;
+    Ok(resumable(query, documents))
+}
 
-    /// [`stream`](Self::stream), reading pages of `page_size` documents per chunk query
-    /// (fewer held in memory, more requests); [`Error::InvalidQuery`] unless `page_size` is
-    /// 1 to [`MAX_LIMIT`](crate::MAX_LIMIT), nothing sent.
-    pub async fn stream_in_pages_of(
-        &self,
-        db: &FirestoreDb,
-        page_size: u32,
-    ) -> Result<BoxStream<'static, Result<Stored<T>>>> {
-        let documents = self.stream_documents(db, page_size).await?;
-        Ok(documents
-            .map(|document| Stored::from_document(&document?))
-            .boxed())
+/// `documents` whose [`Error::ReadTimeExpired`] carries the cursor after the last document
+/// yielded before it (the query's own start before the first).
+fn resumable<T: Sharded, const QUERY: u64, R: Reach, W: Window>(
+    query: &ShardedQuery<T, QUERY, R, W>,
+    documents: BoxStream<'static, Result<Document>>,
+) -> BoxStream<'static, Result<Document>> {
+    let start = query
+        .after
+        .clone()
+        .map(|position| super::Cursor::<T, QUERY, R>::from_position(position).to_token());
+    resume_tokens(start, documents, |document| {
+        super::Cursor::<T, QUERY, R>::after_document(document)
+            .ok()
+            .map(|cursor| cursor.to_token())
+    })
+}
+
+/// Reads every chunk's first page and opens its stream, within the query's span.
+async fn open_stream<T: Sharded, const QUERY: u64, R: Reach, W: Window>(
+    query: &ShardedQuery<T, QUERY, R, W>,
+    db: &FirestoreDb,
+    span: &tracing::Span,
+    page_size: u32,
+) -> Result<BoxStream<'static, Result<Document>>> {
+    let plan = query.plan()?.forward_only()?;
+    let snapshot = begin::<T>(db, &plan, span).await?;
+    let start_after = plan.start_after(db);
+    let page = plan.limit.map_or(page_size, |limit| limit.min(page_size));
+    // Every chunk's first page at once: one round trip of latency, not one each.
+    let first = futures::future::try_join_all(plan.chunks.iter().enumerate().map(|(i, chunk)| {
+        stream_page(
+            snapshot.db(),
+            &plan,
+            *chunk,
+            None,
+            start_after.clone(),
+            page,
+        )
+        .instrument(chunk_span(i, *chunk))
+    }))
+    .await;
+    snapshot.release();
+    let first = first?;
+    // The rest at the first pages' read time, unless the client is pinned already.
+    let read_time = first.iter().find_map(|(_, read_time)| *read_time);
+    let pinned = db.get_session_params().consistency_selector.is_some();
+    let more = first
+        .iter()
+        .any(|(documents, _)| documents.len() == page as usize);
+    if more && !pinned && read_time.is_none() {
+        // Later pages read elsewhere would not be the first pages' moment.
+        return Err(Error::UnexpectedAnswer(
+            "the first pages came without their read time".into(),
+        ));
     }
-
-    /// The stream's documents as read, not yet decoded.
-    pub(super) async fn stream_documents(
-        &self,
-        db: &FirestoreDb,
-        page_size: u32,
-    ) -> Result<BoxStream<'static, Result<Document>>> {
-        if !(1..=super::MAX_LIMIT).contains(&page_size) {
-            return Err(Error::InvalidQuery(format!(
-                "a stream's page size is 1 to {}, not {page_size}",
-                super::MAX_LIMIT
-            )));
-        }
-        let span = query_span::<T, QUERY>("stream");
-        let documents = self
-            .open_stream(db, &span, page_size)
-            .instrument(span.clone())
-            .await?;
-        Ok(self.resumable(documents))
-    }
-
-    /// `documents` whose [`Error::ReadTimeExpired`] carries the cursor after the last document
-    /// yielded before it (the query's own start before the first).
-    fn resumable(
-        &self,
-        documents: BoxStream<'static, Result<Document>>,
-    ) -> BoxStream<'static, Result<Document>> {
-        let start = self
-            .after
-            .clone()
-            .map(|position| super::Cursor::<T, QUERY, R>::from_position(position).to_token());
-        resume_tokens(start, documents, |document| {
-            super::Cursor::<T, QUERY, R>::after_document(document)
-                .ok()
-                .map(|cursor| cursor.to_token())
+    let read_time = read_time.filter(|_| !pinned);
+    let plan = std::sync::Arc::new(plan);
+    let mut streams: Vec<BoxStream<'static, Result<Document>>> = first
+        .into_iter()
+        .enumerate()
+        .map(|(i, (documents, _))| {
+            let resume = resume_after(&plan, start_after.clone(), documents, page);
+            chunk_stream(db.clone(), plan.clone(), i, read_time, resume, page)
         })
-    }
-
-    /// Reads every chunk's first page and opens its stream, within the query's span.
-    async fn open_stream(
-        &self,
-        db: &FirestoreDb,
-        span: &tracing::Span,
-        page_size: u32,
-    ) -> Result<BoxStream<'static, Result<Document>>> {
-        let plan = self.plan()?.forward_only()?;
-        let snapshot = self.begin(db, &plan, span).await?;
-        let start_after = plan.start_after(db);
-        let page = plan.limit.map_or(page_size, |limit| limit.min(page_size));
-        // Every chunk's first page at once: one round trip of latency, not one each.
-        let first =
-            futures::future::try_join_all(plan.chunks.iter().enumerate().map(|(i, chunk)| {
-                stream_page(
-                    snapshot.db(),
-                    &plan,
-                    *chunk,
-                    None,
-                    start_after.clone(),
-                    page,
-                )
-                .instrument(chunk_span(i, *chunk))
-            }))
-            .await;
-        snapshot.release();
-        let first = first?;
-        // The rest at the first pages' read time, unless the client is pinned already.
-        let read_time = first.iter().find_map(|(_, read_time)| *read_time);
-        let pinned = db.get_session_params().consistency_selector.is_some();
-        let more = first
-            .iter()
-            .any(|(documents, _)| documents.len() == page as usize);
-        if more && !pinned && read_time.is_none() {
-            // Later pages read elsewhere would not be the first pages' moment.
-            return Err(Error::UnexpectedAnswer(
-                "the first pages came without their read time".into(),
-            ));
-        }
-        let read_time = read_time.filter(|_| !pinned);
-        let plan = std::sync::Arc::new(plan);
-        let mut streams: Vec<BoxStream<'static, Result<Document>>> = first
-            .into_iter()
-            .enumerate()
-            .map(|(i, (documents, _))| {
-                let resume = resume_after(&plan, start_after.clone(), documents, page);
-                chunk_stream(db.clone(), plan.clone(), i, read_time, resume, page)
-            })
-            .collect();
-        let order = plan.document_order();
-        let merged = if streams.len() == 1 {
-            streams.pop().expect("one stream")
-        } else {
-            merge_streams(streams, move |a, b| order.compare(a, b))
-        };
-        Ok(match plan.limit {
-            Some(limit) => merged.take(limit as usize).boxed(),
-            None => merged,
-        })
-    }
+        .collect();
+    let order = plan.document_order();
+    let merged = if streams.len() == 1 {
+        streams.pop().expect("one stream")
+    } else {
+        merge_streams(streams, move |a, b| order.compare(a, b))
+    };
+    Ok(match plan.limit {
+        Some(limit) => merged.take(limit as usize).boxed(),
+        None => merged,
+    })
 }
 
 /// Chunk `i`'s documents: `resume`'s, then a page at a time at `read_time`.

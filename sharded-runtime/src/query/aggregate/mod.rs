@@ -13,7 +13,6 @@
 
 use firestore::FirestoreDb;
 use futures::TryStreamExt;
-use futures::future::BoxFuture;
 use tracing::Instrument as _;
 
 mod numeric;
@@ -22,317 +21,221 @@ mod totals;
 pub use numeric::{Number, Numeric, NumericField, SummedOver, numeric_field};
 use totals::{ChunkAggregate, Subtotal, Subtotals};
 
+use super::fetch::begin;
 use super::plan::{Chunk, QueryPlan};
 use super::spans::{chunk_span, query_span};
-use super::{EveryMatch, QueryStats, Reach, ShardedQuery, Window};
+use super::{QueryStats, Reach, ShardedQuery, Window};
 use crate::{Error, Result, Sharded};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R, W> {
-    /// The sum of `field` over every document the query matches, as the same query on an
-    /// unsharded collection returns it: an integer while every value is one and the sum
-    /// fits, otherwise a double. Integer sums are exact: a chunk query whose own sum passed
-    /// `i64::MAX` (which Firestore answers as a double) is asked again one shard value at a
-    /// time, and a shard value still past it has its values read (a projection of `field`,
-    /// one billed read per document) and added exactly. A double sum across chunk queries
-    /// adds the chunks' sums, so it may differ from the unsharded sum in the last bits, as any
-    /// reordering of a floating-point sum does.
-    ///
-    /// A query with a [`limit`](Self::limit) or a cursor ([`after`](Self::after),
-    /// [`before`](Self::before)) has no `sum` (it does not compile): Firestore orders an
-    /// aggregation by the aggregated field too, so its "first `limit`" is not the query's.
-    ///
-    /// Served by the index (shard, equality fields, order field, `field`), which the plan holds
-    /// for every query and every `#[sharded(aggregate)]` field, and for the queries a field's
-    /// `aggregate(...)` names. An [`or`](Self::or) sums a field only when every query it joins
-    /// does (each is served by its own index): otherwise it does not compile.
-    pub fn sum<'q, S: SummedOver<QUERY>>(
-        &'q self,
-        db: &'q FirestoreDb,
-        field: NumericField<T, S>,
-    ) -> BoxFuture<'q, Result<Number>>
-    where
-        W: EveryMatch<S>,
-    {
-        // Not `async fn`: a future whose type does not name `S` has the field's bound checked
-        // once, at the call, not again on the future and at its `.await`.
-        let field = field.checked();
-        Box::pin(async move { Ok(self.aggregate(db, field, false).await?.0) })
+/// `sum` and `avg` of `field` across the chunks, read at one snapshot; `average` says
+/// whether the average is asked for (its count of numbers may need more reads).
+pub(crate) async fn aggregate<T: Sharded, const QUERY: u64, R: Reach, W: Window>(
+    query: &ShardedQuery<T, QUERY, R, W>,
+    db: &FirestoreDb,
+    field: NumericField<T>,
+    average: bool,
+) -> Result<(Number, Option<f64>, QueryStats)> {
+    // `W: EveryMatch` at every caller: only `limit`, `after` and `before` set these, and
+    // each makes the query `Windowed`.
+    debug_assert!(query.limit.is_none() && query.after.is_none() && query.before.is_none());
+    if let Some(path) = query.then_by() {
+        return Err(Error::InvalidQuery(format!(
+            "`sum` and `avg` of a query filtered by range on `{path}`: the plan holds no index with both the filtered and the summed field; `count` it, or fetch the documents"
+        )));
     }
-
-    /// The average of `field` over every document the query matches that holds a number in
-    /// it, as Firestore's `avg` skips a null or a string (legacy data); `None` when there is
-    /// none. Across chunk queries it is the total sum over the total count of numbers, never
-    /// an average of averages. A chunk's count of numbers is its sum over its average; a
-    /// chunk averaging exactly 0 (while the total is not) leaves it open, and is asked again
-    /// as [`sum`](Self::sum) asks an overflowing chunk. Like [`sum`](Self::sum), it is not
-    /// there on a query with a limit or a cursor.
-    pub fn avg<'q, S: SummedOver<QUERY>>(
-        &'q self,
-        db: &'q FirestoreDb,
-        field: NumericField<T, S>,
-    ) -> BoxFuture<'q, Result<Option<f64>>>
-    where
-        W: EveryMatch<S>,
-    {
-        let field = field.checked();
-        Box::pin(async move { Ok(self.aggregate(db, field, true).await?.1) })
+    if R::REVERSED {
+        // No direction changes a sum: run it in the type's own, whose indexes hold the
+        // aggregated fields.
+        return aggregate_checked(&query.flipped(), db, field, average).await;
     }
+    aggregate_checked(query, db, field, average).await
+}
 
-    /// [`sum`](Self::sum) and [`avg`](Self::avg) of `field` at once: one aggregation request
-    /// per chunk instead of two.
-    pub fn sum_and_avg<'q, S: SummedOver<QUERY>>(
-        &'q self,
-        db: &'q FirestoreDb,
-        field: NumericField<T, S>,
-    ) -> BoxFuture<'q, Result<(Number, Option<f64>)>>
-    where
-        W: EveryMatch<S>,
-    {
-        let field = field.checked();
-        Box::pin(async move {
-            let (sum, avg, _) = self.aggregate(db, field, true).await?;
-            Ok((sum, avg))
-        })
-    }
-
-    /// [`sum_and_avg`](Self::sum_and_avg), with what it cost: the aggregation queries sent,
-    /// and the documents whose values were read where a chunk's answer left its subtotal open
-    /// (a sum past `i64::MAX`, an average of exactly 0 beside a total that is not: one billed
-    /// read per document of that shard value, also reported as a `tracing` warning), so
-    /// that a bill is never a surprise. `documents_read` is 0 when the answers settled it.
-    pub fn sum_and_avg_with_stats<'q, S: SummedOver<QUERY>>(
-        &'q self,
-        db: &'q FirestoreDb,
-        field: NumericField<T, S>,
-    ) -> BoxFuture<'q, Result<(Number, Option<f64>, QueryStats)>>
-    where
-        W: EveryMatch<S>,
-    {
-        let field = field.checked();
-        Box::pin(self.aggregate(db, field, true))
-    }
-
-    /// `sum` and `avg` of `field` across the chunks, read at one snapshot; `average` says
-    /// whether the average is asked for (its count of numbers may need more reads).
-    pub(super) async fn aggregate(
-        &self,
-        db: &FirestoreDb,
-        field: NumericField<T>,
-        average: bool,
-    ) -> Result<(Number, Option<f64>, QueryStats)> {
-        // `W: EveryMatch` at every caller: only `limit`, `after` and `before` set these, and
-        // each makes the query `Windowed`.
-        debug_assert!(self.limit.is_none() && self.after.is_none() && self.before.is_none());
-        if let Some(path) = self.then_by() {
-            return Err(Error::InvalidQuery(format!(
-                "`sum` and `avg` of a query filtered by range on `{path}`: the plan holds no index with both the filtered and the summed field; `count` it, or fetch the documents"
-            )));
+/// [`aggregate`] of a query checked already, in its own direction.
+async fn aggregate_checked<T: Sharded, const QUERY: u64, R: Reach, W: Window>(
+    query: &ShardedQuery<T, QUERY, R, W>,
+    db: &FirestoreDb,
+    field: NumericField<T>,
+    average: bool,
+) -> Result<(Number, Option<f64>, QueryStats)> {
+    let span = query_span::<T, QUERY>("aggregate");
+    async {
+        let plan = query.plan()?.forward_only()?;
+        let snapshot = begin::<T>(db, &plan, &span).await?;
+        let cost = Cost::default();
+        let total = aggregate_in(snapshot.db(), &plan, field, average, &cost).await;
+        snapshot.release();
+        let (sum, avg) = total?;
+        let stats = cost.stats();
+        span.record("documents_read", stats.documents_read);
+        if stats.documents_read > 0 {
+            tracing::warn!(
+                target: "sharded_runtime::query",
+                collection = T::COLLECTION,
+                field = field.path,
+                documents_read = stats.documents_read,
+                "sharded: a chunk's sum or average could not be settled from Firestore's answers (a sum past i64::MAX, or an average of 0), so the values of {} documents were read, one billed read each",
+                stats.documents_read
+            );
         }
-        if R::REVERSED {
-            // No direction changes a sum: run it in the type's own, whose indexes hold the
-            // aggregated fields.
-            return self.flipped().aggregate_checked(db, field, average).await;
-        }
-        self.aggregate_checked(db, field, average).await
+        Ok((sum, avg, stats))
     }
+    .instrument(span.clone())
+    .await
+}
 
-    /// [`aggregate`](Self::aggregate) of a query checked already, in its own direction.
-    async fn aggregate_checked(
-        &self,
-        db: &FirestoreDb,
-        field: NumericField<T>,
-        average: bool,
-    ) -> Result<(Number, Option<f64>, QueryStats)> {
-        let span = query_span::<T, QUERY>("aggregate");
-        async {
-            let plan = self.plan()?.forward_only()?;
-            let snapshot = self.begin(db, &plan, &span).await?;
-            let cost = Cost::default();
-            let total = self
-                .aggregate_in(snapshot.db(), &plan, field, average, &cost)
-                .await;
-            snapshot.release();
-            let (sum, avg) = total?;
-            let stats = cost.stats();
-            span.record("documents_read", stats.documents_read);
-            if stats.documents_read > 0 {
-                tracing::warn!(
-                    target: "sharded_runtime::query",
-                    collection = T::COLLECTION,
-                    field = field.path,
-                    documents_read = stats.documents_read,
-                    "sharded: a chunk's sum or average could not be settled from Firestore's answers (a sum past i64::MAX, or an average of 0), so the values of {} documents were read, one billed read each",
-                    stats.documents_read
-                );
-            }
-            Ok((sum, avg, stats))
+async fn aggregate_in<T: Sharded>(
+    db: &FirestoreDb,
+    plan: &QueryPlan,
+    field: NumericField<T>,
+    average: bool,
+    cost: &Cost,
+) -> Result<(Number, Option<f64>)> {
+    let answers =
+        futures::future::try_join_all(plan.chunks.iter().enumerate().map(|(i, chunk)| {
+            aggregate_of(db, plan, *chunk, field, cost).instrument(chunk_span(i, *chunk))
+        }))
+        .await?;
+    cost.round();
+    let mut subtotals = Subtotals::new(field.integer, answers);
+    // Twice at most: the open sums first, then the counts an average needs.
+    for _ in 0..2 {
+        let open = subtotals.open(average);
+        if open.is_empty() {
+            continue;
         }
-        .instrument(span.clone())
-        .await
-    }
-
-    async fn aggregate_in(
-        &self,
-        db: &FirestoreDb,
-        plan: &QueryPlan,
-        field: NumericField<T>,
-        average: bool,
-        cost: &Cost,
-    ) -> Result<(Number, Option<f64>)> {
-        let answers =
-            futures::future::try_join_all(plan.chunks.iter().enumerate().map(|(i, chunk)| {
-                self.aggregate_of(db, plan, *chunk, field, cost)
-                    .instrument(chunk_span(i, *chunk))
-            }))
-            .await?;
+        let settled = futures::future::try_join_all(open.iter().map(|&i| {
+            let chunk = plan.chunks[i];
+            exact_subtotal(db, plan, chunk, field, cost).instrument(chunk_span(i, chunk))
+        }))
+        .await?;
         cost.round();
-        let mut subtotals = Subtotals::new(field.integer, answers);
-        // Twice at most: the open sums first, then the counts an average needs.
-        for _ in 0..2 {
-            let open = subtotals.open(average);
-            if open.is_empty() {
-                continue;
-            }
-            let settled = futures::future::try_join_all(open.iter().map(|&i| {
-                let chunk = plan.chunks[i];
-                self.exact_subtotal(db, plan, chunk, field, cost)
-                    .instrument(chunk_span(i, chunk))
-            }))
-            .await?;
-            cost.round();
-            for (i, subtotal) in open.into_iter().zip(settled) {
-                subtotals.settle(i, subtotal);
-            }
+        for (i, subtotal) in open.into_iter().zip(settled) {
+            subtotals.settle(i, subtotal);
         }
-        Ok(subtotals.total())
     }
+    Ok(subtotals.total())
+}
 
-    /// One query's count, sum and average of `field` over the shard values `chunk`.
-    async fn aggregate_of(
-        &self,
-        db: &FirestoreDb,
-        plan: &QueryPlan,
-        chunk: Chunk,
-        field: NumericField<T>,
-        cost: &Cost,
-    ) -> Result<ChunkAggregate> {
+/// One query's count, sum and average of `field` over the shard values `chunk`.
+async fn aggregate_of<T: Sharded>(
+    db: &FirestoreDb,
+    plan: &QueryPlan,
+    chunk: Chunk,
+    field: NumericField<T>,
+    cost: &Cost,
+) -> Result<ChunkAggregate> {
+    cost.query();
+    // The order field alone, so the index (shard, fields, order field, aggregated
+    // field) serves it with a range or without.
+    let order = vec![plan.orders[0].clone()];
+    // As every chunk query (`plan`), checked against the plan in debug builds.
+    #[cfg(debug_assertions)]
+    {
+        let sent = plan.structured_query_ordered(chunk, order.clone(), None, None)?;
+        super::served::check_aggregation_served(&T::indexes(), &sent, field.path)?;
+    }
+    let rows = crate::retry::retry_reads(&crate::retry::QUERY_READS, || {
+        plan.select_ordered(db, chunk, order.clone(), None)
+            .aggregate(|a| {
+                a.fields([
+                    a.field("count").count(),
+                    a.field("sum").sum(field.path),
+                    a.field("avg").avg(field.path),
+                ])
+            })
+            .query()
+    })
+    .await?;
+    ChunkAggregate::from_rows(&rows)
+}
+
+/// The exact subtotal of the shard values `chunk`: asked again one value at a time, and the
+/// values of a shard value whose answer still leaves it open read and added here.
+async fn exact_subtotal<T: Sharded>(
+    db: &FirestoreDb,
+    plan: &QueryPlan,
+    chunk: Chunk,
+    field: NumericField<T>,
+    cost: &Cost,
+) -> Result<Subtotal> {
+    if chunk.shards.len() == 1 {
+        return read_subtotal(db, plan, chunk, field, cost).await;
+    }
+    let values: Vec<Chunk> = chunk
+        .shards
+        .chunks(1)
+        .map(|shard| chunk.with_shards(shard))
+        .collect();
+    let answers = futures::future::try_join_all(
+        values
+            .iter()
+            .map(|&value| aggregate_of(db, plan, value, field, cost)),
+    )
+    .await?;
+    let mut total = Subtotal::default();
+    let mut unsettled: Vec<Chunk> = Vec::new();
+    for (value, answer) in values.iter().zip(&answers) {
+        match (answer.exact_sum(field.integer), answer.numbers()) {
+            (Some(sum), Some(numbers)) => total = total.add(Subtotal::of_sum(sum, numbers)),
+            _ => unsettled.push(*value),
+        }
+    }
+    let read = futures::future::try_join_all(
+        unsettled
+            .into_iter()
+            .map(|value| read_subtotal(db, plan, value, field, cost)),
+    )
+    .await?;
+    Ok(read.into_iter().fold(total, Subtotal::add))
+}
+
+/// The subtotal of the shard values `chunk`, from its documents' values of `field` (a
+/// projection of the field alone, streamed: one billed read per document).
+async fn read_subtotal<T: Sharded>(
+    db: &FirestoreDb,
+    plan: &QueryPlan,
+    chunk: Chunk,
+    field: NumericField<T>,
+    cost: &Cost,
+) -> Result<Subtotal> {
+    // Read again whole when the stream breaks: a subtotal counts every document once.
+    let backoff = crate::retry::QUERY_READS;
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
         cost.query();
-        // The order field alone, so the index (shard, fields, order field, aggregated
-        // field) serves it with a range or without.
-        let order = vec![plan.orders[0].clone()];
-        // As every chunk query (`plan`), checked against the plan in debug builds.
-        #[cfg(debug_assertions)]
-        {
-            let sent = plan.structured_query_ordered(chunk, order.clone(), None, None)?;
-            super::served::check_aggregation_served(&T::indexes(), &sent, field.path)?;
-        }
-        let rows = crate::retry::retry_reads(&crate::retry::QUERY_READS, || {
-            plan.select_ordered(db, chunk, order.clone(), None)
-                .aggregate(|a| {
-                    a.fields([
-                        a.field("count").count(),
-                        a.field("sum").sum(field.path),
-                        a.field("avg").avg(field.path),
-                    ])
-                })
-                .query()
-        })
-        .await?;
-        ChunkAggregate::from_rows(&rows)
-    }
-
-    /// The exact subtotal of the shard values `chunk`: asked again one value at a time, and the
-    /// values of a shard value whose answer still leaves it open read and added here.
-    async fn exact_subtotal(
-        &self,
-        db: &FirestoreDb,
-        plan: &QueryPlan,
-        chunk: Chunk,
-        field: NumericField<T>,
-        cost: &Cost,
-    ) -> Result<Subtotal> {
-        if chunk.shards.len() == 1 {
-            return self.read_subtotal(db, plan, chunk, field, cost).await;
-        }
-        let values: Vec<Chunk> = chunk
-            .shards
-            .chunks(1)
-            .map(|shard| chunk.with_shards(shard))
-            .collect();
-        let answers = futures::future::try_join_all(
-            values
-                .iter()
-                .map(|&value| self.aggregate_of(db, plan, value, field, cost)),
-        )
-        .await?;
-        let mut total = Subtotal::default();
-        let mut unsettled: Vec<Chunk> = Vec::new();
-        for (value, answer) in values.iter().zip(&answers) {
-            match (answer.exact_sum(field.integer), answer.numbers()) {
-                (Some(sum), Some(numbers)) => total = total.add(Subtotal::of_sum(sum, numbers)),
-                _ => unsettled.push(*value),
+        let read = async {
+            let documents = plan
+                .select_ordered(
+                    db,
+                    chunk,
+                    plan.orders.clone(),
+                    Some(&[field.path.to_owned()]),
+                )
+                .stream_query_with_errors()
+                .await?;
+            documents
+                .try_fold(
+                    (Subtotal::default(), 0),
+                    |(subtotal, read), document| async move {
+                        let value = crate::value_order::field_value(&document, field.path)
+                            .and_then(|value| value.value_type.as_ref());
+                        Ok((subtotal.add(Subtotal::of_documents([value])), read + 1))
+                    },
+                )
+                .await
+        };
+        match read.await {
+            Ok((subtotal, read)) => {
+                cost.documents(read);
+                return Ok(subtotal);
             }
-        }
-        let read = futures::future::try_join_all(
-            unsettled
-                .into_iter()
-                .map(|value| self.read_subtotal(db, plan, value, field, cost)),
-        )
-        .await?;
-        Ok(read.into_iter().fold(total, Subtotal::add))
-    }
-
-    /// The subtotal of the shard values `chunk`, from its documents' values of `field` (a
-    /// projection of the field alone, streamed: one billed read per document).
-    async fn read_subtotal(
-        &self,
-        db: &FirestoreDb,
-        plan: &QueryPlan,
-        chunk: Chunk,
-        field: NumericField<T>,
-        cost: &Cost,
-    ) -> Result<Subtotal> {
-        // Read again whole when the stream breaks: a subtotal counts every document once.
-        let backoff = crate::retry::QUERY_READS;
-        let mut attempts = 0;
-        loop {
-            attempts += 1;
-            cost.query();
-            let read = async {
-                let documents = plan
-                    .select_ordered(
-                        db,
-                        chunk,
-                        plan.orders.clone(),
-                        Some(&[field.path.to_owned()]),
-                    )
-                    .stream_query_with_errors()
-                    .await?;
-                documents
-                    .try_fold(
-                        (Subtotal::default(), 0),
-                        |(subtotal, read), document| async move {
-                            let value = crate::value_order::field_value(&document, field.path)
-                                .and_then(|value| value.value_type.as_ref());
-                            Ok((subtotal.add(Subtotal::of_documents([value])), read + 1))
-                        },
-                    )
-                    .await
-            };
-            match read.await {
-                Ok((subtotal, read)) => {
-                    cost.documents(read);
-                    return Ok(subtotal);
-                }
-                Err(error)
-                    if attempts < backoff.max_attempts && crate::retry::transient(&error) =>
-                {
-                    tokio::time::sleep(backoff.delay(attempts, crate::StatusCode::Unavailable))
-                        .await;
-                }
-                Err(error) => return Err(error.into()),
+            Err(error) if attempts < backoff.max_attempts && crate::retry::transient(&error) => {
+                tokio::time::sleep(backoff.delay(attempts, crate::StatusCode::Unavailable)).await;
             }
+            Err(error) => return Err(error.into()),
         }
     }
 }

@@ -30,6 +30,7 @@ mod targets;
 mod verify;
 
 pub use checkpoint::ListenCheckpoint;
+pub(crate) use entry::listener;
 
 use changes::Shown;
 use targets::{ChunkTarget, ChunkTargets, Step};
