@@ -13,7 +13,7 @@ use sharded_runtime::firestore::select_builder::FirestoreSelectDocBuilder;
 use sharded_runtime::firestore::select_filter_builder::FirestoreQueryFilterBuilder;
 use sharded_runtime::firestore::{
     FirestoreDb, FirestoreQueryCursor, FirestoreQueryDirection, FirestoreQueryFilter,
-    FirestoreValue,
+    FirestoreQueryOrder, FirestoreValue,
 };
 use sharded_runtime::{Cursor, Error, MAX_DISJUNCTIONS, Page, Sharded, ShardedQuery, Stored};
 
@@ -575,4 +575,54 @@ pub async fn check_paging_back<T, const Q: u64, R: Reach, W: Window>(
         previous = page.previous;
     }
     assert_eq!(index, 0, "{what}: back to the first page");
+}
+
+/// Where `document` is: its path below the database root (`rooms/r1/notes/n1`).
+pub fn relative_path(document: &Document) -> &str {
+    document
+        .name
+        .split_once("/documents/")
+        .expect("a document name holds /documents/")
+        .1
+}
+
+/// (parent, id) of `document`, as [`places`] gives them for stored items: the parent's path
+/// below the database root, `None` at top level.
+pub fn place_of(document: &Document) -> (Option<String>, String) {
+    let segments: Vec<&str> = relative_path(document).split('/').collect();
+    let parent = (segments.len() > 2).then(|| segments[..segments.len() - 2].join("/"));
+    (parent, segments[segments.len() - 1].to_owned())
+}
+
+/// The order of an unsharded query as sharded orders it: `field`, then the document name,
+/// both `direction`.
+pub fn by_then_name(field: &str, direction: FirestoreQueryDirection) -> Vec<FirestoreQueryOrder> {
+    vec![
+        FirestoreQueryOrder::new(field.into(), direction.clone()),
+        FirestoreQueryOrder::new("__name__".into(), direction),
+    ]
+}
+
+/// Runs `check` on `datasets` databases of their own (named `{name}-{seed}-{n}`), each with
+/// the one generator seeded by [`crate::seed`] (printed, to replay a failure) and a label:
+/// the loop every property test over random data runs its types in.
+pub async fn for_each_dataset<F>(test: &crate::TestDb, name: &str, datasets: usize, mut check: F)
+where
+    F: for<'a> FnMut(
+        &'a FirestoreDb,
+        &'a mut rand::rngs::StdRng,
+        String,
+    ) -> futures::future::LocalBoxFuture<'a, ()>,
+{
+    use rand::SeedableRng;
+    let seed = crate::seed(name);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    for dataset in 0..datasets {
+        let db = test
+            .emulator
+            .db(&format!("{name}-{seed}-{dataset}"))
+            .await
+            .expect("a database of the dataset's own");
+        check(&db, &mut rng, format!("dataset {dataset}")).await;
+    }
 }

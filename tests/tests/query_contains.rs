@@ -15,7 +15,9 @@ use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 use sharded_runtime::firestore::FirestoreDb;
 use sharded_runtime::{Error, Number, NumericField, Parent, Sharded, ShardedQuery, query_id};
-use sharded_tests::equivalence::{Unsharded, check_query, ids, paged, write_both};
+use sharded_tests::equivalence::{
+    Unsharded, check_query, for_each_dataset, ids, paged, write_both,
+};
 use sharded_tests::test_db;
 
 macro_rules! post {
@@ -169,18 +171,14 @@ async fn check_random<T: Post>(db: &FirestoreDb, rng: &mut StdRng, label: &str) 
 #[tokio::test]
 async fn array_queries_equal_the_unsharded_query_at_3_40_and_61_shards() {
     let test = test_db("query-contains").await;
-    let seed = sharded_tests::seed("array_queries_equal_the_unsharded_query_at_3_40_and_61_shards");
-    let mut rng = StdRng::seed_from_u64(seed);
-    for dataset in 0..2 {
-        let db = test
-            .emulator
-            .db(&format!("contains-{seed}-{dataset}"))
-            .await
-            .unwrap();
-        check_random::<Post3>(&db, &mut rng, &format!("3 shards, {dataset}")).await;
-        check_random::<Post40>(&db, &mut rng, &format!("40 shards, {dataset}")).await;
-        check_random::<Post61>(&db, &mut rng, &format!("61 shards, {dataset}")).await;
-    }
+    for_each_dataset(&test, "contains", 2, |db, rng, label| {
+        Box::pin(async move {
+            check_random::<Post3>(db, rng, &format!("3 shards, {label}")).await;
+            check_random::<Post40>(db, rng, &format!("40 shards, {label}")).await;
+            check_random::<Post61>(db, rng, &format!("61 shards, {label}")).await;
+        })
+    })
+    .await;
 }
 
 /// A document holding every value asked for comes back once, from one chunk query: 40 shard

@@ -14,11 +14,14 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 use sharded_runtime::bounds::{Reach, Subcollection};
-use sharded_runtime::firestore::{FirestoreDb, FirestoreQueryDirection, FirestoreQueryOrder};
+use sharded_runtime::firestore::{FirestoreDb, FirestoreQueryDirection};
 use sharded_runtime::{
     CollectionGroup, Error, Number, NumericField, Parent, Sharded, ShardedQuery, query_id,
 };
-use sharded_tests::equivalence::{Unsharded, check_query, ids, paged, places, write_both};
+use sharded_tests::equivalence::{
+    Unsharded, by_then_name, check_query, for_each_dataset, ids, paged, place_of, places,
+    write_both,
+};
 use sharded_tests::test_db;
 
 macro_rules! reading {
@@ -167,18 +170,14 @@ async fn check_one<T: Reading, const Q: u64>(
 #[tokio::test]
 async fn in_queries_equal_the_unsharded_query_at_3_40_and_61_shards() {
     let test = test_db("query-in").await;
-    let seed = sharded_tests::seed("in_queries_equal_the_unsharded_query_at_3_40_and_61_shards");
-    let mut rng = StdRng::seed_from_u64(seed);
-    for dataset in 0..2 {
-        let db = test
-            .emulator
-            .db(&format!("in-{seed}-{dataset}"))
-            .await
-            .unwrap();
-        check_random_in_queries::<Reading3>(&db, &mut rng, &format!("3 shards, {dataset}")).await;
-        check_random_in_queries::<Reading40>(&db, &mut rng, &format!("40 shards, {dataset}")).await;
-        check_random_in_queries::<Reading61>(&db, &mut rng, &format!("61 shards, {dataset}")).await;
-    }
+    for_each_dataset(&test, "in", 2, |db, rng, label| {
+        Box::pin(async move {
+            check_random_in_queries::<Reading3>(db, rng, &format!("3 shards, {label}")).await;
+            check_random_in_queries::<Reading40>(db, rng, &format!("40 shards, {label}")).await;
+            check_random_in_queries::<Reading61>(db, rng, &format!("61 shards, {label}")).await;
+        })
+    })
+    .await;
 }
 
 /// Measured on the emulator, as production documents it: an `in` of more than 30 values, an
@@ -353,26 +352,11 @@ async fn logged_reference<T: Sharded>(
     let values = values.to_vec();
     let documents = select
         .filter(move |q| q.for_all([q.field("kind").is_in(values.clone())]))
-        .order(move |_| {
-            vec![
-                FirestoreQueryOrder::new("at".into(), direction.clone()),
-                FirestoreQueryOrder::new("__name__".into(), direction.clone()),
-            ]
-        })
+        .order(move |_| by_then_name("at", direction.clone()))
         .query()
         .await
         .unwrap();
-    documents
-        .iter()
-        .map(|document| {
-            let relative = document.name.split_once("/documents/").unwrap().1;
-            let segments: Vec<&str> = relative.split('/').collect();
-            (
-                Some(segments[..segments.len() - 2].join("/")),
-                segments[segments.len() - 1].to_owned(),
-            )
-        })
-        .collect()
+    documents.iter().map(place_of).collect()
 }
 
 async fn check_logged<T: Logged>(db: &FirestoreDb, rng: &mut StdRng) {

@@ -8,9 +8,9 @@ use std::ops::Bound;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
-use sharded_runtime::firestore::{FirestoreDb, FirestoreQueryDirection, FirestoreQueryOrder};
+use sharded_runtime::firestore::{FirestoreDb, FirestoreQueryDirection};
 use sharded_runtime::{DynamicOr, Error, InCollection, Sharded, ShardedQuery, query_id};
-use sharded_tests::equivalence::{check_query, ids};
+use sharded_tests::equivalence::{by_then_name, check_query, ids};
 use sharded_tests::test_db;
 
 macro_rules! trade {
@@ -108,12 +108,7 @@ async fn reference<T: Sharded>(
             };
             q.for_all([q.for_any(any.collect::<Vec<_>>()), lower, upper])
         })
-        .order(move |_| {
-            vec![
-                FirestoreQueryOrder::new("at".into(), direction.clone()),
-                FirestoreQueryOrder::new("__name__".into(), direction.clone()),
-            ]
-        })
+        .order(move |_| by_then_name("at", direction.clone()))
         .query()
         .await
         .unwrap();

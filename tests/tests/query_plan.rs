@@ -13,12 +13,12 @@ macro_rules! item {
     ($name:ident, $shards:literal, $direction:literal, $collection:literal) => {
         #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
         #[sharded(
-                                                    shards = $shards,
-                                                    order_by = "at",
-                                                    direction = $direction,
-                                                    collection = $collection,
-                                                    reversible
-                                                )]
+                                                                    shards = $shards,
+                                                                    order_by = "at",
+                                                                    direction = $direction,
+                                                                    collection = $collection,
+                                                                    reversible
+                                                                )]
         struct $name {
             #[sharded(index)]
             venue: String,

@@ -17,7 +17,8 @@ use sharded_runtime::{
     Cursor, Error, OrderKey, RangeField, Sharded, ShardedQuery, WHOLE_COLLECTION, query_id,
 };
 use sharded_tests::equivalence::{
-    Inequality, Unsharded, check_paging_back, check_query, paged, pages_forward, write_both,
+    Inequality, Unsharded, check_paging_back, check_query, for_each_dataset, paged, pages_forward,
+    place_of, write_both,
 };
 use sharded_tests::test_db;
 
@@ -317,20 +318,14 @@ async fn check_either_way<T: Trade, const Q: u64>(
 #[tokio::test]
 async fn filters_on_other_fields_equal_the_unsharded_query_at_3_40_and_61_shards() {
     let test = test_db("query-ranges").await;
-    let seed = sharded_tests::seed(
-        "filters_on_other_fields_equal_the_unsharded_query_at_3_40_and_61_shards",
-    );
-    let mut rng = StdRng::seed_from_u64(seed);
-    for dataset in 0..2 {
-        let db = test
-            .emulator
-            .db(&format!("ranges-{seed}-{dataset}"))
-            .await
-            .unwrap();
-        check_random_filters::<Trade3>(&db, &mut rng, &format!("3 shards, {dataset}")).await;
-        check_random_filters::<Trade40>(&db, &mut rng, &format!("40 shards, {dataset}")).await;
-        check_random_filters::<Trade61>(&db, &mut rng, &format!("61 shards, {dataset}")).await;
-    }
+    for_each_dataset(&test, "ranges", 2, |db, rng, label| {
+        Box::pin(async move {
+            check_random_filters::<Trade3>(db, rng, &format!("3 shards, {label}")).await;
+            check_random_filters::<Trade40>(db, rng, &format!("40 shards, {label}")).await;
+            check_random_filters::<Trade61>(db, rng, &format!("61 shards, {label}")).await;
+        })
+    })
+    .await;
 }
 
 /// What sharded refuses before sending, each with the reason: filters on two fields, a
@@ -548,17 +543,7 @@ async fn metered_reference<T: Sharded>(
         .query()
         .await
         .map_err(|refused| refused.to_string())?;
-    Ok(documents
-        .iter()
-        .map(|document| {
-            let relative = document.name.split_once("/documents/").unwrap().1;
-            let segments: Vec<&str> = relative.split('/').collect();
-            (
-                Some(segments[..segments.len() - 2].join("/")),
-                segments[segments.len() - 1].to_owned(),
-            )
-        })
-        .collect())
+    Ok(documents.iter().map(place_of).collect())
 }
 
 fn with_ops<T: Metered, const Q: u64, R: Reach>(

@@ -15,7 +15,7 @@ use sharded_runtime::{
     Cursor, Number, NumericField, Parent, Reversed, Sharded, ShardedQuery, query_id,
 };
 use sharded_tests::equivalence::{
-    Unsharded, check_paging_back, check_query, ids, pages_forward, write_both,
+    Unsharded, check_paging_back, check_query, for_each_dataset, ids, pages_forward, write_both,
 };
 use sharded_tests::test_db;
 
@@ -177,18 +177,14 @@ async fn check_random<T: Log + PartialEq + std::fmt::Debug>(
 #[tokio::test]
 async fn reversed_queries_and_previous_pages_equal_the_unsharded_ones() {
     let test = test_db("query-reversed").await;
-    let seed = sharded_tests::seed("reversed_queries_and_previous_pages_equal_the_unsharded_ones");
-    let mut rng = StdRng::seed_from_u64(seed);
-    for dataset in 0..2 {
-        let db = test
-            .emulator
-            .db(&format!("reversed-{seed}-{dataset}"))
-            .await
-            .unwrap();
-        check_random::<Log3>(&db, &mut rng, &format!("3 shards, {dataset}")).await;
-        check_random::<Log40>(&db, &mut rng, &format!("40 shards, {dataset}")).await;
-        check_random::<Log61>(&db, &mut rng, &format!("61 shards, {dataset}")).await;
-    }
+    for_each_dataset(&test, "reversed", 2, |db, rng, label| {
+        Box::pin(async move {
+            check_random::<Log3>(db, rng, &format!("3 shards, {label}")).await;
+            check_random::<Log40>(db, rng, &format!("40 shards, {label}")).await;
+            check_random::<Log61>(db, rng, &format!("61 shards, {label}")).await;
+        })
+    })
+    .await;
 }
 
 /// A reversed query's cursor is of its own type, and its token parses as no forward

@@ -15,7 +15,7 @@ use sharded_runtime::{
     CollectionGroup, Cursor, Error, InGroup, Number, NumericField, Parent, Sharded, ShardedQuery,
     WholeCollection, query_id,
 };
-use sharded_tests::equivalence::{paged, places};
+use sharded_tests::equivalence::{by_then_name, paged, place_of, places};
 use sharded_tests::test_db;
 
 macro_rules! message {
@@ -102,26 +102,11 @@ async fn reference<T: Sharded>(
                 .as_ref()
                 .and_then(|author| q.for_all([q.field("author").eq(author.clone())]))
         })
-        .order(move |_| {
-            vec![
-                FirestoreQueryOrder::new("at".into(), direction.clone()),
-                FirestoreQueryOrder::new("__name__".into(), direction.clone()),
-            ]
-        })
+        .order(move |_| by_then_name("at", direction.clone()))
         .query()
         .await
         .unwrap();
-    documents
-        .iter()
-        .map(|document| {
-            let relative = document.name.split_once("/documents/").unwrap().1;
-            let segments: Vec<&str> = relative.split('/').collect();
-            (
-                Some(segments[..segments.len() - 2].join("/")),
-                segments[segments.len() - 1].to_owned(),
-            )
-        })
-        .collect()
+    documents.iter().map(place_of).collect()
 }
 
 async fn check<T: Message>(db: &FirestoreDb, rng: &mut StdRng) {
@@ -695,12 +680,7 @@ async fn pages_of_a_top_level_types_group_walk_to_the_end() {
         .await
         .unwrap()
         .iter()
-        .map(|document| {
-            let relative = document.name.split_once("/documents/").unwrap().1;
-            let segments: Vec<&str> = relative.split('/').collect();
-            let parent = (segments.len() > 2).then(|| segments[..segments.len() - 2].join("/"));
-            (parent, segments[segments.len() - 1].to_owned())
-        })
+        .map(place_of)
         .collect();
     assert_eq!(expected.len(), 18);
     assert!(expected.iter().any(|(parent, _)| parent.is_none()));
