@@ -139,7 +139,7 @@ async fn write_unsharded(
 
 fn unthrottled<'db, T: Sharded>(
     collection: &ShardedCollection<'db, T>,
-) -> sharded_runtime::ShardJob<'db, T> {
+) -> sharded_runtime::jobs::ShardJob<'db, T> {
     collection
         .backfill()
         .writer(BulkWriterOptions::default().with_throttling(Throttling::Off))
@@ -350,7 +350,7 @@ pub async fn partitions_section() -> Result<String, Failure> {
             async move {
                 Sharded3::collection(&db)
                     .backfill()
-                    .ids(sharded_runtime::IdRange::part(index, parts)?)
+                    .ids(sharded_runtime::jobs::IdRange::part(index, parts)?)
                     .writer(BulkWriterOptions::unthrottled().share_of(parts)?)
                     .run(|_| {})
                     .await

@@ -64,7 +64,7 @@ async fn plain_page(db: &FirestoreDb) -> Result<usize, Failure> {
 }
 
 /// The newest page of `all` across every room; the documents it read.
-async fn group_page<T: sharded_runtime::CollectionGroup>(
+async fn group_page<T: sharded_runtime::bounds::CollectionGroup>(
     db: &FirestoreDb,
     all: sharded_runtime::WholeCollection<T>,
 ) -> Result<usize, Failure> {

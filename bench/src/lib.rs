@@ -191,6 +191,6 @@ pub fn newest_first(a: &Document, b: &Document) -> std::cmp::Ordering {
         a,
         b,
         "timestamp",
-        sharded_runtime::Direction::Descending,
+        sharded_runtime::indexes::Direction::Descending,
     )
 }

@@ -13,7 +13,7 @@ use sharded_runtime::firestore::{
     FirestoreDb, FirestoreListenEvent, FirestoreListenerTarget, FirestoreMemListenStateStorage,
     FirestoreTimestamp,
 };
-use sharded_runtime::{Sharded, SnapshotStream};
+use sharded_runtime::{Sharded, listen::SnapshotStream};
 use tokio::sync::mpsc;
 
 use crate::{PLAIN_COLLECTION, Sharded3, Sharded64, instruments, median, percentile};
@@ -399,7 +399,7 @@ const RECOVERY_CAP: Duration = Duration::from_secs(240);
 /// baseline: HTTP/2 keepalive notices the dead connection).
 pub async fn recovery_section() -> Result<String, Failure> {
     use sharded_emulator::fault_proxy::{FaultProxy, Faults};
-    use sharded_runtime::ListenOptions;
+    use sharded_runtime::listen::ListenOptions;
     let emulator = Emulator::start().await?;
     let direct = emulator.db("live-recovery").await?;
     let mut rng = rand::rngs::StdRng::seed_from_u64(12);

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use sharded_emulator::emulator::Emulator;
 use sharded_runtime::firestore::FirestoreDb;
-use sharded_runtime::{MAX_DISJUNCTIONS, Stored};
+use sharded_runtime::{Stored, limits::MAX_DISJUNCTIONS};
 
 use crate::{Sharded40, Sharded64, Sharded300, instruments};
 

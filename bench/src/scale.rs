@@ -12,7 +12,10 @@ use sharded_emulator::emulator::Emulator;
 use sharded_runtime::bulk::{BulkWriterOptions, Throttling};
 use sharded_runtime::firestore::FirestoreDb;
 use sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::value::ValueType;
-use sharded_runtime::{JOB_STATE_COLLECTION, JobStatus, PartPhase, PartRun, Sharded, TaskPart};
+use sharded_runtime::{
+    Sharded,
+    jobs::{JOB_STATE_COLLECTION, JobStatus, PartPhase, PartRun, TaskPart},
+};
 
 use crate::Sharded3;
 use crate::bulk::legacy_instruments;
@@ -22,7 +25,7 @@ type Failure = Box<dyn std::error::Error>;
 const JOB: &str = "bench-scale";
 /// The parts subcollection of a job's document (the runtime's own name for it).
 const PARTS: &str = "_sharded_parts";
-const PART_COUNTS: [u32; 2] = [1_000, sharded_runtime::MAX_PARTS];
+const PART_COUNTS: [u32; 2] = [1_000, sharded_runtime::jobs::MAX_PARTS];
 /// Documents per part: enough that every part scans some.
 const DOCUMENTS_PER_PART: usize = 3;
 /// Parts run at once, as tasks of an engine whose parallelism is limited.
@@ -44,7 +47,7 @@ pub async fn section() -> Result<String, Failure> {
          document. Both are run here on the finished job's state, {RUNS} times each (median).\n\n\
          | parts | whole job | state writes | per part | job's start (documents in one commit) | status read (`JobStatus::read`) | stored heartbeat / lease | completion check: count | reading every part (before) | ratio | billed reads per job: count | before |\n\
          |---|---|---|---|---|---|---|---|---|---|---|---|",
-        sharded_runtime::MAX_PARTS
+        sharded_runtime::jobs::MAX_PARTS
     )?;
     let emulator = Emulator::start_with_heap("3g").await?;
     // `SHARDED_BENCH_SCALE_PARTS=200` measures that part count alone.

@@ -8,7 +8,10 @@ use std::time::{Duration, Instant};
 
 use sharded_emulator::emulator::Emulator;
 use sharded_runtime::bulk::{BulkWriterOptions, Throttling};
-use sharded_runtime::{JobStatus, PartRun, Sharded, TaskPart};
+use sharded_runtime::{
+    Sharded,
+    jobs::{JobStatus, PartRun, TaskPart},
+};
 
 use crate::Sharded3;
 use crate::bulk::{issued_per_window, legacy_instruments};

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use sharded_runtime::TaskPart;
+use sharded_runtime::jobs::TaskPart;
 
 fn deploy(file: &str) -> String {
     std::fs::read_to_string(

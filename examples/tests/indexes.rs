@@ -107,7 +107,10 @@ fn the_file_is_the_recipes_for_instruments() {
 /// ([`IndexNeed`]); and the plan's own index is what serves it.
 #[test]
 fn the_committed_file_serves_every_query_of_the_examples() {
-    use sharded_runtime::{IndexNeed, Parent, QueryScope};
+    use sharded_runtime::{
+        Parent,
+        indexes::{IndexNeed, QueryScope},
+    };
     let served = |need: IndexNeed, what: &str| {
         assert!(need.is_served_by_file(FILE).unwrap(), "{what}: {need:?}");
         assert!(
@@ -238,8 +241,12 @@ fn the_committed_file_serves_every_query_of_the_examples() {
     // A query the file lacks an index for is told apart: the same need in the other direction.
     let mut reversed = Instrument::query().exchange("X").index_need().unwrap();
     reversed.orders[0].1 = match reversed.orders[0].1 {
-        sharded_runtime::Direction::Ascending => sharded_runtime::Direction::Descending,
-        sharded_runtime::Direction::Descending => sharded_runtime::Direction::Ascending,
+        sharded_runtime::indexes::Direction::Ascending => {
+            sharded_runtime::indexes::Direction::Descending
+        }
+        sharded_runtime::indexes::Direction::Descending => {
+            sharded_runtime::indexes::Direction::Ascending
+        }
     };
     assert!(!reversed.is_served_by_file(FILE).unwrap());
     assert!(Instrument::indexes().serving(&reversed).is_none());

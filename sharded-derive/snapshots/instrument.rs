@@ -1,29 +1,31 @@
 ///The query `Instrument::query().price_currency(..)` (`Windowed` after a limit or a cursor); `CursorOf<InstrumentPriceCurrencyQuery>` and `PageOf<InstrumentPriceCurrencyQuery>` are its cursor and page.
-pub type InstrumentPriceCurrencyQuery<Window = ::sharded_runtime::Whole> = ::sharded_runtime::ShardedQuery<
+pub type InstrumentPriceCurrencyQuery<Window = ::sharded_runtime::reads::Whole> = ::sharded_runtime::ShardedQuery<
     Instrument,
     5530817863551347460u64,
-    ::sharded_runtime::InCollection,
+    ::sharded_runtime::reads::InCollection,
     Window,
 >;
 ///The query `Instrument::query().exchange(..)` (`Windowed` after a limit or a cursor); `CursorOf<InstrumentExchangeQuery>` and `PageOf<InstrumentExchangeQuery>` are its cursor and page.
-pub type InstrumentExchangeQuery<Window = ::sharded_runtime::Whole> = ::sharded_runtime::ShardedQuery<
+pub type InstrumentExchangeQuery<Window = ::sharded_runtime::reads::Whole> = ::sharded_runtime::ShardedQuery<
     Instrument,
     10138467006931075936u64,
-    ::sharded_runtime::InCollection,
+    ::sharded_runtime::reads::InCollection,
     Window,
 >;
 ///The query `Instrument::query().instrument_type(..)` (`Windowed` after a limit or a cursor); `CursorOf<InstrumentInstrumentTypeQuery>` and `PageOf<InstrumentInstrumentTypeQuery>` are its cursor and page.
-pub type InstrumentInstrumentTypeQuery<Window = ::sharded_runtime::Whole> = ::sharded_runtime::ShardedQuery<
+pub type InstrumentInstrumentTypeQuery<Window = ::sharded_runtime::reads::Whole> = ::sharded_runtime::ShardedQuery<
     Instrument,
     7763176507593944853u64,
-    ::sharded_runtime::InCollection,
+    ::sharded_runtime::reads::InCollection,
     Window,
 >;
 ///The query `Instrument::query().exchange_and_instrument_type(..)` (`Windowed` after a limit or a cursor); `CursorOf<InstrumentExchangeAndInstrumentTypeQuery>` and `PageOf<InstrumentExchangeAndInstrumentTypeQuery>` are its cursor and page.
-pub type InstrumentExchangeAndInstrumentTypeQuery<Window = ::sharded_runtime::Whole> = ::sharded_runtime::ShardedQuery<
+pub type InstrumentExchangeAndInstrumentTypeQuery<
+    Window = ::sharded_runtime::reads::Whole,
+> = ::sharded_runtime::ShardedQuery<
     Instrument,
     367018182174805515u64,
-    ::sharded_runtime::InCollection,
+    ::sharded_runtime::reads::InCollection,
     Window,
 >;
 #[doc(hidden)]
@@ -145,33 +147,36 @@ const _: () = {
     ///The stored fields of `Instrument`, for `ShardedCollection::update_fields`.
     pub struct InstrumentFields {
         ///The stored field `symbol`.
-        pub symbol: ::sharded_runtime::Field<Instrument>,
+        pub symbol: ::sharded_runtime::writes::Field<Instrument>,
         ///The stored field `price`.
-        pub price: ::sharded_runtime::Field<Instrument>,
+        pub price: ::sharded_runtime::writes::Field<Instrument>,
         ///The stored field `exchange`.
-        pub exchange: ::sharded_runtime::Field<Instrument>,
+        pub exchange: ::sharded_runtime::writes::Field<Instrument>,
         ///The stored field `instrumentType`.
-        pub instrument_type: ::sharded_runtime::Field<Instrument>,
+        pub instrument_type: ::sharded_runtime::writes::Field<Instrument>,
         ///The stored field `timestamp`.
-        pub timestamp: ::sharded_runtime::Field<Instrument>,
+        pub timestamp: ::sharded_runtime::writes::Field<Instrument>,
     }
     ///The stored fields of `Instrument` typed by their Rust types, for `ShardedCollection::transform`.
     pub struct InstrumentTransforms {
         ///The stored field `symbol`, to transform.
-        pub symbol: ::sharded_runtime::TypedField<Instrument, String>,
+        pub symbol: ::sharded_runtime::writes::TypedField<Instrument, String>,
         ///The stored field `price`, to transform.
-        pub price: ::sharded_runtime::TypedField<Instrument, Price>,
+        pub price: ::sharded_runtime::writes::TypedField<Instrument, Price>,
         ///The stored field `exchange`, to transform.
-        pub exchange: ::sharded_runtime::TypedField<Instrument, String>,
+        pub exchange: ::sharded_runtime::writes::TypedField<Instrument, String>,
         ///The stored field `instrumentType`, to transform.
-        pub instrument_type: ::sharded_runtime::TypedField<Instrument, String>,
+        pub instrument_type: ::sharded_runtime::writes::TypedField<Instrument, String>,
         ///The stored field `timestamp`, to transform.
-        pub timestamp: ::sharded_runtime::TypedField<Instrument, FirestoreTimestamp>,
+        pub timestamp: ::sharded_runtime::writes::TypedField<
+            Instrument,
+            FirestoreTimestamp,
+        >,
     }
     impl Instrument {
         ///The typed queries of this collection; see the methods of what it returns.
         #[inline]
-        pub fn query() -> ::sharded_runtime::Queries<Self> {
+        pub fn query() -> ::sharded_runtime::reads::Queries<Self> {
             ::sharded_runtime::__private::queries::<Instrument>(InstrumentQueries)
         }
         ///The stored fields of this collection, to name in a field-masked update.

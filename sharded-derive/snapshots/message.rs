@@ -1,31 +1,31 @@
 ///The query `Message::query().author(..)`, `<InGroup>` after `.in_group()` (`Windowed` after a limit or a cursor); `CursorOf<MessageAuthorQuery>` and `PageOf<MessageAuthorQuery>` are its cursor and page.
 pub type MessageAuthorQuery<
-    Reach = ::sharded_runtime::InCollection,
-    Window = ::sharded_runtime::Whole,
+    Reach = ::sharded_runtime::reads::InCollection,
+    Window = ::sharded_runtime::reads::Whole,
 > = ::sharded_runtime::ShardedQuery<Message, 7815024061042257814u64, Reach, Window>;
 ///The query `Message::query().author(..).reversed()`, read the other way, `<InGroup>` after `.in_group()`; `CursorOf<MessageAuthorQueryReversed>` and `PageOf<MessageAuthorQueryReversed>` are its cursor and page.
 pub type MessageAuthorQueryReversed<
-    Reach = ::sharded_runtime::InCollection,
-    Window = ::sharded_runtime::Whole,
+    Reach = ::sharded_runtime::reads::InCollection,
+    Window = ::sharded_runtime::reads::Whole,
 > = ::sharded_runtime::ShardedQuery<
     Message,
     7815024061042257814u64,
-    ::sharded_runtime::Reversed<Reach>,
+    ::sharded_runtime::reads::Reversed<Reach>,
     Window,
 >;
 ///The query `Message::query().mentions_contains(..)`, `<InGroup>` after `.in_group()` (`Windowed` after a limit or a cursor); `CursorOf<MessageMentionsContainsQuery>` and `PageOf<MessageMentionsContainsQuery>` are its cursor and page.
 pub type MessageMentionsContainsQuery<
-    Reach = ::sharded_runtime::InCollection,
-    Window = ::sharded_runtime::Whole,
+    Reach = ::sharded_runtime::reads::InCollection,
+    Window = ::sharded_runtime::reads::Whole,
 > = ::sharded_runtime::ShardedQuery<Message, 4012311589271838766u64, Reach, Window>;
 ///The query `Message::query().mentions_contains(..).reversed()`, read the other way, `<InGroup>` after `.in_group()`; `CursorOf<MessageMentionsContainsQueryReversed>` and `PageOf<MessageMentionsContainsQueryReversed>` are its cursor and page.
 pub type MessageMentionsContainsQueryReversed<
-    Reach = ::sharded_runtime::InCollection,
-    Window = ::sharded_runtime::Whole,
+    Reach = ::sharded_runtime::reads::InCollection,
+    Window = ::sharded_runtime::reads::Whole,
 > = ::sharded_runtime::ShardedQuery<
     Message,
     4012311589271838766u64,
-    ::sharded_runtime::Reversed<Reach>,
+    ::sharded_runtime::reads::Reversed<Reach>,
     Window,
 >;
 #[doc(hidden)]
@@ -96,29 +96,29 @@ const _: () = {
     ///The stored fields of `Message`, for `ShardedCollection::update_fields`.
     pub struct MessageFields {
         ///The stored field `author`.
-        pub author: ::sharded_runtime::Field<Message>,
+        pub author: ::sharded_runtime::writes::Field<Message>,
         ///The stored field `text`.
-        pub text: ::sharded_runtime::Field<Message>,
+        pub text: ::sharded_runtime::writes::Field<Message>,
         ///The stored field `mentions`.
-        pub mentions: ::sharded_runtime::Field<Message>,
+        pub mentions: ::sharded_runtime::writes::Field<Message>,
         ///The stored field `sentAt`.
-        pub sent_at: ::sharded_runtime::Field<Message>,
+        pub sent_at: ::sharded_runtime::writes::Field<Message>,
     }
     ///The stored fields of `Message` typed by their Rust types, for `ShardedCollection::transform`.
     pub struct MessageTransforms {
         ///The stored field `author`, to transform.
-        pub author: ::sharded_runtime::TypedField<Message, String>,
+        pub author: ::sharded_runtime::writes::TypedField<Message, String>,
         ///The stored field `text`, to transform.
-        pub text: ::sharded_runtime::TypedField<Message, String>,
+        pub text: ::sharded_runtime::writes::TypedField<Message, String>,
         ///The stored field `mentions`, to transform.
-        pub mentions: ::sharded_runtime::TypedField<Message, Vec<String>>,
+        pub mentions: ::sharded_runtime::writes::TypedField<Message, Vec<String>>,
         ///The stored field `sentAt`, to transform.
-        pub sent_at: ::sharded_runtime::TypedField<Message, FirestoreTimestamp>,
+        pub sent_at: ::sharded_runtime::writes::TypedField<Message, FirestoreTimestamp>,
     }
     impl Message {
         ///The typed queries of this collection; see the methods of what it returns.
         #[inline]
-        pub fn query() -> ::sharded_runtime::Queries<Self> {
+        pub fn query() -> ::sharded_runtime::reads::Queries<Self> {
             ::sharded_runtime::__private::queries::<Message>(MessageQueries)
         }
         ///The stored fields of this collection, to name in a field-masked update.
@@ -159,7 +159,7 @@ const _: () = {
     #[automatically_derived]
     impl ::sharded_runtime::bounds::ParentDepth<1usize> for Message {}
     #[automatically_derived]
-    impl ::sharded_runtime::CollectionGroup for Message {}
+    impl ::sharded_runtime::bounds::CollectionGroup for Message {}
     #[automatically_derived]
     impl ::sharded_runtime::bounds::Reversible for Message {}
     #[automatically_derived]

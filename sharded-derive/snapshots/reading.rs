@@ -1,8 +1,8 @@
 ///The query `Reading::query().venue(..)` (`Windowed` after a limit or a cursor); `CursorOf<ReadingVenueQuery>` and `PageOf<ReadingVenueQuery>` are its cursor and page.
-pub(crate) type ReadingVenueQuery<Window = ::sharded_runtime::Whole> = ::sharded_runtime::ShardedQuery<
+pub(crate) type ReadingVenueQuery<Window = ::sharded_runtime::reads::Whole> = ::sharded_runtime::ShardedQuery<
     Reading,
     9126047351902211420u64,
-    ::sharded_runtime::InCollection,
+    ::sharded_runtime::reads::InCollection,
     Window,
 >;
 #[doc(hidden)]
@@ -53,25 +53,28 @@ const _: () = {
     ///The stored fields of `Reading`, for `ShardedCollection::update_fields`.
     pub(crate) struct ReadingFields {
         ///The stored field `venue`.
-        pub(crate) venue: ::sharded_runtime::Field<Reading>,
+        pub(crate) venue: ::sharded_runtime::writes::Field<Reading>,
         ///The stored field `at`.
-        pub(crate) at: ::sharded_runtime::Field<Reading>,
+        pub(crate) at: ::sharded_runtime::writes::Field<Reading>,
         ///The stored field `seq`.
-        pub(crate) seq: ::sharded_runtime::Field<Reading>,
+        pub(crate) seq: ::sharded_runtime::writes::Field<Reading>,
     }
     ///The stored fields of `Reading` typed by their Rust types, for `ShardedCollection::transform`.
     pub(crate) struct ReadingTransforms {
         ///The stored field `venue`, to transform.
-        pub(crate) venue: ::sharded_runtime::TypedField<Reading, String>,
+        pub(crate) venue: ::sharded_runtime::writes::TypedField<Reading, String>,
         ///The stored field `at`, to transform.
-        pub(crate) at: ::sharded_runtime::TypedField<Reading, FirestoreTimestamp>,
+        pub(crate) at: ::sharded_runtime::writes::TypedField<
+            Reading,
+            FirestoreTimestamp,
+        >,
         ///The stored field `seq`, to transform.
-        pub(crate) seq: ::sharded_runtime::TypedField<Reading, i64>,
+        pub(crate) seq: ::sharded_runtime::writes::TypedField<Reading, i64>,
     }
     impl Reading {
         ///The typed queries of this collection; see the methods of what it returns.
         #[inline]
-        pub(crate) fn query() -> ::sharded_runtime::Queries<Self> {
+        pub(crate) fn query() -> ::sharded_runtime::reads::Queries<Self> {
             ::sharded_runtime::__private::queries::<Reading>(ReadingQueries)
         }
         ///The stored fields of this collection, to name in a field-masked update.

@@ -1,15 +1,15 @@
 ///The query `Sale::query().region(..)` (`Windowed` after a limit or a cursor); `CursorOf<SaleRegionQuery>` and `PageOf<SaleRegionQuery>` are its cursor and page.
-type SaleRegionQuery<Window = ::sharded_runtime::Whole> = ::sharded_runtime::ShardedQuery<
+type SaleRegionQuery<Window = ::sharded_runtime::reads::Whole> = ::sharded_runtime::ShardedQuery<
     Sale,
     14363569259933213917u64,
-    ::sharded_runtime::InCollection,
+    ::sharded_runtime::reads::InCollection,
     Window,
 >;
 ///The query `Sale::query().channel(..)` (`Windowed` after a limit or a cursor); `CursorOf<SaleChannelQuery>` and `PageOf<SaleChannelQuery>` are its cursor and page.
-type SaleChannelQuery<Window = ::sharded_runtime::Whole> = ::sharded_runtime::ShardedQuery<
+type SaleChannelQuery<Window = ::sharded_runtime::reads::Whole> = ::sharded_runtime::ShardedQuery<
     Sale,
     11889853325967551908u64,
-    ::sharded_runtime::InCollection,
+    ::sharded_runtime::reads::InCollection,
     Window,
 >;
 #[doc(hidden)]
@@ -133,43 +133,43 @@ const _: () = {
     ///The stored fields of `Sale`, for `ShardedCollection::update_fields`.
     struct SaleFields {
         ///The stored field `region`.
-        region: ::sharded_runtime::Field<Sale>,
+        region: ::sharded_runtime::writes::Field<Sale>,
         ///The stored field `channel`.
-        channel: ::sharded_runtime::Field<Sale>,
+        channel: ::sharded_runtime::writes::Field<Sale>,
         ///The stored field `amount`.
-        amount: ::sharded_runtime::Field<Sale>,
+        amount: ::sharded_runtime::writes::Field<Sale>,
         ///The stored field `qty`.
-        qty: ::sharded_runtime::Field<Sale>,
+        qty: ::sharded_runtime::writes::Field<Sale>,
         ///The stored field `discount`.
-        discount: ::sharded_runtime::Field<Sale>,
+        discount: ::sharded_runtime::writes::Field<Sale>,
         ///The stored field `rating`.
-        rating: ::sharded_runtime::Field<Sale>,
+        rating: ::sharded_runtime::writes::Field<Sale>,
         ///The stored field `at`.
-        at: ::sharded_runtime::Field<Sale>,
+        at: ::sharded_runtime::writes::Field<Sale>,
     }
     ///The stored fields of `Sale` typed by their Rust types, for `ShardedCollection::transform`.
     struct SaleTransforms {
         ///The stored field `region`, to transform.
-        region: ::sharded_runtime::TypedField<Sale, String>,
+        region: ::sharded_runtime::writes::TypedField<Sale, String>,
         ///The stored field `channel`, to transform.
-        channel: ::sharded_runtime::TypedField<Sale, String>,
+        channel: ::sharded_runtime::writes::TypedField<Sale, String>,
         ///The stored field `amount`, to transform.
-        amount: ::sharded_runtime::TypedField<Sale, i64>,
+        amount: ::sharded_runtime::writes::TypedField<Sale, i64>,
         ///The stored field `qty`, to transform.
-        qty: ::sharded_runtime::TypedField<Sale, u32>,
+        qty: ::sharded_runtime::writes::TypedField<Sale, u32>,
         ///The stored field `discount`, to transform.
-        discount: ::sharded_runtime::TypedField<Sale, f64>,
+        discount: ::sharded_runtime::writes::TypedField<Sale, f64>,
         ///The stored field `rating`, to transform.
-        rating: ::sharded_runtime::TypedField<Sale, Option<i32>>,
+        rating: ::sharded_runtime::writes::TypedField<Sale, Option<i32>>,
         ///The stored field `at`, to transform.
-        at: ::sharded_runtime::TypedField<Sale, i64>,
+        at: ::sharded_runtime::writes::TypedField<Sale, i64>,
     }
     ///The numeric fields of `Sale` with typed `sum` and `avg` queries.
     struct SaleAggregates {
         ///The numeric field `amount`, to sum or average over the queries `all`, `region`.
-        amount: ::sharded_runtime::NumericField<Sale, SaleAmountSummed>,
+        amount: ::sharded_runtime::reads::NumericField<Sale, SaleAmountSummed>,
         ///The numeric field `qty`, to sum or average.
-        qty: ::sharded_runtime::NumericField<
+        qty: ::sharded_runtime::reads::NumericField<
             Sale,
             ::sharded_runtime::bounds::EveryQuery,
         >,
@@ -177,9 +177,9 @@ const _: () = {
     ///The fields of `Sale` with range, `!=` and `not-in` filters.
     struct SaleRanges {
         ///The field `discount`, to filter by range, `!=` or `not-in` in the queries `all`, `channel`.
-        discount: ::sharded_runtime::RangeField<Sale, f64, SaleDiscountRanged>,
+        discount: ::sharded_runtime::reads::RangeField<Sale, f64, SaleDiscountRanged>,
         ///The field `rating`, to filter by range, `!=` or `not-in` in any query.
-        rating: ::sharded_runtime::RangeField<
+        rating: ::sharded_runtime::reads::RangeField<
             Sale,
             i32,
             ::sharded_runtime::bounds::EveryQuery,
@@ -188,7 +188,7 @@ const _: () = {
     impl Sale {
         ///The typed queries of this collection; see the methods of what it returns.
         #[inline]
-        fn query() -> ::sharded_runtime::Queries<Self> {
+        fn query() -> ::sharded_runtime::reads::Queries<Self> {
             ::sharded_runtime::__private::queries::<Sale>(SaleQueries)
         }
         ///The stored fields of this collection, to name in a field-masked update.

@@ -125,10 +125,11 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
             })
             .collect::<Vec<_>>()
     };
-    let aggregates = members(quote!(::sharded_runtime::NumericField<#ident>), |field| {
-        field.attrs.aggregate.is_some()
-    });
-    let stored_fields = members(quote!(::sharded_runtime::Field<#ident>), |field| {
+    let aggregates = members(
+        quote!(::sharded_runtime::reads::NumericField<#ident>),
+        |field| field.attrs.aggregate.is_some(),
+    );
+    let stored_fields = members(quote!(::sharded_runtime::writes::Field<#ident>), |field| {
         field.is_stored_by_name()
     });
     // Typed by the user's own type tokens: an error in the type itself is reported once,
@@ -142,7 +143,7 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
             Member {
                 name: field.ident,
                 doc: String::new(),
-                ty: quote!(::sharded_runtime::TypedField<#ident, #ty>),
+                ty: quote!(::sharded_runtime::writes::TypedField<#ident, #ty>),
                 value: None,
             }
         })
@@ -174,7 +175,7 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
     }
     // And with range fields; typed loosely, as the expansion never ran.
     let ranges = members(
-        quote!(::sharded_runtime::RangeField<#ident, ::sharded_runtime::__private::NoOrderField>),
+        quote!(::sharded_runtime::reads::RangeField<#ident, ::sharded_runtime::__private::NoOrderField>),
         |field| field.attrs.range.is_some(),
     );
     if !ranges.is_empty() {

@@ -107,7 +107,7 @@ pub(crate) fn namespaces(
                 // `T::query()` returns the runtime's `Queries<T>`, whose `all()` is written
                 // once there, and which dereferences to these methods.
                 (
-                    quote!(::sharded_runtime::Queries<Self>),
+                    quote!(::sharded_runtime::reads::Queries<Self>),
                     quote!(::sharded_runtime::__private::queries::<#ident>(#entry)),
                 )
             }

@@ -44,22 +44,22 @@ pub(crate) fn query_aliases(
     // `<Reach = InCollection, Window = Whole>` and their use, or the window alone.
     let (params, args, in_group) = if reach {
         (
-            quote!(<Reach = ::sharded_runtime::InCollection, Window = ::sharded_runtime::Whole>),
+            quote!(<Reach = ::sharded_runtime::reads::InCollection, Window = ::sharded_runtime::reads::Whole>),
             quote!(Reach, Window),
             ", `<InGroup>` after `.in_group()`",
         )
     } else {
         (
-            quote!(<Window = ::sharded_runtime::Whole>),
-            quote!(::sharded_runtime::InCollection, Window),
+            quote!(<Window = ::sharded_runtime::reads::Whole>),
+            quote!(::sharded_runtime::reads::InCollection, Window),
             "",
         )
     };
     // The reach read the other way: `Reversed<Reach>`.
     let reversed_args = match reach {
-        true => quote!(::sharded_runtime::Reversed<Reach>, Window),
+        true => quote!(::sharded_runtime::reads::Reversed<Reach>, Window),
         false => quote!(
-            ::sharded_runtime::Reversed<::sharded_runtime::InCollection>,
+            ::sharded_runtime::reads::Reversed<::sharded_runtime::reads::InCollection>,
             Window
         ),
     };

@@ -7,7 +7,7 @@
 /// `"exchange_and_instrument_type"`), for naming the type of its queries, pages and cursors:
 ///
 /// ```ignore
-/// use sharded_runtime::{Cursor, query_id};
+/// use sharded_runtime::{Cursor, reads::query_id};
 /// fn next_page(after: Cursor<Instrument, { query_id("exchange") }>) { /* ... */ }
 /// ```
 ///

@@ -92,12 +92,12 @@ impl TryFrom<Built> for Write {
 ///         let mut messages = Message::collection(&db).in_transaction(transaction);
 ///         // A sharded query at the transaction's snapshot (every chunk reads it).
 ///         let newest = Message::query().room("lobby").limit(1).fetch(messages.db()).await
-///             .map_err(sharded_runtime::transaction_error)?;
+///             .map_err(sharded_runtime::writes::transaction_error)?;
 ///         let text = format!("{} messages before", newest.len());
 ///         messages
 ///             .upsert("m1", &Message { room: "lobby".into(), text, timestamp: FirestoreTimestamp::now() })
-///             .map_err(sharded_runtime::transaction_error)?;
-///         Ok::<_, sharded_runtime::TransactionError>(())
+///             .map_err(sharded_runtime::writes::transaction_error)?;
+///         Ok::<_, sharded_runtime::writes::TransactionError>(())
 ///     }
 ///     .boxed()
 /// })

@@ -36,48 +36,86 @@ mod value_order;
 mod write;
 mod write_guard;
 
-pub use atomic::{
-    AtomicBatch, AtomicBatchIn, InTransaction, MAX_COMMIT_WRITES, TransactionError,
-    transaction_error,
-};
-pub use balanced_parts::{Parts, SplitBy};
+// The crate root holds what users write and name; the rest is in a module by what it is for.
+pub use atomic::{AtomicBatch, InTransaction};
 pub use collection::ShardedCollection;
-pub use document_id::check_document_id;
 pub use error::{Error, Result};
-pub use fields::Field;
-pub use get_many::Many;
-pub use job::{
-    JOB_STATE_COLLECTION, JobClosing, JobStatus, PartPhase, PartRun, PartStatus, TrackedPart,
-};
-pub use order_key::{OrderBound, OrderKey};
-pub use parent::{CollectionGroup, Parent};
-pub use partition::{IdRange, MAX_PARTS};
+pub use parent::Parent;
 pub use query::{
-    ChangeKind, Cursor, CursorArgument, CursorOf, DocumentChange, DynamicOr, InCollection, InGroup,
-    ListenCheckpoint, ListenOptions, MAX_DISJUNCTIONS, MAX_FILTER_VALUE_BYTES, MAX_LIMIT,
-    MAX_NOT_IN, Number, Numeric, NumericField, Or, Page, PageOf, Queries, QueryPlan, QueryShape,
-    QuerySnapshot, QueryStats, RangeField, RangeFilter, Reversed, ShardedQuery, SnapshotStream,
-    WHOLE_COLLECTION, Whole, WholeCollection, WholeCollectionReversed, Windowed, query_id,
+    Cursor, CursorOf, InGroup, Page, PageOf, QueryPlan, ShardedQuery, WholeCollection,
+    WholeCollectionReversed,
 };
-pub use shard_job::{
-    BothNames, Checkpoint, MAX_LISTED, Progress, ShardCensus, ShardJob, ShardedCollectionGroup,
-};
+pub use shard_job::ShardedCollectionGroup;
 pub use sharded::Sharded;
 pub use sharded_derive::Sharded;
 pub use sharded_derive::StoredNames;
-pub use sharded_indexes::{
-    CollectionDescription, CollectionDescriptionBuf, CompositeIndex, Direction, FieldOverride,
-    IndexField, IndexNeed, IndexPlan, QueryScope,
-};
-pub use status::StatusCode;
-pub use stored::{Decoded, Stored, Undecodable};
+pub use stored::{Decoded, Stored};
 pub use stored_names::StoredNames;
-pub use task_part::{
-    CLOUD_RUN_EXECUTION, CLOUD_RUN_TASK_ATTEMPT, CLOUD_RUN_TASK_COUNT, CLOUD_RUN_TASK_INDEX,
-    Engine, HOSTNAME, JOB_COMPLETION_INDEX, SHARDED_TASK_COUNT, TaskPart,
-};
-pub use transform::{MAX_TRANSFORMS, ServerTime, Transform, TransformNumber, TypedField};
-pub use write::{OrderStamp, Written};
+pub use transform::Transform;
+
+/// What a query is built from and reads besides the query itself: the typed fields it sums
+/// and filters, its reach and window (in its type), what a read returns (`Number`, `Many`,
+/// `QueryStats`, `Undecodable`), and what orders a field (`OrderKey`).
+pub mod reads {
+    pub use crate::get_many::Many;
+    pub use crate::order_key::{OrderBound, OrderKey};
+    pub use crate::query::{
+        CursorArgument, DynamicOr, InCollection, Number, NumericField, Or, Queries, QueryShape,
+        QueryStats, RangeField, RangeFilter, Reversed, WHOLE_COLLECTION, Whole, Windowed, query_id,
+    };
+    pub use crate::stored::Undecodable;
+}
+
+/// What writes take and return besides the document: the fields an update writes, typed
+/// transforms, a server-filled order field, transactions' errors, a batch under a parent.
+pub mod writes {
+    pub use crate::atomic::{AtomicBatchIn, TransactionError, transaction_error};
+    pub use crate::document_id::check_document_id;
+    pub use crate::fields::Field;
+    pub use crate::status::StatusCode;
+    pub use crate::transform::{ServerTime, TransformNumber, TypedField};
+    pub use crate::write::{OrderStamp, Written};
+}
+
+/// Live queries: `query.listen(&db)`'s snapshots, their changes, options and checkpoints.
+pub mod listen {
+    pub use crate::query::{
+        ChangeKind, DocumentChange, ListenCheckpoint, ListenOptions, QuerySnapshot, SnapshotStream,
+    };
+}
+
+/// Jobs over a whole collection (backfill, rebalance, rename, verify) and their state: one
+/// process, or parts tracked across the tasks of Cloud Run or Kubernetes jobs.
+pub mod jobs {
+    pub use crate::balanced_parts::{Parts, SplitBy};
+    pub use crate::job::{
+        JOB_STATE_COLLECTION, JobClosing, JobStatus, PartPhase, PartRun, PartStatus, TrackedPart,
+    };
+    pub use crate::partition::{IdRange, MAX_PARTS};
+    pub use crate::shard_job::{
+        BothNames, Checkpoint, MAX_LISTED, Progress, ShardCensus, ShardJob,
+    };
+    pub use crate::task_part::{
+        CLOUD_RUN_EXECUTION, CLOUD_RUN_TASK_ATTEMPT, CLOUD_RUN_TASK_COUNT, CLOUD_RUN_TASK_INDEX,
+        Engine, HOSTNAME, JOB_COMPLETION_INDEX, SHARDED_TASK_COUNT, TaskPart,
+    };
+}
+
+/// Firestore's limits that a query or a write is checked against before it is sent.
+pub mod limits {
+    pub use crate::atomic::MAX_COMMIT_WRITES;
+    pub use crate::query::{MAX_DISJUNCTIONS, MAX_FILTER_VALUE_BYTES, MAX_LIMIT, MAX_NOT_IN};
+    pub use crate::transform::MAX_TRANSFORMS;
+}
+
+/// The index plan of a sharded type (`T::indexes()`), what a query needs of an index
+/// (`query.index_need()`), and the description both are made from.
+pub mod indexes {
+    pub use sharded_indexes::{
+        CollectionDescription, CollectionDescriptionBuf, CompositeIndex, Direction, FieldOverride,
+        IndexField, IndexNeed, IndexPlan, QueryScope,
+    };
+}
 
 /// The traits that generic code over sharded types names in its bounds. The derive implements
 /// them for each `#[derive(Sharded)]` type (and this crate for its own marker types); no user
@@ -85,12 +123,17 @@ pub use write::{OrderStamp, Written};
 /// `fn feed<T: Sharded + bounds::TopLevel + bounds::Reversible>(..)`, or `R: bounds::Reach` for
 /// a query of either reach.
 pub mod bounds {
-    pub use crate::parent::{ParentDepth, Reversible, Subcollection, TopLevel};
+    pub use crate::parent::{CollectionGroup, ParentDepth, Reversible, Subcollection, TopLevel};
     pub use crate::query::{
-        EveryMatch, EveryQuery, PagedQuery, RangedOver, Reach, SummedOver, Window,
+        EveryMatch, EveryQuery, Numeric, PagedQuery, RangedOver, Reach, SummedOver, Window,
     };
     pub use crate::sharded::{HasAggregates, HasRanges};
 }
+
+// The paths these items had at the root before they moved into the modules above, kept so
+// that code written against them still compiles; hidden, as the README's "Stability" says.
+#[doc(hidden)]
+pub use {bounds::*, indexes::*, jobs::*, limits::*, listen::*, reads::*, writes::*};
 
 /// The firestore crate this runtime talks through, for `FirestoreDb` and `FirestoreTimestamp`.
 pub use firestore;

@@ -39,14 +39,14 @@ use serde::de::DeserializeOwned;
 /// #[serde(transparent)]
 /// struct Millis(i64);
 ///
-/// impl sharded_runtime::OrderKey for Millis {}
+/// impl sharded_runtime::reads::OrderKey for Millis {}
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot order a sharded query (as its `order_by` field or a `range` field)",
     label = "its stored Firestore value does not order like a sharded query's merge orders it",
     note = "order (and filter by range) by `FirestoreTimestamp`, `SystemTime`, an integer that fits `i64`, `f64`, `String` or `bool`",
     note = "`Option` is not stored when `None`, `u64` wraps above `i64::MAX`, `chrono::DateTime` and `FirestoreInstant` are stored as strings, and collections, maps and structs cannot be ranged over",
-    note = "a newtype that serializes exactly as one of those types can `impl sharded_runtime::OrderKey`"
+    note = "a newtype that serializes exactly as one of those types can `impl sharded_runtime::reads::OrderKey`"
 )]
 pub trait OrderKey: Serialize + DeserializeOwned + Clone + Debug + Send + Sync + 'static {}
 

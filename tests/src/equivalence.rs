@@ -15,7 +15,9 @@ use sharded_runtime::firestore::{
     FirestoreDb, FirestoreQueryCursor, FirestoreQueryDirection, FirestoreQueryFilter,
     FirestoreQueryOrder, FirestoreValue,
 };
-use sharded_runtime::{Cursor, Error, MAX_DISJUNCTIONS, Page, Sharded, ShardedQuery, Stored};
+use sharded_runtime::{
+    Cursor, Error, Page, Sharded, ShardedQuery, Stored, limits::MAX_DISJUNCTIONS,
+};
 
 pub fn ids<T>(stored: &[Stored<T>]) -> Vec<String> {
     stored.iter().map(|s| s.id.clone()).collect()
@@ -175,8 +177,8 @@ async fn check_pages<T: Sharded, const I: u64, R: Reach, W: Window>(
 /// `T`'s order direction in the firestore crate's terms.
 fn order_direction<T: Sharded>() -> FirestoreQueryDirection {
     match T::ORDER_DIRECTION {
-        sharded_runtime::Direction::Ascending => FirestoreQueryDirection::Ascending,
-        sharded_runtime::Direction::Descending => FirestoreQueryDirection::Descending,
+        sharded_runtime::indexes::Direction::Ascending => FirestoreQueryDirection::Ascending,
+        sharded_runtime::indexes::Direction::Descending => FirestoreQueryDirection::Descending,
     }
 }
 

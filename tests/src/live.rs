@@ -10,7 +10,10 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use sharded_runtime::firestore::FirestoreDb;
 use sharded_runtime::{
-    ChangeKind, Direction, QuerySnapshot, Sharded, ShardedQuery, Stored, WholeCollection, query_id,
+    Sharded, ShardedQuery, Stored, WholeCollection,
+    indexes::Direction,
+    listen::{ChangeKind, QuerySnapshot},
+    reads::query_id,
 };
 
 /// A readings type (`venue`, `at`, `seq`) with its `Reading` impl: declared with the given
@@ -43,7 +46,7 @@ macro_rules! live_readings {
             }
             fn venue(
                 venue: &str,
-            ) -> sharded_runtime::ShardedQuery<Self, { sharded_runtime::query_id("venue") }> {
+            ) -> sharded_runtime::ShardedQuery<Self, { sharded_runtime::reads::query_id("venue") }> {
                 $name::query().venue(venue)
             }
         }

@@ -8,7 +8,10 @@ use std::time::Duration;
 use serde::Serialize;
 use sharded_runtime::firestore::FirestoreDb;
 use sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::Value;
-use sharded_runtime::{Checkpoint, Progress, Result, ShardJob, Sharded};
+use sharded_runtime::{
+    Result, Sharded,
+    jobs::{Checkpoint, Progress, ShardJob},
+};
 
 use crate::{all_documents, id_of};
 
@@ -104,7 +107,7 @@ pub fn concurrent_writer<T: sharded_runtime::bounds::TopLevel>(
     db: FirestoreDb,
     existing: Vec<String>,
     make: impl Fn(u32) -> T + Send + 'static,
-    masked: sharded_runtime::Field<T>,
+    masked: sharded_runtime::writes::Field<T>,
 ) -> tokio::task::JoinHandle<Changes> {
     tokio::spawn(async move {
         let collection = T::collection(&db);

@@ -7,7 +7,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 use sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::{Value, value::ValueType};
-use sharded_runtime::{Number, Sharded};
+use sharded_runtime::{Sharded, reads::Number};
 use sharded_tests::equivalence::{Unsharded, write_both};
 use sharded_tests::test_db;
 
@@ -29,7 +29,10 @@ struct Sale {
     at: i64,
 }
 
-fn ending_with<'a>(plan: &'a sharded_runtime::IndexPlan, field: &str) -> Vec<Vec<&'a str>> {
+fn ending_with<'a>(
+    plan: &'a sharded_runtime::indexes::IndexPlan,
+    field: &str,
+) -> Vec<Vec<&'a str>> {
     plan.indexes
         .iter()
         .filter(|index| index.fields.last().unwrap().field_path == field)
@@ -121,9 +124,11 @@ async fn declared_sums_equal_the_unsharded_ones() {
     assert_eq!(either.sum(db, amounts.amount).await.unwrap(), integer(sum));
     // Each disjunct's sum is served by an index of the plan (its query's, `amount` last);
     // `channel`'s is not, which is why its OR has no sum of `amount`.
-    let summing = |mut need: sharded_runtime::IndexNeed| {
-        need.orders
-            .push(("amount".to_owned(), sharded_runtime::Direction::Ascending));
+    let summing = |mut need: sharded_runtime::indexes::IndexNeed| {
+        need.orders.push((
+            "amount".to_owned(),
+            sharded_runtime::indexes::Direction::Ascending,
+        ));
         Sale::indexes().serving(&need).is_some()
     };
     assert!(either.index_needs().unwrap().into_iter().all(summing));

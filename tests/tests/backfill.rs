@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::Serialize;
 use sharded_runtime::bulk::{BulkWriter, BulkWriterOptions, Throttling};
 use sharded_runtime::firestore::FirestoreValue;
-use sharded_runtime::{ShardCensus, Sharded};
+use sharded_runtime::{Sharded, jobs::ShardCensus};
 use sharded_tests::equivalence::{check_query, unsharded_ids};
 use sharded_tests::migration::{
     concurrent_writer, expected_state, fast_retries, faulty_client, run_interrupted, run_to_end,
@@ -253,7 +253,7 @@ async fn a_change_after_the_scan_wins_and_the_document_is_sharded_anyway() {
 /// spaces and non-ASCII, an empty collection, and a checkpoint at a document deleted since.
 #[tokio::test]
 async fn backfill_handles_quoted_shard_fields_many_shards_and_odd_ids() {
-    use sharded_runtime::Checkpoint;
+    use sharded_runtime::jobs::Checkpoint;
     use sharded_tests::models::Tick;
 
     #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, Sharded)]

@@ -13,11 +13,11 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 use sharded_emulator::fault_proxy::{FaultProxy, Faults};
-use sharded_runtime::StatusCode as Code;
 use sharded_runtime::bulk::{
     Backoff, BulkWriter, BulkWriterOptions, PendingWrite, Throttling, WriteFailure,
 };
 use sharded_runtime::firestore::FirestoreDb;
+use sharded_runtime::writes::StatusCode as Code;
 use sharded_runtime::{Error, Parent, Sharded};
 use sharded_tests::migration::fast_retries;
 use sharded_tests::models::{Instrument, Price};

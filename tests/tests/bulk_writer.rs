@@ -5,9 +5,9 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use sharded_emulator::fault_proxy::{FaultProxy, Faults};
-use sharded_runtime::StatusCode as Code;
 use sharded_runtime::bulk::{BulkWriter, BulkWriterOptions, Clock, Throttling, VirtualClock};
 use sharded_runtime::firestore::FirestoreDb;
+use sharded_runtime::writes::StatusCode as Code;
 use sharded_runtime::{Error, Sharded};
 use sharded_tests::migration::fast_retries;
 use sharded_tests::models::{Instrument, Price};

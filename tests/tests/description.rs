@@ -4,7 +4,10 @@
 //! and a reshard schedule. The build scans a copy of this very file.
 
 use serde::{Deserialize, Serialize};
-use sharded_runtime::{CollectionDescriptionBuf, QueryScope, Sharded, StoredNames};
+use sharded_runtime::{
+    Sharded, StoredNames,
+    indexes::{CollectionDescriptionBuf, QueryScope},
+};
 
 #[derive(Serialize, Deserialize, StoredNames)]
 #[serde(rename_all = "camelCase")]

@@ -13,7 +13,10 @@ use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 use sharded_runtime::firestore::FirestoreDb;
 use sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::{Value, value::ValueType};
-use sharded_runtime::{Cursor, Number, Sharded, ShardedQuery, query_id};
+use sharded_runtime::{
+    Cursor, Sharded, ShardedQuery,
+    reads::{Number, query_id},
+};
 use sharded_tests::equivalence::{Unsharded, check_query};
 use sharded_tests::test_db;
 
@@ -61,10 +64,10 @@ macro_rules! trades {
             fn all() -> sharded_runtime::WholeCollection<Self> {
                 $name::query().all()
             }
-            fn qty() -> sharded_runtime::NumericField<Self> {
+            fn qty() -> sharded_runtime::reads::NumericField<Self> {
                 $name::aggregates().qty
             }
-            fn price() -> sharded_runtime::NumericField<Self> {
+            fn price() -> sharded_runtime::reads::NumericField<Self> {
                 $name::aggregates().price
             }
         }
@@ -81,8 +84,8 @@ trait Trade: Sharded<OrderValue = i64> + sharded_runtime::bounds::TopLevel + Ser
     ) -> ShardedQuery<Self, { query_id("venue_and_side_and_desk") }>;
     fn at(&self) -> i64;
     fn all() -> sharded_runtime::WholeCollection<Self>;
-    fn qty() -> sharded_runtime::NumericField<Self>;
-    fn price() -> sharded_runtime::NumericField<Self>;
+    fn qty() -> sharded_runtime::reads::NumericField<Self>;
+    fn price() -> sharded_runtime::reads::NumericField<Self>;
 }
 
 trades!(Three, 3, "desc", "trades3");
@@ -645,7 +648,7 @@ async fn exact_sums_and_averages_inside_a_transaction() {
                 SixtyOne::all()
                     .sum_and_avg(&db, SixtyOne::qty())
                     .await
-                    .map_err(sharded_runtime::transaction_error)
+                    .map_err(sharded_runtime::writes::transaction_error)
             }
             .boxed()
         })

@@ -9,7 +9,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use sharded_runtime::firestore::FirestoreDb;
-use sharded_runtime::{JobStatus, PartPhase, PartRun, Sharded, TaskPart};
+use sharded_runtime::{
+    Sharded,
+    jobs::{JobStatus, PartPhase, PartRun, TaskPart},
+};
 use sharded_tests::migration::{concurrent_writer, expected_state, stored_state, unthrottled};
 use sharded_tests::test_db;
 use tokio::io::{AsyncBufReadExt, BufReader};

@@ -10,7 +10,10 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use sharded_runtime::bulk::{BulkWriterOptions, Clock, Throttling, VirtualClock};
 use sharded_runtime::firestore::FirestoreDb;
-use sharded_runtime::{Error, JobStatus, PartPhase, PartRun, Sharded, TaskPart};
+use sharded_runtime::{
+    Error, Sharded,
+    jobs::{JobStatus, PartPhase, PartRun, TaskPart},
+};
 use sharded_tests::migration::unthrottled;
 use sharded_tests::test_db;
 
@@ -166,7 +169,7 @@ async fn tracked_parts_run_once_each_and_their_counts_add_up_to_the_collection()
     assert!(matches!(
         JobStatus::read(db, "never-started").await,
         Err(Error::NoSuchJob { job, collection })
-            if job == "never-started" && collection == sharded_runtime::JOB_STATE_COLLECTION
+            if job == "never-started" && collection == sharded_runtime::jobs::JOB_STATE_COLLECTION
     ));
 }
 
@@ -553,7 +556,7 @@ async fn corrupt_numbers_in_a_state_document_are_a_typed_error() {
     };
     assert!(matches!(run().await.unwrap(), PartRun::Finished { .. }));
     let job = db
-        .parent_path(sharded_runtime::JOB_STATE_COLLECTION, "corrupt")
+        .parent_path(sharded_runtime::jobs::JOB_STATE_COLLECTION, "corrupt")
         .unwrap();
     let part = format!("{}/_sharded_parts/00000", job);
     for (field, value) in [
@@ -600,7 +603,7 @@ async fn corrupt_numbers_in_a_state_document_are_a_typed_error() {
 /// that took over finds them done); before, they were counted nowhere.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_live_attempt_taken_over_keeps_its_updates_counted() {
-    use sharded_runtime::Engine;
+    use sharded_runtime::jobs::Engine;
     let test = test_db("tracked-lost").await;
     let db = &test.db;
     let documents = 600u64;
@@ -660,7 +663,7 @@ async fn a_live_attempt_taken_over_keeps_its_updates_counted() {
 /// at once by a later attempt of its own task.
 #[tokio::test]
 async fn a_start_claimed_by_a_task_that_died_is_taken_over() {
-    use sharded_runtime::Engine;
+    use sharded_runtime::jobs::Engine;
     let test = test_db("tracked-start").await;
     let db = &test.db;
     legacy(db, 120).await;
@@ -684,7 +687,7 @@ async fn a_start_claimed_by_a_task_that_died_is_taken_over() {
             });
             db.fluent()
                 .insert()
-                .into(sharded_runtime::JOB_STATE_COLLECTION)
+                .into(sharded_runtime::jobs::JOB_STATE_COLLECTION)
                 .document_id(&job)
                 .object(&claim)
                 .execute::<serde_json::Value>()

@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use futures::StreamExt;
-use sharded_runtime::{Cursor, Error, ListenOptions, Sharded};
+use sharded_runtime::{Cursor, Error, Sharded, listen::ListenOptions};
 use sharded_tests::live::{Reading, SixtyFour, Three, listen_while_writing};
 use sharded_tests::test_db;
 

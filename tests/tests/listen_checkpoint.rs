@@ -9,7 +9,10 @@
 
 use futures::StreamExt;
 use sharded_emulator::fault_proxy::{FaultProxy, Faults};
-use sharded_runtime::{Error, ListenCheckpoint, ListenOptions, QuerySnapshot, Sharded};
+use sharded_runtime::{
+    Error, Sharded,
+    listen::{ListenCheckpoint, ListenOptions, QuerySnapshot},
+};
 use sharded_tests::live::{Reading, apply_changes, shown};
 use sharded_tests::logs::Captured;
 use sharded_tests::{same_project_via, test_db};
@@ -23,7 +26,7 @@ fn with_checkpoints() -> ListenOptions {
 }
 
 async fn first_snapshot(
-    stream: &mut sharded_runtime::SnapshotStream<Resumable>,
+    stream: &mut sharded_runtime::listen::SnapshotStream<Resumable>,
 ) -> QuerySnapshot<Resumable> {
     stream.next().await.expect("a snapshot").expect("no error")
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use sharded_emulator::fault_proxy::{FaultProxy, Faults};
-use sharded_runtime::{ListenOptions, Sharded};
+use sharded_runtime::{Sharded, listen::ListenOptions};
 use sharded_tests::live::{Reading, shown};
 use sharded_tests::{same_project_via, test_db};
 

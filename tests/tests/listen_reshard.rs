@@ -13,7 +13,7 @@ use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use sharded_emulator::fault_proxy::{FaultProxy, Faults};
 use sharded_runtime::bounds::Window;
-use sharded_runtime::{InCollection, QuerySnapshot, Sharded, ShardedQuery};
+use sharded_runtime::{Sharded, ShardedQuery, listen::QuerySnapshot, reads::InCollection};
 use sharded_tests::live::{check_snapshots, shown};
 use sharded_tests::migration::unthrottled;
 use sharded_tests::{same_project_via, test_db};

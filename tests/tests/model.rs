@@ -1,6 +1,6 @@
 //! What the derive reads from the attributes.
 
-use sharded_runtime::{Direction, Sharded};
+use sharded_runtime::{Sharded, indexes::Direction};
 use sharded_tests::models::{Instrument, Tick};
 
 #[test]
@@ -34,7 +34,7 @@ fn namespaces_are_reused_and_queries_are_named_by_id() {
     let queries = Instrument::query();
     let by_hand: sharded_runtime::ShardedQuery<
         Instrument,
-        { sharded_runtime::query_id("exchange") },
+        { sharded_runtime::reads::query_id("exchange") },
     > = queries.exchange("XNAS");
     let by_alias: sharded_examples::InstrumentExchangeQuery = queries.exchange("XNAS");
     assert_eq!(format!("{by_hand:?}"), format!("{by_alias:?}"));
@@ -78,8 +78,10 @@ struct Keyworded {
 
 #[test]
 fn keyword_field_names_get_raw_query_methods() {
-    let _query: sharded_runtime::ShardedQuery<Keyworded, { sharded_runtime::query_id("type") }> =
-        Keyworded::query().r#type("etf");
+    let _query: sharded_runtime::ShardedQuery<
+        Keyworded,
+        { sharded_runtime::reads::query_id("type") },
+    > = Keyworded::query().r#type("etf");
     assert_eq!(Keyworded::INDEXED_FIELDS, ["type"]);
 }
 

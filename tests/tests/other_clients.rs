@@ -13,7 +13,7 @@ use sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::{
     CommitRequest, Document, DocumentMask, Value, Write, value::ValueType, write::Operation,
 };
 use sharded_runtime::firestore::{FirestoreDb, FirestoreTimestamp};
-use sharded_runtime::{Decoded, Sharded, ShardedQuery, WholeCollection, query_id};
+use sharded_runtime::{Decoded, Sharded, ShardedQuery, WholeCollection, reads::query_id};
 use sharded_tests::equivalence::{Unsharded, write_both};
 use sharded_tests::test_db;
 

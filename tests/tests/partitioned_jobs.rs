@@ -11,7 +11,10 @@ use sharded_runtime::bulk::{BulkWriterOptions, Throttling};
 use sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::{
     PartitionQueryRequest, StructuredQuery, partition_query_request, structured_query,
 };
-use sharded_runtime::{Checkpoint, Error, IdRange, MAX_PARTS, Sharded, SplitBy};
+use sharded_runtime::{
+    Error, Sharded,
+    jobs::{Checkpoint, IdRange, MAX_PARTS, SplitBy},
+};
 use sharded_tests::migration::unthrottled;
 use sharded_tests::test_db;
 use tokio::io::{AsyncBufReadExt, BufReader};

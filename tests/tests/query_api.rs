@@ -1,7 +1,7 @@
 //! Resuming after a known item, and the cost of every fetch.
 
 use sharded_runtime::firestore::FirestoreTimestamp;
-use sharded_runtime::{Cursor, Error, Sharded, Stored, query_id};
+use sharded_runtime::{Cursor, Error, Sharded, Stored, reads::query_id};
 use sharded_tests::models::Tick;
 use sharded_tests::test_db;
 
@@ -58,7 +58,7 @@ async fn cursors_from_a_known_item_resume_exactly_after_it() {
     // The page's limit replaces the query's.
     assert_eq!(query.clone().limit(2).page(db, 6).await.unwrap(), first);
     // A limit Firestore refuses is refused before sending, look-ahead or not.
-    for limit in [0, sharded_runtime::MAX_LIMIT + 1] {
+    for limit in [0, sharded_runtime::limits::MAX_LIMIT + 1] {
         assert!(matches!(
             query.page(db, limit).await,
             Err(Error::InvalidQuery(_))
@@ -211,7 +211,7 @@ async fn an_option_left_out_when_none_is_queried_exactly() {
 /// got to can be kept in a struct and taken up again, page by page, to the end.
 #[tokio::test]
 async fn queries_and_cursors_can_be_kept_by_name() {
-    use sharded_runtime::{CursorOf, PageOf, Queries, WholeCollection};
+    use sharded_runtime::{CursorOf, PageOf, WholeCollection, reads::Queries};
     use sharded_tests::models::TickVenueQuery;
     struct Feed {
         query: TickVenueQuery,
@@ -416,7 +416,7 @@ async fn an_enum_stored_as_its_rank_orders_a_query() {
             }
         }
     }
-    impl sharded_runtime::OrderKey for Priority {}
+    impl sharded_runtime::reads::OrderKey for Priority {}
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, Sharded)]
     #[sharded(shards = 40, order_by = "priority", collection = "tickets")]
     struct Ticket {

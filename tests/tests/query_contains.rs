@@ -14,7 +14,10 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 use sharded_runtime::firestore::FirestoreDb;
-use sharded_runtime::{Error, Number, NumericField, Parent, Sharded, ShardedQuery, query_id};
+use sharded_runtime::{
+    Error, Parent, Sharded, ShardedQuery,
+    reads::{Number, NumericField, query_id},
+};
 use sharded_tests::equivalence::{
     Unsharded, check_query, for_each_dataset, ids, paged, write_both,
 };

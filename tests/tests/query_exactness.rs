@@ -14,7 +14,7 @@ use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 use sharded_runtime::firestore::{FirestoreDb, FirestoreTimestamp};
-use sharded_runtime::{Sharded, ShardedQuery, StoredNames, WholeCollection, query_id};
+use sharded_runtime::{Sharded, ShardedQuery, StoredNames, WholeCollection, reads::query_id};
 use sharded_tests::equivalence::{Unsharded, check_query};
 use sharded_tests::test_db;
 

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use sharded_runtime::firestore::FirestoreTimestamp;
-use sharded_runtime::{Cursor, Error, Sharded, query_id};
+use sharded_runtime::{Cursor, Error, Sharded, reads::query_id};
 use sharded_tests::models::{Instrument, Tick};
 use sharded_tests::{own_emulator, test_db};
 
@@ -26,7 +26,7 @@ async fn misuse_is_rejected_before_anything_is_sent() {
     assert!(matches!(zero, Err(Error::InvalidQuery(_))), "{zero:?}");
     let huge = Tick::query()
         .venue("XNAS")
-        .limit(sharded_runtime::MAX_LIMIT + 1)
+        .limit(sharded_runtime::limits::MAX_LIMIT + 1)
         .fetch(db)
         .await;
     assert!(matches!(huge, Err(Error::InvalidQuery(_))), "{huge:?}");
@@ -38,7 +38,7 @@ async fn misuse_is_rejected_before_anything_is_sent() {
     );
     let longest = Tick::query().venue("v".repeat(1499)).fetch(db).await;
     assert!(longest.is_ok(), "{longest:?}");
-    for page in [0, sharded_runtime::MAX_LIMIT + 1] {
+    for page in [0, sharded_runtime::limits::MAX_LIMIT + 1] {
         let stream = Tick::query()
             .venue("XNAS")
             .stream_in_pages_of(db, page)

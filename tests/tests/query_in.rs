@@ -16,7 +16,9 @@ use serde::{Deserialize, Serialize};
 use sharded_runtime::bounds::{Reach, Subcollection};
 use sharded_runtime::firestore::{FirestoreDb, FirestoreQueryDirection};
 use sharded_runtime::{
-    CollectionGroup, Error, Number, NumericField, Parent, Sharded, ShardedQuery, query_id,
+    Error, Parent, Sharded, ShardedQuery,
+    bounds::CollectionGroup,
+    reads::{Number, NumericField, query_id},
 };
 use sharded_tests::equivalence::{
     Unsharded, by_then_name, check_query, for_each_dataset, ids, paged, place_of, places,
@@ -341,8 +343,8 @@ async fn logged_reference<T: Sharded>(
 ) -> Vec<(Option<String>, String)> {
     let plain = format!("plain_{}", T::COLLECTION);
     let direction = match T::ORDER_DIRECTION {
-        sharded_runtime::Direction::Ascending => FirestoreQueryDirection::Ascending,
-        sharded_runtime::Direction::Descending => FirestoreQueryDirection::Descending,
+        sharded_runtime::indexes::Direction::Ascending => FirestoreQueryDirection::Ascending,
+        sharded_runtime::indexes::Direction::Descending => FirestoreQueryDirection::Descending,
     };
     let mut select = db.fluent().select().from(plain.as_str());
     select = match device {

@@ -9,7 +9,10 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 use sharded_runtime::firestore::{FirestoreDb, FirestoreQueryDirection};
-use sharded_runtime::{DynamicOr, Error, InCollection, Sharded, ShardedQuery, query_id};
+use sharded_runtime::{
+    Error, Sharded, ShardedQuery,
+    reads::{DynamicOr, InCollection, query_id},
+};
 use sharded_tests::equivalence::{by_then_name, check_query, ids};
 use sharded_tests::test_db;
 
@@ -81,8 +84,8 @@ async fn reference<T: Sharded>(
     (lower, upper): (Bound<i64>, Bound<i64>),
 ) -> Vec<String> {
     let direction = match T::ORDER_DIRECTION {
-        sharded_runtime::Direction::Ascending => FirestoreQueryDirection::Ascending,
-        sharded_runtime::Direction::Descending => FirestoreQueryDirection::Descending,
+        sharded_runtime::indexes::Direction::Ascending => FirestoreQueryDirection::Ascending,
+        sharded_runtime::indexes::Direction::Descending => FirestoreQueryDirection::Descending,
     };
     let disjuncts = disjuncts.to_vec();
     let documents = db

@@ -7,7 +7,10 @@
 //! in. One plan is pinned whole as printed.
 
 use serde::{Deserialize, Serialize};
-use sharded_runtime::{Cursor, Direction, IndexNeed, Parent, QueryPlan, QueryScope, Sharded};
+use sharded_runtime::{
+    Cursor, Parent, QueryPlan, Sharded,
+    indexes::{Direction, IndexNeed, QueryScope},
+};
 
 macro_rules! item {
     ($name:ident, $shards:literal, $direction:literal, $collection:literal) => {
@@ -121,8 +124,9 @@ macro_rules! every_shape {
             let own = T::ORDER_DIRECTION;
             let n = T::READ_SHARD_VALUES.len();
             let top = QueryScope::Collection;
-            let cursor =
-                || Cursor::<T, { sharded_runtime::query_id("venue") }>::at(&5, "d1").unwrap();
+            let cursor = || {
+                Cursor::<T, { sharded_runtime::reads::query_id("venue") }>::at(&5, "d1").unwrap()
+            };
 
             let plan = T::query().all().plan().unwrap();
             check::<T>("all", &plan, top, own, 1);

@@ -14,7 +14,8 @@ use serde::{Deserialize, Serialize};
 use sharded_runtime::bounds::{RangedOver, Reach};
 use sharded_runtime::firestore::{FirestoreDb, FirestoreValue};
 use sharded_runtime::{
-    Cursor, Error, OrderKey, RangeField, Sharded, ShardedQuery, WHOLE_COLLECTION, query_id,
+    Cursor, Error, Sharded, ShardedQuery,
+    reads::{OrderKey, RangeField, WHOLE_COLLECTION, query_id},
 };
 use sharded_tests::equivalence::{
     Inequality, Unsharded, check_paging_back, check_query, for_each_dataset, paged, pages_forward,
@@ -511,10 +512,10 @@ async fn metered_reference<T: Sharded>(
 ) -> Result<Vec<(Option<String>, String)>, String> {
     let plain = format!("plain_{}", T::COLLECTION);
     let direction = match T::ORDER_DIRECTION {
-        sharded_runtime::Direction::Ascending => {
+        sharded_runtime::indexes::Direction::Ascending => {
             sharded_runtime::firestore::FirestoreQueryDirection::Ascending
         }
-        sharded_runtime::Direction::Descending => {
+        sharded_runtime::indexes::Direction::Descending => {
             sharded_runtime::firestore::FirestoreQueryDirection::Descending
         }
     };

@@ -12,7 +12,8 @@ use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 use sharded_runtime::firestore::FirestoreDb;
 use sharded_runtime::{
-    Cursor, Number, NumericField, Parent, Reversed, Sharded, ShardedQuery, query_id,
+    Cursor, Parent, Sharded, ShardedQuery,
+    reads::{Number, NumericField, Reversed, query_id},
 };
 use sharded_tests::equivalence::{
     Unsharded, check_paging_back, check_query, for_each_dataset, ids, pages_forward, write_both,
@@ -219,7 +220,7 @@ async fn a_cursor_of_one_direction_is_no_cursor_of_the_other() {
     assert_eq!(every.fetch(db).await.unwrap().len(), 5);
     assert!(
         forward_token
-            .parse::<Cursor<Log3, { query_id("level") }, Reversed<sharded_runtime::InCollection>>>()
+            .parse::<Cursor<Log3, { query_id("level") }, Reversed<sharded_runtime::reads::InCollection>>>()
             .is_err()
     );
     assert!(
@@ -324,7 +325,7 @@ async fn check_walk<T: Log + PartialEq + std::fmt::Debug>(db: &FirestoreDb, rng:
             .unwrap();
         live.push((at, id));
     }
-    let descending = T::ORDER_DIRECTION == sharded_runtime::Direction::Descending;
+    let descending = T::ORDER_DIRECTION == sharded_runtime::indexes::Direction::Descending;
     let sort = |live: &mut Vec<(i64, String)>| {
         live.sort();
         if descending {

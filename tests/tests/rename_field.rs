@@ -7,7 +7,10 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use sharded_runtime::firestore::FirestoreDb;
 use sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::Value;
-use sharded_runtime::{Error, IdRange, JobStatus, PartRun, Sharded, TaskPart};
+use sharded_runtime::{
+    Error, Sharded,
+    jobs::{IdRange, JobStatus, PartRun, TaskPart},
+};
 use sharded_tests::migration::{run_interrupted, run_to_end, unthrottled};
 use sharded_tests::{all_documents, id_of, test_db};
 
@@ -201,7 +204,7 @@ async fn names_a_rename_cannot_take_are_refused() {
 /// (`on_both_names`). Both names holding the same value is no conflict: the old one goes.
 #[tokio::test]
 async fn a_document_holding_both_names_is_left_counted_and_listed_until_decided() {
-    use sharded_runtime::BothNames;
+    use sharded_runtime::jobs::BothNames;
     let test = test_db("rename-both-names").await;
     let db = &test.db;
     let writer = db.create_simple_batch_writer().await.unwrap();

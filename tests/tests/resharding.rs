@@ -10,7 +10,7 @@ use sharded_runtime::bulk::BulkWriter;
 use sharded_runtime::firestore::FirestoreDb;
 use sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::{Value, value::ValueType};
 use sharded_runtime::reshard::{draw_at, new_values_share};
-use sharded_runtime::{ShardCensus, Sharded};
+use sharded_runtime::{Sharded, jobs::ShardCensus};
 use sharded_tests::equivalence::{check_query, unsharded_ids};
 use sharded_tests::migration::{
     concurrent_writer, expected_state, faulty_client, run_interrupted, run_to_end, stored_state,
@@ -268,7 +268,9 @@ async fn reads_of_retired_values_refuse_until_the_rebalance_ran() {
 }
 
 /// The ids of a live query's first snapshot.
-async fn snapshots_of(mut snapshots: sharded_runtime::SnapshotStream<After>) -> Vec<String> {
+async fn snapshots_of(
+    mut snapshots: sharded_runtime::listen::SnapshotStream<After>,
+) -> Vec<String> {
     use futures::StreamExt;
     let snapshot = snapshots.next().await.unwrap().unwrap();
     snapshot.documents.iter().map(|d| d.id.clone()).collect()
@@ -538,7 +540,7 @@ async fn a_rebalance_sweeps_up_what_old_writers_left_behind_its_scan() {
 /// race each other for a document, and each part ends with its own range current.
 #[tokio::test]
 async fn each_part_of_a_rebalance_sweeps_its_own_range_only() {
-    use sharded_runtime::IdRange;
+    use sharded_runtime::jobs::IdRange;
     let test = test_db("rebalance-part-sweep").await;
     let db = &test.db;
     let mut rng = rand::rng();

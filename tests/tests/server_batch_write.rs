@@ -173,7 +173,7 @@ async fn only_read_write_transactions_hold_what_they_read() {
                 assert!(locks, "{mode:?}: {failure}");
                 assert_eq!(
                     failure.code,
-                    sharded_runtime::StatusCode::Aborted,
+                    sharded_runtime::writes::StatusCode::Aborted,
                     "{failure}"
                 );
             }

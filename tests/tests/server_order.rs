@@ -275,7 +275,7 @@ async fn only_numeric_reserved_ids_are_accepted() {
             .await;
         assert_eq!(result.is_ok(), accepted, "{id}: {result:?}");
         assert_eq!(
-            sharded_runtime::check_document_id(id).is_ok(),
+            sharded_runtime::writes::check_document_id(id).is_ok(),
             accepted,
             "{id}: sharded's check disagrees with the server"
         );

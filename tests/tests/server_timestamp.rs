@@ -12,7 +12,9 @@ use serde::{Deserialize, Serialize};
 use sharded_runtime::bulk::BulkWriter;
 use sharded_runtime::firestore::{FirestoreDb, FirestoreTimestamp};
 use sharded_runtime::{
-    AtomicBatch, OrderStamp, Sharded, ShardedQuery, WholeCollection, query_id, transaction_error,
+    AtomicBatch, Sharded, ShardedQuery, WholeCollection,
+    reads::query_id,
+    writes::{OrderStamp, transaction_error},
 };
 use sharded_tests::equivalence::{Unsharded, check_query};
 use sharded_tests::migration::unthrottled;
@@ -259,7 +261,7 @@ async fn every_write_path_stamps_on_create_and_keeps_the_time_on_replace() {
             events
                 .insert("transaction", &Event3::new("a", "transaction"))
                 .map_err(transaction_error)?;
-            Ok::<_, sharded_runtime::TransactionError>(())
+            Ok::<_, sharded_runtime::writes::TransactionError>(())
         }
         .boxed()
     })
@@ -305,7 +307,7 @@ async fn every_write_path_stamps_on_create_and_keeps_the_time_on_replace() {
                 .in_transaction(transaction)
                 .update("transaction", &Event3::new("z", "transaction edit"))
                 .map_err(transaction_error)?;
-            Ok::<_, sharded_runtime::TransactionError>(())
+            Ok::<_, sharded_runtime::writes::TransactionError>(())
         }
         .boxed()
     })

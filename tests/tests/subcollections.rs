@@ -12,8 +12,9 @@ use sharded_runtime::__private::compare_references;
 use sharded_runtime::bounds::Reach;
 use sharded_runtime::firestore::{FirestoreDb, FirestoreQueryDirection, FirestoreQueryOrder};
 use sharded_runtime::{
-    CollectionGroup, Cursor, Error, InGroup, Number, NumericField, Parent, Sharded, ShardedQuery,
-    WholeCollection, query_id,
+    Cursor, Error, InGroup, Parent, Sharded, ShardedQuery, WholeCollection,
+    bounds::CollectionGroup,
+    reads::{Number, NumericField, query_id},
 };
 use sharded_tests::equivalence::{by_then_name, paged, place_of, places};
 use sharded_tests::test_db;
@@ -61,7 +62,7 @@ macro_rules! message {
 trait Message:
     Sharded
     + sharded_runtime::bounds::ParentDepth<1>
-    + sharded_runtime::CollectionGroup
+    + sharded_runtime::bounds::CollectionGroup
     + Clone
     + PartialEq
     + std::fmt::Debug
@@ -87,8 +88,8 @@ async fn reference<T: Sharded>(
 ) -> Vec<(Option<String>, String)> {
     let plain = format!("plain_{}", T::COLLECTION);
     let direction = match T::ORDER_DIRECTION {
-        sharded_runtime::Direction::Ascending => FirestoreQueryDirection::Ascending,
-        sharded_runtime::Direction::Descending => FirestoreQueryDirection::Descending,
+        sharded_runtime::indexes::Direction::Ascending => FirestoreQueryDirection::Ascending,
+        sharded_runtime::indexes::Direction::Descending => FirestoreQueryDirection::Descending,
     };
     let mut select = db.fluent().select().from(plain.as_str());
     select = match room {
@@ -465,7 +466,9 @@ async fn a_backfill_over_the_collection_group_shards_every_parent() {
     // A checkpoint that is no document's path is refused before anything is sent.
     let bad = group
         .backfill()
-        .resume_from(sharded_runtime::Checkpoint::after("rooms/a/messages61"))
+        .resume_from(sharded_runtime::jobs::Checkpoint::after(
+            "rooms/a/messages61",
+        ))
         .run(|_| {})
         .await;
     assert!(matches!(bad, Err(Error::InvalidCursor(_))), "{bad:?}");
@@ -486,7 +489,7 @@ struct Post {
 /// scans exactly the documents it holds, every document ends sharded, and a part refuses
 /// another part's checkpoint.
 async fn parts_of_a_group_backfill_cover_every_document_once<T: CollectionGroup>(name: &str) {
-    use sharded_runtime::IdRange;
+    use sharded_runtime::jobs::IdRange;
     let test = test_db(name).await;
     let db = &test.db;
     let seed = sharded_tests::seed(name);
@@ -668,8 +671,12 @@ async fn pages_of_a_top_level_types_group_walk_to_the_end() {
         .all_descendants()
         .order(|o| {
             let direction = match Post::ORDER_DIRECTION {
-                sharded_runtime::Direction::Ascending => FirestoreQueryDirection::Ascending,
-                sharded_runtime::Direction::Descending => FirestoreQueryDirection::Descending,
+                sharded_runtime::indexes::Direction::Ascending => {
+                    FirestoreQueryDirection::Ascending
+                }
+                sharded_runtime::indexes::Direction::Descending => {
+                    FirestoreQueryDirection::Descending
+                }
             };
             o.fields([
                 FirestoreQueryOrder::new("at".into(), direction.clone()),

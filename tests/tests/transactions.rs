@@ -11,7 +11,9 @@ use futures::FutureExt;
 use serde::{Deserialize, Serialize};
 use sharded_runtime::firestore::{FirestoreDb, FirestoreTransactionOptions};
 use sharded_runtime::{
-    AtomicBatch, Error, MAX_COMMIT_WRITES, Parent, Sharded, TransactionError, transaction_error,
+    AtomicBatch, Error, Parent, Sharded,
+    limits::MAX_COMMIT_WRITES,
+    writes::{TransactionError, transaction_error},
 };
 use sharded_tests::test_db;
 

@@ -19,7 +19,9 @@ use sharded_runtime::firestore::{
     FirestoreDb, FirestoreFieldTransform, FirestoreFieldTransformType, FirestoreTimestamp,
     FirestoreTransformServerValue, FirestoreValue,
 };
-use sharded_runtime::{AtomicBatch, Error, MAX_TRANSFORMS, Sharded, Transform, transaction_error};
+use sharded_runtime::{
+    AtomicBatch, Error, Sharded, Transform, limits::MAX_TRANSFORMS, writes::transaction_error,
+};
 use sharded_tests::equivalence::{Unsharded, check_query, write_both};
 use sharded_tests::test_db;
 
@@ -320,7 +322,7 @@ async fn transforms_leave_what_they_leave_on_an_unsharded_document_and_keep_the_
                             .in_transaction(transaction)
                             .transform(&id, &ours)
                             .map_err(transaction_error)?;
-                        Ok::<_, sharded_runtime::TransactionError>(())
+                        Ok::<_, sharded_runtime::writes::TransactionError>(())
                     }
                     .boxed()
                 })

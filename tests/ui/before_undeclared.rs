@@ -1,5 +1,5 @@
 use serde::{Deserialize, Serialize};
-use sharded_runtime::{Cursor, Sharded, WholeCollection, Windowed};
+use sharded_runtime::{Cursor, Sharded, WholeCollection, reads::Windowed};
 
 #[derive(Serialize, Deserialize, Sharded)]
 #[sharded(shards = 3, order_by = "at")]
@@ -10,8 +10,8 @@ struct Log {
 }
 
 fn back(
-    cursor: Cursor<Log, { sharded_runtime::WHOLE_COLLECTION }>,
-) -> WholeCollection<Log, sharded_runtime::InCollection, Windowed> {
+    cursor: Cursor<Log, { sharded_runtime::reads::WHOLE_COLLECTION }>,
+) -> WholeCollection<Log, sharded_runtime::reads::InCollection, Windowed> {
     Log::query().all().before(cursor)
 }
 

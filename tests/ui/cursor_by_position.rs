@@ -1,6 +1,6 @@
 use serde::{Deserialize, Serialize};
 use sharded_runtime::firestore::{FirestoreDb, FirestoreTimestamp};
-use sharded_runtime::{Cursor, Sharded, query_id};
+use sharded_runtime::{Cursor, Sharded, reads::query_id};
 
 #[derive(Serialize, Deserialize, Sharded)]
 #[sharded(shards = 3, order_by = "timestamp")]

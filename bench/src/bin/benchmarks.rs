@@ -19,7 +19,7 @@ use sharded_runtime::firestore::{
     FirestoreConsistencySelector, FirestoreDb, FirestoreQueryDirection, FirestoreTransactionMode,
     FirestoreTransactionOptions,
 };
-use sharded_runtime::{QueryStats, Sharded, ShardedQuery};
+use sharded_runtime::{Sharded, ShardedQuery, reads::QueryStats};
 
 const DOCUMENTS: usize = 2_000;
 const PAGE: u32 = 20;

@@ -23,7 +23,10 @@ use std::time::Duration;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use sharded_examples::Instrument;
 use sharded_runtime::firestore::{FirestoreDb, FirestoreDbOptions};
-use sharded_runtime::{JobStatus, PartPhase, PartRun, Sharded, TaskPart};
+use sharded_runtime::{
+    Sharded,
+    jobs::{JobStatus, PartPhase, PartRun, TaskPart},
+};
 
 #[tokio::main]
 async fn main() -> ExitCode {

@@ -14,7 +14,10 @@ use serde::{Deserialize, Serialize};
 use sharded_emulator::emulator::Emulator;
 use sharded_examples::Message;
 use sharded_runtime::firestore::FirestoreDb;
-use sharded_runtime::{Parent, Sharded, TransactionError, transaction_error};
+use sharded_runtime::{
+    Parent, Sharded,
+    writes::{TransactionError, transaction_error},
+};
 
 type BoxError = Box<dyn Error + Send + Sync>;
 

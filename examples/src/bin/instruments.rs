@@ -17,7 +17,10 @@ use sharded_emulator::emulator::Emulator;
 use sharded_examples::{Instrument, Price, at, recipe_instruments};
 use sharded_runtime::bulk::{BulkWriter, BulkWriterOptions};
 use sharded_runtime::firestore::{FirestoreDb, FirestoreTimestamp};
-use sharded_runtime::{ChangeKind, QuerySnapshot, Sharded, Stored};
+use sharded_runtime::{
+    Sharded, Stored,
+    listen::{ChangeKind, QuerySnapshot},
+};
 
 const GENERATED: usize = 3_000;
 

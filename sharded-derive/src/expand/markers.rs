@@ -29,7 +29,7 @@ pub(super) fn placement(model: &Model) -> TokenStream {
     let group = model.collection_group.then(|| {
         quote! {
             #[automatically_derived]
-            impl ::sharded_runtime::CollectionGroup for #ident {}
+            impl ::sharded_runtime::bounds::CollectionGroup for #ident {}
         }
     });
     let reversible = model.reversible.then(|| {

@@ -43,7 +43,7 @@ pub(super) fn aggregates<'a>(model: &'a Model) -> Option<Namespace<'a>> {
         Member {
             name: field.ident,
             doc,
-            ty: quote!(::sharded_runtime::NumericField<#ident, #marker>),
+            ty: quote!(::sharded_runtime::reads::NumericField<#ident, #marker>),
             value: Some(quote::quote_spanned!(syn::spanned::Spanned::span(ty)=>
                 ::sharded_runtime::__private::numeric_field::<#ident, #ty, #marker>(#path)
             )),
@@ -91,7 +91,7 @@ pub(super) fn ranges<'a>(model: &'a Model) -> Option<Namespace<'a>> {
         Member {
             name: field.ident,
             doc,
-            ty: quote!(::sharded_runtime::RangeField<#ident, #ty, #marker>),
+            ty: quote!(::sharded_runtime::reads::RangeField<#ident, #ty, #marker>),
             value: Some(quote::quote_spanned!(span=>
                 ::sharded_runtime::__private::range_field::<#ident, #ty, #marker>(#path)
             )),

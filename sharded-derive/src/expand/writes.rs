@@ -13,7 +13,7 @@ pub(super) fn fields<'a>(model: &'a Model) -> Namespace<'a> {
     let members = model.stored_fields.iter().map(|(field, path)| Member {
         name: field,
         doc: format!("The stored field `{path}`."),
-        ty: quote!(::sharded_runtime::Field<#ident>),
+        ty: quote!(::sharded_runtime::writes::Field<#ident>),
         value: Some(quote!(::sharded_runtime::__private::field::<#ident>(#path))),
     });
     Namespace {
@@ -33,7 +33,7 @@ pub(super) fn transforms<'a>(model: &'a Model) -> Namespace<'a> {
         .map(|(field, ty, path)| Member {
             name: field,
             doc: format!("The stored field `{path}`, to transform."),
-            ty: quote!(::sharded_runtime::TypedField<#ident, #ty>),
+            ty: quote!(::sharded_runtime::writes::TypedField<#ident, #ty>),
             value: Some(quote!(::sharded_runtime::__private::typed_field::<#ident, #ty>(#path))),
         });
     Namespace {

@@ -40,7 +40,7 @@ pub fn validate<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Option<Model<'a>> {
     if let Some((method, other)) = query_id_collision(methods, sharded_indexes::query_id) {
         cx.error_spanned_by(
             method,
-            format!("the query names `{method}` and `{other}` hash to the same id (`sharded_runtime::query_id`), so their types would be one; rename one of the fields"),
+            format!("the query names `{method}` and `{other}` hash to the same id (`sharded_runtime::reads::query_id`), so their types would be one; rename one of the fields"),
         );
     }
     let methods: Vec<&syn::Ident> = indexes

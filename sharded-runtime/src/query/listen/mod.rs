@@ -50,7 +50,7 @@ pub struct QuerySnapshot<T> {
     /// the old order), then additions, then modifications (in the new order).
     ///
     /// ```
-    /// # use sharded_runtime::{DocumentChange, Stored};
+    /// # use sharded_runtime::{Stored, listen::DocumentChange};
     /// # use std::sync::Arc;
     /// fn apply<T>(list: &mut Vec<Arc<Stored<T>>>, changes: &[DocumentChange<T>]) {
     ///     for change in changes {
