@@ -171,7 +171,7 @@ const _: () = {
         ///The numeric field `qty`, to sum or average.
         qty: ::sharded_runtime::reads::NumericField<
             Sale,
-            ::sharded_runtime::bounds::EveryQuery,
+            ::sharded_runtime::bounds::AllQueries,
         >,
     }
     ///The fields of `Sale` with range, `!=` and `not-in` filters.
@@ -182,7 +182,7 @@ const _: () = {
         rating: ::sharded_runtime::reads::RangeField<
             Sale,
             i32,
-            ::sharded_runtime::bounds::EveryQuery,
+            ::sharded_runtime::bounds::AllQueries,
         >,
     }
     impl Sale {
@@ -241,7 +241,7 @@ const _: () = {
                 qty: ::sharded_runtime::__private::numeric_field::<
                     Sale,
                     u32,
-                    ::sharded_runtime::bounds::EveryQuery,
+                    ::sharded_runtime::bounds::AllQueries,
                 >("qty"),
             }
         }
@@ -257,7 +257,7 @@ const _: () = {
                 rating: ::sharded_runtime::__private::range_field::<
                     Sale,
                     i32,
-                    ::sharded_runtime::bounds::EveryQuery,
+                    ::sharded_runtime::bounds::AllQueries,
                 >("rating"),
             }
         }

@@ -125,9 +125,13 @@ pub mod indexes {
 pub mod bounds {
     pub use crate::parent::{CollectionGroup, ParentDepth, Reversible, Subcollection, TopLevel};
     pub use crate::query::{
-        EveryMatch, EveryQuery, Numeric, PagedQuery, RangedOver, Reach, SummedOver, Window,
+        AllQueries, Numeric, PagedQuery, RangedOver, Reach, Summable, SummedOver, Window,
     };
     pub use crate::sharded::{HasAggregates, HasRanges};
+
+    // Their names before "every" was kept for one idea (see the README's "Stability").
+    #[doc(hidden)]
+    pub use crate::query::{AllQueries as EveryQuery, Summable as EveryMatch};
 }
 
 // The paths these items had at the root before they moved into the modules above, kept so

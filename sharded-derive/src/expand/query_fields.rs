@@ -22,7 +22,7 @@ pub(super) fn aggregates<'a>(model: &'a Model) -> Option<Namespace<'a>> {
         // those queries' `sum` and `avg` take.
         let (marker, doc) = match &field.queries {
             None => (
-                quote!(::sharded_runtime::bounds::EveryQuery),
+                quote!(::sharded_runtime::bounds::AllQueries),
                 format!("The numeric field `{path}`, to sum or average."),
             ),
             Some(queries) => {
@@ -69,7 +69,7 @@ pub(super) fn ranges<'a>(model: &'a Model) -> Option<Namespace<'a>> {
         let path = &field.path;
         let (marker, doc) = match &field.queries {
             None => (
-                quote!(::sharded_runtime::bounds::EveryQuery),
+                quote!(::sharded_runtime::bounds::AllQueries),
                 format!("The field `{path}`, to filter by range, `!=` or `not-in` in any query."),
             ),
             Some(queries) => {

@@ -8,15 +8,15 @@ use std::ops::{Bound, RangeBounds};
 
 use firestore::gcloud_sdk::google::firestore::v1::Value;
 
-use super::shape::EveryQuery;
+use super::shape::AllQueries;
 use super::values::{to_bound, to_value};
 use crate::{OrderBound, OrderKey};
 
 /// A field of `T` with range, `!=` and `not-in` filters (`T::ranges().price`), of Rust type
 /// `V`: what [`ShardedQuery::filter`](crate::ShardedQuery::filter) takes, through the filter it builds. `S` says which
-/// queries take it: [`EveryQuery`] for `#[sharded(range)]`, a marker of the field's own for
+/// queries take it: [`AllQueries`] for `#[sharded(range)]`, a marker of the field's own for
 /// `#[sharded(range(all, exchange))]`, which only those queries take.
-pub struct RangeField<T, V, S = EveryQuery> {
+pub struct RangeField<T, V, S = AllQueries> {
     path: &'static str,
     marker: Typed<T, V, S>,
 }
@@ -24,7 +24,7 @@ pub struct RangeField<T, V, S = EveryQuery> {
 /// What a [`RangeField`] is typed by, without holding any of it.
 type Typed<T, V, S> = PhantomData<fn() -> (T, V, S)>;
 
-/// Which queries (by query id) may filter on a range field: implemented by [`EveryQuery`]
+/// Which queries (by query id) may filter on a range field: implemented by [`AllQueries`]
 /// for every query, and by the derive's marker of a field declared
 /// `#[sharded(range(all, exchange))]` for the queries it names, whose indexes the plan holds.
 #[diagnostic::on_unimplemented(
@@ -34,7 +34,7 @@ type Typed<T, V, S> = PhantomData<fn() -> (T, V, S)>;
 )]
 pub trait RangedOver<const QUERY: u64> {}
 
-impl<const QUERY: u64> RangedOver<QUERY> for EveryQuery {}
+impl<const QUERY: u64> RangedOver<QUERY> for AllQueries {}
 
 /// The range field `path` of `T`, of type `V`, filtered by the queries `S` names: what the
 /// derive's `T::ranges()` is made of. `V: OrderKey` refuses a range on a field whose stored
@@ -63,7 +63,7 @@ impl<T, V, S> std::fmt::Debug for RangeField<T, V, S> {
 /// A filter on a [`RangeField`], for [`ShardedQuery::filter`](crate::ShardedQuery::filter): built by its
 /// [`within`](RangeField::within), [`greater_than`](RangeField::greater_than),
 /// [`not_equal`](RangeField::not_equal), [`not_in`](RangeField::not_in) and the others.
-pub struct RangeFilter<T, S = EveryQuery> {
+pub struct RangeFilter<T, S = AllQueries> {
     pub(super) filter: FieldFilter,
     marker: PhantomData<fn() -> (T, S)>,
 }

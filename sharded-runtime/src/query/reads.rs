@@ -16,8 +16,8 @@ use tracing::Instrument as _;
 
 use super::spans::query_span;
 use super::{
-    EveryMatch, ListenCheckpoint, ListenOptions, Number, NumericField, Page, QueryStats, Reach,
-    ShardedQuery, SnapshotStream, SummedOver, Window, aggregate, count, listen, projection, stream,
+    ListenCheckpoint, ListenOptions, Number, NumericField, Page, QueryStats, Reach, ShardedQuery,
+    SnapshotStream, Summable, SummedOver, Window, aggregate, count, listen, projection, stream,
 };
 use crate::stored::{Decoded, Undecodable};
 use crate::{Result, Sharded, Stored, StoredNames};
@@ -216,7 +216,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         field: NumericField<T, S>,
     ) -> BoxFuture<'q, Result<Number>>
     where
-        W: EveryMatch<S>,
+        W: Summable<S>,
     {
         // Not `async fn`: a future whose type does not name `S` has the field's bound checked
         // once, at the call, not again on the future and at its `.await`.
@@ -237,7 +237,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         field: NumericField<T, S>,
     ) -> BoxFuture<'q, Result<Option<f64>>>
     where
-        W: EveryMatch<S>,
+        W: Summable<S>,
     {
         let field = field.checked();
         Box::pin(async move { Ok(aggregate::aggregate(self, db, field, true).await?.1) })
@@ -251,7 +251,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         field: NumericField<T, S>,
     ) -> BoxFuture<'q, Result<(Number, Option<f64>)>>
     where
-        W: EveryMatch<S>,
+        W: Summable<S>,
     {
         let field = field.checked();
         Box::pin(async move {
@@ -271,7 +271,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         field: NumericField<T, S>,
     ) -> BoxFuture<'q, Result<(Number, Option<f64>, QueryStats)>>
     where
-        W: EveryMatch<S>,
+        W: Summable<S>,
     {
         let field = field.checked();
         Box::pin(aggregate::aggregate(self, db, field, true))

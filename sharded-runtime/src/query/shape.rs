@@ -42,4 +42,4 @@ impl QueryShape {
 /// The queries a field declared for all of them takes: `#[sharded(aggregate)]` is summed and
 /// `#[sharded(range)]` filtered by every query of its type.
 #[derive(Debug, Clone, Copy)]
-pub struct EveryQuery;
+pub struct AllQueries;

@@ -7,7 +7,7 @@
 use std::marker::PhantomData;
 
 use super::aggregate::SummedOver;
-use super::shape::EveryQuery;
+use super::shape::AllQueries;
 
 /// The window of a [`ShardedQuery`](crate::ShardedQuery): [`Whole`] (the default: every
 /// document it matches), [`Windowed`] (after [`limit`](crate::ShardedQuery::limit),
@@ -57,22 +57,23 @@ impl Window for DynamicOr {
     type Dynamic = DynamicOr;
 }
 
-/// A window over which [`sum`](crate::ShardedQuery::sum) and [`avg`](crate::ShardedQuery::avg)
-/// of a field summed by the queries `S` names mean what they say: [`Whole`], and an [`Or`]
-/// each of whose queries `S` sums ([`SummedOver`] of its query: its index holds the field).
+/// A window a field summed by the queries `S` names can be summed over, so that
+/// [`sum`](crate::ShardedQuery::sum) and [`avg`](crate::ShardedQuery::avg) mean what they
+/// say: [`Whole`], and an [`Or`] each of whose queries `S` sums ([`SummedOver`] of its query:
+/// its index holds the field). `S` is [`AllQueries`] for a field declared for every query.
 #[diagnostic::on_unimplemented(
     message = "`sum` and `avg` apply to every document a query matches, not to a limit or a cursor",
     label = "this query has a `limit`, `after` or `before`",
     note = "Firestore orders an aggregation by the aggregated field too, so a limit or a cursor would not pick the query's documents: drop `limit`, `after` and `before` to add up every match, or fetch the page and add up its documents"
 )]
-pub trait EveryMatch<S = EveryQuery>: Window {}
+pub trait Summable<S = AllQueries>: Window {}
 
-impl<S> EveryMatch<S> for Whole {}
+impl<S> Summable<S> for Whole {}
 
-impl<S: every::SummedByEveryQuery> EveryMatch<S> for DynamicOr {}
+impl<S: all_queries::SummedByAllQueries> Summable<S> for DynamicOr {}
 
-mod every {
-    use super::EveryQuery;
+mod all_queries {
+    use super::AllQueries;
 
     /// A field every query sums: what the sum of a [`DynamicOr`](super::DynamicOr) takes.
     #[diagnostic::on_unimplemented(
@@ -80,13 +81,12 @@ mod every {
         label = "an OR built with `or_dynamic` sums only fields every query sums",
         note = "build the OR with `or` (its type then names each query, whose sums are checked), or declare the field `#[sharded(aggregate)]` for every query"
     )]
-    pub trait SummedByEveryQuery {}
+    pub trait SummedByAllQueries {}
 
-    impl SummedByEveryQuery for EveryQuery {}
+    impl SummedByAllQueries for AllQueries {}
 }
 
-impl<S, W: EveryMatch<S>, const OTHER: u64> EveryMatch<S> for Or<W, OTHER> where S: SummedOver<OTHER>
-{}
+impl<S, W: Summable<S>, const OTHER: u64> Summable<S> for Or<W, OTHER> where S: SummedOver<OTHER> {}
 
 mod sealed {
     pub trait Sealed {}

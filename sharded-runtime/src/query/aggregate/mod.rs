@@ -36,7 +36,7 @@ pub(crate) async fn aggregate<T: Sharded, const QUERY: u64, R: Reach, W: Window>
     field: NumericField<T>,
     average: bool,
 ) -> Result<(Number, Option<f64>, QueryStats)> {
-    // `W: EveryMatch` at every caller: only `limit`, `after` and `before` set these, and
+    // `W: Summable` at every caller: only `limit`, `after` and `before` set these, and
     // each makes the query `Windowed`.
     debug_assert!(query.limit.is_none() && query.after.is_none() && query.before.is_none());
     if let Some(path) = query.then_by() {

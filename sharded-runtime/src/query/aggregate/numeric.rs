@@ -1,7 +1,7 @@
 //! What can be summed: the `Numeric` types, the typed field a `sum` names, and the number
 //! it returns.
 
-use crate::query::shape::EveryQuery;
+use crate::query::shape::AllQueries;
 use std::marker::PhantomData;
 
 use serde::Serialize;
@@ -22,16 +22,16 @@ pub trait Numeric: Serialize {
 
 /// A numeric field of `T` (`T::aggregates().price`), to pass to
 /// [`ShardedQuery::sum`](crate::ShardedQuery::sum) and [`avg`](crate::ShardedQuery::avg). `S`
-/// says which queries sum it: [`EveryQuery`] for `#[sharded(aggregate)]`, a marker of the
+/// says which queries sum it: [`AllQueries`] for `#[sharded(aggregate)]`, a marker of the
 /// field's own for `#[sharded(aggregate(all, exchange))]`, which only those queries take.
-pub struct NumericField<T, S = EveryQuery> {
+pub struct NumericField<T, S = AllQueries> {
     pub(crate) path: &'static str,
     pub(super) integer: bool,
     marker: PhantomData<fn() -> (T, S)>,
 }
 
 /// Which queries (by query id) may sum and average a numeric field: implemented by
-/// [`EveryQuery`] for every query, and by the derive's marker of a field declared
+/// [`AllQueries`] for every query, and by the derive's marker of a field declared
 /// `#[sharded(aggregate(all, exchange))]` for the queries it names, whose indexes the plan
 /// holds.
 #[diagnostic::on_unimplemented(
@@ -41,7 +41,7 @@ pub struct NumericField<T, S = EveryQuery> {
 )]
 pub trait SummedOver<const QUERY: u64> {}
 
-impl<const QUERY: u64> SummedOver<QUERY> for EveryQuery {}
+impl<const QUERY: u64> SummedOver<QUERY> for AllQueries {}
 
 /// The numeric field `path` of `T`, of type `V`, summed by the queries `S` names: what the
 /// derive's `T::aggregates()` is made of, with every type written out, as `field`. `V:
