@@ -6,10 +6,10 @@
 use std::ops::Bound;
 
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use sharded_runtime::Sharded;
 use sharded_runtime::firestore::{FirestoreDb, FirestoreTimestamp, FirestoreValue};
-use sharded_tests::equivalence::{Unsharded, check_query, write_both};
+use sharded_tests::equivalence::{Unsharded, check_query, for_each_dataset, write_both};
 use sharded_tests::models::{Instrument, Price, Tick};
 use sharded_tests::test_db;
 
@@ -59,164 +59,149 @@ const CURRENCIES: [&str; 3] = ["USD", "JPY", "EUR"];
 #[tokio::test]
 async fn three_shards_equal_the_unsharded_query() {
     let test = test_db("equivalence-3").await;
-    let seed = sharded_tests::seed("three_shards_equal_the_unsharded_query");
-    let mut rng = StdRng::seed_from_u64(seed);
-    for dataset in 0..6 {
-        let db = test
-            .emulator
-            .db(&format!("eq3-{seed}-{dataset}"))
-            .await
-            .unwrap();
-        let times = rng.random_range(2..12);
-        let size = rng.random_range(40..220);
-        let documents: Vec<(String, Instrument)> = (0..size)
-            .map(|i| {
-                let instrument = Instrument {
-                    symbol: format!("S{i}"),
-                    price: Price {
-                        currency: CURRENCIES[rng.random_range(0..3)].into(),
-                        micros: rng.random_range(0..1_000_000),
-                    },
-                    exchange: EXCHANGES[rng.random_range(0..3)].into(),
-                    instrument_type: TYPES[rng.random_range(0..2)].into(),
-                    timestamp: timestamp(rng.random_range(0..times)),
-                };
-                (
-                    format!("doc{:05}-{i}", rng.random_range(0..100_000)),
-                    instrument,
-                )
-            })
-            .collect();
-        write_both(&db, "plain", &documents).await;
-        for round in 0..5 {
-            let range = random_range(&mut rng, times);
-            let limit = rng.random_range(1..30);
-            let label = format!("dataset {dataset} round {round} range {range:?}");
-            match rng.random_range(0..4) {
-                3 => {
-                    let reference = reference_ids::<Instrument>(&db, "plain", None, range).await;
-                    let query = Instrument::query().all().range(ts_range(range));
-                    check_query(
-                        &db,
-                        query,
-                        Ok(reference),
-                        limit,
-                        &format!("{label} whole collection"),
+    for_each_dataset(&test, "eq3", 6, |db, rng, label| {
+        Box::pin(async move {
+            let times = rng.random_range(2..12);
+            let size = rng.random_range(40..220);
+            let documents: Vec<(String, Instrument)> = (0..size)
+                .map(|i| {
+                    let instrument = Instrument {
+                        symbol: format!("S{i}"),
+                        price: Price {
+                            currency: CURRENCIES[rng.random_range(0..3)].into(),
+                            micros: rng.random_range(0..1_000_000),
+                        },
+                        exchange: EXCHANGES[rng.random_range(0..3)].into(),
+                        instrument_type: TYPES[rng.random_range(0..2)].into(),
+                        timestamp: timestamp(rng.random_range(0..times)),
+                    };
+                    (
+                        format!("doc{:05}-{i}", rng.random_range(0..100_000)),
+                        instrument,
                     )
-                    .await;
-                }
-                0 => {
-                    let value = EXCHANGES[rng.random_range(0..3)];
-                    let reference = reference_ids::<Instrument>(
-                        &db,
-                        "plain",
-                        Some(("exchange", value.into())),
-                        range,
-                    )
-                    .await;
-                    let query = Instrument::query().exchange(value).range(ts_range(range));
-                    check_query(
-                        &db,
-                        query,
-                        Ok(reference),
-                        limit,
-                        &format!("{label} exchange {value}"),
-                    )
-                    .await;
-                }
-                1 => {
-                    let value = TYPES[rng.random_range(0..2)];
-                    let reference = reference_ids::<Instrument>(
-                        &db,
-                        "plain",
-                        Some(("instrumentType", value.into())),
-                        range,
-                    )
-                    .await;
-                    let query = Instrument::query()
-                        .instrument_type(value)
-                        .range(ts_range(range));
-                    check_query(
-                        &db,
-                        query,
-                        Ok(reference),
-                        limit,
-                        &format!("{label} type {value}"),
-                    )
-                    .await;
-                }
-                _ => {
-                    let value = CURRENCIES[rng.random_range(0..3)];
-                    let reference = reference_ids::<Instrument>(
-                        &db,
-                        "plain",
-                        Some(("price.currency", value.into())),
-                        range,
-                    )
-                    .await;
-                    let query = Instrument::query()
-                        .price_currency(value)
-                        .range(ts_range(range));
-                    check_query(
-                        &db,
-                        query,
-                        Ok(reference),
-                        limit,
-                        &format!("{label} currency {value}"),
-                    )
-                    .await;
+                })
+                .collect();
+            write_both(db, "plain", &documents).await;
+            for round in 0..5 {
+                let range = random_range(rng, times);
+                let limit = rng.random_range(1..30);
+                let label = format!("{label} round {round} range {range:?}");
+                match rng.random_range(0..4) {
+                    3 => {
+                        let reference = reference_ids::<Instrument>(db, "plain", None, range).await;
+                        let query = Instrument::query().all().range(ts_range(range));
+                        check_query(
+                            db,
+                            query,
+                            Ok(reference),
+                            limit,
+                            &format!("{label} whole collection"),
+                        )
+                        .await;
+                    }
+                    0 => {
+                        let value = EXCHANGES[rng.random_range(0..3)];
+                        let reference = reference_ids::<Instrument>(
+                            db,
+                            "plain",
+                            Some(("exchange", value.into())),
+                            range,
+                        )
+                        .await;
+                        let query = Instrument::query().exchange(value).range(ts_range(range));
+                        check_query(
+                            db,
+                            query,
+                            Ok(reference),
+                            limit,
+                            &format!("{label} exchange {value}"),
+                        )
+                        .await;
+                    }
+                    1 => {
+                        let value = TYPES[rng.random_range(0..2)];
+                        let reference = reference_ids::<Instrument>(
+                            db,
+                            "plain",
+                            Some(("instrumentType", value.into())),
+                            range,
+                        )
+                        .await;
+                        let query = Instrument::query()
+                            .instrument_type(value)
+                            .range(ts_range(range));
+                        check_query(
+                            db,
+                            query,
+                            Ok(reference),
+                            limit,
+                            &format!("{label} type {value}"),
+                        )
+                        .await;
+                    }
+                    _ => {
+                        let value = CURRENCIES[rng.random_range(0..3)];
+                        let reference = reference_ids::<Instrument>(
+                            db,
+                            "plain",
+                            Some(("price.currency", value.into())),
+                            range,
+                        )
+                        .await;
+                        let query = Instrument::query()
+                            .price_currency(value)
+                            .range(ts_range(range));
+                        check_query(
+                            db,
+                            query,
+                            Ok(reference),
+                            limit,
+                            &format!("{label} currency {value}"),
+                        )
+                        .await;
+                    }
                 }
             }
-        }
-    }
+        })
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn forty_shards_merge_to_the_unsharded_query() {
     let test = test_db("equivalence-40").await;
-    let seed = sharded_tests::seed("forty_shards_merge_to_the_unsharded_query");
-    let mut rng = StdRng::seed_from_u64(seed);
-    for dataset in 0..4 {
-        let db = test
-            .emulator
-            .db(&format!("eq40-{seed}-{dataset}"))
-            .await
-            .unwrap();
-        let times = rng.random_range(2..10);
-        let size = rng.random_range(60..200);
-        let documents: Vec<(String, Tick)> = (0..size)
-            .map(|i| {
-                let tick = Tick {
-                    venue: EXCHANGES[rng.random_range(0..2)].into(),
-                    at: timestamp(rng.random_range(0..times)),
-                    seq: i,
-                };
-                (format!("t{:05}-{i}", rng.random_range(0..100_000)), tick)
-            })
-            .collect();
-        write_both(&db, "plain", &documents).await;
-        for round in 0..4 {
-            let range = random_range(&mut rng, times);
-            let limit = rng.random_range(1..40);
-            let label = format!("dataset {dataset} round {round} {range:?}");
-            if round % 2 == 1 {
-                let reference = reference_ids::<Tick>(&db, "plain", None, range).await;
-                let query = Tick::query().all().range(ts_range(range));
-                check_query(&db, query, Ok(reference), limit, &format!("{label} all")).await;
-                continue;
+    for_each_dataset(&test, "eq40", 4, |db, rng, label| {
+        Box::pin(async move {
+            let times = rng.random_range(2..10);
+            let size = rng.random_range(60..200);
+            let documents: Vec<(String, Tick)> = (0..size)
+                .map(|i| {
+                    let tick = Tick {
+                        venue: EXCHANGES[rng.random_range(0..2)].into(),
+                        at: timestamp(rng.random_range(0..times)),
+                        seq: i,
+                    };
+                    (format!("t{:05}-{i}", rng.random_range(0..100_000)), tick)
+                })
+                .collect();
+            write_both(db, "plain", &documents).await;
+            for round in 0..4 {
+                let range = random_range(rng, times);
+                let limit = rng.random_range(1..40);
+                let label = format!("{label} round {round} {range:?}");
+                if round % 2 == 1 {
+                    let reference = reference_ids::<Tick>(db, "plain", None, range).await;
+                    let query = Tick::query().all().range(ts_range(range));
+                    check_query(db, query, Ok(reference), limit, &format!("{label} all")).await;
+                    continue;
+                }
+                let value = EXCHANGES[rng.random_range(0..2)];
+                let reference =
+                    reference_ids::<Tick>(db, "plain", Some(("venue", value.into())), range).await;
+                let query = Tick::query().venue(value).range(ts_range(range));
+                check_query(db, query, Ok(reference), limit, &format!("{label} {value}")).await;
             }
-            let value = EXCHANGES[rng.random_range(0..2)];
-            let reference =
-                reference_ids::<Tick>(&db, "plain", Some(("venue", value.into())), range).await;
-            let query = Tick::query().venue(value).range(ts_range(range));
-            check_query(
-                &db,
-                query,
-                Ok(reference),
-                limit,
-                &format!("{label} {value}"),
-            )
-            .await;
-        }
-    }
+        })
+    })
+    .await;
 }
