@@ -5,8 +5,8 @@
 
 use std::ops::Bound;
 
-use rand::rngs::StdRng;
 use rand::Rng;
+use rand::rngs::StdRng;
 use sharded_runtime::Sharded;
 use sharded_runtime::firestore::{FirestoreDb, FirestoreTimestamp, FirestoreValue};
 use sharded_tests::equivalence::{Unsharded, check_query, for_each_dataset, write_both};

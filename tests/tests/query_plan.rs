@@ -286,3 +286,51 @@ fn a_plan_prints_each_chunk_query_and_its_index() {
         )
     );
 }
+
+/// A plan of several chunk queries prints each with the OR in parentheses, and a limit as
+/// the merge's (each chunk is asked for its share in rounds, not for the whole limit).
+#[test]
+fn a_plan_of_many_chunks_prints_the_merge_and_its_limit() {
+    let plan = Forty::query()
+        .venue("XNAS")
+        .or(Forty::query().kind(3))
+        .limit(7)
+        .plan()
+        .unwrap();
+    let printed = plan.to_string();
+    let lines: Vec<&str> = printed.lines().collect();
+    assert_eq!(
+        lines[0],
+        format!(
+            "collection `plan_forty`: {} chunk queries merged by the order below, the first 7 of the merge kept (each chunk asked for its share of them, and for more in rounds while the merge needs it)",
+            plan.chunk_queries()
+        )
+    );
+    let chunks: Vec<&&str> = lines
+        .iter()
+        .filter(|line| line.starts_with("  #"))
+        .collect();
+    assert_eq!(chunks.len(), plan.chunk_queries());
+    for (line, shards) in chunks.iter().zip(plan.chunk_shards()) {
+        let listed: Vec<String> = shards.iter().map(|shard| format!("{shard:?}")).collect();
+        assert!(
+            line.contains(&format!(
+                "WHERE shard IN [{}] AND (venue == \"XNAS\" OR kind == 3) ORDER BY at DESC, __name__ DESC",
+                listed.join(", ")
+            )),
+            "{line}"
+        );
+        assert!(!line.contains("LIMIT"), "{line}");
+    }
+    let indexes: Vec<&&str> = lines
+        .iter()
+        .filter(|line| line.contains("index ("))
+        .collect();
+    assert_eq!(
+        indexes,
+        [
+            &"  index (COLLECTION): shard ASC, venue ASC, at DESC",
+            &"  index (COLLECTION): shard ASC, kind ASC, at DESC"
+        ]
+    );
+}

@@ -14,16 +14,19 @@ use crate::parent::Scope;
 
 impl fmt::Display for QueryPlan {
     /// One line for where the query reads and how its chunks merge, one per chunk query
-    /// (its filter, order, cursor and limit), one per index need.
+    /// (its filter, order, cursor, and limit when it is one query), one per index need.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let place = match &self.scope {
             Scope::Top => format!("collection `{}`", self.collection),
             Scope::Under(parent) => format!("collection `{}` under `{parent}`", self.collection),
             Scope::Group => format!("collection group `{}`", self.collection),
         };
-        let queries = match self.chunks.len() {
-            1 => "1 query".to_owned(),
-            n => format!("{n} chunk queries merged by the order below"),
+        let queries = match (self.chunks.len(), self.limit) {
+            (1, _) => "1 query".to_owned(),
+            (n, None) => format!("{n} chunk queries merged by the order below"),
+            (n, Some(limit)) => format!(
+                "{n} chunk queries merged by the order below, the first {limit} of the merge kept (each chunk asked for its share of them, and for more in rounds while the merge needs it)"
+            ),
         };
         writeln!(f, "{place}: {queries}")?;
         if self.ends_before {
@@ -34,7 +37,7 @@ impl fmt::Display for QueryPlan {
         }
         for (i, chunk) in self.chunks.iter().enumerate() {
             write!(f, "  #{}: WHERE ", i + 1)?;
-            write_filter(f, &self.chunk_filter(*chunk))?;
+            write_filter(f, &self.chunk_filter(*chunk), false)?;
             write!(f, " ORDER BY ")?;
             for (k, order) in self.orders.iter().enumerate() {
                 let direction = match order.direction {
@@ -56,7 +59,7 @@ impl fmt::Display for QueryPlan {
                     .map_or(String::new(), |p| format!("{p}/"));
                 write!(f, "{parent}{}/{})", self.collection, start.id)?;
             }
-            if let Some(limit) = self.limit {
+            if let (Some(limit), 1) = (self.limit, self.chunks.len()) {
                 write!(f, " LIMIT {limit}")?;
             }
             if let Some(mask) = &self.mask {
@@ -93,7 +96,12 @@ impl fmt::Display for QueryPlan {
     }
 }
 
-fn write_filter(f: &mut fmt::Formatter<'_>, filter: &FirestoreQueryFilter) -> fmt::Result {
+/// `filter` in words; a composite inside another in parentheses.
+fn write_filter(
+    f: &mut fmt::Formatter<'_>,
+    filter: &FirestoreQueryFilter,
+    nested: bool,
+) -> fmt::Result {
     use FirestoreQueryFilterCompare as C;
     match filter {
         FirestoreQueryFilter::Composite(composite) => {
@@ -101,10 +109,6 @@ fn write_filter(f: &mut fmt::Formatter<'_>, filter: &FirestoreQueryFilter) -> fm
                 FirestoreQueryFilterCompositeOperator::And => " AND ",
                 FirestoreQueryFilterCompositeOperator::Or => " OR ",
             };
-            let nested = matches!(
-                composite.operator,
-                FirestoreQueryFilterCompositeOperator::Or
-            );
             if nested {
                 write!(f, "(")?;
             }
@@ -112,14 +116,7 @@ fn write_filter(f: &mut fmt::Formatter<'_>, filter: &FirestoreQueryFilter) -> fm
                 if i > 0 {
                     write!(f, "{operator}")?;
                 }
-                let grouped = matches!(filter, FirestoreQueryFilter::Composite(_));
-                if grouped && !nested {
-                    write!(f, "(")?;
-                }
-                write_filter(f, filter)?;
-                if grouped && !nested {
-                    write!(f, ")")?;
-                }
+                write_filter(f, filter, true)?;
             }
             if nested {
                 write!(f, ")")?;
