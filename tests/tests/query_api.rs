@@ -471,3 +471,28 @@ async fn an_enum_stored_as_its_rank_orders_a_query() {
         .unwrap();
     assert_eq!(next.items.len(), 4);
 }
+
+/// A query that ends `before` a cursor is read backwards through its plan; the reads that
+/// take no `before` (a stream, a listener) refuse it before sending anything, with the reason.
+#[tokio::test]
+async fn a_stream_or_a_listener_of_a_query_ending_before_a_cursor_is_refused() {
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, Sharded)]
+    #[sharded(shards = 3, order_by = "at", reversible, collection = "ends_before")]
+    struct Line {
+        at: i64,
+    }
+    let test = test_db("query-before-refused").await;
+    let db = &test.db;
+    let query = Line::query().all().before(Cursor::at(&5, "l1").unwrap());
+    let plan = query.plan().unwrap();
+    assert!(plan.ends_before());
+    let refused = |result: Result<(), Error>| match result {
+        Err(Error::InvalidQuery(why)) => assert!(why.contains("`before` runs with"), "{why}"),
+        other => panic!("{other:?}"),
+    };
+    refused(query.stream(db).await.map(drop));
+    refused(query.listen(db).map(drop));
+    // The reads that take it run it.
+    assert_eq!(query.count(db).await.unwrap(), 0);
+    assert!(query.fetch(db).await.unwrap().is_empty());
+}

@@ -299,11 +299,8 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
             let value = FirestoreValue { value };
             filters.push(compare(compare_with(order.clone(), value)));
         }
-        if self.before.is_some() {
-            return Err(invalid(
-                "`before` runs with fetch, fetch_stored, page and count, not with a stream, a listener or a sum".into(),
-            ));
-        }
+        // `plan` reads a query that ends `before` a cursor through its flip, which has none.
+        debug_assert!(self.before.is_none());
         let direction = super::reach::query_direction::<T, R>();
         let orders = std::iter::once(order)
             .chain(then_by.map(str::to_owned))
