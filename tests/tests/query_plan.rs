@@ -220,6 +220,107 @@ macro_rules! every_shape {
     };
 }
 
+macro_rules! placed_item {
+    ($name:ident, $shards:literal, $direction:literal, $collection:literal) => {
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
+        #[sharded(shards = $shards, order_by = "at", direction = $direction, reversible)]
+        #[sharded(parent = "desks", collection = $collection, collection_group)]
+        struct $name {
+            #[sharded(index)]
+            venue: String,
+            #[sharded(index)]
+            kind: u32,
+            #[sharded(contains)]
+            tags: Vec<String>,
+            #[sharded(range)]
+            price: i64,
+            at: i64,
+        }
+    };
+}
+
+placed_item!(PlacedThree, 3, "desc", "plan_placed_three");
+placed_item!(PlacedForty, 40, "asc", "plan_placed_forty");
+placed_item!(PlacedSixtyOne, 61, "desc", "plan_placed_sixty_one");
+
+/// Every shape of a subcollection type under one parent (`COLLECTION` scope) and over its
+/// group (`COLLECTION_GROUP` scope), each way.
+macro_rules! every_shape_placed {
+    ($name:ident, $test:ident) => {
+        #[test]
+        fn $test() {
+            type T = $name;
+            let desk = Parent::<T>::new(&["d1"]).unwrap();
+            let own = T::ORDER_DIRECTION;
+            let n = T::READ_SHARD_VALUES.len();
+            let tags = || vec!["a".to_owned(), "b".to_owned()];
+            for (scope, label) in [
+                (QueryScope::Collection, "under a parent"),
+                (QueryScope::CollectionGroup, "over the group"),
+            ] {
+                let group = scope == QueryScope::CollectionGroup;
+                macro_rules! placed {
+                    ($query:expr) => {
+                        match group {
+                            true => $query.in_group().plan().unwrap(),
+                            false => $query.in_parent(&desk).plan().unwrap(),
+                        }
+                    };
+                }
+                let plan = placed!(T::query().all());
+                check::<T>(&format!("{label}: all"), &plan, scope, own, 1);
+                let place = if group {
+                    "collection group `".to_owned()
+                } else {
+                    "collection `".to_owned()
+                };
+                assert!(plan.to_string().starts_with(&place), "{plan}");
+                let plan = placed!(T::query().venue("XNAS"));
+                check::<T>(&format!("{label}: equality"), &plan, scope, own, 1);
+                // Reversed after the scope, as a reversed query's type reads.
+                let plan = match group {
+                    true => T::query().venue("XNAS").in_group().reversed().plan(),
+                    false => T::query().venue("XNAS").in_parent(&desk).reversed().plan(),
+                }
+                .unwrap();
+                check::<T>(
+                    &format!("{label}: reversed"),
+                    &plan,
+                    scope,
+                    own.reversed(),
+                    1,
+                );
+                let plan = placed!(T::query().kind_in(0..7));
+                let groups = value_groups(&plan, n);
+                check::<T>(&format!("{label}: in"), &plan, scope, own, groups);
+                let plan = placed!(T::query().tags_contains_any(tags()));
+                check::<T>(&format!("{label}: contains-any"), &plan, scope, own, 1);
+                let plan = placed!(T::query().venue("XNAS").or(T::query().kind(3)));
+                check::<T>(&format!("{label}: or"), &plan, scope, own, 1);
+                assert_eq!(plan.index_needs().len(), 2);
+                let plan = placed!(
+                    T::query()
+                        .venue("XNAS")
+                        .filter(T::ranges().price.within(1..9))
+                );
+                check::<T>(&format!("{label}: range"), &plan, scope, own, 1);
+                // A `!=` goes beside the shard field's `in`; a `not-in` does not (measured in
+                // server_inequalities.rs), so it reads one shard value a query.
+                let plan = placed!(T::query().all().filter(T::ranges().price.not_equal(4)));
+                check::<T>(&format!("{label}: not-equal"), &plan, scope, own, 1);
+                assert_eq!(plan.chunk_queries(), n.div_ceil(30), "{label}: not-equal");
+                let plan = placed!(T::query().all().filter(T::ranges().price.not_in([4, 5])));
+                check::<T>(&format!("{label}: not-in"), &plan, scope, own, 1);
+                assert_eq!(plan.chunk_queries(), n, "{label}: one shard value a query");
+            }
+        }
+    };
+}
+
+every_shape_placed!(PlacedThree, placed_plans_of_three_shard_values);
+every_shape_placed!(PlacedForty, placed_plans_of_forty_shard_values);
+every_shape_placed!(PlacedSixtyOne, placed_plans_of_sixty_one_shard_values);
+
 every_shape!(Three, plans_of_three_shard_values);
 every_shape!(Forty, plans_of_forty_shard_values);
 every_shape!(SixtyOne, plans_of_sixty_one_shard_values);
