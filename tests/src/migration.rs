@@ -211,3 +211,13 @@ pub async fn run_to_end<T: Sharded>(job: ShardJob<'_, T>) -> Result<Progress> {
     })
     .await
 }
+
+/// Asserts that every document of `T`'s collection holds a current shard value: what
+/// `verify()` counts as outstanding is none.
+pub async fn assert_nothing_outstanding<T: sharded_runtime::bounds::TopLevel>(db: &FirestoreDb) {
+    let census = T::collection(db)
+        .verify()
+        .await
+        .expect("verify the collection");
+    assert_eq!(census.outstanding(), 0, "{census:?}");
+}

@@ -13,7 +13,9 @@ use sharded_runtime::{
     Sharded,
     jobs::{JobStatus, PartPhase, PartRun, TaskPart},
 };
-use sharded_tests::migration::{concurrent_writer, expected_state, stored_state, unthrottled};
+use sharded_tests::migration::{
+    assert_nothing_outstanding, concurrent_writer, expected_state, stored_state, unthrottled,
+};
 use sharded_tests::test_db;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
@@ -257,14 +259,7 @@ async fn four_cloud_run_tasks_one_killed_and_restarted_adopt_every_document_besi
         .map(|(id, (fields, _))| (id.clone(), fields.clone()))
         .collect();
     assert_eq!(fields, expected);
-    assert_eq!(
-        Reading::collection(db)
-            .verify()
-            .await
-            .unwrap()
-            .outstanding(),
-        0
-    );
+    assert_nothing_outstanding::<Reading>(db).await;
 }
 
 #[tokio::test]
@@ -299,14 +294,7 @@ async fn eight_indexed_job_pods_adopt_every_document_once() {
         (status.scanned(), status.updated()),
         (ids.len() as u64, ids.len() as u64)
     );
-    assert_eq!(
-        Reading::collection(db)
-            .verify()
-            .await
-            .unwrap()
-            .outstanding(),
-        0
-    );
+    assert_nothing_outstanding::<Reading>(db).await;
 }
 
 /// The rename job in the same shape: four Cloud Run tasks, one killed after its first stored
@@ -487,14 +475,7 @@ async fn killed_and_retried_at_once(
     assert_eq!(status.parts[1].attempt, kills + 1);
     assert_eq!(status.parts[0].attempt, 1);
     assert_eq!(status.closing.as_ref().map(|c| c.runs), Some(1));
-    assert_eq!(
-        Reading::collection(db)
-            .verify()
-            .await
-            .unwrap()
-            .outstanding(),
-        0
-    );
+    assert_nothing_outstanding::<Reading>(db).await;
     status
 }
 

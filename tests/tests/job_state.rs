@@ -14,7 +14,7 @@ use sharded_runtime::{
     Error, Sharded,
     jobs::{JobStatus, PartPhase, PartRun, TaskPart},
 };
-use sharded_tests::migration::unthrottled;
+use sharded_tests::migration::{assert_nothing_outstanding, unthrottled};
 use sharded_tests::test_db;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
@@ -103,14 +103,7 @@ async fn tracked_parts_run_once_each_and_their_counts_add_up_to_the_collection()
         assert_eq!(part.state_writes, 3, "{part:?}");
     }
     assert_eq!((status.job_state_writes, status.state_writes()), (4, 13));
-    assert_eq!(
-        Reading::collection(db)
-            .verify()
-            .await
-            .unwrap()
-            .outstanding(),
-        0
-    );
+    assert_nothing_outstanding::<Reading>(db).await;
     // A task of another shape of the job is refused before it writes.
     let mismatch = Reading::collection(db)
         .backfill()
@@ -302,14 +295,7 @@ async fn a_live_part_is_not_run_twice_and_a_silent_one_is_taken_over_from_its_ch
     );
     let status = JobStatus::read(db, "adopt").await.unwrap();
     assert!(status.is_done());
-    assert_eq!(
-        Reading::collection(db)
-            .verify()
-            .await
-            .unwrap()
-            .outstanding(),
-        0
-    );
+    assert_nothing_outstanding::<Reading>(db).await;
 }
 
 /// A tracked rebalance leaves the sweep to its closing step: a document a process still on

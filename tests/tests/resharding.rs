@@ -13,8 +13,8 @@ use sharded_runtime::reshard::{draw_at, new_values_share};
 use sharded_runtime::{Sharded, jobs::ShardCensus};
 use sharded_tests::equivalence::{check_query, unsharded_ids};
 use sharded_tests::migration::{
-    concurrent_writer, expected_state, faulty_client, run_interrupted, run_to_end, stored_state,
-    unthrottled,
+    assert_nothing_outstanding, concurrent_writer, expected_state, faulty_client, run_interrupted,
+    run_to_end, stored_state, unthrottled,
 };
 use sharded_tests::models::growing::{Six, Thirty, Three};
 use sharded_tests::models::moving::{After, Before, During};
@@ -258,10 +258,7 @@ async fn reads_of_retired_values_refuse_until_the_rebalance_ran() {
     );
     let done = run_to_end(After::collection(db).rebalance()).await.unwrap();
     assert_eq!(done.updated, in_retired, "{done:?}");
-    assert_eq!(
-        After::collection(db).verify().await.unwrap().outstanding(),
-        0
-    );
+    assert_nothing_outstanding::<After>(db).await;
     queries_equal_unsharded::<After>(db, "rebalanced").await;
     let first = snapshots_of(After::query().venue("v1").listen(db).unwrap()).await;
     assert_eq!(first, unsharded_ids::<After>(db, "venue", "v1").await);
