@@ -10,7 +10,7 @@ use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 use sharded_runtime::firestore::FirestoreTimestamp;
 use sharded_runtime::{AtomicBatch, Parent, Sharded, Stored};
-use sharded_tests::equivalence::places;
+use sharded_tests::equivalence::{ids, places};
 use sharded_tests::test_db;
 
 macro_rules! order_in_two_places {
@@ -49,10 +49,6 @@ order_in_two_places!(
 
 const CUSTOMERS: [&str; 4] = ["ada", "bo", "cy", "di"];
 const STATUSES: [&str; 3] = ["open", "paid", "sent"];
-
-fn ids<T>(stored: &[Stored<T>]) -> Vec<String> {
-    stored.iter().map(|stored| stored.id.clone()).collect()
-}
 
 #[tokio::test]
 async fn each_customers_mirror_reads_what_the_top_level_query_for_that_customer_reads() {
