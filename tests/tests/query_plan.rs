@@ -12,16 +12,12 @@ use sharded_runtime::{
     indexes::{Direction, IndexNeed, QueryScope},
 };
 
+/// A type with every kind of query field, placed and ordered as its `#[sharded(...)]`
+/// attributes say.
 macro_rules! item {
-    ($name:ident, $shards:literal, $direction:literal, $collection:literal) => {
+    ($(#[$placement:meta])* $name:ident) => {
         #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
-        #[sharded(
-                                                                    shards = $shards,
-                                                                    order_by = "at",
-                                                                    direction = $direction,
-                                                                    collection = $collection,
-                                                                    reversible
-                                                                )]
+        $(#[$placement])*
         struct $name {
             #[sharded(index)]
             venue: String,
@@ -36,9 +32,21 @@ macro_rules! item {
     };
 }
 
-item!(Three, 3, "asc", "plan_three");
-item!(Forty, 40, "desc", "plan_forty");
-item!(SixtyOne, 61, "asc", "plan_sixty_one");
+item!(
+    #[sharded(shards = 3, order_by = "at", direction = "asc", reversible)]
+    #[sharded(collection = "plan_three")]
+    Three
+);
+item!(
+    #[sharded(shards = 40, order_by = "at", direction = "desc", reversible)]
+    #[sharded(collection = "plan_forty")]
+    Forty
+);
+item!(
+    #[sharded(shards = 61, order_by = "at", direction = "asc", reversible)]
+    #[sharded(collection = "plan_sixty_one")]
+    SixtyOne
+);
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
 #[sharded(
@@ -220,28 +228,25 @@ macro_rules! every_shape {
     };
 }
 
-macro_rules! placed_item {
-    ($name:ident, $shards:literal, $direction:literal, $collection:literal) => {
-        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
-        #[sharded(shards = $shards, order_by = "at", direction = $direction, reversible)]
-        #[sharded(parent = "desks", collection = $collection, collection_group)]
-        struct $name {
-            #[sharded(index)]
-            venue: String,
-            #[sharded(index)]
-            kind: u32,
-            #[sharded(contains)]
-            tags: Vec<String>,
-            #[sharded(range)]
-            price: i64,
-            at: i64,
-        }
-    };
-}
-
-placed_item!(PlacedThree, 3, "desc", "plan_placed_three");
-placed_item!(PlacedForty, 40, "asc", "plan_placed_forty");
-placed_item!(PlacedSixtyOne, 61, "desc", "plan_placed_sixty_one");
+item!(
+    #[sharded(shards = 3, order_by = "at", direction = "desc", reversible)]
+    #[sharded(parent = "desks", collection = "plan_placed_three", collection_group)]
+    PlacedThree
+);
+item!(
+    #[sharded(shards = 40, order_by = "at", direction = "asc", reversible)]
+    #[sharded(parent = "desks", collection = "plan_placed_forty", collection_group)]
+    PlacedForty
+);
+item!(
+    #[sharded(shards = 61, order_by = "at", direction = "desc", reversible)]
+    #[sharded(
+        parent = "desks",
+        collection = "plan_placed_sixty_one",
+        collection_group
+    )]
+    PlacedSixtyOne
+);
 
 /// Every shape of a subcollection type under one parent (`COLLECTION` scope) and over its
 /// group (`COLLECTION_GROUP` scope), each way.
