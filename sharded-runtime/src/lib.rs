@@ -95,10 +95,7 @@ pub mod jobs {
     pub use crate::shard_job::{
         BothNames, Checkpoint, MAX_LISTED, Progress, ShardCensus, ShardJob,
     };
-    pub use crate::task_part::{
-        CLOUD_RUN_EXECUTION, CLOUD_RUN_TASK_ATTEMPT, CLOUD_RUN_TASK_COUNT, CLOUD_RUN_TASK_INDEX,
-        Engine, HOSTNAME, JOB_COMPLETION_INDEX, SHARDED_TASK_COUNT, TaskPart,
-    };
+    pub use crate::task_part::{Engine, TaskPart};
 }
 
 /// Firestore's limits that a query or a write is checked against before it is sent.

@@ -37,8 +37,11 @@ pub const PLAIN_PATHS: &[&[&str]] = &[];
 ///
 /// [`DESCRIPTION`](Self::DESCRIPTION) is what the derive read from the attributes: the runtime
 /// writes and queries from it, and the index plan and the build's `firestore.indexes.json`
-/// are made from it. The other constants are views of it, or of the (hidden) tables the
-/// derive computes from the same attributes for the runtime's hot paths. The trait is sealed:
+/// are made from it: read the shard sets, the direction and the declared fields there.
+/// [`COLLECTION`](Self::COLLECTION), [`SHARD_FIELD`](Self::SHARD_FIELD),
+/// [`SHARD_VALUES`](Self::SHARD_VALUES) and [`ORDER_FIELD`](Self::ORDER_FIELD) are views of it
+/// for the names code most often needs; the runtime's hot paths read (hidden) tables the
+/// derive computes from the same attributes. The trait is sealed:
 /// only the derive implements it, so its constants cannot disagree with `DESCRIPTION`, and
 /// adding one is not a breaking change.
 pub trait Sharded: Serialize + DeserializeOwned + Send + Sync + Derived + 'static {
@@ -49,20 +52,23 @@ pub trait Sharded: Serialize + DeserializeOwned + Send + Sync + Derived + 'stati
     /// What the runtime's hot paths read, computed by the derive.
     #[doc(hidden)]
     const TABLES: Tables;
-    /// The stored name of the shard field (unquoted; [`SHARD_FIELD_PATH`](Self::SHARD_FIELD_PATH)
-    /// is its field path).
+    /// The stored name of the shard field (unquoted; `DESCRIPTION.shard_field` is its field
+    /// path, backtick-quoted where Firestore needs it).
     const SHARD_FIELD: &'static str =
         sharded_indexes::field_path::unquoted_segment(Self::DESCRIPTION.shard_field);
+    #[doc(hidden)]
     /// The shard field as a field path, backtick-quoted where Firestore needs it
     /// (`` `shard-id` ``): what queries and indexes name.
     const SHARD_FIELD_PATH: &'static str = Self::DESCRIPTION.shard_field;
     /// The values the shard field takes; one is drawn at random for every write (uniformly,
     /// except while resharding onto new values).
     const SHARD_VALUES: &'static [&'static str] = Self::DESCRIPTION.shard_values;
+    #[doc(hidden)]
     /// While resharding (`previous(...)` on the type), the shard values of the set the
     /// collection is moving from: queries read them too, writes draw only current values.
     /// Empty otherwise. See [`reshard`](crate::reshard).
     const PREVIOUS_SHARD_VALUES: &'static [&'static str] = Self::DESCRIPTION.previous_shard_values;
+    #[doc(hidden)]
     /// After a rebalance (`retired(...)` on the type), the values no document holds any more:
     /// queries neither read nor write them, and check that no document of the scope they
     /// read still holds one ([`Error::NotRebalanced`](crate::Error::NotRebalanced)): again
@@ -71,6 +77,7 @@ pub trait Sharded: Serialize + DeserializeOwned + Send + Sync + Derived + 'stati
     /// check of the whole group while it is clean.
     /// None is a current or previous value. Empty otherwise.
     const RETIRED_SHARD_VALUES: &'static [&'static str] = Self::DESCRIPTION.retired_shard_values;
+    #[doc(hidden)]
     /// While resharding, when writes began moving to the new values, in seconds since the
     /// Unix epoch (`previous(since = "...")`); `None` starts the schedule when this process
     /// first writes. See [`reshard`](crate::reshard).
@@ -87,16 +94,21 @@ pub trait Sharded: Serialize + DeserializeOwned + Send + Sync + Derived + 'stati
     const KEPT_SHARD_VALUES: &'static [&'static str] = Self::SHARD_VALUES;
     /// The stored field path that sharded queries order by.
     const ORDER_FIELD: &'static str = Self::DESCRIPTION.order_field;
+    #[doc(hidden)]
     /// The direction sharded queries order in.
     const ORDER_DIRECTION: Direction = Self::DESCRIPTION.direction;
+    #[doc(hidden)]
     /// The stored field paths with a typed equality query, in declaration order.
     const INDEXED_FIELDS: &'static [&'static str] = Self::DESCRIPTION.indexed_fields;
+    #[doc(hidden)]
     /// The sets of stored field paths with one typed equality query on all of them
     /// (`#[sharded(index(a, b))]` on the struct), in declaration order.
     const FIELD_SETS: &'static [&'static [&'static str]] = Self::DESCRIPTION.field_sets;
+    #[doc(hidden)]
     /// The stored paths of the numeric fields with `sum` and `avg` queries
     /// (`#[sharded(aggregate)]`), in declaration order.
     const AGGREGATE_FIELDS: &'static [&'static str] = Self::DESCRIPTION.aggregate_fields;
+    #[doc(hidden)]
     /// The stored field paths every written document must hold: the order field (unless the
     /// server fills it, `server_timestamp`) and each indexed path whose Rust field is not an
     /// `Option`. Writes check them before sending.

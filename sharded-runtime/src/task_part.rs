@@ -11,21 +11,21 @@ use crate::{Error, Result};
 
 /// Cloud Run jobs' task index (from 0), task count and attempt (from 0, a retry on a fresh
 /// container counting up).
-pub const CLOUD_RUN_TASK_INDEX: &str = "CLOUD_RUN_TASK_INDEX";
-/// See [`CLOUD_RUN_TASK_INDEX`].
-pub const CLOUD_RUN_TASK_COUNT: &str = "CLOUD_RUN_TASK_COUNT";
-/// See [`CLOUD_RUN_TASK_INDEX`].
-pub const CLOUD_RUN_TASK_ATTEMPT: &str = "CLOUD_RUN_TASK_ATTEMPT";
+pub(crate) const CLOUD_RUN_TASK_INDEX: &str = "CLOUD_RUN_TASK_INDEX";
+/// See `CLOUD_RUN_TASK_INDEX`.
+pub(crate) const CLOUD_RUN_TASK_COUNT: &str = "CLOUD_RUN_TASK_COUNT";
+/// See `CLOUD_RUN_TASK_INDEX`.
+pub(crate) const CLOUD_RUN_TASK_ATTEMPT: &str = "CLOUD_RUN_TASK_ATTEMPT";
 /// Cloud Run jobs' execution, the same for every task and attempt of one run of the job.
-pub const CLOUD_RUN_EXECUTION: &str = "CLOUD_RUN_EXECUTION";
+pub(crate) const CLOUD_RUN_EXECUTION: &str = "CLOUD_RUN_EXECUTION";
 /// A Kubernetes Indexed Job's completion index (from 0), which it sets in every pod.
-pub const JOB_COMPLETION_INDEX: &str = "JOB_COMPLETION_INDEX";
+pub(crate) const JOB_COMPLETION_INDEX: &str = "JOB_COMPLETION_INDEX";
 /// A pod's name, which Kubernetes sets as its host name: `{job}-{index}-{suffix}` for a pod
 /// of an Indexed Job, a new one for each pod it starts for an index.
-pub const HOSTNAME: &str = "HOSTNAME";
+pub(crate) const HOSTNAME: &str = "HOSTNAME";
 /// The number of parts of a Kubernetes Indexed Job, which Kubernetes does not tell a pod: its
 /// manifest sets it to the job's `completions`.
-pub const SHARDED_TASK_COUNT: &str = "SHARDED_TASK_COUNT";
+pub(crate) const SHARDED_TASK_COUNT: &str = "SHARDED_TASK_COUNT";
 
 /// One task's part of a job split into `count` parts: part `index` (from 0), on its
 /// `attempt` (from 0), run by `engine`. Its [`range`](Self::range) is the ids it covers; the
@@ -52,13 +52,13 @@ pub struct TaskPart {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Engine {
-    /// A task of a Cloud Run job's execution ([`CLOUD_RUN_EXECUTION`]), whose attempts
-    /// ([`CLOUD_RUN_TASK_ATTEMPT`]) count up from 0.
+    /// A task of a Cloud Run job's execution (`CLOUD_RUN_EXECUTION`), whose attempts
+    /// (`CLOUD_RUN_TASK_ATTEMPT`) count up from 0.
     CloudRun {
         /// The execution's name.
         execution: String,
     },
-    /// A pod of a Kubernetes Indexed Job ([`HOSTNAME`]): Kubernetes starts a new pod for an
+    /// A pod of a Kubernetes Indexed Job (`HOSTNAME`): Kubernetes starts a new pod for an
     /// index after the last one failed.
     Kubernetes {
         /// The pod's name, `{job}-{index}-{suffix}`.

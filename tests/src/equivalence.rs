@@ -176,7 +176,7 @@ async fn check_pages<T: Sharded, const I: u64, R: Reach, W: Window>(
 
 /// `T`'s order direction in the firestore crate's terms.
 fn order_direction<T: Sharded>() -> FirestoreQueryDirection {
-    match T::ORDER_DIRECTION {
+    match T::DESCRIPTION.direction {
         sharded_runtime::indexes::Direction::Ascending => FirestoreQueryDirection::Ascending,
         sharded_runtime::indexes::Direction::Descending => FirestoreQueryDirection::Descending,
     }

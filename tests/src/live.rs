@@ -169,7 +169,7 @@ pub fn check_snapshots_in<T: Reading>(
             .iter()
             .map(|s| (s.document.at(), s.id.as_str()))
             .collect();
-        if (T::ORDER_DIRECTION == Direction::Descending) != reversed {
+        if (T::DESCRIPTION.direction == Direction::Descending) != reversed {
             keys.reverse();
         }
         assert!(keys.is_sorted(), "snapshot {n} is out of order: {keys:?}");

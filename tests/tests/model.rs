@@ -9,9 +9,9 @@ fn recipe_attributes_become_the_recipe_collection() {
     assert_eq!(Instrument::SHARD_FIELD, "shard");
     assert_eq!(Instrument::SHARD_VALUES, ["x", "y", "z"]);
     assert_eq!(Instrument::ORDER_FIELD, "timestamp");
-    assert_eq!(Instrument::ORDER_DIRECTION, Direction::Descending);
+    assert_eq!(Instrument::DESCRIPTION.direction, Direction::Descending);
     assert_eq!(
-        Instrument::INDEXED_FIELDS,
+        Instrument::DESCRIPTION.indexed_fields,
         ["price.currency", "exchange", "instrumentType"]
     );
 }
@@ -23,7 +23,7 @@ fn sizing_by_writes_per_second_uses_500_per_shard() {
     assert_eq!(Tick::SHARD_VALUES.last(), Some(&"39"));
     assert_eq!(Tick::COLLECTION, "ticks");
     assert_eq!(Tick::SHARD_FIELD, "bucket");
-    assert_eq!(Tick::ORDER_DIRECTION, Direction::Ascending);
+    assert_eq!(Tick::DESCRIPTION.direction, Direction::Ascending);
 }
 
 /// What `T::query()` returns can be kept and used again (its methods borrow it), and what
@@ -64,7 +64,7 @@ sharded_struct!(FromMacro, 7, "from_macro", "asc");
 fn attributes_written_by_macros_are_read() {
     assert_eq!(FromMacro::SHARD_VALUES.len(), 7);
     assert_eq!(FromMacro::COLLECTION, "from_macro");
-    assert_eq!(FromMacro::ORDER_DIRECTION, Direction::Ascending);
+    assert_eq!(FromMacro::DESCRIPTION.direction, Direction::Ascending);
 }
 
 /// An indexed field whose name is a keyword gets a raw query method.
@@ -82,7 +82,7 @@ fn keyword_field_names_get_raw_query_methods() {
         Keyworded,
         { sharded_runtime::reads::query_id("type") },
     > = Keyworded::query().r#type("etf");
-    assert_eq!(Keyworded::INDEXED_FIELDS, ["type"]);
+    assert_eq!(Keyworded::DESCRIPTION.indexed_fields, ["type"]);
 }
 
 mod nested {
@@ -119,7 +119,7 @@ mod nested {
     #[test]
     fn nested_paths_follow_every_inner_types_serde_names() {
         assert_eq!(
-            Visit::INDEXED_FIELDS,
+            Visit::DESCRIPTION.indexed_fields,
             [
                 "place.regionCode",
                 "place.theSite.`site-id`",
@@ -127,7 +127,7 @@ mod nested {
             ]
         );
         assert_eq!(Visit::SHARD_FIELD, "shard-id");
-        assert_eq!(Visit::SHARD_FIELD_PATH, "`shard-id`");
+        assert_eq!(Visit::DESCRIPTION.shard_field, "`shard-id`");
         assert_eq!(
             Visit::REQUIRED_FIELDS,
             [

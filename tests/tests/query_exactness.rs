@@ -268,7 +268,7 @@ async fn every_order_type_direction_and_shard_count_equals_the_unsharded_query()
     let mut rng = StdRng::seed_from_u64(seed);
     let db = &test.db;
     assert_eq!(
-        TimestampDesc7::INDEXED_FIELDS,
+        TimestampDesc7::DESCRIPTION.indexed_fields,
         ["`group-name`", "place.regionCode"]
     );
     check_model::<TimestampDesc7>(db, &mut rng, false).await;

@@ -231,7 +231,8 @@ async fn in_follows_firestores_limits_and_splits_what_one_query_cannot_hold() {
         .from(Reading3::COLLECTION)
         .filter(move |q| {
             q.for_all([
-                q.field(Reading3::SHARD_FIELD_PATH).is_in(shards.clone()),
+                q.field(Reading3::DESCRIPTION.shard_field)
+                    .is_in(shards.clone()),
                 q.field("device").is_in(devices.clone()),
             ])
         })
@@ -342,7 +343,7 @@ async fn logged_reference<T: Sharded>(
     values: &[u32],
 ) -> Vec<(Option<String>, String)> {
     let plain = format!("plain_{}", T::COLLECTION);
-    let direction = match T::ORDER_DIRECTION {
+    let direction = match T::DESCRIPTION.direction {
         sharded_runtime::indexes::Direction::Ascending => FirestoreQueryDirection::Ascending,
         sharded_runtime::indexes::Direction::Descending => FirestoreQueryDirection::Descending,
     };

@@ -83,7 +83,7 @@ async fn reference<T: Sharded>(
     disjuncts: &[Is],
     (lower, upper): (Bound<i64>, Bound<i64>),
 ) -> Vec<String> {
-    let direction = match T::ORDER_DIRECTION {
+    let direction = match T::DESCRIPTION.direction {
         sharded_runtime::indexes::Direction::Ascending => FirestoreQueryDirection::Ascending,
         sharded_runtime::indexes::Direction::Descending => FirestoreQueryDirection::Descending,
     };

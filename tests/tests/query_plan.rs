@@ -101,7 +101,7 @@ fn check<T: Sharded>(
     for need in plan.index_needs() {
         assert_eq!(need.query_scope, scope, "{label}");
         assert_eq!(need.collection_group, T::COLLECTION, "{label}");
-        assert_eq!(need.equalities[0], T::SHARD_FIELD_PATH, "{label}");
+        assert_eq!(need.equalities[0], T::DESCRIPTION.shard_field, "{label}");
         assert_eq!(
             need.orders[0],
             (T::ORDER_FIELD.to_owned(), direction),
@@ -129,7 +129,7 @@ macro_rules! every_shape {
         #[test]
         fn $test() {
             type T = $name;
-            let own = T::ORDER_DIRECTION;
+            let own = T::DESCRIPTION.direction;
             let n = T::READ_SHARD_VALUES.len();
             let top = QueryScope::Collection;
             let cursor = || {
@@ -146,7 +146,7 @@ macro_rules! every_shape {
             assert_eq!(plan.limit(), Some(7));
             assert_eq!(
                 plan.index_needs()[0].equalities,
-                [T::SHARD_FIELD_PATH, "venue"]
+                [T::DESCRIPTION.shard_field, "venue"]
             );
 
             let plan = T::query().venue("XNAS").reversed().plan().unwrap();
@@ -173,7 +173,7 @@ macro_rules! every_shape {
                 check::<T>(&format!("in of {k}"), &plan, top, own, groups);
                 assert_eq!(
                     plan.index_needs()[0].equalities,
-                    [T::SHARD_FIELD_PATH, "kind"]
+                    [T::DESCRIPTION.shard_field, "kind"]
                 );
             }
 
@@ -256,7 +256,7 @@ macro_rules! every_shape_placed {
         fn $test() {
             type T = $name;
             let desk = Parent::<T>::new(&["d1"]).unwrap();
-            let own = T::ORDER_DIRECTION;
+            let own = T::DESCRIPTION.direction;
             let n = T::READ_SHARD_VALUES.len();
             let tags = || vec!["a".to_owned(), "b".to_owned()];
             for (scope, label) in [
@@ -333,7 +333,7 @@ every_shape!(SixtyOne, plans_of_sixty_one_shard_values);
 #[test]
 fn plans_read_where_the_query_reads() {
     let parent = Parent::<Note>::new(&["r1"]).unwrap();
-    let own = Note::ORDER_DIRECTION;
+    let own = Note::DESCRIPTION.direction;
     let under = Note::query()
         .author("ada")
         .in_parent(&parent)

@@ -511,7 +511,7 @@ async fn metered_reference<T: Sharded>(
     ops: &[Op<i64>],
 ) -> Result<Vec<(Option<String>, String)>, String> {
     let plain = format!("plain_{}", T::COLLECTION);
-    let direction = match T::ORDER_DIRECTION {
+    let direction = match T::DESCRIPTION.direction {
         sharded_runtime::indexes::Direction::Ascending => {
             sharded_runtime::firestore::FirestoreQueryDirection::Ascending
         }

@@ -325,7 +325,7 @@ async fn check_walk<T: Log + PartialEq + std::fmt::Debug>(db: &FirestoreDb, rng:
             .unwrap();
         live.push((at, id));
     }
-    let descending = T::ORDER_DIRECTION == sharded_runtime::indexes::Direction::Descending;
+    let descending = T::DESCRIPTION.direction == sharded_runtime::indexes::Direction::Descending;
     let sort = |live: &mut Vec<(i64, String)>| {
         live.sort();
         if descending {

@@ -105,7 +105,7 @@ fn shard_counts(
 #[tokio::test]
 async fn rebalance_moves_every_document_out_of_retired_values_and_none_drops_out() {
     assert_eq!(During::READ_SHARD_VALUES, ["c", "d", "a", "b"]);
-    assert_eq!(During::PREVIOUS_SHARD_VALUES, ["a", "b", "c"]);
+    assert_eq!(During::DESCRIPTION.previous_shard_values, ["a", "b", "c"]);
     let test = test_db("rebalance").await;
     let db = &test.db;
 
@@ -209,7 +209,7 @@ async fn reads_of_retired_values_refuse_until_the_rebalance_ran() {
     use futures::StreamExt;
     use sharded_runtime::Error;
     assert_eq!(After::READ_SHARD_VALUES, ["c", "d"]);
-    assert_eq!(After::RETIRED_SHARD_VALUES, ["a", "b"]);
+    assert_eq!(After::DESCRIPTION.retired_shard_values, ["a", "b"]);
     let test = test_db("retired").await;
     let db = &test.db;
     let seed = BulkWriter::new(db, unthrottled()).unwrap();
@@ -319,7 +319,7 @@ fn new_values_take_writes_by_the_ramp() {
     assert_eq!(Six::NEW_SHARD_VALUES, ["3", "4", "5"]);
     assert_eq!(Six::KEPT_SHARD_VALUES, ["0", "1", "2"]);
     assert_eq!(
-        Six::RESHARD_SINCE,
+        Six::DESCRIPTION.reshard_since,
         Some(1_795_374_000),
         "2026-11-22T19:00:00Z"
     );
@@ -376,7 +376,10 @@ async fn before_since_writes_draw_only_values_old_readers_know() {
     assert_eq!(elapsed_at::<Later>(since + MINUTE * 7), Some(MINUTE * 7));
     for _ in 0..1_000 {
         let shard = draw_at::<Later>(elapsed_at::<Later>(before));
-        assert!(Later::PREVIOUS_SHARD_VALUES.contains(&shard), "{shard}");
+        assert!(
+            Later::DESCRIPTION.previous_shard_values.contains(&shard),
+            "{shard}"
+        );
     }
     let after: usize = (0..3_000)
         .map(|_| draw_at::<Later>(elapsed_at::<Later>(since)))
@@ -416,7 +419,9 @@ async fn before_since_writes_draw_only_values_old_readers_know() {
     assert_eq!(shards.len(), 60);
     for shard in &shards {
         assert!(
-            Later::PREVIOUS_SHARD_VALUES.contains(&shard.as_str()),
+            Later::DESCRIPTION
+                .previous_shard_values
+                .contains(&shard.as_str()),
             "{shard}"
         );
     }

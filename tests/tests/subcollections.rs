@@ -87,7 +87,7 @@ async fn reference<T: Sharded>(
     author: Option<&str>,
 ) -> Vec<(Option<String>, String)> {
     let plain = format!("plain_{}", T::COLLECTION);
-    let direction = match T::ORDER_DIRECTION {
+    let direction = match T::DESCRIPTION.direction {
         sharded_runtime::indexes::Direction::Ascending => FirestoreQueryDirection::Ascending,
         sharded_runtime::indexes::Direction::Descending => FirestoreQueryDirection::Descending,
     };
@@ -670,7 +670,7 @@ async fn pages_of_a_top_level_types_group_walk_to_the_end() {
         .from(Post::COLLECTION)
         .all_descendants()
         .order(|o| {
-            let direction = match Post::ORDER_DIRECTION {
+            let direction = match Post::DESCRIPTION.direction {
                 sharded_runtime::indexes::Direction::Ascending => {
                     FirestoreQueryDirection::Ascending
                 }

@@ -1,6 +1,6 @@
 //! One line per public item of a crate, from rustdoc's JSON (`--output-format json`): every
 //! module, type, field, variant, function, method, trait, constant and alias reachable from
-//! the crate's root by public paths, and each type's trait impls (auto traits included,
+//! the crate's root by public paths, and each type's trait impls (its auto traits on one line,
 //! blanket impls left out). `#[doc(hidden)]` items are not in the JSON, so `__private` is not
 //! in the API. Each item is rendered once, at its shortest public path; another public path
 //! to it is a `pub use` line.
@@ -9,8 +9,13 @@ use std::collections::{BTreeSet, HashMap, VecDeque};
 
 use serde_json::{Map, Value};
 
-/// Auto traits that are not stable, left out of the API.
-const UNSTABLE_AUTO_TRAITS: &[&str] = &["core::marker::Freeze", "core::marker::UnsafeUnpin"];
+/// Marker traits that are not stable, left out of the API: auto traits a newer compiler adds
+/// or renames, and the marker `derive(PartialEq)` adds beside every `PartialEq`.
+const UNSTABLE_MARKERS: &[&str] = &[
+    "core::marker::Freeze",
+    "core::marker::UnsafeUnpin",
+    "core::marker::StructuralPartialEq",
+];
 
 /// The rustdoc JSON format this renders; another is refused rather than misread.
 pub const FORMAT_VERSION: u64 = 57;
@@ -430,6 +435,9 @@ impl<'a> Api<'a> {
     }
 
     fn impls(&mut self, impls: &Value, at: &str) {
+        // The compiler's auto-trait impls of one type, under one set of bounds, read as one
+        // line (`impl<..> Send + Sync + !UnwindSafe for T`): a change to any still shows.
+        let mut auto: Vec<((String, String, String), Vec<String>)> = Vec::new();
         for id in ids(impls).collect::<Vec<_>>() {
             let Some(item) = self.item(id) else {
                 continue;
@@ -461,8 +469,16 @@ impl<'a> Api<'a> {
                     ""
                 };
                 let trait_ = self.path(trait_);
-                // Unstable auto traits, which a newer compiler adds or renames.
-                if UNSTABLE_AUTO_TRAITS.contains(&trait_.as_str()) {
+                if UNSTABLE_MARKERS.contains(&trait_.as_str()) {
+                    continue;
+                }
+                if inner["is_synthetic"] == true {
+                    let key = (generics, for_, where_);
+                    let trait_ = format!("{negative}{trait_}");
+                    match auto.iter_mut().find(|(k, _)| *k == key) {
+                        Some((_, traits)) => traits.push(trait_),
+                        None => auto.push((key, vec![trait_])),
+                    }
                     continue;
                 }
                 let line = format!("{unsafe_}impl{generics} {negative}{trait_} for {for_}{where_}");
@@ -478,6 +494,11 @@ impl<'a> Api<'a> {
                     }
                 }
             }
+        }
+        for ((generics, for_, where_), mut traits) in auto {
+            traits.sort();
+            let traits = traits.join(" + ");
+            self.add(at, 3, format!("impl{generics} {traits} for {for_}{where_}"));
         }
     }
 
@@ -993,5 +1014,46 @@ mod tests {
         let mut json = crate_of(json!({}), &[]);
         json["format_version"] = json!(FORMAT_VERSION + 1);
         assert!(render(&json).unwrap_err().contains("format"));
+    }
+
+    #[test]
+    fn a_types_auto_traits_read_as_one_line_and_other_impls_each_as_theirs() {
+        let no_generics = json!({"params": [], "where_predicates": []});
+        let unit = json!({"resolved_path": {"path": "Unit", "id": 1, "args": null}});
+        let impl_of = |trait_: &str, id: u64, negative: bool, synthetic: bool| {
+            json!({"id": id, "name": null, "visibility": "default", "attrs": [],
+                   "inner": {"impl": {"is_unsafe": false, "generics": no_generics,
+                       "provided_trait_methods": [], "trait": {"path": trait_, "id": id + 10, "args": null},
+                       "for": unit, "items": [], "is_negative": negative,
+                       "is_synthetic": synthetic, "blanket_impl": null}}})
+        };
+        let items = json!({
+            "1": {"id": 1, "name": "Unit", "visibility": "public", "attrs": [],
+                  "inner": {"struct": {"kind": "unit", "generics": no_generics, "impls": [2, 3, 4, 5]}}},
+            "2": impl_of("Send", 2, false, true),
+            "3": impl_of("UnwindSafe", 3, true, true),
+            "4": impl_of("Sync", 4, false, true),
+            "5": impl_of("Debug", 5, false, false),
+        });
+        let mut json = crate_of(items, &[1]);
+        for (id, path) in [
+            (12, "Send"),
+            (13, "UnwindSafe"),
+            (14, "Sync"),
+            (15, "Debug"),
+        ] {
+            json["paths"][id.to_string()] =
+                json!({"crate_id": 1, "path": ["core", path], "kind": "trait"});
+        }
+        let lines = render(&json).unwrap();
+        assert_eq!(
+            lines,
+            [
+                "pub mod demo",
+                "pub struct demo::Unit",
+                "impl !core::UnwindSafe + core::Send + core::Sync for demo::Unit",
+                "impl core::Debug for demo::Unit",
+            ]
+        );
     }
 }
