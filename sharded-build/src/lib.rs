@@ -19,13 +19,20 @@
 //! disappear on the next build. The bytes are deterministic and written (atomically) only
 //! when they change.
 //!
+//! Beside it the build keeps `firestore.rules`: one function per sharded type that holds a
+//! client's write to the shard contract (the shard one of the values writers may draw now,
+//! the order field present with its type, a `server_timestamp` field the server's time),
+//! in a fenced block of the user's own file, for their `allow create, update` conditions to
+//! call. Server SDKs (admin credentials) bypass rules; `verify()` covers what they write.
+//!
 //! With `SHARDED_INDEXES_CHECK=1` in the environment the build writes nothing and fails, with
-//! a diff, when the file is not what it would write: the drift check for CI.
+//! a diff, when either file is not what it would write: the drift check for CI.
 
 mod dependencies;
 mod diff;
 mod drift;
 mod merge;
+mod rules;
 mod scan;
 
 use std::fmt;
@@ -57,6 +64,16 @@ pub struct Indexes {
     /// The package cargo builds, whose fetched models crates are checked for types left out
     /// of `included`; none outside a build script.
     package: Option<dependencies::Package>,
+    /// Where the security rules go: `firestore.rules` beside the index file unless set.
+    rules: Rules,
+}
+
+/// Where [`Indexes`] writes the security rules.
+#[derive(Debug, Clone)]
+enum Rules {
+    Beside,
+    At(PathBuf),
+    Off,
 }
 
 /// What a run did.
@@ -64,8 +81,10 @@ pub struct Indexes {
 pub struct Outcome {
     /// The sharded types found, in file and declaration order.
     pub types: Vec<ShardedType>,
-    /// Whether the file was (re)written.
+    /// Whether the index file was (re)written.
     pub written: bool,
+    /// Whether the rules file was (re)written.
+    pub rules_written: bool,
     /// What the user should know: removed indexes, replaced overrides, quota.
     pub warnings: Vec<String>,
 }
@@ -136,6 +155,7 @@ impl Indexes {
                 }),
                 _ => None,
             },
+            rules: Rules::Beside,
         }
     }
 
@@ -197,6 +217,30 @@ impl Indexes {
         self
     }
 
+    /// Keeps the security rules in `path` instead of `firestore.rules` beside the index file
+    /// (relative paths are relative to the crate): where `firebase.json`'s
+    /// `firestore.rules` points.
+    pub fn rules(mut self, path: impl Into<PathBuf>) -> Self {
+        self.rules = Rules::At(path.into());
+        self
+    }
+
+    /// Writes no security rules: for a project whose clients never write the collections
+    /// (only servers, whose SDKs bypass rules, do).
+    pub fn without_rules(mut self) -> Self {
+        self.rules = Rules::Off;
+        self
+    }
+
+    /// Where the rules file is, if the build keeps one.
+    fn rules_path(&self) -> Option<PathBuf> {
+        match &self.rules {
+            Rules::Beside => Some(self.output.with_file_name("firestore.rules")),
+            Rules::At(path) => Some(path.clone()),
+            Rules::Off => None,
+        }
+    }
+
     /// Only compares: fails with a diff when the file would change.
     pub fn check(mut self, check: bool) -> Self {
         self.check = check;
@@ -211,6 +255,9 @@ impl Indexes {
         // output would run once more after every change it writes.
         if self.check {
             println!("cargo:rerun-if-changed={}", self.output.display());
+            if let Some(rules) = self.rules_path() {
+                println!("cargo:rerun-if-changed={}", rules.display());
+            }
         }
         // A new dependency may bring sharded types this file should include.
         if let Some(lock) = self
@@ -275,14 +322,50 @@ impl Indexes {
         }
         let mut warnings = sources.warnings;
         warnings.extend(merged.warnings);
+        let rules_written = match self.rules_path() {
+            Some(path) => self.keep_rules(&path, &types, &mut warnings)?,
+            None => false,
+        };
         if let Some(package) = &self.package {
             warnings.extend(dependencies::forgotten_includes(package, &self.included));
         }
         Ok(Outcome {
             types,
             written: !self.check && !unchanged,
+            rules_written,
             warnings,
         })
+    }
+
+    /// Merges the rules of `types` into the file at `path` (or checks it); whether it wrote.
+    fn keep_rules(
+        &self,
+        path: &Path,
+        types: &[ShardedType],
+        warnings: &mut Vec<String>,
+    ) -> Result<bool, Error> {
+        let on_disk = match std::fs::read_to_string(path) {
+            Ok(text) => Some(text),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
+            Err(err) => return Err(Error::Io(path.to_path_buf(), err)),
+        };
+        let merged = rules::merge(on_disk.as_deref(), types, &self.crate_name)
+            .map_err(|why| Error::File(path.to_path_buf(), why))?;
+        warnings.extend(merged.warnings);
+        let Some(text) = merged.text else {
+            return Ok(false);
+        };
+        if on_disk.as_deref() == Some(text.as_str()) {
+            return Ok(false);
+        }
+        if self.check {
+            return Err(Error::Stale {
+                path: path.to_path_buf(),
+                diff: diff::line_diff(on_disk.as_deref().unwrap_or(""), &text),
+            });
+        }
+        write_atomically(path, &text)?;
+        Ok(true)
     }
 }
 

@@ -233,6 +233,7 @@ const _: () = {
             shard_values: &["x", "y", "z"],
             order_field: "timestamp",
             direction: ::sharded_runtime::__private::Direction::Descending,
+            order_type: ::sharded_runtime::__private::StoredType::Timestamp,
             indexed_fields: &[__SHARDED_INDEX_PATH_0, "exchange", "instrumentType"],
             field_sets: &[&["exchange", "instrumentType"]],
             ..::sharded_runtime::__private::CollectionDescription::EMPTY

@@ -178,6 +178,7 @@ const _: () = {
             collection_group: true,
             reversible: true,
             server_timestamp: true,
+            order_type: ::sharded_runtime::__private::StoredType::Timestamp,
             indexed_fields: &["author"],
             array_fields: &["mentions"],
             ..::sharded_runtime::__private::CollectionDescription::EMPTY

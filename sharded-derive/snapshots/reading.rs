@@ -116,6 +116,7 @@ const _: () = {
             shard_values: &["c", "d"],
             order_field: "at",
             direction: ::sharded_runtime::__private::Direction::Descending,
+            order_type: ::sharded_runtime::__private::StoredType::Timestamp,
             previous_shard_values: &["a", "b", "c"],
             reshard_since: ::core::option::Option::Some(1795374000u64),
             indexed_fields: &["venue"],

@@ -288,6 +288,7 @@ const _: () = {
             shard_values: ::sharded_runtime::__private::numbered_shards(3usize),
             order_field: "at",
             direction: ::sharded_runtime::__private::Direction::Ascending,
+            order_type: ::sharded_runtime::__private::StoredType::Integer,
             indexed_fields: &["region", "channel"],
             aggregate_fields: &["qty"],
             aggregations: &[

@@ -89,6 +89,15 @@ pub enum EmulatorError {
         /// What went wrong.
         reason: String,
     },
+    #[error("the emulator did not load the security rules of project `{project}`: {reason}")]
+    /// [`Emulator::load_rules`] failed: the rules do not compile (the emulator's message
+    /// says where), or the emulator did not answer.
+    Rules {
+        /// The project.
+        project: String,
+        /// What went wrong.
+        reason: String,
+    },
 }
 
 /// A Cloud Firestore emulator this process uses: the one `FIRESTORE_EMULATOR_HOST` names, or
@@ -203,52 +212,97 @@ impl Emulator {
     /// `DELETE /emulator/v1/projects/{project}/databases/(default)/documents`), so a test can
     /// start from nothing on a project it reuses.
     pub async fn clear(&self, project_id: &str) -> Result<(), EmulatorError> {
-        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
         let fail = |reason: String| EmulatorError::Clear {
             project: project_id.to_owned(),
             reason,
         };
-        if project_id.is_empty()
-            || !project_id
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-        {
-            return Err(fail("a project id is letters, digits, `-` and `_`".into()));
+        check_project_id(project_id).map_err(fail)?;
+        let path = format!("/emulator/v1/projects/{project_id}/databases/(default)/documents");
+        match self.request("DELETE", &path, "").await.map_err(fail)? {
+            (200, _) => Ok(()),
+            (status, body) => Err(fail(format!("it answered {status}: {body}"))),
         }
-        let mut stream = tokio::net::TcpStream::connect(&self.host)
-            .await
-            .map_err(|error| fail(error.to_string()))?;
-        let request = format!(
-            "DELETE /emulator/v1/projects/{project_id}/databases/(default)/documents HTTP/1.1\r\nHost: {}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-            self.host
+    }
+
+    /// Makes `rules` (the text of a `firestore.rules` file) the security rules of `project`,
+    /// as `firebase deploy --only firestore:rules` would: from then on the emulator enforces
+    /// them on that project's clients that are not admins (the Firebase JS SDK, mobile
+    /// SDKs), while server SDKs such as this crate's clients bypass them, as in production.
+    /// Other projects keep theirs (none: every request allowed). Rules that do not compile
+    /// are an error with the emulator's message, and the project keeps its earlier rules.
+    pub async fn load_rules(&self, project_id: &str, rules: &str) -> Result<(), EmulatorError> {
+        let fail = |reason: String| EmulatorError::Rules {
+            project: project_id.to_owned(),
+            reason,
+        };
+        check_project_id(project_id).map_err(fail)?;
+        let body = format!(
+            "{{\"rules\":{{\"files\":[{{\"name\":\"firestore.rules\",\"content\":{}}}]}}}}",
+            json_string(rules)
         );
-        stream
-            .write_all(request.as_bytes())
-            .await
-            .map_err(|error| fail(error.to_string()))?;
-        // The status line is all it takes; the emulator keeps the connection open after its
-        // answer whatever the request says, so the rest is not waited for.
-        let mut answer = Vec::new();
-        let read = async {
-            while !answer.windows(2).any(|pair| pair == b"\r\n") {
-                let mut chunk = [0u8; 512];
+        let path = format!("/emulator/v1/projects/{project_id}:securityRules");
+        match self.request("PUT", &path, &body).await.map_err(fail)? {
+            (200, _) => Ok(()),
+            (status, body) => Err(fail(format!("it answered {status}: {body}"))),
+        }
+    }
+
+    /// One request to the emulator's REST interface: its status and body. The emulator keeps
+    /// the connection open after its answer whatever the request says, so the body is read
+    /// by its length.
+    async fn request(&self, method: &str, path: &str, body: &str) -> Result<(u16, String), String> {
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        let exchange = async {
+            let mut stream = tokio::net::TcpStream::connect(&self.host).await?;
+            let request = format!(
+                "{method} {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                self.host,
+                body.len()
+            );
+            stream.write_all(request.as_bytes()).await?;
+            let mut answer = Vec::new();
+            loop {
+                if let Some(end) = answer.windows(4).position(|w| w == b"\r\n\r\n") {
+                    let head = String::from_utf8_lossy(&answer[..end]).into_owned();
+                    let length = head.lines().find_map(|line| {
+                        let (name, value) = line.split_once(':')?;
+                        name.eq_ignore_ascii_case("content-length")
+                            .then(|| value.trim().parse::<usize>().ok())?
+                    });
+                    let chunked = head
+                        .to_ascii_lowercase()
+                        .contains("transfer-encoding: chunked");
+                    let body = &answer[end + 4..];
+                    let complete = match length {
+                        Some(length) => body.len() >= length,
+                        None if chunked => body.ends_with(b"0\r\n\r\n"),
+                        None => true,
+                    };
+                    if complete {
+                        let status = head
+                            .split_whitespace()
+                            .nth(1)
+                            .and_then(|status| status.parse().ok())
+                            .unwrap_or(0);
+                        return Ok((status, String::from_utf8_lossy(body).trim().to_owned()));
+                    }
+                }
+                let mut chunk = [0u8; 4096];
                 match stream.read(&mut chunk).await? {
-                    0 => break,
+                    0 => {
+                        return Err(std::io::Error::new(
+                            std::io::ErrorKind::UnexpectedEof,
+                            "the emulator closed the connection before it answered",
+                        ));
+                    }
                     n => answer.extend_from_slice(&chunk[..n]),
                 }
             }
-            Ok::<_, std::io::Error>(())
         };
-        tokio::time::timeout(Duration::from_secs(30), read)
+        tokio::time::timeout(Duration::from_secs(30), exchange)
             .await
-            .map_err(|_| fail("no answer within 30 s".into()))?
-            .map_err(|error| fail(error.to_string()))?;
-        let answer = String::from_utf8_lossy(&answer);
-        let status = answer.lines().next().unwrap_or_default();
-        match status.split_whitespace().nth(1) {
-            Some("200") => Ok(()),
-            _ => Err(fail(format!("it answered `{status}`"))),
-        }
+            .map_err(|_| "no answer within 30 s".to_owned())?
+            .map_err(|error: std::io::Error| error.to_string())
     }
 
     /// Starts an emulator on `port`; fails, rather than use it, if another process holds it.
@@ -472,4 +526,34 @@ fn free_port() -> std::io::Result<u16> {
     Ok(std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
         .port())
+}
+
+/// A project id the emulator's REST paths take as it is: letters, digits, `-` and `_`.
+fn check_project_id(project_id: &str) -> Result<(), String> {
+    if project_id.is_empty()
+        || !project_id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    {
+        return Err("a project id is letters, digits, `-` and `_`".into());
+    }
+    Ok(())
+}
+
+/// `text` as a JSON string.
+fn json_string(text: &str) -> String {
+    let mut out = String::from("\"");
+    for ch in text.chars() {
+        match ch {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            ch if (ch as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", ch as u32)),
+            ch => out.push(ch),
+        }
+    }
+    out.push('"');
+    out
 }

@@ -36,6 +36,9 @@ pub struct CollectionDescription<'a> {
     pub order_field: &'a str,
     /// The direction queries order in.
     pub direction: Direction,
+    /// The type the order field is stored as, by its Rust type: what the generated security
+    /// rules require of a client's write.
+    pub order_type: StoredType,
     /// Whether queries are declared in the other direction too (`reversible`): each query's
     /// index is planned in both directions.
     pub reversible: bool,
@@ -93,6 +96,7 @@ impl CollectionDescription<'static> {
         reshard_since: None,
         order_field: "",
         direction: Direction::Ascending,
+        order_type: StoredType::Other,
         reversible: false,
         server_timestamp: false,
         indexed_fields: &[],
@@ -208,6 +212,47 @@ impl<'a> CollectionDescription<'a> {
     }
 }
 
+/// The Firestore value type a field is stored as, as its Rust type tells it (the derive's front
+/// end reads the type's name: an alias or a newtype is [`Other`](StoredType::Other)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum StoredType {
+    /// `FirestoreTimestamp`, `SystemTime`, or any `server_timestamp` order field.
+    Timestamp,
+    /// `i8` to `i64`, `isize`, `u8` to `u32`.
+    Integer,
+    /// `f32`, `f64`: a double, though a JavaScript client writes a whole number as an
+    /// integer (Firestore orders the two together).
+    Number,
+    /// `String`, `char`.
+    String,
+    /// `bool`.
+    Boolean,
+    /// Another type (a newtype implementing `OrderKey`, an alias): its stored type is not
+    /// known before the compiler runs.
+    #[default]
+    Other,
+}
+
+impl StoredType {
+    /// Reads the type from a Rust type's name, as written (`std::time::SystemTime`, `i64`).
+    pub fn of_rust_type(name: &str) -> StoredType {
+        match name.rsplit("::").next().unwrap_or(name) {
+            "FirestoreTimestamp" | "SystemTime" => StoredType::Timestamp,
+            "i8" | "i16" | "i32" | "i64" | "isize" | "u8" | "u16" | "u32" => StoredType::Integer,
+            "f32" | "f64" => StoredType::Number,
+            "String" | "char" => StoredType::String,
+            "bool" => StoredType::Boolean,
+            _ => StoredType::Other,
+        }
+    }
+
+    /// Whether this is [`Other`](StoredType::Other): nothing is known of it.
+    pub fn is_other(&self) -> bool {
+        *self == StoredType::Other
+    }
+}
+
 /// A [`CollectionDescription`] owned: what the build reads from the sources and records in
 /// `firestore.indexes.json`'s manifest, under the same names.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -218,6 +263,8 @@ pub struct CollectionDescriptionBuf {
     pub shard_field: String,
     pub order_field: String,
     pub direction: Direction,
+    #[serde(default, skip_serializing_if = "StoredType::is_other")]
+    pub order_type: StoredType,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reversible: bool,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -294,6 +341,7 @@ impl CollectionDescriptionBuf {
             reshard_since: self.reshard_since,
             order_field: &self.order_field,
             direction: self.direction,
+            order_type: self.order_type,
             reversible: self.reversible,
             server_timestamp: self.server_timestamp,
             indexed_fields: &strs(&self.indexed_fields),
@@ -331,6 +379,7 @@ impl From<&CollectionDescription<'_>> for CollectionDescriptionBuf {
             shard_field: description.shard_field.to_owned(),
             order_field: description.order_field.to_owned(),
             direction: description.direction,
+            order_type: description.order_type,
             reversible: description.reversible,
             server_timestamp: description.server_timestamp,
             indexed_fields: strings(description.indexed_fields),
@@ -398,6 +447,7 @@ mod tests {
             reshard_since: Some(1_700_000_000),
             order_field: "at",
             direction: Direction::Ascending,
+            order_type: StoredType::Timestamp,
             reversible: true,
             server_timestamp: true,
             indexed_fields: &["venue", "price.currency"],

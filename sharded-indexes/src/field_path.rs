@@ -108,9 +108,42 @@ pub fn field_path(segments: &[&str]) -> String {
     String::from_utf8(out).expect("segments are UTF-8, and the quoting adds ASCII only")
 }
 
+/// The names a field path stands for, unquoted: `` `x.y`.z `` is `x.y`, then `z`.
+pub fn segments(path: &str) -> Vec<String> {
+    let mut segments = vec![String::new()];
+    let mut quoted = false;
+    let mut chars = path.chars();
+    while let Some(ch) = chars.next() {
+        match ch {
+            '`' => quoted = !quoted,
+            '\\' if quoted => segments
+                .last_mut()
+                .expect("one segment")
+                .extend(chars.next()),
+            '.' if !quoted => segments.push(String::new()),
+            _ => segments.last_mut().expect("one segment").push(ch),
+        }
+    }
+    segments
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_splits_into_its_unquoted_names() {
+        assert_eq!(segments("price.currency"), ["price", "currency"]);
+        assert_eq!(segments("`x.y`.z"), ["x.y", "z"]);
+        assert_eq!(segments("`a\\`b`"), ["a`b"]);
+        for names in [
+            &["a b", "c.d", "e`f", "g\\h"][..],
+            &["plain"],
+            &["1st", "x"],
+        ] {
+            assert_eq!(segments(&field_path(names)), names, "{names:?}");
+        }
+    }
 
     #[test]
     fn one_segment_paths_unquote_to_their_name() {

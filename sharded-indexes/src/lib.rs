@@ -13,7 +13,7 @@ mod query_id;
 mod serving;
 
 pub use description::{
-    CollectionDescription, CollectionDescriptionBuf, FieldOfQuery, FieldOfQueryBuf,
+    CollectionDescription, CollectionDescriptionBuf, FieldOfQuery, FieldOfQueryBuf, StoredType,
 };
 pub use plan::plan;
 pub use query_id::query_id;
@@ -272,6 +272,7 @@ mod tests {
         array_fields: &[],
         reversible: false,
         server_timestamp: false,
+        order_type: crate::StoredType::Timestamp,
     };
 
     #[test]

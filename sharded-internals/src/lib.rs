@@ -20,7 +20,7 @@ mod types;
 pub use attr::Direction;
 pub use ctxt::Ctxt;
 pub use model::{IndexedField, Model, OrderField};
-pub use sharded_indexes::query_id;
+pub use sharded_indexes::{StoredType, query_id};
 
 /// Parses and validates a `#[derive(Sharded)]` input.
 ///

@@ -58,6 +58,7 @@ impl Model<'_> {
             shard_field: self.shard_path.clone(),
             order_field: self.order.path.clone(),
             direction: self.order.direction,
+            order_type: self.order.stored_type,
             indexed_fields,
             field_sets: self
                 .field_sets
@@ -130,6 +131,8 @@ pub struct OrderField<'a> {
     /// The name serde stores the field under (the path, unquoted).
     pub stored_name: String,
     pub direction: Direction,
+    /// What the field is stored as, by its type's name (a timestamp for `server_timestamp`).
+    pub stored_type: sharded_indexes::StoredType,
     /// `server_timestamp`: the server fills it as it applies each write (the key, for spans).
     pub server_timestamp: Option<&'a syn::Path>,
 }

@@ -110,7 +110,7 @@ pub mod limits {
 pub mod indexes {
     pub use sharded_indexes::{
         CollectionDescription, CollectionDescriptionBuf, CompositeIndex, Direction, FieldOverride,
-        IndexField, IndexNeed, IndexPlan, QueryScope,
+        IndexField, IndexNeed, IndexPlan, QueryScope, StoredType,
     };
 }
 
@@ -156,7 +156,7 @@ pub mod __private {
     pub use crate::transform::typed_field;
     pub use crate::write::ServerTimestamp;
     pub use crate::write_guard::Required;
-    pub use sharded_indexes::{CollectionDescription, Direction, FieldOfQuery};
+    pub use sharded_indexes::{CollectionDescription, Direction, FieldOfQuery, StoredType};
 
     /// Serializes `document` for writing, the shard drawn now; the benchmarks measure this.
     pub use crate::serialize::{serialize, serialize_unguarded};

@@ -9,6 +9,7 @@ pub mod live;
 pub mod logs;
 pub mod migration;
 pub mod models;
+pub mod node;
 
 /// A client of a project no other test uses, on the emulator this test binary shares.
 pub struct TestDb {

@@ -27,33 +27,15 @@ struct Fill {
 }
 
 fn tools() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tools/firebase-validate")
+    sharded_tests::node::tool("firebase-validate")
 }
 
-/// Installs the pinned firebase-tools on first use, from the committed lock file; once per
-/// test process, however many tests ask at once.
+/// Installs the pinned firebase-tools on first use, from the committed lock file.
 fn install() {
-    static INSTALLED: std::sync::OnceLock<()> = std::sync::OnceLock::new();
-    INSTALLED.get_or_init(|| {
-        if tools()
-            .join("node_modules/firebase-tools/lib/firestore/api.js")
-            .is_file()
-        {
-            return;
-        }
-        let status = Command::new("npm")
-            .args([
-                "ci",
-                "--no-audit",
-                "--no-fund",
-                "--ignore-scripts",
-                "--loglevel=error",
-            ])
-            .current_dir(tools())
-            .status()
-            .expect("npm runs (Node.js and npm are needed to validate index files)");
-        assert!(status.success(), "npm ci failed in {}", tools().display());
-    });
+    sharded_tests::node::install(
+        "firebase-validate",
+        "node_modules/firebase-tools/lib/firestore/api.js",
+    );
 }
 
 /// Runs the validator; its exit status and what it printed.

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sharded_indexes::{CollectionDescriptionBuf, Direction, IndexPlan};
+use sharded_indexes::{CollectionDescriptionBuf, Direction, IndexPlan, StoredType};
 
 use std::collections::BTreeMap;
 
@@ -43,6 +43,7 @@ impl Managed {
                 shard_field: String::new(),
                 order_field: String::new(),
                 direction: Direction::Descending,
+                order_type: StoredType::Other,
                 reversible: false,
                 server_timestamp: false,
                 indexed_fields: Vec::new(),

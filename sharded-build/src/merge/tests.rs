@@ -13,6 +13,7 @@ fn instrument(indexed: &[&str]) -> ShardedType {
             shard_field: "shard".into(),
             order_field: "timestamp".into(),
             direction: sharded_indexes::Direction::Descending,
+            order_type: sharded_indexes::StoredType::Timestamp,
             reversible: false,
             server_timestamp: false,
             indexed_fields: indexed.iter().map(|f| f.to_string()).collect(),

@@ -78,6 +78,17 @@ pub(super) fn description_rest(model: &Model, paths: &[(TokenStream, TokenStream
     if model.order.server_timestamp.is_some() {
         rest.extend(quote!(server_timestamp: true,));
     }
+    let order_type = match model.order.stored_type {
+        sharded_internals::StoredType::Timestamp => Some(quote!(Timestamp)),
+        sharded_internals::StoredType::Integer => Some(quote!(Integer)),
+        sharded_internals::StoredType::Number => Some(quote!(Number)),
+        sharded_internals::StoredType::String => Some(quote!(String)),
+        sharded_internals::StoredType::Boolean => Some(quote!(Boolean)),
+        sharded_internals::StoredType::Other => None,
+    };
+    if let Some(order_type) = order_type {
+        rest.extend(quote!(order_type: ::sharded_runtime::__private::StoredType::#order_type,));
+    }
     let resharding = &model.resharding;
     if !resharding.previous_values.is_empty() {
         let previous = shard_values(&resharding.previous_values);

@@ -9,7 +9,7 @@ use crate::check::check_plain_serde;
 use crate::ctxt::Ctxt;
 use crate::model::{OrderField, field_path};
 use crate::suggest::did_you_mean;
-use crate::types::looks_like_time;
+use crate::types::{last_segment, looks_like_time};
 
 pub(super) fn order_field<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Option<OrderField<'a>> {
     let direction = cont
@@ -73,8 +73,22 @@ pub(super) fn order_field<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Option<Orde
         path: field_path([field.stored_name.as_str()]),
         stored_name: field.stored_name.clone(),
         direction,
+        stored_type: stored_type(field.ty, cont.attrs.server_timestamp.is_some()),
         server_timestamp: cont.attrs.server_timestamp.as_ref(),
     })
+}
+
+/// What the order field is stored as: by its type's last path segment (`std::time::SystemTime`
+/// and `SystemTime` alike); any `server_timestamp` field holds the server's time.
+fn stored_type(ty: &syn::Type, server_timestamp: bool) -> sharded_indexes::StoredType {
+    if server_timestamp {
+        return sharded_indexes::StoredType::Timestamp;
+    }
+    let name = last_segment(ty)
+        .filter(|(segment, _)| segment.arguments.is_none())
+        .map(|(segment, _)| segment.ident.to_string())
+        .unwrap_or_default();
+    sharded_indexes::StoredType::of_rust_type(&name)
 }
 
 /// Why `name` names no field of `cont`, when it can tell: it is the name a field is stored

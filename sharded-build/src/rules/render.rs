@@ -1,0 +1,224 @@
+//! The rules text: one function per sharded type that holds a write to the shard contract,
+//! and the starting file for a crate that has no rules yet.
+
+use sharded_indexes::field_path::segments;
+use sharded_indexes::{CollectionDescriptionBuf, StoredType};
+
+use crate::scan::ShardedType;
+
+/// A sharded type's rules function, named once for the block and the warnings.
+pub(crate) struct Contract<'a> {
+    pub(crate) function: String,
+    pub(crate) ty: &'a ShardedType,
+}
+
+/// The functions of `types`, named `sharded_<Type>` (with the collection's path after it
+/// when two types share a name).
+pub(crate) fn contracts(types: &[ShardedType]) -> Vec<Contract<'_>> {
+    let base = |ty: &ShardedType| format!("sharded_{}", identifier(&ty.name));
+    types
+        .iter()
+        .map(|ty| {
+            let shared = types.iter().filter(|other| base(other) == base(ty)).count() > 1;
+            let function = if shared {
+                let mut path = ty.description.parent_collections.clone();
+                path.push(ty.description.collection.clone());
+                format!("{}_{}", base(ty), identifier(&path.join("_")))
+            } else {
+                base(ty)
+            };
+            Contract { function, ty }
+        })
+        .collect()
+}
+
+/// The fenced block's lines between its markers, indented for the documents match.
+pub(crate) fn functions(contracts: &[Contract<'_>]) -> String {
+    let mut out = String::new();
+    for (i, contract) in contracts.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(&function(contract));
+    }
+    out
+}
+
+fn function(contract: &Contract<'_>) -> String {
+    let d = &contract.ty.description;
+    let shard = segments(&d.shard_field)
+        .pop()
+        .expect("a path has a segment");
+    let allowed: Vec<&String> = d
+        .shard_values
+        .iter()
+        .chain(&d.previous_shard_values)
+        .filter(|value| !d.retired_shard_values.contains(value))
+        .fold(Vec::new(), |mut values, value| {
+            if !values.contains(&value) {
+                values.push(value);
+            }
+            values
+        });
+    let allowed: Vec<String> = allowed.iter().map(|value| literal(value)).collect();
+    let order = field_get("data", &d.order_field);
+    let order_check = match (d.server_timestamp, d.order_type) {
+        (true, _) => format!(
+            "(request.method == 'create' ? {order} == request.time : {order} == {})",
+            field_get("resource.data", &d.order_field)
+        ),
+        (false, StoredType::Timestamp) => format!("{order} is timestamp"),
+        (false, StoredType::Integer) => format!("{order} is int"),
+        (false, StoredType::Number) => format!("{order} is number"),
+        (false, StoredType::String) => format!("{order} is string"),
+        (false, StoredType::Boolean) => format!("{order} is bool"),
+        (false, StoredType::Other) => format!("{order} != null"),
+    };
+    let mut text = String::new();
+    for line in describe(contract) {
+        text.push_str(&format!("    // {line}\n"));
+    }
+    text.push_str(&format!(
+        "    function {}() {{\n      let data = request.resource.data;\n      return data.get({}, null) in [{}]\n        && {order_check};\n    }}\n",
+        contract.function,
+        literal(&shard),
+        allowed.join(", "),
+    ));
+    text
+}
+
+/// The comment above a function: the type, where its documents live, and what a write keeps.
+fn describe(contract: &Contract<'_>) -> Vec<String> {
+    let d = &contract.ty.description;
+    let mut lines = vec![format!(
+        "{}: call from `allow create, update` on {}.",
+        contract.ty.name,
+        places(d).join(", ")
+    )];
+    let list = |values: &[String]| {
+        values
+            .iter()
+            .map(|v| literal(v))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut shard = format!(
+        "The shard field holds a value writers draw: {}",
+        list(&d.shard_values)
+    );
+    if !d.previous_shard_values.is_empty() {
+        shard.push_str(&format!(
+            "; while resharding, previous values too: {}",
+            list(&d.previous_shard_values)
+        ));
+    }
+    if !d.retired_shard_values.is_empty() {
+        shard.push_str(&format!(
+            "; never a retired one: {}",
+            list(&d.retired_shard_values)
+        ));
+    }
+    lines.push(format!("{shard}."));
+    lines.push(if d.server_timestamp {
+        format!(
+            "`{}` is the server's time on create (serverTimestamp()), unchanged on update.",
+            d.order_field
+        )
+    } else {
+        format!(
+            "`{}` is present, {}.",
+            d.order_field,
+            match d.order_type {
+                StoredType::Timestamp => "a timestamp",
+                StoredType::Integer => "an integer",
+                StoredType::Number => "a number",
+                StoredType::String => "a string",
+                StoredType::Boolean => "a boolean",
+                StoredType::Other => "of the type its Rust field stores",
+            }
+        )
+    });
+    lines
+}
+
+/// The match paths of the type's documents: `/rooms/{rooms_id}/messages/{id}` under its
+/// parents, `/readings/{id}` at the top level, and `/{path=**}/messages/{id}` for a group.
+pub(crate) fn places(d: &CollectionDescriptionBuf) -> Vec<String> {
+    let mut path = String::new();
+    for parent in &d.parent_collections {
+        path.push_str(&format!("/{parent}/{{{}_id}}", identifier(parent)));
+    }
+    let mut places = vec![format!("{path}/{}/{{id}}", d.collection)];
+    if d.collection_group {
+        places.push(format!("/{{path=**}}/{}/{{id}}", d.collection));
+    }
+    places
+}
+
+/// A file for a crate without rules: the block, then a match per place that denies every
+/// request until the user writes their conditions, and already calls the function.
+pub(crate) fn starting_file(block: &str, contracts: &[Contract<'_>]) -> String {
+    let mut out = String::from(
+        "rules_version = '2';\nservice cloud.firestore {\n  match /databases/{database}/documents {\n",
+    );
+    out.push_str(block);
+    for contract in contracts {
+        let d = &contract.ty.description;
+        for place in places(d) {
+            if place.starts_with("/{path=**}") {
+                out.push_str(&format!(
+                    "\n    // Who may query {place} across every parent is yours to decide: replace `false`.\n    match {place} {{\n      allow read: if false;\n"
+                ));
+            } else {
+                out.push_str(&format!(
+                    "\n    // Who may read and write {place} is yours to decide: replace each `false`,\n    // and keep `{}()` on create and update, so that every client keeps the shard.\n    match {place} {{\n",
+                    contract.function
+                ));
+                out.push_str(&format!(
+                    "      allow read, delete: if false;\n      allow create, update: if false && {}();\n",
+                    contract.function
+                ));
+            }
+            out.push_str("    }\n");
+        }
+    }
+    out.push_str("  }\n}\n");
+    out
+}
+
+/// `data.get('name', null)`, or `data.get(['a', 'b'], null)` for a nested path.
+fn field_get(map: &str, path: &str) -> String {
+    let names: Vec<String> = segments(path).iter().map(|name| literal(name)).collect();
+    match names.as_slice() {
+        [one] => format!("{map}.get({one}, null)"),
+        many => format!("{map}.get([{}], null)", many.join(", ")),
+    }
+}
+
+/// A rules string literal.
+pub(crate) fn literal(value: &str) -> String {
+    let mut out = String::from("'");
+    for ch in value.chars() {
+        match ch {
+            '\\' | '\'' => {
+                out.push('\\');
+                out.push(ch);
+            }
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            ch if (ch as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", ch as u32)),
+            ch => out.push(ch),
+        }
+    }
+    out.push('\'');
+    out
+}
+
+/// A name usable in a rules identifier: letters, digits and `_`.
+fn identifier(name: &str) -> String {
+    name.replace("::", "_")
+        .chars()
+        .map(|ch| if ch.is_ascii_alphanumeric() { ch } else { '_' })
+        .collect()
+}

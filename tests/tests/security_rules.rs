@@ -1,0 +1,548 @@
+//! The security rules the build generates, enforced by the emulator on a web client: the
+//! Firebase JS SDK (`tools/rules-probe`, installed by this test with `npm ci`), signed in as
+//! nobody, writes every allowed and every denied variant at the top level, under a parent and
+//! in a collection group, while this crate's writes (admin credentials) bypass the rules as
+//! a server SDK's do in production.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use sharded_runtime::firestore::FirestoreTimestamp;
+use sharded_runtime::{Parent, Sharded};
+use sharded_tests::shared_emulator;
+
+/// Current, previous and retired values, one with a quote in it.
+#[derive(Serialize, Deserialize, Sharded)]
+#[sharded(
+    shard_values = ["a", "b", "it's"],
+    previous(shard_values = ["a", "old"]),
+    retired(shard_values = ["gone"]),
+    order_by = "at",
+    collection = "ruled_readings"
+)]
+struct Reading {
+    #[sharded(index)]
+    device: String,
+    at: FirestoreTimestamp,
+}
+
+/// The server fills the order field.
+#[derive(Serialize, Deserialize, Sharded)]
+#[sharded(
+    shards = 3,
+    order_by = "created",
+    server_timestamp,
+    parent = "rooms",
+    collection = "ruled_notes"
+)]
+struct Note {
+    text: String,
+    created: FirestoreTimestamp,
+}
+
+/// Read across every parent, with a shard field whose name needs quoting and an integer
+/// order field.
+#[derive(Serialize, Deserialize, Sharded)]
+#[sharded(
+    shards = 3,
+    order_by = "seq",
+    parent = "venues",
+    collection_group,
+    shard_field = "shard-id",
+    collection = "ruled_events"
+)]
+struct Event {
+    seq: i64,
+}
+
+/// The owner's rules: who may do what is theirs; each create and update calls the function
+/// the build generates for the type.
+const OWNERS_RULES: &str = "rules_version = '2';
+// Rules of the test application.
+service cloud.firestore {
+  match /databases/{database}/documents {
+    match /ruled_readings/{id} {
+      allow read, delete: if true;
+      allow create, update: if sharded_Reading();
+    }
+    match /rooms/{room}/ruled_notes/{id} {
+      allow read: if true;
+      allow create, update: if sharded_Note();
+    }
+    match /{path=**}/ruled_events/{id} {
+      allow read: if true;
+      allow create, update: if sharded_Event();
+    }
+  }
+}
+";
+
+/// Runs the build for the three types in `dir`, whose `firestore.rules` is what it holds.
+fn build_rules(dir: &Path) -> (String, Vec<String>) {
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    let outcome = sharded_build::Indexes::from_env()
+        .sources(dir.join("src"))
+        .output(dir.join("firestore.indexes.json"))
+        .crate_name("rules-test")
+        .include("Reading", &Reading::DESCRIPTION)
+        .include("Note", &Note::DESCRIPTION)
+        .include("Event", &Event::DESCRIPTION)
+        .run()
+        .unwrap();
+    let rules = std::fs::read_to_string(dir.join("firestore.rules")).unwrap();
+    (rules, outcome.warnings)
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "sharded-rules-{name}-{}-{:08x}",
+        std::process::id(),
+        rand::random::<u32>()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The file without the build's block: what the owner wrote.
+fn owners_part(rules: &str) -> String {
+    let mut inside = false;
+    rules
+        .split_inclusive('\n')
+        .filter(|line| {
+            let line = line.trim();
+            if line.starts_with("// sharded-build: begin") {
+                inside = true;
+            }
+            let keep = !inside;
+            if line.starts_with("// sharded-build: end") {
+                inside = false;
+            }
+            keep
+        })
+        .collect()
+}
+
+/// Each case's outcome as the JS SDK saw it: allowed, or the error code.
+fn probe(host: &str, project: &str, cases: &[(&str, &str, Value)]) -> Vec<Result<(), String>> {
+    let dir = sharded_tests::node::install("rules-probe", "node_modules/firebase/package.json");
+    let cases: Vec<Value> = cases
+        .iter()
+        .map(|(op, path, data)| json!({"op": op, "path": path, "data": data}))
+        .collect();
+    let input = json!({"host": host, "project": project, "cases": cases}).to_string();
+    let mut child = Command::new("node")
+        .arg(dir.join("probe.mjs"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("node runs");
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "the probe failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let outcomes: Vec<Value> = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(outcomes.len(), cases.len());
+    outcomes
+        .into_iter()
+        .map(|outcome| match outcome["allowed"].as_bool() {
+            Some(true) => Ok(()),
+            _ => Err(outcome["code"].as_str().unwrap_or("?").to_owned()),
+        })
+        .collect()
+}
+
+fn ts(millis: i64) -> Value {
+    json!({"$timestamp": millis})
+}
+
+fn server_time() -> Value {
+    json!({"$serverTime": true})
+}
+
+#[tokio::test]
+async fn a_web_client_writes_only_what_keeps_the_shard_contract_in_every_scope() {
+    let emulator = shared_emulator();
+    let dir = temp_dir("enforced");
+    std::fs::write(dir.join("firestore.rules"), OWNERS_RULES).unwrap();
+    let (rules, warnings) = build_rules(&dir);
+    assert_eq!(
+        owners_part(&rules),
+        OWNERS_RULES,
+        "every byte of the owner's file stays"
+    );
+    assert!(
+        warnings.iter().all(|w| !w.contains("never calls")),
+        "{warnings:?}"
+    );
+    let project = format!("rules-{:08x}", rand::random::<u32>());
+    emulator.load_rules(&project, &rules).await.unwrap();
+    let db = emulator.db(&project).await.unwrap();
+
+    // Documents a server wrote (admin credentials bypass the rules).
+    let now = FirestoreTimestamp(sharded_runtime::firestore::jiff::Timestamp::now());
+    Reading::collection(&db)
+        .insert_with_id(
+            "existing",
+            &Reading {
+                device: "d".into(),
+                at: now,
+            },
+        )
+        .await
+        .unwrap();
+    let room = Parent::<Note>::new(&["r1"]).unwrap();
+    Note::collection_in(&db, &room)
+        .insert_with_id(
+            "existing",
+            &Note {
+                text: "hi".into(),
+                created: now,
+            },
+        )
+        .await
+        .unwrap();
+    let venue = Parent::<Event>::new(&["v1"]).unwrap();
+    Event::collection_in(&db, &venue)
+        .insert_with_id("existing", &Event { seq: 1 })
+        .await
+        .unwrap();
+
+    let reading = |shard: Value| json!({"shard": shard, "device": "d", "at": ts(1_000)});
+    let allowed = true;
+    let denied = false;
+    let cases: Vec<(&str, &str, Value, bool, &str)> = vec![
+        // Top level.
+        (
+            "set",
+            "ruled_readings/c1",
+            reading(json!("a")),
+            allowed,
+            "a current value",
+        ),
+        (
+            "set",
+            "ruled_readings/c2",
+            reading(json!("it's")),
+            allowed,
+            "a value with a quote",
+        ),
+        (
+            "set",
+            "ruled_readings/c3",
+            reading(json!("old")),
+            allowed,
+            "a previous value while resharding",
+        ),
+        (
+            "set",
+            "ruled_readings/c4",
+            reading(json!("gone")),
+            denied,
+            "a retired value",
+        ),
+        (
+            "set",
+            "ruled_readings/c5",
+            reading(json!("zzz")),
+            denied,
+            "a value outside the set",
+        ),
+        (
+            "set",
+            "ruled_readings/c6",
+            json!({"device": "d", "at": ts(1)}),
+            denied,
+            "no shard",
+        ),
+        (
+            "set",
+            "ruled_readings/c7",
+            reading(json!(0)),
+            denied,
+            "a shard of the wrong type",
+        ),
+        (
+            "set",
+            "ruled_readings/c8",
+            json!({"shard": "a", "device": "d", "at": "2026-01-01"}),
+            denied,
+            "an order field of the wrong type",
+        ),
+        (
+            "set",
+            "ruled_readings/c9",
+            json!({"shard": "a", "device": "d"}),
+            denied,
+            "no order field",
+        ),
+        (
+            "add",
+            "ruled_readings",
+            reading(json!("b")),
+            allowed,
+            "add with a current value",
+        ),
+        (
+            "add",
+            "ruled_readings",
+            json!({"device": "d", "at": ts(1)}),
+            denied,
+            "add without a shard",
+        ),
+        (
+            "update",
+            "ruled_readings/existing",
+            json!({"device": "e"}),
+            allowed,
+            "an update that keeps the shard",
+        ),
+        (
+            "set_merge",
+            "ruled_readings/existing",
+            json!({"device": "f"}),
+            allowed,
+            "a merge that keeps the shard",
+        ),
+        (
+            "update",
+            "ruled_readings/existing",
+            json!({"shard": "gone"}),
+            denied,
+            "an update to a retired value",
+        ),
+        (
+            "update",
+            "ruled_readings/existing",
+            json!({"shard": {"$delete": true}}),
+            denied,
+            "an update that deletes the shard",
+        ),
+        (
+            "set",
+            "ruled_readings/existing",
+            json!({"device": "g", "at": ts(1)}),
+            denied,
+            "a set() that drops the shard",
+        ),
+        (
+            "batch_set",
+            "ruled_readings/c10",
+            reading(json!("b")),
+            allowed,
+            "a batch with a current value",
+        ),
+        (
+            "batch_set",
+            "ruled_readings/c11",
+            reading(json!("zzz")),
+            denied,
+            "a batch with a value outside the set",
+        ),
+        (
+            "transaction_set",
+            "ruled_readings/c12",
+            reading(json!("a")),
+            allowed,
+            "a transaction with a current value",
+        ),
+        (
+            "transaction_update",
+            "ruled_readings/existing",
+            json!({"shard": "zzz"}),
+            denied,
+            "a transaction's update outside the set",
+        ),
+        // Under a parent, with the server's time.
+        (
+            "set",
+            "rooms/r1/ruled_notes/n1",
+            json!({"shard": "0", "text": "x", "created": server_time()}),
+            allowed,
+            "the server's time",
+        ),
+        (
+            "set",
+            "rooms/r1/ruled_notes/n2",
+            json!({"shard": "0", "text": "x", "created": ts(1_000)}),
+            denied,
+            "a client's time",
+        ),
+        (
+            "set",
+            "rooms/r1/ruled_notes/n3",
+            json!({"shard": "5", "text": "x", "created": server_time()}),
+            denied,
+            "a value outside the set",
+        ),
+        (
+            "set",
+            "rooms/r1/ruled_notes/n4",
+            json!({"text": "x", "created": server_time()}),
+            denied,
+            "no shard",
+        ),
+        (
+            "update",
+            "rooms/r1/ruled_notes/existing",
+            json!({"text": "edited"}),
+            allowed,
+            "an edit that keeps the time",
+        ),
+        (
+            "update",
+            "rooms/r1/ruled_notes/existing",
+            json!({"created": server_time()}),
+            denied,
+            "an edit that moves the document",
+        ),
+        // A collection group, at two depths.
+        (
+            "set",
+            "venues/v1/ruled_events/e1",
+            json!({"shard-id": "1", "seq": 5}),
+            allowed,
+            "an integer order field",
+        ),
+        (
+            "set",
+            "a/b/venues/v2/ruled_events/e2",
+            json!({"shard-id": "2", "seq": 6}),
+            allowed,
+            "deeper in the group",
+        ),
+        (
+            "set",
+            "venues/v1/ruled_events/e3",
+            json!({"shard-id": "1", "seq": 5.5}),
+            denied,
+            "a double for an integer",
+        ),
+        (
+            "set",
+            "venues/v1/ruled_events/e4",
+            json!({"shard-id": "1", "seq": "5"}),
+            denied,
+            "a string for an integer",
+        ),
+        (
+            "set",
+            "venues/v1/ruled_events/e5",
+            json!({"shard": "1", "seq": 5}),
+            denied,
+            "the shard under another name",
+        ),
+        (
+            "update",
+            "venues/v1/ruled_events/existing",
+            json!({"shard-id": "9"}),
+            denied,
+            "an update outside the set",
+        ),
+    ];
+    let sent: Vec<(&str, &str, Value)> = cases
+        .iter()
+        .map(|(op, path, data, _, _)| (*op, *path, data.clone()))
+        .collect();
+    let outcomes = probe(emulator.host(), &project, &sent);
+    let mut wrong = Vec::new();
+    for ((op, path, _, expected, what), outcome) in cases.iter().zip(&outcomes) {
+        match (expected, outcome) {
+            (true, Ok(())) => {}
+            (false, Err(code)) if code == "permission-denied" => {}
+            _ => wrong.push(format!(
+                "{what} ({op} {path}): expected {}, got {outcome:?}",
+                if *expected { "allowed" } else { "denied" }
+            )),
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+
+    // The server's writes are not governed by the rules: a library write still lands.
+    Reading::collection(&db)
+        .upsert(
+            "existing",
+            &Reading {
+                device: "server".into(),
+                at: now,
+            },
+        )
+        .await
+        .unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
+async fn the_rules_are_per_project_and_a_project_without_them_takes_any_write() {
+    let emulator = shared_emulator();
+    let dir = temp_dir("projects");
+    std::fs::write(dir.join("firestore.rules"), OWNERS_RULES).unwrap();
+    let (rules, _) = build_rules(&dir);
+    let ruled = format!("rules-{:08x}", rand::random::<u32>());
+    let open = format!("open-{:08x}", rand::random::<u32>());
+    emulator.load_rules(&ruled, &rules).await.unwrap();
+    let case = [(
+        "set",
+        "ruled_readings/x",
+        json!({"device": "d", "at": ts(1)}),
+    )];
+    assert_eq!(
+        probe(emulator.host(), &ruled, &case),
+        [Err("permission-denied".to_owned())]
+    );
+    // What the emulator does without rules, measured: it allows, so a test of rules must
+    // load them.
+    assert_eq!(probe(emulator.host(), &open, &case), [Ok(())]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
+async fn the_generated_files_load_unchanged_and_bad_rules_are_refused_with_the_reason() {
+    let emulator = shared_emulator();
+    // A crate without rules gets a file that denies every request until its owner decides.
+    let dir = temp_dir("fresh");
+    let (fresh, warnings) = build_rules(&dir);
+    assert!(
+        warnings.iter().all(|w| !w.contains("never calls")),
+        "{warnings:?}"
+    );
+    let project = format!("fresh-{:08x}", rand::random::<u32>());
+    emulator.load_rules(&project, &fresh).await.unwrap();
+    let denied = probe(
+        emulator.host(),
+        &project,
+        &[(
+            "set",
+            "ruled_readings/x",
+            json!({"shard": "a", "device": "d", "at": ts(1)}),
+        )],
+    );
+    assert_eq!(denied, [Err("permission-denied".to_owned())]);
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    // The examples' committed file, which their build keeps.
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/firestore.rules");
+    let text = std::fs::read_to_string(&examples).unwrap();
+    emulator.load_rules(&project, &text).await.unwrap();
+
+    let error = emulator
+        .load_rules(
+            &project,
+            "rules_version = '2'; service cloud.firestore { match /x { allow read: if nope( } }",
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("Error compiling rules"), "{error}");
+}
