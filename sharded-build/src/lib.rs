@@ -475,4 +475,48 @@ mod tests {
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    #[test]
+    fn the_drift_check_covers_the_rules_block_and_leaves_the_owners_lines_to_them() {
+        let dir = std::env::temp_dir().join(format!("sharded-build-rules-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        std::fs::write(
+            dir.join("src/lib.rs"),
+            "#[derive(Sharded)]\n#[sharded(shards = 3, order_by = \"at\")]\npub struct Reading { pub at: i64 }\n",
+        )
+        .unwrap();
+        let indexes = || {
+            Indexes::from_env()
+                .sources(dir.join("src"))
+                .output(dir.join("firestore.indexes.json"))
+                .crate_name("app")
+        };
+        let outcome = indexes().run().unwrap();
+        assert!(outcome.written && outcome.rules_written);
+        let rules = dir.join("firestore.rules");
+        let written = std::fs::read_to_string(&rules).unwrap();
+        assert!(written.contains("data.get('at', null) is int"), "{written}");
+        assert!(indexes().check(true).run().is_ok());
+        // The owner's conditions are theirs: a changed `false` is no drift.
+        let owned = written.replacen("allow read, delete: if false;", "allow read: if true;", 1);
+        std::fs::write(&rules, &owned).unwrap();
+        assert!(indexes().check(true).run().is_ok());
+        // The block is the build's: an edited value is.
+        std::fs::write(&rules, owned.replacen("'0', '1', '2'", "'0', '1'", 1)).unwrap();
+        match indexes().check(true).run() {
+            Err(Error::Stale { path, diff }) => {
+                assert_eq!(path, rules);
+                assert!(diff.contains("'0', '1', '2'"), "{diff}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // A write puts the block back and keeps the owner's line.
+        assert!(indexes().run().unwrap().rules_written);
+        assert_eq!(std::fs::read_to_string(&rules).unwrap(), owned);
+        // Without rules, none are written.
+        std::fs::remove_file(&rules).unwrap();
+        assert!(!indexes().without_rules().run().unwrap().rules_written);
+        assert!(!rules.exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

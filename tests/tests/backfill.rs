@@ -99,9 +99,18 @@ async fn backfill_gives_every_document_a_shard_and_changes_nothing_else() {
             scanned: 10_000,
             current: 0,
             retired: 0,
-            missing: 10_000
+            missing: 10_000,
+            missing_ids: census.missing_ids.clone(),
         }
     );
+    // The first of them by name, as paths below the database root.
+    let mut first: Vec<String> = ids
+        .iter()
+        .map(|id| format!("{}/{id}", Instrument::COLLECTION))
+        .collect();
+    first.sort();
+    first.truncate(sharded_runtime::jobs::MAX_LISTED);
+    assert_eq!(census.missing_ids, first);
     // Unsharded documents are invisible to sharded queries.
     assert!(
         Instrument::query()

@@ -180,7 +180,8 @@ async fn rebalance_moves_every_document_out_of_retired_values_and_none_drops_out
             scanned: census.scanned,
             current: census.scanned,
             retired: 0,
-            missing: 0
+            missing: 0,
+            missing_ids: Vec::new(),
         }
     );
 
@@ -295,7 +296,8 @@ async fn growing_keeps_the_old_values_so_nothing_moves() {
             scanned: 600,
             current: 600,
             retired: 0,
-            missing: 0
+            missing: 0,
+            missing_ids: Vec::new(),
         }
     );
     let moved = run_to_end(Six::collection(db).rebalance()).await.unwrap();

@@ -20,7 +20,12 @@ pub struct ShardCensus {
     /// declares them, and no longer after.
     pub retired: u64,
     /// Documents with no shard field, or a value no set has: invisible to sharded queries.
+    /// A client the security rules do not govern wrote them (a server SDK), or they predate
+    /// sharding.
     pub missing: u64,
+    /// The first [`MAX_LISTED`](crate::jobs::MAX_LISTED) of them, by document name: their
+    /// paths below the database root (`rooms/lobby/messages/m1`).
+    pub missing_ids: Vec<String>,
 }
 
 impl ShardCensus {
@@ -85,15 +90,15 @@ impl<T: Sharded> ShardJob<'_, T> {
 /// What a [`ShardCensus`] counts `document` as.
 fn census<T: Sharded>(census: &mut ShardCensus, document: &Document) {
     census.scanned += 1;
-    let Some(shard) = shard_value::<T>(document) else {
-        census.missing += 1;
-        return;
-    };
-    if T::SHARD_VALUES.contains(&shard) {
-        census.current += 1;
-    } else if T::DESCRIPTION.moves_out_of(shard) {
-        census.retired += 1;
-    } else {
-        census.missing += 1;
+    match shard_value::<T>(document) {
+        Some(shard) if T::SHARD_VALUES.contains(&shard) => census.current += 1,
+        Some(shard) if T::DESCRIPTION.moves_out_of(shard) => census.retired += 1,
+        _ => {
+            census.missing += 1;
+            if census.missing_ids.len() < super::MAX_LISTED {
+                let path = crate::document_path::DocumentPath::parse(&document.name);
+                census.missing_ids.push(path.relative().to_owned());
+            }
+        }
     }
 }
