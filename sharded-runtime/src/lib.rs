@@ -60,8 +60,8 @@ pub mod reads {
     pub use crate::get_many::Many;
     pub use crate::order_key::{OrderBound, OrderKey};
     pub use crate::query::{
-        CursorArgument, DynamicOr, InCollection, Number, NumericField, Or, Queries, QueryShape,
-        QueryStats, RangeField, RangeFilter, Reversed, WHOLE_COLLECTION, Whole, Windowed, query_id,
+        CursorArgument, DynamicOr, InCollection, Number, NumericField, Or, Queries, QueryStats,
+        RangeField, RangeFilter, Reversed, WHOLE_COLLECTION, Whole, Windowed, query_id,
     };
     pub use crate::stored::Undecodable;
 }

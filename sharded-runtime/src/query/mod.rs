@@ -43,7 +43,8 @@ pub use plan::{MAX_FILTER_VALUE_BYTES, MAX_LIMIT, MAX_NOT_IN, QueryPlan, shard_c
 pub use queries::{Queries, queries};
 pub use range::{RangeField, RangeFilter, RangedOver, range_field};
 pub use reach::{InCollection, InGroup, Reach, Reversed};
-pub use shape::{AllQueries, QueryShape, query_id};
+pub(crate) use shape::QueryShape;
+pub use shape::{AllQueries, query_id};
 pub use window::{DynamicOr, Or, Summable, Whole, Window, Windowed};
 
 use crate::{Sharded, Stored};

@@ -6,22 +6,22 @@ pub use sharded_indexes::query_id;
 /// One typed query of a sharded type: its name, identity, and the stored field paths it
 /// compares for equality (none for the whole collection).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct QueryShape {
+pub(crate) struct QueryShape {
     /// The query method's name.
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// [`query_id`] of the name.
-    pub id: u64,
+    pub(crate) id: u64,
     /// The field paths compared for equality, in the index's order; for an array query, the
     /// array field.
-    pub fields: &'static [&'static str],
+    pub(crate) fields: &'static [&'static str],
     /// Whether it is an array field's query (`array-contains`, or `array-contains-any` for
     /// several values), not an equality.
-    pub contains: bool,
+    pub(crate) contains: bool,
 }
 
 impl QueryShape {
     /// The query named `name` on `fields`.
-    pub const fn new(name: &'static str, fields: &'static [&'static str]) -> QueryShape {
+    pub(crate) const fn new(name: &'static str, fields: &'static [&'static str]) -> QueryShape {
         QueryShape {
             name,
             id: query_id(name),
@@ -31,7 +31,7 @@ impl QueryShape {
     }
 
     /// The array query named `name` on the array field `field`.
-    pub const fn contains(name: &'static str, field: &'static [&'static str]) -> QueryShape {
+    pub(crate) const fn contains(name: &'static str, field: &'static [&'static str]) -> QueryShape {
         QueryShape {
             contains: true,
             ..QueryShape::new(name, field)
