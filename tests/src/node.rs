@@ -1,5 +1,6 @@
-//! The repository's Node.js tools (`tools/<name>`, each pinned by its `package-lock.json`),
-//! installed by the tests that use them with `npm ci`, as a fresh machine needs.
+//! The repository's Node.js packages (`tools/<name>`, `clients/typescript`, each pinned by its
+//! `package-lock.json`), installed by the tests that use them with `npm ci`, as a fresh machine
+//! needs.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -12,14 +13,24 @@ pub fn tool(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// Installs `tools/<name>` from its lock file unless `installed` (a path in it) exists already;
-/// once per test process, however many tests ask at once.
+/// The TypeScript client, `clients/typescript`.
+pub fn typescript_client() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../clients/typescript")
+}
+
+/// Installs `tools/<name>` from its lock file unless `installed` (a path in it) exists already.
 pub fn install(name: &str, installed: &str) -> PathBuf {
-    static DONE: OnceLock<Mutex<Vec<String>>> = OnceLock::new();
-    let dir = tool(name);
+    install_at(&tool(name), installed)
+}
+
+/// Installs the package in `dir` from its lock file unless `installed` (a path in it) exists
+/// already; once per test process, however many tests ask at once.
+pub fn install_at(dir: &Path, installed: &str) -> PathBuf {
+    static DONE: OnceLock<Mutex<Vec<PathBuf>>> = OnceLock::new();
+    let dir = dir.to_path_buf();
     let mut done = DONE.get_or_init(Default::default).lock().unwrap();
-    if done.iter().any(|tool| tool == name) || dir.join(installed).exists() {
-        done.push(name.to_owned());
+    if done.contains(&dir) || dir.join(installed).exists() {
+        done.push(dir.clone());
         return dir;
     }
     let status = Command::new("npm")
@@ -34,6 +45,6 @@ pub fn install(name: &str, installed: &str) -> PathBuf {
         .status()
         .expect("npm runs (Node.js 20 and npm are needed)");
     assert!(status.success(), "npm ci failed in {}", dir.display());
-    done.push(name.to_owned());
+    done.push(dir.clone());
     dir
 }

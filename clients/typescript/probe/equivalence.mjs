@@ -1,0 +1,66 @@
+// Drives the client against the emulator for the Rust test suite's equivalence tests: writes
+// the documents it is given through the client (each with a shard drawn), then runs each query
+// and prints what it read, as JSON, for the Rust side to compare with its own reads.
+//
+// stdin:  {"host", "project", "description", "writes": [{"parent", "id", "data"}],
+//          "queries": [{"scope": {"parent"} | {"group": true}, "where": [[field, op, value]],
+//                       "pageSize": n}]}
+// stdout: {"queries": [{"pages": [[path, ...], ...], "count": n}]}
+// Values: JSON, with {"$timestamp": [seconds, nanos]} for a timestamp.
+import { initializeApp } from "firebase/app";
+import { connectFirestoreEmulator, getFirestore, setLogLevel, Timestamp } from "firebase/firestore";
+
+import { ShardedCollection, shardedCollectionGroup } from "../dist/index.js";
+
+const input = JSON.parse(await readStdin());
+const [hostname, port] = input.host.split(":");
+const app = initializeApp({ projectId: input.project, apiKey: "fake-api-key" });
+const db = getFirestore(app);
+connectFirestoreEmulator(db, hostname, Number(port));
+setLogLevel("silent");
+
+const d = input.description;
+const collections = new Map();
+const collectionIn = (parent) => {
+  const key = parent ?? "";
+  if (!collections.has(key)) collections.set(key, new ShardedCollection(db, d, parent ?? undefined));
+  return collections.get(key);
+};
+
+// Writes in parallel batches of 50: the client's own path, one request each.
+for (let i = 0; i < input.writes.length; i += 50) {
+  await Promise.all(
+    input.writes.slice(i, i + 50).map((w) => collectionIn(w.parent).set(w.id, decode(w.data))),
+  );
+}
+
+const results = [];
+for (const q of input.queries) {
+  let query = q.scope.group ? shardedCollectionGroup(db, d) : collectionIn(q.scope.parent).query();
+  for (const [field, op, value] of q.where ?? []) query = query.where(field, op, decode(value));
+  const count = await query.count();
+  const pages = [];
+  let paged = query.limit(q.pageSize);
+  for (;;) {
+    const page = await paged.get();
+    pages.push(page.docs.map((doc) => doc.ref.path));
+    if (!page.next) break;
+    paged = query.limit(q.pageSize).after(page.next);
+  }
+  results.push({ pages, count });
+}
+process.stdout.write(JSON.stringify({ queries: results }));
+process.exit(0);
+
+function decode(value) {
+  if (Array.isArray(value)) return value.map(decode);
+  if (value === null || typeof value !== "object") return value;
+  if ("$timestamp" in value) return new Timestamp(value.$timestamp[0], value.$timestamp[1]);
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, decode(v)]));
+}
+
+async function readStdin() {
+  const chunks = [];
+  for await (const chunk of process.stdin) chunks.push(chunk);
+  return Buffer.concat(chunks).toString("utf8");
+}

@@ -1,0 +1,101 @@
+// The collection descriptions the Rust build writes: `firestore.indexes.json`'s
+// `shardedManaged` key holds one per sharded collection, under the crate that declares it.
+
+/** One sharded collection, as `sharded-build` records it (the Rust `CollectionDescriptionBuf`). */
+export interface CollectionDescription {
+  /** The collection id. */
+  collectionGroup: string;
+  /** The shard field's path: its stored name, backtick-quoted where Firestore needs it. */
+  shardField: string;
+  /** The field path queries order by. */
+  orderField: string;
+  direction: "ASCENDING" | "DESCENDING";
+  /** What the order field is stored as; absent when its Rust type does not say. */
+  orderType?: "timestamp" | "integer" | "number" | "string" | "boolean" | "other";
+  reversible?: boolean;
+  /** The server fills the order field on create (`serverTimestamp()`). */
+  serverTimestamp?: boolean;
+  indexedFields: string[];
+  fieldSets?: string[][];
+  aggregateFields?: string[];
+  rangeFields?: string[];
+  arrayFields?: string[];
+  /** The values writes draw. */
+  shardValues: string[];
+  /** While resharding, the set the collection moves from: queries read it too. */
+  previousShardValues?: string[];
+  /** Values no document holds any more: never read, never drawn. */
+  retiredShardValues?: string[];
+  /** While resharding, when writes began moving to new values, in seconds since the epoch. */
+  reshardSince?: number;
+  /** The parent documents' collection ids, outermost first. */
+  parentCollections?: string[];
+  /** Queries across every parent are declared. */
+  groupQueries?: boolean;
+  /** The Rust types that shard the collection. */
+  types?: string[];
+}
+
+/** Every description in an index file's text or parsed JSON. */
+export function descriptionsIn(indexesFile: string | object): CollectionDescription[] {
+  const file = typeof indexesFile === "string" ? JSON.parse(indexesFile) : indexesFile;
+  const crates = (file as { shardedManaged?: { crates?: Record<string, { collections?: unknown[] }> } })
+    .shardedManaged?.crates;
+  if (!crates) {
+    throw new ShardedError("the file has no `shardedManaged.crates`: build it with sharded-build");
+  }
+  const out: CollectionDescription[] = [];
+  for (const entry of Object.values(crates)) {
+    for (const collection of entry.collections ?? []) {
+      out.push(checked(collection));
+    }
+  }
+  return out;
+}
+
+/**
+ * The description of the collection of the Rust type `type` (`"Message"`), or of the
+ * collection id `type` when no type has that name.
+ */
+export function descriptionOf(indexesFile: string | object, type: string): CollectionDescription {
+  const all = descriptionsIn(indexesFile);
+  const found =
+    all.find((d) => d.types?.includes(type)) ?? all.find((d) => d.collectionGroup === type);
+  if (!found) {
+    const known = all.map((d) => (d.types ?? [d.collectionGroup]).join(", ")).join("; ");
+    throw new ShardedError(`no sharded type or collection \`${type}\` in the file (it has: ${known})`);
+  }
+  return found;
+}
+
+/** The values queries read: the current ones, then previous ones that are not current. */
+export function readValues(d: CollectionDescription): string[] {
+  const values = [...d.shardValues];
+  for (const value of d.previousShardValues ?? []) {
+    if (!values.includes(value)) values.push(value);
+  }
+  return values;
+}
+
+/** An error this client raises before anything is sent. */
+export class ShardedError extends Error {
+  override name = "ShardedError";
+}
+
+function checked(value: unknown): CollectionDescription {
+  const d = value as CollectionDescription;
+  const strings = (xs: unknown) => Array.isArray(xs) && xs.every((x) => typeof x === "string");
+  if (
+    typeof d !== "object" ||
+    d === null ||
+    typeof d.collectionGroup !== "string" ||
+    typeof d.shardField !== "string" ||
+    typeof d.orderField !== "string" ||
+    (d.direction !== "ASCENDING" && d.direction !== "DESCENDING") ||
+    !strings(d.shardValues) ||
+    d.shardValues.length === 0
+  ) {
+    throw new ShardedError(`not a collection description: ${JSON.stringify(value)}`);
+  }
+  return d;
+}

@@ -1,0 +1,23 @@
+// Sharded timestamps for Firestore's JavaScript SDKs, from the descriptions the Rust build
+// writes: see the README.
+export {
+  type CollectionDescription,
+  descriptionOf,
+  descriptionsIn,
+  readValues,
+  ShardedError,
+} from "./description.js";
+export { drawShard, newValuesShare } from "./shard.js";
+export { compareNames, compareValues } from "./order.js";
+export {
+  type Cursor,
+  MAX_DISJUNCTIONS,
+  type Page,
+  segments,
+  ShardedCollection,
+  shardedCollectionGroup,
+  ShardedQuery,
+  shardFieldName,
+  splitEvenly,
+  withShard,
+} from "./collection.js";

@@ -1,0 +1,142 @@
+// Firestore's order of values and of document names, as the Rust library's merge applies it
+// (and the server does): types first (null, booleans, numbers, timestamps, strings, bytes,
+// references, geo points, arrays, maps), NaN before every other number and -0 equal to 0,
+// strings by the UTF-8 bytes of their first 1,500 (what the index holds), names segment by
+// segment with legacy numeric ids (`__id7__`) first.
+//
+// A JavaScript number cannot tell an integer from a double, so integers beyond 2^53, which the
+// SDK hands over rounded, may tie or mis-sort where the server does not.
+
+import { Bytes, DocumentReference, GeoPoint, Timestamp } from "firebase/firestore";
+
+const INDEXED_STRING_BYTES = 1499;
+const INDEXED_BYTES_BYTES = 1500;
+const encoder = new TextEncoder();
+
+function rank(value: unknown): number {
+  if (value === null || value === undefined) return 0;
+  if (typeof value === "boolean") return 1;
+  if (typeof value === "number") return 2;
+  if (value instanceof Timestamp) return 3;
+  if (typeof value === "string") return 4;
+  if (value instanceof Bytes) return 5;
+  if (value instanceof DocumentReference) return 6;
+  if (value instanceof GeoPoint) return 7;
+  if (Array.isArray(value)) return 8;
+  return 9;
+}
+
+/** Negative, zero or positive as `a` sorts before, with or after `b`. */
+export function compareValues(a: unknown, b: unknown): number {
+  const byRank = rank(a) - rank(b);
+  if (byRank !== 0) return Math.sign(byRank);
+  switch (rank(a)) {
+    case 0:
+      return 0;
+    case 1:
+      return Number(a) - Number(b);
+    case 2:
+      return compareNumbers(a as number, b as number);
+    case 3: {
+      const x = a as Timestamp;
+      const y = b as Timestamp;
+      return Math.sign(x.seconds - y.seconds) || Math.sign(x.nanoseconds - y.nanoseconds);
+    }
+    case 4:
+      return compareIndexed(indexedString(a as string), indexedString(b as string));
+    case 5: {
+      const x = (a as Bytes).toUint8Array();
+      const y = (b as Bytes).toUint8Array();
+      return compareIndexed(
+        [x.subarray(0, INDEXED_BYTES_BYTES), x.length > INDEXED_BYTES_BYTES],
+        [y.subarray(0, INDEXED_BYTES_BYTES), y.length > INDEXED_BYTES_BYTES],
+      );
+    }
+    case 6:
+      return compareNames((a as DocumentReference).path, (b as DocumentReference).path);
+    case 7: {
+      const x = a as GeoPoint;
+      const y = b as GeoPoint;
+      return compareNumbers(x.latitude, y.latitude) || compareNumbers(x.longitude, y.longitude);
+    }
+    case 8: {
+      const x = a as unknown[];
+      const y = b as unknown[];
+      for (let i = 0; i < Math.min(x.length, y.length); i++) {
+        const order = compareValues(x[i], y[i]);
+        if (order !== 0) return order;
+      }
+      return Math.sign(x.length - y.length);
+    }
+    default: {
+      const x = Object.entries(a as object).sort(([k], [l]) => compareBytes(utf8(k), utf8(l)));
+      const y = Object.entries(b as object).sort(([k], [l]) => compareBytes(utf8(k), utf8(l)));
+      for (let i = 0; i < Math.min(x.length, y.length); i++) {
+        const [kx, vx] = x[i]!;
+        const [ky, vy] = y[i]!;
+        const order = compareBytes(utf8(kx), utf8(ky)) || compareValues(vx, vy);
+        if (order !== 0) return order;
+      }
+      return Math.sign(x.length - y.length);
+    }
+  }
+}
+
+function compareNumbers(a: number, b: number): number {
+  if (Number.isNaN(a)) return Number.isNaN(b) ? 0 : -1;
+  if (Number.isNaN(b)) return 1;
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function utf8(text: string): Uint8Array {
+  return encoder.encode(text);
+}
+
+/** What the index holds of a string: its first 1,499 UTF-8 bytes (to a character's end). */
+function indexedString(text: string): [Uint8Array, boolean] {
+  const bytes = utf8(text);
+  let cut = Math.min(INDEXED_STRING_BYTES, bytes.length);
+  // Continuation bytes (10xxxxxx) belong to the character before the cut.
+  while (cut < bytes.length && (bytes[cut]! & 0xc0) === 0x80) cut++;
+  return [bytes.subarray(0, cut), cut < bytes.length];
+}
+
+function compareIndexed(a: [Uint8Array, boolean], b: [Uint8Array, boolean]): number {
+  return compareBytes(a[0], b[0]) || Number(a[1]) - Number(b[1]);
+}
+
+function compareBytes(a: Uint8Array, b: Uint8Array): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    if (a[i] !== b[i]) return a[i]! - b[i]!;
+  }
+  return Math.sign(a.length - b.length);
+}
+
+/** Document paths (`rooms/r1/messages/m1`) in Firestore's order of names. */
+export function compareNames(a: string, b: string): number {
+  const x = a.split("/");
+  const y = b.split("/");
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const order = compareSegments(x[i]!, y[i]!);
+    if (order !== 0) return order;
+  }
+  return Math.sign(x.length - y.length);
+}
+
+/** A legacy numeric id (`__id-12__`) as its number, else `undefined`. */
+function numericId(segment: string): bigint | undefined {
+  const match = /^__id(-?[0-9]+)__$/.exec(segment);
+  if (!match) return undefined;
+  const n = BigInt(match[1]!);
+  // Outside i64 it is text, as the Rust merge reads it.
+  return n >= -(2n ** 63n) && n < 2n ** 63n ? n : undefined;
+}
+
+function compareSegments(a: string, b: string): number {
+  const x = numericId(a);
+  const y = numericId(b);
+  if (x !== undefined && y !== undefined) return x < y ? -1 : x > y ? 1 : 0;
+  if (x !== undefined) return -1;
+  if (y !== undefined) return 1;
+  return compareBytes(utf8(a), utf8(b));
+}

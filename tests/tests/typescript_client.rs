@@ -1,0 +1,391 @@
+//! The TypeScript client (`clients/typescript`): its type check and unit tests (`npm test`),
+//! and its answers against the Rust library's on the same data. Half the documents are written
+//! through Rust, half through the client (each drawing its own shard); then both read every
+//! page, at 3, 40 and 61 shard values, at the top level, under a parent and over the group:
+//! the same documents in the same order and the same counts, which are also the unsharded
+//! query's (computed here from the documents written).
+
+use std::process::{Command, Stdio};
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use sharded_runtime::firestore::FirestoreTimestamp;
+use sharded_runtime::{Parent, Sharded, ShardedQuery};
+use sharded_tests::equivalence::pages_forward;
+use sharded_tests::node::{install_at, typescript_client};
+use sharded_tests::{generated_id, test_db};
+
+const DOCUMENTS: usize = 160;
+const PAGE: u32 = 7;
+const DEVICES: [&str; 4] = ["d0", "d1", "d2", "d3"];
+const TAGS: [&str; 3] = ["t0", "t1", "t2"];
+
+fn client() -> std::path::PathBuf {
+    install_at(&typescript_client(), "node_modules/typescript/package.json")
+}
+
+/// `npm run build` (the type check) once per test process, before the probe imports `dist/`.
+fn built_client() -> std::path::PathBuf {
+    static BUILT: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    let dir = client();
+    BUILT.get_or_init(|| {
+        let status = Command::new("npm")
+            .args(["run", "--silent", "build"])
+            .current_dir(&dir)
+            .status()
+            .expect("npm runs");
+        assert!(
+            status.success(),
+            "the TypeScript client does not type-check"
+        );
+    });
+    dir
+}
+
+#[test]
+fn the_clients_type_check_and_unit_tests_pass() {
+    let dir = client();
+    let output = Command::new("npm")
+        .args(["test"])
+        .current_dir(&dir)
+        .output()
+        .expect("npm runs");
+    assert!(
+        output.status.success(),
+        "npm test failed:\n{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// One document as both sides write it.
+#[derive(Clone, Debug)]
+struct Doc {
+    parent: Option<String>,
+    id: String,
+    device: &'static str,
+    tags: Vec<String>,
+    seconds: i64,
+    micros: i32,
+}
+
+impl Doc {
+    fn path(&self, collection: &str) -> String {
+        match &self.parent {
+            Some(parent) => format!("{parent}/{collection}/{}", self.id),
+            None => format!("{collection}/{}", self.id),
+        }
+    }
+
+    fn at(&self) -> FirestoreTimestamp {
+        let at =
+            sharded_runtime::firestore::jiff::Timestamp::new(self.seconds, self.micros * 1_000)
+                .unwrap();
+        FirestoreTimestamp(at)
+    }
+
+    fn json(&self) -> Value {
+        json!({
+            "device": self.device,
+            "tags": self.tags,
+            "at": {"$timestamp": [self.seconds, self.micros * 1_000]},
+        })
+    }
+}
+
+/// Documents with many ties on `at` (whole seconds in a small range, a few microseconds).
+fn dataset(seed: u64, parents: &[&str]) -> Vec<Doc> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    (0..DOCUMENTS)
+        .map(|_| Doc {
+            parent: (!parents.is_empty())
+                .then(|| parents[rng.random_range(0..parents.len())].to_owned()),
+            id: generated_id(&mut rng),
+            device: DEVICES[rng.random_range(0..DEVICES.len())],
+            tags: TAGS
+                .iter()
+                .filter(|_| rng.random_bool(0.4))
+                .map(|t| t.to_string())
+                .collect(),
+            seconds: 1_700_000_000 + rng.random_range(0..25),
+            micros: [0, 0, 0, 1, 999_999][rng.random_range(0..5)],
+        })
+        .collect()
+}
+
+/// The unsharded query's answer: the matching documents by `at` descending, then by name
+/// descending (segment by segment).
+fn truth(docs: &[Doc], collection: &str, keep: impl Fn(&Doc) -> bool) -> Vec<String> {
+    let mut matching: Vec<&Doc> = docs.iter().filter(|d| keep(d)).collect();
+    matching.sort_by(|a, b| {
+        let by_at = (a.seconds, a.micros).cmp(&(b.seconds, b.micros));
+        let path_a = a.path(collection);
+        let path_b = b.path(collection);
+        let by_name = path_a.split('/').cmp(path_b.split('/'));
+        by_at.then(by_name).reverse()
+    });
+    matching.iter().map(|d| d.path(collection)).collect()
+}
+
+/// Runs the client's probe: its writes, then its queries; what it read.
+fn probe(
+    host: &str,
+    project: &str,
+    description: Value,
+    writes: Vec<Value>,
+    queries: Vec<Value>,
+) -> Vec<(Vec<Vec<String>>, u64)> {
+    let dir = built_client();
+    let input = json!({
+        "host": host, "project": project, "description": description,
+        "writes": writes, "queries": queries,
+    })
+    .to_string();
+    let mut child = Command::new("node")
+        .arg(dir.join("probe/equivalence.mjs"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("node runs");
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "the client's probe failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
+    answer["queries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| {
+            let pages = serde_json::from_value(q["pages"].clone()).unwrap();
+            (pages, q["count"].as_u64().unwrap())
+        })
+        .collect()
+}
+
+/// The pages of a Rust query as paths (a last page left empty by a full one dropped).
+async fn rust_pages<
+    T: Sharded,
+    const Q: u64,
+    R: sharded_runtime::bounds::Reach,
+    W: sharded_runtime::bounds::Window,
+>(
+    db: &sharded_runtime::firestore::FirestoreDb,
+    query: &ShardedQuery<T, Q, R, W>,
+) -> Vec<Vec<String>> {
+    let mut pages: Vec<Vec<String>> = pages_forward(db, query, PAGE)
+        .await
+        .into_iter()
+        .map(|page| {
+            page.items
+                .iter()
+                .map(|s| match &s.parent {
+                    Some(parent) => format!("{parent}/{}/{}", T::COLLECTION, s.id),
+                    None => format!("{}/{}", T::COLLECTION, s.id),
+                })
+                .collect()
+        })
+        .collect();
+    if pages.len() > 1 && pages.last().is_some_and(Vec::is_empty) {
+        pages.pop();
+    }
+    pages
+}
+
+fn description_json<T: Sharded>() -> Value {
+    let owned = sharded_runtime::indexes::CollectionDescriptionBuf::from(&T::DESCRIPTION);
+    serde_json::to_value(owned).unwrap()
+}
+
+/// Both sides' pages and counts equal each other and the truth, query by query.
+fn assert_same(
+    label: &str,
+    rust: &[Vec<Vec<String>>],
+    rust_counts: &[u64],
+    typescript: &[(Vec<Vec<String>>, u64)],
+    truths: &[Vec<String>],
+) {
+    for (i, ((pages, count), truth)) in typescript.iter().zip(truths).enumerate() {
+        assert!(
+            !truth.is_empty(),
+            "{label} query {i}: the data should match something"
+        );
+        assert_eq!(
+            pages, &rust[i],
+            "{label} query {i}: the client's pages are the Rust library's"
+        );
+        assert_eq!(
+            &pages.concat(),
+            truth,
+            "{label} query {i}: the unsharded order"
+        );
+        assert!(pages.iter().all(|p| p.len() <= PAGE as usize));
+        assert_eq!(*count, rust_counts[i], "{label} query {i}: counts");
+        assert_eq!(
+            *count as usize,
+            truth.len(),
+            "{label} query {i}: the count is the truth's"
+        );
+    }
+}
+
+macro_rules! top_level_case {
+    ($test:ident, $name:ident, $shards:literal, $collection:literal) => {
+        #[derive(Debug, Clone, Serialize, Deserialize, Sharded)]
+        #[sharded(shards = $shards, order_by = "at", collection = $collection)]
+        struct $name {
+            #[sharded(index)]
+            device: String,
+            #[sharded(contains)]
+            tags: Vec<String>,
+            at: FirestoreTimestamp,
+        }
+
+        #[tokio::test]
+        async fn $test() {
+            let test = test_db("typescript").await;
+            let db = &test.db;
+            let project = db.get_database_path().split('/').nth(1).unwrap().to_owned();
+            let docs = dataset($shards, &[]);
+            let mut writes = Vec::new();
+            for (i, doc) in docs.iter().enumerate() {
+                if i % 2 == 0 {
+                    let value = $name { device: doc.device.into(), tags: doc.tags.clone(), at: doc.at() };
+                    $name::collection(db).upsert(&doc.id, &value).await.unwrap();
+                } else {
+                    writes.push(json!({"parent": null, "id": doc.id, "data": doc.json()}));
+                }
+            }
+            let host = test.emulator.host();
+            probe(host, &project, description_json::<$name>(), writes, Vec::new());
+
+            let all = $name::query().all();
+            let one = $name::query().device("d1");
+            let some = $name::query().device_in(["d0", "d2"]);
+            let tagged = $name::query().tags_contains("t1".to_owned());
+            let rust = vec![
+                rust_pages(db, &all).await,
+                rust_pages(db, &one).await,
+                rust_pages(db, &some).await,
+                rust_pages(db, &tagged).await,
+            ];
+            let counts = vec![
+                all.count(db).await.unwrap(),
+                one.count(db).await.unwrap(),
+                some.count(db).await.unwrap(),
+                tagged.count(db).await.unwrap(),
+            ];
+            let top = json!({"parent": null});
+            let queries = vec![
+                json!({"scope": top, "where": [], "pageSize": PAGE}),
+                json!({"scope": top, "where": [["device", "==", "d1"]], "pageSize": PAGE}),
+                json!({"scope": top, "where": [["device", "in", ["d0", "d2"]]], "pageSize": PAGE}),
+                json!({"scope": top, "where": [["tags", "array-contains", "t1"]], "pageSize": PAGE}),
+            ];
+            let typescript = probe(host, &project, description_json::<$name>(), Vec::new(), queries);
+            let c = $collection;
+            let truths = vec![
+                truth(&docs, c, |_| true),
+                truth(&docs, c, |d| d.device == "d1"),
+                truth(&docs, c, |d| d.device == "d0" || d.device == "d2"),
+                truth(&docs, c, |d| d.tags.iter().any(|t| t == "t1")),
+            ];
+            assert_same(stringify!($name), &rust, &counts, &typescript, &truths);
+        }
+    };
+}
+
+macro_rules! placed_case {
+    ($test:ident, $name:ident, $shards:literal, $collection:literal) => {
+        #[derive(Debug, Clone, Serialize, Deserialize, Sharded)]
+        #[sharded(shards = $shards, order_by = "at", parent = "sites", collection = $collection, collection_group)]
+        struct $name {
+            #[sharded(index)]
+            device: String,
+            #[sharded(contains)]
+            tags: Vec<String>,
+            at: FirestoreTimestamp,
+        }
+
+        #[tokio::test]
+        async fn $test() {
+            let test = test_db("typescript").await;
+            let db = &test.db;
+            let project = db.get_database_path().split('/').nth(1).unwrap().to_owned();
+            let docs = dataset($shards + 1000, &["sites/s0", "sites/s1"]);
+            let mut writes = Vec::new();
+            for (i, doc) in docs.iter().enumerate() {
+                let parent = doc.parent.as_deref().unwrap();
+                if i % 2 == 0 {
+                    let site = Parent::<$name>::new(&[parent.trim_start_matches("sites/")]).unwrap();
+                    let value = $name { device: doc.device.into(), tags: doc.tags.clone(), at: doc.at() };
+                    $name::collection_in(db, &site).upsert(&doc.id, &value).await.unwrap();
+                } else {
+                    writes.push(json!({"parent": parent, "id": doc.id, "data": doc.json()}));
+                }
+            }
+            let host = test.emulator.host();
+            probe(host, &project, description_json::<$name>(), writes, Vec::new());
+
+            let site = Parent::<$name>::new(&["s0"]).unwrap();
+            let in_site = $name::query().all().in_parent(&site);
+            let one_in_site = $name::query().device("d1").in_parent(&site);
+            let tagged_in_site = $name::query().tags_contains("t2".to_owned()).in_parent(&site);
+            let group = $name::query().all().in_group();
+            let some_in_group = $name::query().device_in(["d1", "d3"]).in_group();
+            let rust = vec![
+                rust_pages(db, &in_site).await,
+                rust_pages(db, &one_in_site).await,
+                rust_pages(db, &tagged_in_site).await,
+                rust_pages(db, &group).await,
+                rust_pages(db, &some_in_group).await,
+            ];
+            let counts = vec![
+                in_site.count(db).await.unwrap(),
+                one_in_site.count(db).await.unwrap(),
+                tagged_in_site.count(db).await.unwrap(),
+                group.count(db).await.unwrap(),
+                some_in_group.count(db).await.unwrap(),
+            ];
+            let s0 = json!({"parent": "sites/s0"});
+            let everywhere = json!({"group": true});
+            let queries = vec![
+                json!({"scope": s0, "where": [], "pageSize": PAGE}),
+                json!({"scope": s0, "where": [["device", "==", "d1"]], "pageSize": PAGE}),
+                json!({"scope": s0, "where": [["tags", "array-contains", "t2"]], "pageSize": PAGE}),
+                json!({"scope": everywhere, "where": [], "pageSize": PAGE}),
+                json!({"scope": everywhere, "where": [["device", "in", ["d1", "d3"]]], "pageSize": PAGE}),
+            ];
+            let typescript = probe(host, &project, description_json::<$name>(), Vec::new(), queries);
+            let c = $collection;
+            let in_s0 = |d: &Doc| d.parent.as_deref() == Some("sites/s0");
+            let truths = vec![
+                truth(&docs, c, in_s0),
+                truth(&docs, c, |d| in_s0(d) && d.device == "d1"),
+                truth(&docs, c, |d| in_s0(d) && d.tags.iter().any(|t| t == "t2")),
+                truth(&docs, c, |_| true),
+                truth(&docs, c, |d| d.device == "d1" || d.device == "d3"),
+            ];
+            assert_same(stringify!($name), &rust, &counts, &typescript, &truths);
+        }
+    };
+}
+
+top_level_case!(top_level_at_3_shards, Reading3, 3, "ts_readings_3");
+top_level_case!(top_level_at_40_shards, Reading40, 40, "ts_readings_40");
+top_level_case!(top_level_at_61_shards, Reading61, 61, "ts_readings_61");
+placed_case!(parent_and_group_at_3_shards, Event3, 3, "ts_events_3");
+placed_case!(parent_and_group_at_40_shards, Event40, 40, "ts_events_40");
+placed_case!(parent_and_group_at_61_shards, Event61, 61, "ts_events_61");
