@@ -389,3 +389,111 @@ top_level_case!(top_level_at_61_shards, Reading61, 61, "ts_readings_61");
 placed_case!(parent_and_group_at_3_shards, Event3, 3, "ts_events_3");
 placed_case!(parent_and_group_at_40_shards, Event40, 40, "ts_events_40");
 placed_case!(parent_and_group_at_61_shards, Event61, 61, "ts_events_61");
+
+#[derive(Debug, Clone, Serialize, Deserialize, Sharded)]
+#[sharded(shards = 40, order_by = "at", collection = "ts_live")]
+struct LiveReading {
+    #[sharded(index)]
+    device: String,
+    #[sharded(contains)]
+    tags: Vec<String>,
+    at: FirestoreTimestamp,
+}
+
+/// A live query through the client, limited to 10 of 40 shard values' documents (two chunk
+/// listeners): its first snapshot is the truth, and after each change made through Rust
+/// (a new newest document, the newest deleted, one moved from the middle to the top) it
+/// shows the new truth; every snapshot's `docChanges()` turn the last one into it.
+#[tokio::test]
+async fn a_live_query_through_the_client_follows_every_change() {
+    use std::io::{BufRead as _, Write as _};
+    let test = test_db("typescript-live").await;
+    let db = &test.db;
+    let project = db.get_database_path().split('/').nth(1).unwrap().to_owned();
+    let collection = LiveReading::collection(db);
+    let mut docs = dataset(7, &[]);
+    docs.truncate(60);
+    let value = |doc: &Doc| LiveReading {
+        device: doc.device.into(),
+        tags: doc.tags.clone(),
+        at: doc.at(),
+    };
+    for doc in &docs {
+        collection.upsert(&doc.id, &value(doc)).await.unwrap();
+    }
+    let dir = built_client();
+    let mut child = Command::new("node")
+        .arg(dir.join("probe/listen.mjs"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("node runs");
+    let mut stdin = child.stdin.take().unwrap();
+    let input = json!({
+        "host": test.emulator.host(), "project": project,
+        "description": description_json::<LiveReading>(),
+        "scope": {"parent": null}, "where": [], "limit": 10,
+    });
+    writeln!(stdin, "{input}").unwrap();
+    let (lines, snapshots) = std::sync::mpsc::channel::<Value>();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if lines.send(serde_json::from_str(&line).unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    let top = |docs: &[Doc]| -> Vec<String> {
+        let mut all = truth(docs, "ts_live", |_| true);
+        all.truncate(10);
+        all
+    };
+    let mut seen = 0;
+    let mut await_truth = |expected: Vec<String>, step: &str| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let snapshot = snapshots
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("{step}: no snapshot showed {expected:?}"));
+            seen += 1;
+            assert!(snapshot["error"].is_null(), "{step}: {snapshot}");
+            assert_eq!(snapshot["consistent"], true, "{step}: {snapshot}");
+            let paths: Vec<String> = serde_json::from_value(snapshot["paths"].clone()).unwrap();
+            assert!(paths.len() <= 10, "{step}: {paths:?}");
+            if paths == expected {
+                return;
+            }
+        }
+    };
+    await_truth(top(&docs), "the first snapshot");
+
+    let mut newest = docs[0].clone();
+    newest.id = "newest".into();
+    newest.seconds += 1_000;
+    collection
+        .upsert(&newest.id, &value(&newest))
+        .await
+        .unwrap();
+    docs.push(newest.clone());
+    await_truth(top(&docs), "a new newest document");
+
+    collection.delete(&newest.id).await.unwrap();
+    docs.retain(|d| d.id != newest.id);
+    await_truth(top(&docs), "the newest deleted");
+
+    let middle = truth(&docs, "ts_live", |_| true)[30].clone();
+    let moved = docs.iter_mut().find(|d| middle.ends_with(&d.id)).unwrap();
+    moved.seconds += 2_000;
+    let moved = moved.clone();
+    collection.upsert(&moved.id, &value(&moved)).await.unwrap();
+    await_truth(top(&docs), "a document moved to the top");
+
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert!(status.success());
+    assert!(seen >= 4);
+}

@@ -10,13 +10,16 @@ export {
 export { drawShard, newValuesShare } from "./shard.js";
 export { compareNames, compareValues } from "./order.js";
 export {
+  changesBetween,
   type Cursor,
   MAX_DISJUNCTIONS,
   type Page,
   segments,
   ShardedCollection,
   shardedCollectionGroup,
+  type ShardedChange,
   ShardedQuery,
+  type ShardedSnapshot,
   shardFieldName,
   splitEvenly,
   withShard,

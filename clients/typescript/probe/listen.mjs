@@ -1,0 +1,50 @@
+// Listens to a sharded query through the client for the Rust test suite, and prints each
+// snapshot as one JSON line: its documents' paths in order, and whether its docChanges(),
+// applied in order to the last snapshot's paths, give this one's. Stops when stdin closes.
+//
+// stdin (first line): {"host", "project", "description", "scope": {"parent"} | {"group": true},
+//                      "where": [[field, op, value]], "limit": n | null}
+import { createInterface } from "node:readline";
+
+import { initializeApp } from "firebase/app";
+import { connectFirestoreEmulator, getFirestore, setLogLevel } from "firebase/firestore";
+
+import { ShardedCollection, shardedCollectionGroup } from "../dist/index.js";
+
+const lines = createInterface({ input: process.stdin });
+const iterator = lines[Symbol.asyncIterator]();
+const input = JSON.parse((await iterator.next()).value);
+const [hostname, port] = input.host.split(":");
+const db = getFirestore(initializeApp({ projectId: input.project, apiKey: "fake-api-key" }));
+connectFirestoreEmulator(db, hostname, Number(port));
+setLogLevel("silent");
+
+const d = input.description;
+let query = input.scope.group
+  ? shardedCollectionGroup(db, d)
+  : new ShardedCollection(db, d, input.scope.parent ?? undefined).query();
+for (const [field, op, value] of input.where ?? []) query = query.where(field, op, value);
+if (input.limit) query = query.limit(input.limit);
+
+let last = [];
+const stop = query.onSnapshot(
+  (snapshot) => {
+    const paths = [...last];
+    for (const change of snapshot.docChanges()) {
+      if (change.type === "removed" || change.type === "modified") {
+        if (paths[change.oldIndex] !== change.doc.ref.path) paths.splice(0, paths.length, "<inconsistent>");
+        else paths.splice(change.oldIndex, 1);
+      }
+      if (change.type === "added" || change.type === "modified") paths.splice(change.newIndex, 0, change.doc.ref.path);
+    }
+    last = snapshot.docs.map((doc) => doc.ref.path);
+    const consistent = paths.length === last.length && paths.every((p, i) => p === last[i]);
+    process.stdout.write(JSON.stringify({ paths: last, consistent }) + "\n");
+  },
+  (error) => {
+    process.stdout.write(JSON.stringify({ error: String(error.code ?? error) }) + "\n");
+  },
+);
+for await (const _ of iterator);
+stop();
+process.exit(0);
