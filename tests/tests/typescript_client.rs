@@ -26,7 +26,9 @@ fn client() -> std::path::PathBuf {
     install_at(&typescript_client(), "node_modules/typescript/package.json")
 }
 
-/// `npm run build` (the type check) once per test process, before the probe imports `dist/`.
+/// `npm run build` (the type check) once per test process, before the probes import `dist/`.
+/// Nothing else writes `dist/`: `npm test` compiles into `test-dist/`, and the example page
+/// bundles the sources, so no probe imports a file being rewritten.
 fn built_client() -> std::path::PathBuf {
     static BUILT: std::sync::OnceLock<()> = std::sync::OnceLock::new();
     let dir = client();
@@ -496,4 +498,98 @@ async fn a_live_query_through_the_client_follows_every_change() {
     let status = child.wait().unwrap();
     assert!(status.success());
     assert!(seen >= 4);
+}
+
+/// Debian's Chromium, installed with apt as a fresh machine needs it (the tests run as root in
+/// CI); nothing downloads a browser build.
+fn chromium() -> std::path::PathBuf {
+    static INSTALLED: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    let path = std::path::PathBuf::from(
+        std::env::var_os("CHROMIUM").unwrap_or_else(|| "/usr/bin/chromium".into()),
+    );
+    INSTALLED.get_or_init(|| {
+        if path.exists() {
+            return;
+        }
+        let status = Command::new("apt-get")
+            .args(["install", "-y", "--no-install-recommends", "chromium"])
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .status();
+        assert!(
+            status.is_ok_and(|s| s.success()) && path.exists(),
+            "Chromium is needed for the browser test: `apt-get install chromium` (or set CHROMIUM to its path)"
+        );
+    });
+    path
+}
+
+/// The example page, bundled with esbuild, in headless Chromium against the emulator: the
+/// newest documents appear in the merged order, and a document Rust writes shows up at the top
+/// while the page is open.
+#[tokio::test]
+async fn the_example_page_shows_the_newest_items_live_in_chromium() {
+    use std::io::{BufRead as _, Write as _};
+    let browser = chromium();
+    let dir = client();
+    let status = Command::new("npm")
+        .args(["run", "--silent", "build:example"])
+        .current_dir(&dir)
+        .status()
+        .expect("npm runs");
+    assert!(status.success(), "the example page does not bundle");
+    let test = test_db("typescript-page").await;
+    let db = &test.db;
+    let project = db.get_database_path().split('/').nth(1).unwrap().to_owned();
+    let collection = LiveReading::collection(db);
+    let mut docs = dataset(11, &[]);
+    docs.truncate(40);
+    let value = |doc: &Doc| LiveReading {
+        device: doc.device.into(),
+        tags: doc.tags.clone(),
+        at: doc.at(),
+    };
+    for doc in &docs {
+        collection.upsert(&doc.id, &value(doc)).await.unwrap();
+    }
+    let mut child = Command::new("node")
+        .arg(dir.join("probe/browser.mjs"))
+        .env("CHROMIUM", &browser)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("node runs");
+    let mut stdin = child.stdin.take().unwrap();
+    let mut answers = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut ask = |command: Value| -> Value {
+        writeln!(stdin, "{command}").unwrap();
+        serde_json::from_str(&answers.next().expect("the probe answers").unwrap()).unwrap()
+    };
+    let first = json!({
+        "host": test.emulator.host(), "project": project,
+        "description": description_json::<LiveReading>(), "limit": 8,
+    });
+    assert_eq!(ask(first), json!({"opened": true}));
+    let top = |docs: &[Doc]| -> Vec<String> {
+        let mut all = truth(docs, "ts_live", |_| true);
+        all.truncate(8);
+        all
+    };
+    let shown = ask(json!({"waitFor": top(&docs)}));
+    assert_eq!(shown["ok"], true, "the page's first list: {shown}");
+
+    let mut newest = docs[3].clone();
+    newest.id = "from-rust".into();
+    newest.seconds += 1_000;
+    collection
+        .upsert(&newest.id, &value(&newest))
+        .await
+        .unwrap();
+    docs.push(newest);
+    let shown = ask(json!({"waitFor": top(&docs)}));
+    assert_eq!(shown["ok"], true, "a write from Rust shows up: {shown}");
+    assert_eq!(top(&docs)[0], "ts_live/from-rust");
+
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
 }

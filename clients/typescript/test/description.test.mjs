@@ -12,7 +12,7 @@ import {
   ShardedError,
   splitEvenly,
   withShard,
-} from "../dist/index.js";
+} from "../test-dist/index.js";
 
 const examples = readFileSync(new URL("../../../examples/firestore.indexes.json", import.meta.url), "utf8");
 

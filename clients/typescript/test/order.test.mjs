@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Timestamp } from "firebase/firestore";
 
-import { compareNames, compareValues } from "../dist/index.js";
+import { compareNames, compareValues } from "../test-dist/index.js";
 
 const sorted = (values) => [...values].sort(compareValues);
 
