@@ -2,6 +2,7 @@
 //! as one unsharded struct and as sharded structs with 3, 30 and 64 shard values.
 
 pub mod bulk;
+pub mod clients;
 pub mod group;
 pub mod live;
 pub mod reads;

@@ -2,7 +2,7 @@
 //! against its baseline in the same run and writes BENCHMARKS.md at the repository root.
 //!
 //! Pass `--skip-build-cost` to leave out the (slow) clean-build measurements, and
-//! `--build-cost-only`, `--bulk-only`, `--live-only`, `--tracked-only`, `--scale-only` (and the other
+//! `--build-cost-only`, `--bulk-only`, `--live-only`, `--clients-only`, `--tracked-only`, `--scale-only` (and the other
 //! `--…-only` below) to print that section alone.
 
 use std::fmt::Write as _;
@@ -84,6 +84,11 @@ async fn main() -> Result<(), Failure> {
         print!("{}", sharded_bench::scale::section().await?);
         return Ok(());
     }
+    if std::env::args().any(|arg| arg == "--clients-only") {
+        // The TypeScript client section alone, printed; writes nothing.
+        print!("{}", sharded_bench::clients::section().await?);
+        return Ok(());
+    }
     if std::env::args().any(|arg| arg == "--reads-only") {
         // The reads-per-page section alone, printed; writes nothing.
         print!("{}", sharded_bench::reads::section().await?);
@@ -108,6 +113,7 @@ async fn main() -> Result<(), Failure> {
     writeln!(report, "{}", sharded_bench::group::section().await?)?;
     eprintln!("[3/5] live queries…");
     writeln!(report, "{}", sharded_bench::live::section().await?)?;
+    writeln!(report, "{}", sharded_bench::clients::section().await?)?;
     eprintln!("[4/5] bulk writes and backfill…");
     writeln!(report, "{}", sharded_bench::bulk::section().await?)?;
     writeln!(

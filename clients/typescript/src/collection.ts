@@ -180,6 +180,17 @@ export interface Page {
   docs: QueryDocumentSnapshot<DocumentData>[];
   /** Where the next page starts; absent when this one is the last. */
   next?: Cursor;
+  /** What the page cost. */
+  stats: QueryStats;
+}
+
+/** What a read sent and what the server returned (Firestore bills a read per document, and
+ * at least one per query). */
+export interface QueryStats {
+  /** Chunk queries sent, concurrently. */
+  queries: number;
+  /** Documents the chunk queries returned, before the merge kept the page. */
+  documentsRead: number;
 }
 
 /** One change between two snapshots of a live query, as the SDK's `docChanges()` gives it:
@@ -268,10 +279,12 @@ export class ShardedQuery {
       this.chunks().map((shards) => getDocs(query(this.source, ...this.constraints(shards, asked)))),
     );
     const merged = rounds.flatMap((snapshot) => snapshot.docs).sort((a, b) => this.compare(a, b));
-    if (n === undefined || merged.length <= n) return { docs: merged };
+    const stats = { queries: rounds.length, documentsRead: merged.length };
+    if (n === undefined || merged.length <= n) return { docs: merged, stats };
     const docs = merged.slice(0, n);
     const last = docs[docs.length - 1]!;
-    return { docs, next: { order: last.get(fieldPath(this.description.orderField)), path: last.ref.path } };
+    const next = { order: last.get(fieldPath(this.description.orderField)), path: last.ref.path };
+    return { docs, next, stats };
   }
 
   /**

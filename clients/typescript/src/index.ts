@@ -14,6 +14,7 @@ export {
   type Cursor,
   MAX_DISJUNCTIONS,
   type Page,
+  type QueryStats,
   segments,
   ShardedCollection,
   shardedCollectionGroup,
