@@ -191,6 +191,8 @@ export interface QueryStats {
   queries: number;
   /** Documents the chunk queries returned, before the merge kept the page. */
   documentsRead: number;
+  /** Rounds of concurrent queries: 1, unless some chunks were asked again (at most 4). */
+  rounds: number;
 }
 
 /** One change between two snapshots of a live query, as the SDK's `docChanges()` gives it:
@@ -273,14 +275,42 @@ export class ShardedQuery {
   /** The first page (or the one after the cursor): merged in Firestore's order. */
   async get(): Promise<Page> {
     const n = this.count_;
-    // One more than the page, so that `next` is there only when a document follows.
-    const asked = n === undefined ? undefined : n + 1;
-    const rounds = await Promise.all(
-      this.chunks().map((shards) => getDocs(query(this.source, ...this.constraints(shards, asked)))),
-    );
-    const merged = rounds.flatMap((snapshot) => snapshot.docs).sort((a, b) => this.compare(a, b));
-    const stats = { queries: rounds.length, documentsRead: merged.length };
-    if (n === undefined || merged.length <= n) return { docs: merged, stats };
+    const chunks = this.chunks();
+    if (n === undefined) {
+      const snapshots = await Promise.all(
+        chunks.map((shards) => getDocs(query(this.source, ...this.constraints(shards, undefined)))),
+      );
+      const docs = snapshots.flatMap((snapshot) => snapshot.docs).sort((a, b) => this.compare(a, b));
+      return { docs, stats: { queries: chunks.length, documentsRead: docs.length, rounds: 1 } };
+    }
+    // One more than the page, so that `next` is there only when a document follows. Each
+    // chunk is asked for about its share of it, and asked again only while it may hold
+    // more of the first ones: the Rust library's rounds, at most four.
+    const wanted = n + 1;
+    const sizes = chunks.map((shards) => shards.length);
+    const fetched: QueryDocumentSnapshot<DocumentData>[][] = chunks.map(() => []);
+    const ranOut = chunks.map(() => false);
+    const stats = { queries: 0, documentsRead: 0, rounds: 0 };
+    let asks: [number, number][] = firstRound(wanted, sizes).map((ask, chunk) => [chunk, ask]);
+    while (asks.length > 0) {
+      stats.rounds += 1;
+      const answers = await Promise.all(
+        asks.map(([chunk, ask]) => {
+          const after = fetched[chunk]!.at(-1);
+          return getDocs(query(this.source, ...this.constraints(chunks[chunk]!, ask, true, after)));
+        }),
+      );
+      asks.forEach(([chunk, ask], i) => {
+        const docs = answers[i]!.docs;
+        stats.queries += 1;
+        stats.documentsRead += docs.length;
+        fetched[chunk]!.push(...docs);
+        ranOut[chunk] = docs.length < ask;
+      });
+      asks = nextRound(wanted, stats.rounds, fetched, ranOut, sizes, (a, b) => this.compare(a, b));
+    }
+    const merged = fetched.flat().sort((a, b) => this.compare(a, b));
+    if (merged.length <= n) return { docs: merged, stats };
     const docs = merged.slice(0, n);
     const last = docs[docs.length - 1]!;
     const next = { order: last.get(fieldPath(this.description.orderField)), path: last.ref.path };
@@ -347,7 +377,12 @@ export class ShardedQuery {
     return counts.reduce((sum, snapshot) => sum + snapshot.data().count, 0);
   }
 
-  private constraints(shards: string[], n: number | undefined, ordered = true): QueryConstraint[] {
+  private constraints(
+    shards: string[],
+    n: number | undefined,
+    ordered = true,
+    after?: QueryDocumentSnapshot<DocumentData>,
+  ): QueryConstraint[] {
     const d = this.description;
     const direction = d.direction === "DESCENDING" ? "desc" : "asc";
     const out: QueryConstraint[] = [where(fieldPath(d.shardField), "in", shards)];
@@ -360,7 +395,9 @@ export class ShardedQuery {
     }
     if (ordered) {
       out.push(orderBy(fieldPath(d.orderField), direction), orderBy(documentId(), direction));
-      if (this.cursor) {
+      if (after) {
+        out.push(startAfter(after));
+      } else if (this.cursor) {
         const name = this.group ? this.cursor.path : this.cursor.path.split("/").pop()!;
         out.push(startAfter(this.cursor.order, name));
       }
@@ -427,4 +464,39 @@ export function changesBetween(
     }
   });
   return changes;
+}
+
+/** What each chunk is first asked for: about its share of `wanted` (chunk sizes weigh), with
+ * a margin, at least 1 and at most `wanted`. */
+export function firstRound(wanted: number, sizes: number[]): number[] {
+  const total = Math.max(1, sizes.reduce((a, b) => a + b, 0));
+  return sizes.map((size) => Math.min(wanted, Math.max(1, Math.ceil((1.3 * wanted * size) / total))));
+}
+
+/** Which chunks to ask again, and for how many: those that returned all they were asked,
+ * whose last document still sorts before the `wanted`-th of the merge; from the fourth round
+ * on, for all they may hold. */
+export function nextRound<D>(
+  wanted: number,
+  roundsDone: number,
+  fetched: D[][],
+  ranOut: boolean[],
+  sizes: number[],
+  compare: (a: D, b: D) => number,
+): [number, number][] {
+  const total = Math.max(1, sizes.reduce((a, b) => a + b, 0));
+  const merged = fetched.flat().sort(compare);
+  const threshold = merged[wanted - 1];
+  const more: [number, number][] = [];
+  fetched.forEach((documents, chunk) => {
+    const last = documents.at(-1);
+    if (last === undefined) return;
+    const settled = threshold !== undefined && compare(last, threshold) >= 0;
+    if (ranOut[chunk] || documents.length >= wanted || settled) return;
+    const before = merged.filter((d) => compare(d, last) <= 0).length;
+    const bound = wanted - before;
+    const share = Math.ceil((1.3 * bound * sizes[chunk]!) / total);
+    more.push([chunk, roundsDone >= 3 ? bound : Math.min(bound, Math.max(1, share))]);
+  });
+  return more;
 }

@@ -11,6 +11,8 @@ export { drawShard, newValuesShare } from "./shard.js";
 export { compareNames, compareValues } from "./order.js";
 export {
   changesBetween,
+  firstRound,
+  nextRound,
   type Cursor,
   MAX_DISJUNCTIONS,
   type Page,
