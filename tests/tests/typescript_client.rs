@@ -133,6 +133,7 @@ fn truth(docs: &[Doc], collection: &str, keep: impl Fn(&Doc) -> bool) -> Vec<Str
 
 /// Runs the client's probe: its writes, then its queries; what it read.
 fn probe(
+    sdk: &str,
     host: &str,
     project: &str,
     description: Value,
@@ -141,7 +142,7 @@ fn probe(
 ) -> Vec<(Vec<Vec<String>>, u64)> {
     let dir = built_client();
     let input = json!({
-        "host": host, "project": project, "description": description,
+        "host": host, "project": project, "description": description, "sdk": sdk,
         "writes": writes, "queries": queries,
     })
     .to_string();
@@ -271,7 +272,7 @@ macro_rules! top_level_case {
                 }
             }
             let host = test.emulator.host();
-            probe(host, &project, description_json::<$name>(), writes, Vec::new());
+            probe("web", host, &project, description_json::<$name>(), writes, Vec::new());
 
             let all = $name::query().all();
             let one = $name::query().device("d1");
@@ -296,7 +297,8 @@ macro_rules! top_level_case {
                 json!({"scope": top, "where": [["device", "in", ["d0", "d2"]]], "pageSize": PAGE}),
                 json!({"scope": top, "where": [["tags", "array-contains", "t1"]], "pageSize": PAGE}),
             ];
-            let typescript = probe(host, &project, description_json::<$name>(), Vec::new(), queries);
+            for sdk in ["web", "admin"] {
+                let typescript = probe(sdk, host, &project, description_json::<$name>(), Vec::new(), queries.clone());
             let c = $collection;
             let truths = vec![
                 truth(&docs, c, |_| true),
@@ -304,7 +306,9 @@ macro_rules! top_level_case {
                 truth(&docs, c, |d| d.device == "d0" || d.device == "d2"),
                 truth(&docs, c, |d| d.tags.iter().any(|t| t == "t1")),
             ];
-            assert_same(stringify!($name), &rust, &counts, &typescript, &truths);
+                let label = format!("{} through the {sdk} SDK", stringify!($name));
+                assert_same(&label, &rust, &counts, &typescript, &truths);
+            }
         }
     };
 }
@@ -339,7 +343,7 @@ macro_rules! placed_case {
                 }
             }
             let host = test.emulator.host();
-            probe(host, &project, description_json::<$name>(), writes, Vec::new());
+            probe("web", host, &project, description_json::<$name>(), writes, Vec::new());
 
             let site = Parent::<$name>::new(&["s0"]).unwrap();
             let in_site = $name::query().all().in_parent(&site);
@@ -370,7 +374,8 @@ macro_rules! placed_case {
                 json!({"scope": everywhere, "where": [], "pageSize": PAGE}),
                 json!({"scope": everywhere, "where": [["device", "in", ["d1", "d3"]]], "pageSize": PAGE}),
             ];
-            let typescript = probe(host, &project, description_json::<$name>(), Vec::new(), queries);
+            for sdk in ["web", "admin"] {
+                let typescript = probe(sdk, host, &project, description_json::<$name>(), Vec::new(), queries.clone());
             let c = $collection;
             let in_s0 = |d: &Doc| d.parent.as_deref() == Some("sites/s0");
             let truths = vec![
@@ -380,7 +385,9 @@ macro_rules! placed_case {
                 truth(&docs, c, |_| true),
                 truth(&docs, c, |d| d.device == "d1" || d.device == "d3"),
             ];
-            assert_same(stringify!($name), &rust, &counts, &typescript, &truths);
+                let label = format!("{} through the {sdk} SDK", stringify!($name));
+                assert_same(&label, &rust, &counts, &typescript, &truths);
+            }
         }
     };
 }

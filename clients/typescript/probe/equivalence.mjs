@@ -2,7 +2,8 @@
 // the documents it is given through the client (each with a shard drawn), then runs each query
 // and prints what it read, as JSON, for the Rust side to compare with its own reads.
 //
-// stdin:  {"host", "project", "description", "writes": [{"parent", "id", "data"}],
+// stdin:  {"host", "project", "description", "sdk": "web" | "admin" (the Firebase JS SDK, or
+//          the Node server SDK for the queries), "writes": [{"parent", "id", "data"}],
 //          "queries": [{"scope": {"parent"} | {"group": true}, "where": [[field, op, value]],
 //                       "pageSize": n}]}
 // stdout: {"queries": [{"pages": [[path, ...], ...], "count": n}]}
@@ -11,6 +12,7 @@ import { initializeApp } from "firebase/app";
 import { connectFirestoreEmulator, getFirestore, setLogLevel, Timestamp } from "firebase/firestore";
 
 import { ShardedCollection, shardedCollectionGroup } from "../dist/index.js";
+import { adminCollectionGroup, ShardedAdminCollection } from "../dist/admin.js";
 
 const input = JSON.parse(await readStdin());
 const [hostname, port] = input.host.split(":");
@@ -34,9 +36,22 @@ for (let i = 0; i < input.writes.length; i += 50) {
   );
 }
 
+let admin;
+if (input.sdk === "admin") {
+  process.env.FIRESTORE_EMULATOR_HOST = input.host;
+  const { Firestore } = await import("@google-cloud/firestore");
+  admin = new Firestore({ projectId: input.project });
+}
+const queryOf = (scope) => {
+  if (admin) {
+    return scope.group ? adminCollectionGroup(admin, d) : new ShardedAdminCollection(admin, d, scope.parent ?? undefined).query();
+  }
+  return scope.group ? shardedCollectionGroup(db, d) : collectionIn(scope.parent).query();
+};
+
 const results = [];
 for (const q of input.queries) {
-  let query = q.scope.group ? shardedCollectionGroup(db, d) : collectionIn(q.scope.parent).query();
+  let query = queryOf(q.scope);
   for (const [field, op, value] of q.where ?? []) query = query.where(field, op, decode(value));
   const count = await query.count();
   const pages = [];

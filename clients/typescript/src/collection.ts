@@ -31,65 +31,21 @@ import {
   type UpdateData,
 } from "firebase/firestore";
 
-import { type CollectionDescription, readValues, ShardedError } from "./description.js";
-import { compareNames, compareValues } from "./order.js";
-import { drawShard } from "./shard.js";
-
-/** Firestore's most disjunctions in one query: shard values times `in` values. */
-export const MAX_DISJUNCTIONS = 30;
-
-/** The names a field path stands for, unquoted: `` `x.y`.z `` is `x.y`, then `z`. */
-export function segments(path: string): string[] {
-  const out: string[] = [];
-  let current = "";
-  let quoted = false;
-  for (let i = 0; i < path.length; i++) {
-    const ch = path[i]!;
-    if (ch === "`") quoted = !quoted;
-    else if (ch === "\\" && quoted && i + 1 < path.length) current += path[++i];
-    else if (ch === "." && !quoted) {
-      out.push(current);
-      current = "";
-    } else current += ch;
-  }
-  out.push(current);
-  return out;
-}
+import { type CollectionDescription, ShardedError } from "./description.js";
+import {
+  chunksOf,
+  compareInOrder,
+  type Cursor,
+  type Filter,
+  segments,
+  shardFieldName,
+  withFilter,
+  withShard,
+} from "./plan.js";
+import { readRounds } from "./rounds.js";
 
 function fieldPath(path: string): FieldPath {
   return new FieldPath(...segments(path));
-}
-
-/** The stored shard field name (the description's path, unquoted). */
-export function shardFieldName(d: CollectionDescription): string {
-  return segments(d.shardField)[0]!;
-}
-
-/** `data` with a shard drawn for it: what `batch.set` and `transaction.set` take. */
-export function withShard<T extends DocumentData>(d: CollectionDescription, data: T): T {
-  const name = shardFieldName(d);
-  if (name in data) {
-    throw new ShardedError(
-      `the document sets the shard field \`${name}\`: the shard is drawn for every write, leave it out`,
-    );
-  }
-  return { ...data, [name]: drawShard(d) };
-}
-
-/** Splits `items` into the fewest runs of at most `max`, as evenly as the Rust library does. */
-export function splitEvenly<T>(items: T[], max: number): T[][] {
-  if (items.length === 0) return [];
-  const runs = Math.ceil(items.length / max);
-  const size = Math.floor(items.length / runs);
-  const extra = items.length % runs;
-  const out: T[][] = [];
-  let at = 0;
-  for (let i = 0; i < runs; i++) {
-    const len = size + (i < extra ? 1 : 0);
-    out.push(items.slice(at, at + len));
-    at += len;
-  }
-  return out;
 }
 
 /** A sharded collection: at the top level, or under one parent document. */
@@ -162,19 +118,6 @@ export function shardedCollectionGroup(db: Firestore, description: CollectionDes
   return new ShardedQuery(description, collectionGroup(db, description.collectionGroup), true);
 }
 
-type Filter =
-  | { field: string; op: "=="; value: unknown }
-  | { field: string; op: "in"; values: unknown[] }
-  | { field: string; op: "array-contains"; value: unknown };
-
-/** Where the next page starts: after this document. */
-export interface Cursor {
-  /** The order field's value of the last document. */
-  order: unknown;
-  /** Its path (`rooms/r1/messages/m1`). */
-  path: string;
-}
-
 /** One page of a query, merged across the shard values. */
 export interface Page {
   docs: QueryDocumentSnapshot<DocumentData>[];
@@ -227,31 +170,8 @@ export class ShardedQuery {
 
   /** An equality (`==`), `in` or `array-contains` filter on a declared field. */
   where(field: string, op: "==" | "in" | "array-contains", value: unknown): ShardedQuery {
-    const d = this.description;
-    const indexed = [...d.indexedFields, ...(d.fieldSets ?? []).flat()];
-    if ((op === "==" || op === "in") && !indexed.includes(field)) {
-      throw new ShardedError(
-        `\`${field}\` has no equality query: declare #[sharded(index)] on it (its index serves it); declared: ${indexed.join(", ") || "none"}`,
-      );
-    }
-    if (op === "array-contains" && !(d.arrayFields ?? []).includes(field)) {
-      throw new ShardedError(`\`${field}\` has no array-contains query: declare #[sharded(contains)] on it`);
-    }
-    let filter: Filter;
-    if (op === "in") {
-      if (!Array.isArray(value) || value.length === 0 || value.length > MAX_DISJUNCTIONS) {
-        throw new ShardedError(`\`in\` takes 1 to ${MAX_DISJUNCTIONS} values`);
-      }
-      filter = { field, op, values: value };
-    } else {
-      filter = { field, op, value };
-    }
-    const filters = [...this.filters, filter];
-    if (filters.filter((f) => f.op === "in").length > 1) {
-      throw new ShardedError("one `in` filter per query");
-    }
-    this.checkServed(filters);
-    return new ShardedQuery(d, this.source, this.group, filters, this.count_, this.cursor);
+    const filters = withFilter(this.description, this.filters, field, op, value);
+    return new ShardedQuery(this.description, this.source, this.group, filters, this.count_, this.cursor);
   }
 
   /** At most `n` documents (and pages of `n`). */
@@ -267,9 +187,7 @@ export class ShardedQuery {
 
   /** The chunks of shard values one round queries: each at most 30 disjunctions with the `in`. */
   chunks(): string[][] {
-    const inValues = this.filters.find((f) => f.op === "in");
-    const perChunk = Math.max(1, Math.floor(MAX_DISJUNCTIONS / (inValues?.op === "in" ? inValues.values.length : 1)));
-    return splitEvenly(readValues(this.description), perChunk);
+    return chunksOf(this.description, this.filters);
   }
 
   /** The first page (or the one after the cursor): merged in Firestore's order. */
@@ -283,32 +201,12 @@ export class ShardedQuery {
       const docs = snapshots.flatMap((snapshot) => snapshot.docs).sort((a, b) => this.compare(a, b));
       return { docs, stats: { queries: chunks.length, documentsRead: docs.length, rounds: 1 } };
     }
-    // One more than the page, so that `next` is there only when a document follows. Each
-    // chunk is asked for about its share of it, and asked again only while it may hold
-    // more of the first ones: the Rust library's rounds, at most four.
-    const wanted = n + 1;
-    const sizes = chunks.map((shards) => shards.length);
-    const fetched: QueryDocumentSnapshot<DocumentData>[][] = chunks.map(() => []);
-    const ranOut = chunks.map(() => false);
-    const stats = { queries: 0, documentsRead: 0, rounds: 0 };
-    let asks: [number, number][] = firstRound(wanted, sizes).map((ask, chunk) => [chunk, ask]);
-    while (asks.length > 0) {
-      stats.rounds += 1;
-      const answers = await Promise.all(
-        asks.map(([chunk, ask]) => {
-          const after = fetched[chunk]!.at(-1);
-          return getDocs(query(this.source, ...this.constraints(chunks[chunk]!, ask, true, after)));
-        }),
-      );
-      asks.forEach(([chunk, ask], i) => {
-        const docs = answers[i]!.docs;
-        stats.queries += 1;
-        stats.documentsRead += docs.length;
-        fetched[chunk]!.push(...docs);
-        ranOut[chunk] = docs.length < ask;
-      });
-      asks = nextRound(wanted, stats.rounds, fetched, ranOut, sizes, (a, b) => this.compare(a, b));
-    }
+    const { fetched, stats } = await readRounds<QueryDocumentSnapshot<DocumentData>>(
+      chunks.map((shards) => shards.length),
+      n + 1,
+      (chunk, ask, after) => getDocs(query(this.source, ...this.constraints(chunks[chunk]!, ask, true, after))).then((answer) => answer.docs),
+      (a, b) => this.compare(a, b),
+    );
     const merged = fetched.flat().sort((a, b) => this.compare(a, b));
     if (merged.length <= n) return { docs: merged, stats };
     const docs = merged.slice(0, n);
@@ -408,28 +306,7 @@ export class ShardedQuery {
 
   private compare(a: QueryDocumentSnapshot, b: QueryDocumentSnapshot): number {
     const path = fieldPath(this.description.orderField);
-    const order = compareValues(a.get(path), b.get(path)) || compareNames(a.ref.path, b.ref.path);
-    return this.description.direction === "DESCENDING" ? -order : order;
-  }
-
-  /** The same refusal as the Rust library's: a query the generated indexes do not serve. */
-  private checkServed(filters: Filter[]): void {
-    const d = this.description;
-    const equalities = filters.filter((f) => f.op !== "array-contains").map((f) => f.field);
-    const arrays = filters.filter((f) => f.op === "array-contains");
-    if (arrays.length > 1 || (arrays.length === 1 && equalities.length > 0)) {
-      throw new ShardedError("an array-contains query takes no other filter: its index is (shard, array, order)");
-    }
-    if (equalities.length <= 1) return;
-    const sets = d.fieldSets ?? [];
-    const served = sets.some(
-      (set) => set.length === equalities.length && equalities.every((f) => set.includes(f)),
-    );
-    if (!served) {
-      throw new ShardedError(
-        `no index serves equality on ${equalities.join(" and ")}: declare #[sharded(index(${equalities.join(", ")}))] on the struct`,
-      );
-    }
+    return compareInOrder(this.description, a.get(path), a.ref.path, b.get(path), b.ref.path);
   }
 }
 
@@ -464,39 +341,4 @@ export function changesBetween(
     }
   });
   return changes;
-}
-
-/** What each chunk is first asked for: about its share of `wanted` (chunk sizes weigh), with
- * a margin, at least 1 and at most `wanted`. */
-export function firstRound(wanted: number, sizes: number[]): number[] {
-  const total = Math.max(1, sizes.reduce((a, b) => a + b, 0));
-  return sizes.map((size) => Math.min(wanted, Math.max(1, Math.ceil((1.3 * wanted * size) / total))));
-}
-
-/** Which chunks to ask again, and for how many: those that returned all they were asked,
- * whose last document still sorts before the `wanted`-th of the merge; from the fourth round
- * on, for all they may hold. */
-export function nextRound<D>(
-  wanted: number,
-  roundsDone: number,
-  fetched: D[][],
-  ranOut: boolean[],
-  sizes: number[],
-  compare: (a: D, b: D) => number,
-): [number, number][] {
-  const total = Math.max(1, sizes.reduce((a, b) => a + b, 0));
-  const merged = fetched.flat().sort(compare);
-  const threshold = merged[wanted - 1];
-  const more: [number, number][] = [];
-  fetched.forEach((documents, chunk) => {
-    const last = documents.at(-1);
-    if (last === undefined) return;
-    const settled = threshold !== undefined && compare(last, threshold) >= 0;
-    if (ranOut[chunk] || documents.length >= wanted || settled) return;
-    const before = merged.filter((d) => compare(d, last) <= 0).length;
-    const bound = wanted - before;
-    const share = Math.ceil((1.3 * bound * sizes[chunk]!) / total);
-    more.push([chunk, roundsDone >= 3 ? bound : Math.min(bound, Math.max(1, share))]);
-  });
-  return more;
 }

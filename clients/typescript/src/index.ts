@@ -11,19 +11,23 @@ export { drawShard, newValuesShare } from "./shard.js";
 export { compareNames, compareValues } from "./order.js";
 export {
   changesBetween,
-  firstRound,
-  nextRound,
-  type Cursor,
-  MAX_DISJUNCTIONS,
   type Page,
   type QueryStats,
-  segments,
   ShardedCollection,
   shardedCollectionGroup,
   type ShardedChange,
   ShardedQuery,
   type ShardedSnapshot,
+} from "./collection.js";
+export { firstRound, nextRound, readRounds } from "./rounds.js";
+export {
+  chunksOf,
+  type Cursor,
+  type Filter,
+  MAX_DISJUNCTIONS,
+  segments,
   shardFieldName,
   splitEvenly,
+  withFilter,
   withShard,
-} from "./collection.js";
+} from "./plan.js";

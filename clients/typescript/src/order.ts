@@ -6,24 +6,44 @@
 //
 // A JavaScript number cannot tell an integer from a double, so integers beyond 2^53, which the
 // SDK hands over rounded, may tie or mis-sort where the server does not.
+//
+// Values are recognised by their methods, not their class, so that the Firebase JS SDK's and
+// the Node server SDK's (`@google-cloud/firestore`) both sort: a timestamp has `toMillis`,
+// bytes are a `Uint8Array` (a `Buffer`) or have `toUint8Array`, a reference has
+// `withConverter`, a geo point `isEqual` and its coordinates. A map a user stored with such
+// keys has no such methods.
 
-import { Bytes, DocumentReference, GeoPoint, Timestamp } from "firebase/firestore";
+interface TimestampLike {
+  seconds: number;
+  nanoseconds: number;
+}
 
 const INDEXED_STRING_BYTES = 1499;
 const INDEXED_BYTES_BYTES = 1500;
 const encoder = new TextEncoder();
 
+/** Whether `value` has each of `methods` as a function: what tells an SDK's class from a map
+ * a user stored with the same keys. */
+function hasMethods(value: object, ...methods: string[]): boolean {
+  return methods.every((method) => typeof (value as Record<string, unknown>)[method] === "function");
+}
+
 function rank(value: unknown): number {
   if (value === null || value === undefined) return 0;
   if (typeof value === "boolean") return 1;
   if (typeof value === "number") return 2;
-  if (value instanceof Timestamp) return 3;
   if (typeof value === "string") return 4;
-  if (value instanceof Bytes) return 5;
-  if (value instanceof DocumentReference) return 6;
-  if (value instanceof GeoPoint) return 7;
   if (Array.isArray(value)) return 8;
+  if (typeof value !== "object") return 9;
+  if (value instanceof Uint8Array || hasMethods(value, "toUint8Array")) return 5;
+  if (hasMethods(value, "toMillis", "toDate")) return 3;
+  if (hasMethods(value, "withConverter", "isEqual") && "path" in value) return 6;
+  if (hasMethods(value, "isEqual") && "latitude" in value && "longitude" in value) return 7;
   return 9;
+}
+
+function bytesOf(value: unknown): Uint8Array {
+  return value instanceof Uint8Array ? value : (value as { toUint8Array(): Uint8Array }).toUint8Array();
 }
 
 /** Negative, zero or positive as `a` sorts before, with or after `b`. */
@@ -38,25 +58,25 @@ export function compareValues(a: unknown, b: unknown): number {
     case 2:
       return compareNumbers(a as number, b as number);
     case 3: {
-      const x = a as Timestamp;
-      const y = b as Timestamp;
+      const x = a as TimestampLike;
+      const y = b as TimestampLike;
       return Math.sign(x.seconds - y.seconds) || Math.sign(x.nanoseconds - y.nanoseconds);
     }
     case 4:
       return compareIndexed(indexedString(a as string), indexedString(b as string));
     case 5: {
-      const x = (a as Bytes).toUint8Array();
-      const y = (b as Bytes).toUint8Array();
+      const x = bytesOf(a);
+      const y = bytesOf(b);
       return compareIndexed(
         [x.subarray(0, INDEXED_BYTES_BYTES), x.length > INDEXED_BYTES_BYTES],
         [y.subarray(0, INDEXED_BYTES_BYTES), y.length > INDEXED_BYTES_BYTES],
       );
     }
     case 6:
-      return compareNames((a as DocumentReference).path, (b as DocumentReference).path);
+      return compareNames((a as { path: string }).path, (b as { path: string }).path);
     case 7: {
-      const x = a as GeoPoint;
-      const y = b as GeoPoint;
+      const x = a as { latitude: number; longitude: number };
+      const y = b as { latitude: number; longitude: number };
       return compareNumbers(x.latitude, y.latitude) || compareNumbers(x.longitude, y.longitude);
     }
     case 8: {

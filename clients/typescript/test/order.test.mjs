@@ -49,3 +49,15 @@ test("names sort segment by segment, legacy numeric ids first and by number", ()
   // "a/b" before "a-b": segments compare, not whole strings ('/' > '-').
   assert.ok(compareNames("a/b", "a-b/c") < 0);
 });
+
+test("the Node server SDK's values sort as the JS SDK's, and maps that look like them are maps", async () => {
+  const admin = await import("@google-cloud/firestore");
+  const web = Timestamp.fromMillis(1_000);
+  const server = admin.Timestamp.fromMillis(1_000);
+  assert.equal(compareValues(web, server), 0);
+  assert.ok(compareValues(admin.Timestamp.fromMillis(999), web) < 0);
+  // A map with `seconds` and `nanoseconds` keys is a map: after every timestamp and string.
+  assert.ok(compareValues({ seconds: 1, nanoseconds: 0 }, "z") > 0);
+  assert.ok(compareValues(new admin.GeoPoint(1, 2), { latitude: 1, longitude: 2 }) < 0);
+  assert.ok(compareValues(Buffer.from([1]), "z") > 0, "bytes after strings");
+});
