@@ -600,3 +600,108 @@ async fn the_example_page_shows_the_newest_items_live_in_chromium() {
     drop(stdin);
     assert!(child.wait().unwrap().success());
 }
+
+/// The recipe's own Node.js code (`clients/typescript/probe/recipe.mjs`: its `shardChunks`
+/// and `createQuery`, as the solution page has them, on the Node server SDK) reads the
+/// examples' `instruments` collection, written half by the Rust library and half by the
+/// TypeScript client from the description in the examples' own `firestore.indexes.json`: its
+/// three queries return the documents the Rust library's do. Timestamps are distinct here: the
+/// recipe's merge sorts by timestamp alone.
+#[tokio::test]
+async fn the_recipes_own_node_code_reads_what_rust_and_the_client_wrote() {
+    use sharded_examples::{Instrument, Price};
+    let test = test_db("typescript-recipe").await;
+    let db = &test.db;
+    let project = db.get_database_path().split('/').nth(1).unwrap().to_owned();
+    let file = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/firestore.indexes.json"),
+    )
+    .unwrap();
+    let file: Value = serde_json::from_str(&file).unwrap();
+    let description = file["shardedManaged"]["crates"]["sharded-examples"]["collections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["collectionGroup"] == "instruments")
+        .unwrap()
+        .clone();
+    let mut rng = StdRng::seed_from_u64(5);
+    let mut writes = Vec::new();
+    for i in 0..120_i64 {
+        let (seconds, millis) = (1_546_300_800 + i * 3, (i * 37) % 1000);
+        let instrument = Instrument {
+            symbol: format!("S{i}"),
+            price: Price {
+                currency: ["USD", "JPY", "EUR"][rng.random_range(0..3)].into(),
+                micros: rng.random_range(1..1_000_000),
+            },
+            exchange: ["EXCHG1", "EXCHG2"][rng.random_range(0..2)].into(),
+            instrument_type: ["commonstock", "etf"][rng.random_range(0..2)].into(),
+            timestamp: FirestoreTimestamp(
+                sharded_runtime::firestore::jiff::Timestamp::new(
+                    seconds,
+                    (millis * 1_000_000) as i32,
+                )
+                .unwrap(),
+            ),
+        };
+        let id = format!("inst-{i:03}");
+        if i % 2 == 0 {
+            Instrument::collection(db)
+                .upsert(&id, &instrument)
+                .await
+                .unwrap();
+        } else {
+            let data = json!({
+                "symbol": instrument.symbol,
+                "price": {"currency": instrument.price.currency, "micros": instrument.price.micros},
+                "exchange": instrument.exchange,
+                "instrumentType": instrument.instrument_type,
+                "timestamp": {"$timestamp": [seconds, millis * 1_000_000]},
+            });
+            writes.push(json!({"parent": null, "id": id, "data": data}));
+        }
+    }
+    let host = test.emulator.host();
+    probe(
+        "web",
+        host,
+        &project,
+        description.clone(),
+        writes,
+        Vec::new(),
+    );
+
+    let ids = |stored: Vec<sharded_runtime::Stored<Instrument>>| -> Vec<String> {
+        stored.into_iter().map(|s| s.id).collect()
+    };
+    for limit in [5_u32, 20] {
+        let rust = json!({
+            "commonStock": ids(Instrument::query().instrument_type("commonstock").limit(limit).fetch_stored(db).await.unwrap()),
+            "exchange1": ids(Instrument::query().exchange("EXCHG1").limit(limit).fetch_stored(db).await.unwrap()),
+            "usd": ids(Instrument::query().price_currency("USD").limit(limit).fetch_stored(db).await.unwrap()),
+        });
+        let dir = built_client();
+        let mut child = Command::new("node")
+            .arg(dir.join("probe/recipe.mjs"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("node runs");
+        let input = json!({"host": host, "project": project, "shards": description["shardValues"], "limit": limit});
+        {
+            use std::io::Write as _;
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(input.to_string().as_bytes())
+                .unwrap();
+        }
+        let output = child.wait_with_output().unwrap();
+        assert!(output.status.success());
+        let recipe: Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(recipe, rust, "limit {limit}");
+        assert_eq!(rust["exchange1"].as_array().unwrap().len(), limit as usize);
+    }
+}

@@ -39,6 +39,7 @@ for (let i = 0; i < input.writes.length; i += 50) {
 let admin;
 if (input.sdk === "admin") {
   process.env.FIRESTORE_EMULATOR_HOST = input.host;
+  process.env.METADATA_SERVER_DETECTION = "none";
   const { Firestore } = await import("@google-cloud/firestore");
   admin = new Firestore({ projectId: input.project });
 }
