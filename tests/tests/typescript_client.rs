@@ -21,6 +21,12 @@ const DOCUMENTS: usize = 100;
 const PAGE: u32 = 9;
 const DEVICES: [&str; 4] = ["d0", "d1", "d2", "d3"];
 const TAGS: [&str; 3] = ["t0", "t1", "t2"];
+/// A range of the order field, in whole seconds: `[low, high)`.
+const RANGE: (i64, i64) = (1_700_000_005, 1_700_000_017);
+
+fn timestamp(seconds: i64) -> FirestoreTimestamp {
+    FirestoreTimestamp(sharded_runtime::firestore::jiff::Timestamp::from_second(seconds).unwrap())
+}
 
 fn client() -> std::path::PathBuf {
     install_at(&typescript_client(), "node_modules/typescript/package.json")
@@ -278,17 +284,21 @@ macro_rules! top_level_case {
             let one = $name::query().device("d1");
             let some = $name::query().device_in(["d0", "d2"]);
             let tagged = $name::query().tags_contains("t1".to_owned());
+            let (low, high) = (RANGE.0, RANGE.1);
+            let ranged = $name::query().device("d2").range(timestamp(low)..timestamp(high));
             let rust = vec![
                 rust_pages(db, &all).await,
                 rust_pages(db, &one).await,
                 rust_pages(db, &some).await,
                 rust_pages(db, &tagged).await,
+                rust_pages(db, &ranged).await,
             ];
             let counts = vec![
                 all.count(db).await.unwrap(),
                 one.count(db).await.unwrap(),
                 some.count(db).await.unwrap(),
                 tagged.count(db).await.unwrap(),
+                ranged.count(db).await.unwrap(),
             ];
             let top = json!({"parent": null});
             let queries = vec![
@@ -296,6 +306,11 @@ macro_rules! top_level_case {
                 json!({"scope": top, "where": [["device", "==", "d1"]], "pageSize": PAGE}),
                 json!({"scope": top, "where": [["device", "in", ["d0", "d2"]]], "pageSize": PAGE}),
                 json!({"scope": top, "where": [["tags", "array-contains", "t1"]], "pageSize": PAGE}),
+                json!({"scope": top, "where": [
+                    ["device", "==", "d2"],
+                    ["at", ">=", {"$timestamp": [low, 0]}],
+                    ["at", "<", {"$timestamp": [high, 0]}],
+                ], "pageSize": PAGE}),
             ];
             for sdk in ["web", "admin"] {
                 let typescript = probe(sdk, host, &project, description_json::<$name>(), Vec::new(), queries.clone());
@@ -305,6 +320,7 @@ macro_rules! top_level_case {
                 truth(&docs, c, |d| d.device == "d1"),
                 truth(&docs, c, |d| d.device == "d0" || d.device == "d2"),
                 truth(&docs, c, |d| d.tags.iter().any(|t| t == "t1")),
+                truth(&docs, c, |d| d.device == "d2" && (low..high).contains(&d.seconds)),
             ];
                 let label = format!("{} through the {sdk} SDK", stringify!($name));
                 assert_same(&label, &rust, &counts, &typescript, &truths);

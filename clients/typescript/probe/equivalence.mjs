@@ -37,11 +37,13 @@ for (let i = 0; i < input.writes.length; i += 50) {
 }
 
 let admin;
+let QueryTimestamp = Timestamp;
 if (input.sdk === "admin") {
   process.env.FIRESTORE_EMULATOR_HOST = input.host;
   process.env.METADATA_SERVER_DETECTION = "none";
-  const { Firestore } = await import("@google-cloud/firestore");
-  admin = new Firestore({ projectId: input.project });
+  const server = await import("@google-cloud/firestore");
+  admin = new server.Firestore({ projectId: input.project });
+  QueryTimestamp = server.Timestamp;
 }
 const queryOf = (scope) => {
   if (admin) {
@@ -53,7 +55,7 @@ const queryOf = (scope) => {
 const results = [];
 for (const q of input.queries) {
   let query = queryOf(q.scope);
-  for (const [field, op, value] of q.where ?? []) query = query.where(field, op, decode(value));
+  for (const [field, op, value] of q.where ?? []) query = query.where(field, op, decode(value, QueryTimestamp));
   const count = await query.count();
   const pages = [];
   let paged = query.limit(q.pageSize);
@@ -68,11 +70,12 @@ for (const q of input.queries) {
 process.stdout.write(JSON.stringify({ queries: results }));
 process.exit(0);
 
-function decode(value) {
-  if (Array.isArray(value)) return value.map(decode);
+// A value for the SDK at hand: each SDK takes its own Timestamp class.
+function decode(value, TimestampOf = Timestamp) {
+  if (Array.isArray(value)) return value.map((v) => decode(v, TimestampOf));
   if (value === null || typeof value !== "object") return value;
-  if ("$timestamp" in value) return new Timestamp(value.$timestamp[0], value.$timestamp[1]);
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, decode(v)]));
+  if ("$timestamp" in value) return new TimestampOf(value.$timestamp[0], value.$timestamp[1]);
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, decode(v, TimestampOf)]));
 }
 
 async function readStdin() {

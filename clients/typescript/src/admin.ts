@@ -23,6 +23,7 @@ import {
   type Filter,
   segments,
   shardFieldName,
+  type WhereOp,
   withFilter,
   withShard,
 } from "./plan.js";
@@ -112,7 +113,7 @@ export class AdminShardedQuery {
     private readonly cursor?: Cursor,
   ) {}
 
-  where(field: string, op: "==" | "in" | "array-contains", value: unknown): AdminShardedQuery {
+  where(field: string, op: WhereOp, value: unknown): AdminShardedQuery {
     const filters = withFilter(this.description, this.filters, field, op, value);
     return new AdminShardedQuery(this.description, this.source, this.group, filters, this.count_, this.cursor);
   }

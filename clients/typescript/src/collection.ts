@@ -39,6 +39,7 @@ import {
   type Filter,
   segments,
   shardFieldName,
+  type WhereOp,
   withFilter,
   withShard,
 } from "./plan.js";
@@ -169,7 +170,7 @@ export class ShardedQuery {
   ) {}
 
   /** An equality (`==`), `in` or `array-contains` filter on a declared field. */
-  where(field: string, op: "==" | "in" | "array-contains", value: unknown): ShardedQuery {
+  where(field: string, op: WhereOp, value: unknown): ShardedQuery {
     const filters = withFilter(this.description, this.filters, field, op, value);
     return new ShardedQuery(this.description, this.source, this.group, filters, this.count_, this.cursor);
   }

@@ -25,9 +25,11 @@ export {
   type Cursor,
   type Filter,
   MAX_DISJUNCTIONS,
+  type RangeOp,
   segments,
   shardFieldName,
   splitEvenly,
+  type WhereOp,
   withFilter,
   withShard,
 } from "./plan.js";

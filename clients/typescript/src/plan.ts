@@ -55,17 +55,41 @@ export interface Cursor {
 export type Filter =
   | { field: string; op: "=="; value: unknown }
   | { field: string; op: "in"; values: unknown[] }
-  | { field: string; op: "array-contains"; value: unknown };
+  | { field: string; op: "array-contains"; value: unknown }
+  | { field: string; op: RangeOp; value: unknown };
 
-/** `filters` and an equality (`==`), `in` or `array-contains` filter on a declared field; the
- * Rust library's refusals for what the generated indexes would not serve. */
+/** The bounds of a range on the order field. */
+export type RangeOp = "<" | "<=" | ">" | ">=";
+
+/** What `where` takes. */
+export type WhereOp = "==" | "in" | "array-contains" | RangeOp;
+
+const RANGE_OPS: readonly string[] = ["<", "<=", ">", ">="];
+
+/** `filters` and an equality (`==`), `in` or `array-contains` filter on a declared field, or
+ * a bound of a range on the order field (the Rust `range(since..until)`, which every index
+ * serves: it ends with the order field); the Rust library's refusals for what the generated
+ * indexes would not serve. */
 export function withFilter(
   d: CollectionDescription,
   filters: Filter[],
   field: string,
-  op: "==" | "in" | "array-contains",
+  op: WhereOp,
   value: unknown,
 ): Filter[] {
+  if (RANGE_OPS.includes(op)) {
+    if (field !== d.orderField) {
+      throw new ShardedError(
+        `a range on \`${field}\`: this client takes ranges on the order field \`${d.orderField}\` only`,
+      );
+    }
+    const lower = op === ">" || op === ">=";
+    const same = filters.filter((f) => RANGE_OPS.includes(f.op) && (f.op === ">" || f.op === ">=") === lower);
+    if (same.length > 0) {
+      throw new ShardedError(`the range already has its ${lower ? "lower" : "upper"} bound`);
+    }
+    return [...filters, { field, op: op as RangeOp, value }];
+  }
   const indexed = [...d.indexedFields, ...(d.fieldSets ?? []).flat()];
   if ((op === "==" || op === "in") && !indexed.includes(field)) {
     throw new ShardedError(
@@ -88,7 +112,9 @@ export function withFilter(
   if (out.filter((f) => f.op === "in").length > 1) {
     throw new ShardedError("one `in` filter per query");
   }
-  const equalities = out.filter((f) => f.op !== "array-contains").map((f) => f.field);
+  const equalities = out
+    .filter((f) => f.op !== "array-contains" && !RANGE_OPS.includes(f.op))
+    .map((f) => f.field);
   const arrays = out.filter((f) => f.op === "array-contains");
   if (arrays.length > 1 || (arrays.length === 1 && equalities.length > 0)) {
     throw new ShardedError("an array-contains query takes no other filter: its index is (shard, array, order)");

@@ -80,3 +80,22 @@ test("while resharding, new values ramp 500/50/5 to their even share, from `sinc
   // Reads cover both sets; retired values are neither read nor drawn.
   assert.deepEqual(readValues({ ...grow, previousShardValues: ["0", "9"] }), ["0", "1", "2", "3", "4", "5", "9"]);
 });
+
+test("filters the indexes would not serve are refused before anything is sent", async () => {
+  const { withFilter } = await import("../test-dist/index.js");
+  const d = { ...base, indexedFields: ["device", "site"], fieldSets: [["device", "kind"]], arrayFields: ["tags"] };
+  assert.equal(withFilter(d, [], "device", "==", "x").length, 1);
+  assert.throws(() => withFilter(d, [], "symbol", "==", "x"), /no equality query/);
+  assert.throws(() => withFilter(d, [], "tags", "==", "x"), /no equality query/);
+  assert.throws(() => withFilter(d, [], "device", "array-contains", "x"), /no array-contains/);
+  assert.throws(() => withFilter(d, [], "device", "in", Array(31).fill("x")), /1 to 30/);
+  // Two equalities need their set; `device` and `site` were declared one by one.
+  assert.equal(withFilter(d, withFilter(d, [], "device", "==", 1), "kind", "==", 2).length, 2);
+  assert.throws(() => withFilter(d, withFilter(d, [], "device", "==", 1), "site", "==", 2), /index\(device, site\)/);
+  assert.throws(() => withFilter(d, withFilter(d, [], "tags", "array-contains", 1), "device", "==", 2), /array-contains/);
+  // Ranges on the order field, one bound of each side.
+  const ranged = withFilter(d, withFilter(d, [], "at", ">=", 1), "at", "<", 5);
+  assert.equal(ranged.length, 2);
+  assert.throws(() => withFilter(d, ranged, "at", ">", 0), /lower bound/);
+  assert.throws(() => withFilter(d, [], "device", "<", 0), /order field/);
+});
