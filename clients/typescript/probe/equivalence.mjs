@@ -6,7 +6,8 @@
 //          the Node server SDK for the queries), "writes": [{"parent", "id", "data"}],
 //          "queries": [{"scope": {"parent"} | {"group": true}, "where": [[field, op, value]],
 //                       "pageSize": n}]}
-// stdout: {"queries": [{"pages": [[path, ...], ...], "count": n}]}
+// stdout: {"queries": [{"pages": [[path, ...], ...], "backPages": [...], "count": n}]}
+//         (backPages: from the last page back to the first, by each page's `previous`)
 // Values: JSON, with {"$timestamp": [seconds, nanos]} for a timestamp.
 import { initializeApp } from "firebase/app";
 import { connectFirestoreEmulator, getFirestore, setLogLevel, Timestamp } from "firebase/firestore";
@@ -59,13 +60,20 @@ for (const q of input.queries) {
   const count = await query.count();
   const pages = [];
   let paged = query.limit(q.pageSize);
+  let page;
   for (;;) {
-    const page = await paged.get();
+    page = await paged.get();
     pages.push(page.docs.map((doc) => doc.ref.path));
     if (!page.next) break;
     paged = query.limit(q.pageSize).after(page.next);
   }
-  results.push({ pages, count });
+  // Back from the last page to the first, by each page's `previous`.
+  const backPages = [];
+  while (page.previous) {
+    page = await query.limit(q.pageSize).before(page.previous).get();
+    backPages.push(page.docs.map((doc) => doc.ref.path));
+  }
+  results.push({ pages, backPages, count });
 }
 process.stdout.write(JSON.stringify({ queries: results }));
 process.exit(0);

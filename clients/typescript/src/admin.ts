@@ -37,6 +37,7 @@ function fieldPath(path: string): FieldPath {
 export interface AdminPage {
   docs: QueryDocumentSnapshot<DocumentData>[];
   next?: Cursor;
+  previous?: Cursor;
   stats: { queries: number; documentsRead: number; rounds: number };
 }
 
@@ -111,20 +112,27 @@ export class AdminShardedQuery {
     private readonly filters: Filter[] = [],
     private readonly count_?: number,
     private readonly cursor?: Cursor,
+    /** The page before `cursor` (`before`), read in the other direction. */
+    private readonly backward = false,
   ) {}
 
   where(field: string, op: WhereOp, value: unknown): AdminShardedQuery {
     const filters = withFilter(this.description, this.filters, field, op, value);
-    return new AdminShardedQuery(this.description, this.source, this.group, filters, this.count_, this.cursor);
+    return new AdminShardedQuery(this.description, this.source, this.group, filters, this.count_, this.cursor, this.backward);
   }
 
   limit(n: number): AdminShardedQuery {
     if (!Number.isInteger(n) || n < 1) throw new ShardedError("a limit is a positive integer");
-    return new AdminShardedQuery(this.description, this.source, this.group, this.filters, n, this.cursor);
+    return new AdminShardedQuery(this.description, this.source, this.group, this.filters, n, this.cursor, this.backward);
   }
 
   after(cursor: Cursor): AdminShardedQuery {
     return new AdminShardedQuery(this.description, this.source, this.group, this.filters, this.count_, cursor);
+  }
+
+  /** The page before `cursor` (a page's `previous`), in the query's order. */
+  before(cursor: Cursor): AdminShardedQuery {
+    return new AdminShardedQuery(this.description, this.source, this.group, this.filters, this.count_, cursor, true);
   }
 
   async get(): Promise<AdminPage> {
@@ -133,6 +141,7 @@ export class AdminShardedQuery {
     if (n === undefined) {
       const answers = await Promise.all(chunks.map((shards) => this.chunk(shards, undefined).get()));
       const docs = answers.flatMap((answer) => answer.docs).sort((a, b) => this.compare(a, b));
+      if (this.backward) docs.reverse();
       return { docs, stats: { queries: chunks.length, documentsRead: docs.length, rounds: 1 } };
     }
     const { fetched, stats } = await readRounds<QueryDocumentSnapshot<DocumentData>>(
@@ -145,10 +154,22 @@ export class AdminShardedQuery {
       (a, b) => this.compare(a, b),
     );
     const merged = fetched.flat().sort((a, b) => this.compare(a, b));
-    if (merged.length <= n) return { docs: merged, stats };
+    return this.assemble(merged, n, stats);
+  }
+
+  /** The page of `n` from the merge (in reading order, one more than the page when a
+   * further page exists), in the query's order, with its cursors both ways. */
+  private assemble<P>(merged: (QueryDocumentSnapshot<DocumentData>)[], n: number, stats: P) {
+    const more = merged.length > n;
     const docs = merged.slice(0, n);
-    const last = docs[docs.length - 1]!;
-    return { docs, next: { order: last.get(fieldPath(this.description.orderField)), path: last.ref.path }, stats };
+    if (this.backward) docs.reverse();
+    const cursorAt = (doc: QueryDocumentSnapshot<DocumentData> | undefined): Cursor | undefined =>
+      doc && { order: doc.get(fieldPath(this.description.orderField)), path: doc.ref.path };
+    // Forward: a next page when more followed; a previous one when this page started after a
+    // cursor. Backward: the other way round.
+    const next = (this.backward ? this.cursor !== undefined : more) ? cursorAt(docs.at(-1)) : undefined;
+    const previous = (this.backward ? more : this.cursor !== undefined) ? cursorAt(docs[0]) : undefined;
+    return { docs, stats, ...(next && { next }), ...(previous && { previous }) };
   }
 
   /** How many documents match: one count per chunk, summed. */
@@ -174,7 +195,7 @@ export class AdminShardedQuery {
   }
 
   private chunk(shards: string[], n: number | undefined, after?: QueryDocumentSnapshot<DocumentData>): Query<DocumentData> {
-    const direction = this.description.direction === "DESCENDING" ? "desc" : "asc";
+    const direction = (this.description.direction === "DESCENDING") !== this.backward ? "desc" : "asc";
     let q = this.filtered(shards)
       .orderBy(fieldPath(this.description.orderField), direction)
       .orderBy(FieldPath.documentId(), direction);
@@ -189,6 +210,7 @@ export class AdminShardedQuery {
 
   private compare(a: QueryDocumentSnapshot, b: QueryDocumentSnapshot): number {
     const path = fieldPath(this.description.orderField);
-    return compareInOrder(this.description, a.get(path), a.ref.path, b.get(path), b.ref.path);
+    const order = compareInOrder(this.description, a.get(path), a.ref.path, b.get(path), b.ref.path);
+    return this.backward ? -order : order;
   }
 }

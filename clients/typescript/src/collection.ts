@@ -124,6 +124,8 @@ export interface Page {
   docs: QueryDocumentSnapshot<DocumentData>[];
   /** Where the next page starts; absent when this one is the last. */
   next?: Cursor;
+  /** Where the page before ends (`before(previous)`); absent on the first page. */
+  previous?: Cursor;
   /** What the page cost. */
   stats: QueryStats;
 }
@@ -167,23 +169,30 @@ export class ShardedQuery {
     private readonly filters: Filter[] = [],
     private readonly count_?: number,
     private readonly cursor?: Cursor,
+    /** The page before `cursor` (`before`), read in the other direction. */
+    private readonly backward = false,
   ) {}
 
   /** An equality (`==`), `in` or `array-contains` filter on a declared field. */
   where(field: string, op: WhereOp, value: unknown): ShardedQuery {
     const filters = withFilter(this.description, this.filters, field, op, value);
-    return new ShardedQuery(this.description, this.source, this.group, filters, this.count_, this.cursor);
+    return new ShardedQuery(this.description, this.source, this.group, filters, this.count_, this.cursor, this.backward);
   }
 
   /** At most `n` documents (and pages of `n`). */
   limit(n: number): ShardedQuery {
     if (!Number.isInteger(n) || n < 1) throw new ShardedError("a limit is a positive integer");
-    return new ShardedQuery(this.description, this.source, this.group, this.filters, n, this.cursor);
+    return new ShardedQuery(this.description, this.source, this.group, this.filters, n, this.cursor, this.backward);
   }
 
   /** The documents after `cursor` (a page's `next`). */
   after(cursor: Cursor): ShardedQuery {
     return new ShardedQuery(this.description, this.source, this.group, this.filters, this.count_, cursor);
+  }
+
+  /** The page before `cursor` (a page's `previous`), in the query's order. */
+  before(cursor: Cursor): ShardedQuery {
+    return new ShardedQuery(this.description, this.source, this.group, this.filters, this.count_, cursor, true);
   }
 
   /** The chunks of shard values one round queries: each at most 30 disjunctions with the `in`. */
@@ -200,6 +209,7 @@ export class ShardedQuery {
         chunks.map((shards) => getDocs(query(this.source, ...this.constraints(shards, undefined)))),
       );
       const docs = snapshots.flatMap((snapshot) => snapshot.docs).sort((a, b) => this.compare(a, b));
+      if (this.backward) docs.reverse();
       return { docs, stats: { queries: chunks.length, documentsRead: docs.length, rounds: 1 } };
     }
     const { fetched, stats } = await readRounds<QueryDocumentSnapshot<DocumentData>>(
@@ -209,11 +219,22 @@ export class ShardedQuery {
       (a, b) => this.compare(a, b),
     );
     const merged = fetched.flat().sort((a, b) => this.compare(a, b));
-    if (merged.length <= n) return { docs: merged, stats };
+    return this.assemble(merged, n, stats);
+  }
+
+  /** The page of `n` from the merge (in reading order, one more than the page when a
+   * further page exists), in the query's order, with its cursors both ways. */
+  private assemble<P>(merged: (QueryDocumentSnapshot<DocumentData>)[], n: number, stats: P) {
+    const more = merged.length > n;
     const docs = merged.slice(0, n);
-    const last = docs[docs.length - 1]!;
-    const next = { order: last.get(fieldPath(this.description.orderField)), path: last.ref.path };
-    return { docs, next, stats };
+    if (this.backward) docs.reverse();
+    const cursorAt = (doc: QueryDocumentSnapshot<DocumentData> | undefined): Cursor | undefined =>
+      doc && { order: doc.get(fieldPath(this.description.orderField)), path: doc.ref.path };
+    // Forward: a next page when more followed; a previous one when this page started after a
+    // cursor. Backward: the other way round.
+    const next = (this.backward ? this.cursor !== undefined : more) ? cursorAt(docs.at(-1)) : undefined;
+    const previous = (this.backward ? more : this.cursor !== undefined) ? cursorAt(docs[0]) : undefined;
+    return { docs, stats, ...(next && { next }), ...(previous && { previous }) };
   }
 
   /**
@@ -283,7 +304,7 @@ export class ShardedQuery {
     after?: QueryDocumentSnapshot<DocumentData>,
   ): QueryConstraint[] {
     const d = this.description;
-    const direction = d.direction === "DESCENDING" ? "desc" : "asc";
+    const direction = (d.direction === "DESCENDING") !== this.backward ? "desc" : "asc";
     const out: QueryConstraint[] = [where(fieldPath(d.shardField), "in", shards)];
     for (const filter of this.filters) {
       out.push(
@@ -307,7 +328,8 @@ export class ShardedQuery {
 
   private compare(a: QueryDocumentSnapshot, b: QueryDocumentSnapshot): number {
     const path = fieldPath(this.description.orderField);
-    return compareInOrder(this.description, a.get(path), a.ref.path, b.get(path), b.ref.path);
+    const order = compareInOrder(this.description, a.get(path), a.ref.path, b.get(path), b.ref.path);
+    return this.backward ? -order : order;
   }
 }
 
