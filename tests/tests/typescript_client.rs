@@ -468,6 +468,16 @@ struct LiveReading {
 /// shows the new truth; every snapshot's `docChanges()` turn the last one into it.
 #[tokio::test]
 async fn a_live_query_through_the_client_follows_every_change() {
+    live_query_follows_every_change("web").await;
+}
+
+/// The same through the Node server SDK, whose chunk listeners have a stream each.
+#[tokio::test]
+async fn a_live_query_through_the_server_sdk_follows_every_change() {
+    live_query_follows_every_change("admin").await;
+}
+
+async fn live_query_follows_every_change(sdk: &str) {
     use std::io::{BufRead as _, Write as _};
     let test = test_db("typescript-live").await;
     let db = &test.db;
@@ -493,7 +503,7 @@ async fn a_live_query_through_the_client_follows_every_change() {
         .expect("node runs");
     let mut stdin = child.stdin.take().unwrap();
     let input = json!({
-        "host": test.emulator.host(), "project": project,
+        "host": test.emulator.host(), "project": project, "sdk": sdk,
         "description": description_json::<LiveReading>(),
         "scope": {"parent": null}, "where": [], "limit": 10,
     });

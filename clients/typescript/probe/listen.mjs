@@ -2,14 +2,16 @@
 // snapshot as one JSON line: its documents' paths in order, and whether its docChanges(),
 // applied in order to the last snapshot's paths, give this one's. Stops when stdin closes.
 //
-// stdin (first line): {"host", "project", "description", "scope": {"parent"} | {"group": true},
-//                      "where": [[field, op, value]], "limit": n | null}
+// stdin (first line): {"host", "project", "description", "sdk": "web" | "admin",
+//                      "scope": {"parent"} | {"group": true}, "where": [[field, op, value]],
+//                      "limit": n | null}
 import { createInterface } from "node:readline";
 
 import { initializeApp } from "firebase/app";
 import { connectFirestoreEmulator, getFirestore, setLogLevel } from "firebase/firestore";
 
 import { ShardedCollection, shardedCollectionGroup } from "../dist/index.js";
+import { adminCollectionGroup, ShardedAdminCollection } from "../dist/admin.js";
 
 const lines = createInterface({ input: process.stdin });
 const iterator = lines[Symbol.asyncIterator]();
@@ -20,9 +22,20 @@ connectFirestoreEmulator(db, hostname, Number(port));
 setLogLevel("silent");
 
 const d = input.description;
-let query = input.scope.group
-  ? shardedCollectionGroup(db, d)
-  : new ShardedCollection(db, d, input.scope.parent ?? undefined).query();
+let query;
+if (input.sdk === "admin") {
+  process.env.FIRESTORE_EMULATOR_HOST = input.host;
+  process.env.METADATA_SERVER_DETECTION = "none";
+  const { Firestore } = await import("@google-cloud/firestore");
+  const admin = new Firestore({ projectId: input.project });
+  query = input.scope.group
+    ? adminCollectionGroup(admin, d)
+    : new ShardedAdminCollection(admin, d, input.scope.parent ?? undefined).query();
+} else {
+  query = input.scope.group
+    ? shardedCollectionGroup(db, d)
+    : new ShardedCollection(db, d, input.scope.parent ?? undefined).query();
+}
 for (const [field, op, value] of input.where ?? []) query = query.where(field, op, value);
 if (input.limit) query = query.limit(input.limit);
 

@@ -27,6 +27,7 @@ import {
   withFilter,
   withShard,
 } from "./plan.js";
+import { checkLive, listenMerged, type LiveSnapshot } from "./live.js";
 import { readRounds } from "./rounds.js";
 
 function fieldPath(path: string): FieldPath {
@@ -170,6 +171,34 @@ export class AdminShardedQuery {
     const next = (this.backward ? this.cursor !== undefined : more) ? cursorAt(docs.at(-1)) : undefined;
     const previous = (this.backward ? more : this.cursor !== undefined) ? cursorAt(docs[0]) : undefined;
     return { docs, stats, ...(next && { next }), ...(previous && { previous }) };
+  }
+
+  /**
+   * Listens to the query: one listener per chunk, merged into one stream of snapshots with
+   * `docChanges()`. The server SDK listens to each chunk on its own stream, so a change that
+   * touches documents of several chunks at once (a batch) may show as one snapshot per chunk;
+   * the JS SDK's listeners share one stream and show it as one. An error on any chunk stops
+   * every listener and reaches `error`.
+   */
+  onSnapshot(
+    next: (snapshot: LiveSnapshot<QueryDocumentSnapshot<DocumentData>>) => void,
+    error?: (error: Error) => void,
+  ): () => void {
+    checkLive(this.cursor);
+    const chunks = chunksOf(this.description, this.filters);
+    return listenMerged(
+      {
+        chunks,
+        listen: (i, onDocs, onError) =>
+          this.chunk(chunks[i]!, this.count_).onSnapshot((snapshot) => onDocs(snapshot.docs), onError),
+        compare: (a, b) => this.compare(a, b),
+        path: (doc) => doc.ref.path,
+        same: (a, b) => a.isEqual(b),
+        ...(this.count_ !== undefined && { limit: this.count_ }),
+      },
+      next,
+      error,
+    );
   }
 
   /** How many documents match: one count per chunk, summed. */

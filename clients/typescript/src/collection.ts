@@ -43,6 +43,7 @@ import {
   withFilter,
   withShard,
 } from "./plan.js";
+import { checkLive, type LiveChange, listenMerged, type LiveSnapshot } from "./live.js";
 import { readRounds } from "./rounds.js";
 
 function fieldPath(path: string): FieldPath {
@@ -141,24 +142,11 @@ export interface QueryStats {
   rounds: number;
 }
 
-/** One change between two snapshots of a live query, as the SDK's `docChanges()` gives it:
- * applied in order, they turn the last snapshot's documents into this one's. */
-export interface ShardedChange {
-  type: "added" | "removed" | "modified";
-  doc: QueryDocumentSnapshot<DocumentData>;
-  /** Where the document was before this change; -1 for an added one. */
-  oldIndex: number;
-  /** Where it is after this change; -1 for a removed one. */
-  newIndex: number;
-}
+/** One change between two snapshots of a live query, as the SDK's `docChanges()` gives it. */
+export type ShardedChange = LiveChange<QueryDocumentSnapshot<DocumentData>>;
 
 /** What a live query delivers: every matching document, merged, and what changed. */
-export interface ShardedSnapshot {
-  docs: QueryDocumentSnapshot<DocumentData>[];
-  size: number;
-  empty: boolean;
-  docChanges(): ShardedChange[];
-}
+export type ShardedSnapshot = LiveSnapshot<QueryDocumentSnapshot<DocumentData>>;
 
 /** A query over a sharded collection: immutable, each method returns a new one. */
 export class ShardedQuery {
@@ -244,44 +232,21 @@ export class ShardedQuery {
    * stops every listener and reaches `error`: never a partial stream.
    */
   onSnapshot(next: (snapshot: ShardedSnapshot) => void, error?: (error: Error) => void): Unsubscribe {
-    if (this.cursor) throw new ShardedError("a live query starts at the top: no cursor");
+    checkLive(this.cursor);
     const chunks = this.chunks();
-    const latest: (QueryDocumentSnapshot<DocumentData>[] | undefined)[] = chunks.map(() => undefined);
-    let shown: QueryDocumentSnapshot<DocumentData>[] | undefined;
-    let scheduled = false;
-    let stopped = false;
-    const stop = () => {
-      stopped = true;
-      for (const unsubscribe of unsubscribes) unsubscribe();
-    };
-    const emit = () => {
-      scheduled = false;
-      if (stopped || latest.some((docs) => docs === undefined)) return;
-      let merged = latest.flatMap((docs) => docs!).sort((a, b) => this.compare(a, b));
-      if (this.count_ !== undefined) merged = merged.slice(0, this.count_);
-      const changes = changesBetween(shown ?? [], merged);
-      if (shown !== undefined && changes.length === 0) return;
-      shown = merged;
-      next({ docs: merged, size: merged.length, empty: merged.length === 0, docChanges: () => changes });
-    };
-    const unsubscribes: Unsubscribe[] = chunks.map((shards, i) =>
-      onSnapshot(
-        query(this.source, ...this.constraints(shards, this.count_)),
-        (snapshot) => {
-          latest[i] = snapshot.docs;
-          if (!scheduled) {
-            scheduled = true;
-            queueMicrotask(emit);
-          }
-        },
-        (failure) => {
-          if (stopped) return;
-          stop();
-          error?.(failure);
-        },
-      ),
+    return listenMerged(
+      {
+        chunks,
+        listen: (i, onDocs, onError) =>
+          onSnapshot(query(this.source, ...this.constraints(chunks[i]!, this.count_)), (snapshot) => onDocs(snapshot.docs), onError),
+        compare: (a, b) => this.compare(a, b),
+        path: (doc) => doc.ref.path,
+        same: (a, b) => snapshotEqual(a, b),
+        ...(this.count_ !== undefined && { limit: this.count_ }),
+      },
+      next,
+      error,
     );
-    return stop;
   }
 
   /** How many documents match: one count per chunk, summed. */
@@ -331,37 +296,4 @@ export class ShardedQuery {
     const order = compareInOrder(this.description, a.get(path), a.ref.path, b.get(path), b.ref.path);
     return this.backward ? -order : order;
   }
-}
-
-/** The changes, in the SDK's order (removals first, then additions and moves in the new
- * order), that turn `before` into `after`. */
-export function changesBetween(
-  before: QueryDocumentSnapshot<DocumentData>[],
-  after: QueryDocumentSnapshot<DocumentData>[],
-): ShardedChange[] {
-  const changes: ShardedChange[] = [];
-  const current = before.map((doc) => doc.ref.path);
-  const wanted = new Set(after.map((doc) => doc.ref.path));
-  for (const doc of before) {
-    if (wanted.has(doc.ref.path)) continue;
-    const oldIndex = current.indexOf(doc.ref.path);
-    current.splice(oldIndex, 1);
-    changes.push({ type: "removed", doc, oldIndex, newIndex: -1 });
-  }
-  const old = new Map(before.map((doc) => [doc.ref.path, doc]));
-  after.forEach((doc, newIndex) => {
-    const was = old.get(doc.ref.path);
-    if (!was) {
-      current.splice(newIndex, 0, doc.ref.path);
-      changes.push({ type: "added", doc, oldIndex: -1, newIndex });
-      return;
-    }
-    const oldIndex = current.indexOf(doc.ref.path);
-    if (oldIndex !== newIndex || !snapshotEqual(was, doc)) {
-      current.splice(oldIndex, 1);
-      current.splice(newIndex, 0, doc.ref.path);
-      changes.push({ type: "modified", doc, oldIndex, newIndex });
-    }
-  });
-  return changes;
 }

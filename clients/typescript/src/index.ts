@@ -10,7 +10,6 @@ export {
 export { drawShard, newValuesShare } from "./shard.js";
 export { compareNames, compareValues } from "./order.js";
 export {
-  changesBetween,
   type Page,
   type QueryStats,
   ShardedCollection,
@@ -33,3 +32,4 @@ export {
   withFilter,
   withShard,
 } from "./plan.js";
+export { changesBetween, type ChunkListener, type LiveChange, listenMerged, type LiveSnapshot } from "./live.js";
