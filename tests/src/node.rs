@@ -48,3 +48,31 @@ pub fn install_at(dir: &Path, installed: &str) -> PathBuf {
     done.push(dir.clone());
     dir
 }
+
+/// Runs `node script` with `input` on its stdin to the end; what it printed on stdout. Fails
+/// the test, with what it printed on stderr, when it exits with an error.
+pub fn run_script(script: &Path, input: &str) -> Vec<u8> {
+    use std::io::Write as _;
+    use std::process::Stdio;
+    let mut child = Command::new("node")
+        .arg(script)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("node runs (Node.js 20 is needed)");
+    child
+        .stdin
+        .take()
+        .expect("piped stdin")
+        .write_all(input.as_bytes())
+        .expect("the script reads its input");
+    let output = child.wait_with_output().expect("the script ends");
+    assert!(
+        output.status.success(),
+        "{} failed: {}",
+        script.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output.stdout
+}

@@ -5,7 +5,6 @@
 //! a server SDK's do in production.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -132,27 +131,8 @@ fn probe(host: &str, project: &str, cases: &[(&str, &str, Value)]) -> Vec<Result
         .map(|(op, path, data)| json!({"op": op, "path": path, "data": data}))
         .collect();
     let input = json!({"host": host, "project": project, "cases": cases}).to_string();
-    let mut child = Command::new("node")
-        .arg(dir.join("probe.mjs"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("node runs");
-    use std::io::Write as _;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    assert!(
-        output.status.success(),
-        "the probe failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let outcomes: Vec<Value> = serde_json::from_slice(&output.stdout).unwrap();
+    let output = sharded_tests::node::run_script(&dir.join("probe.mjs"), &input);
+    let outcomes: Vec<Value> = serde_json::from_slice(&output).unwrap();
     assert_eq!(outcomes.len(), cases.len());
     outcomes
         .into_iter()

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use sharded_runtime::firestore::FirestoreTimestamp;
 use sharded_runtime::{Parent, Sharded, ShardedQuery};
 use sharded_tests::equivalence::pages_forward;
-use sharded_tests::node::{install_at, typescript_client};
+use sharded_tests::node::{install_at, run_script, typescript_client};
 use sharded_tests::{generated_id, test_db};
 
 const DOCUMENTS: usize = 64;
@@ -152,27 +152,8 @@ fn probe(
         "writes": writes, "queries": queries,
     })
     .to_string();
-    let mut child = Command::new("node")
-        .arg(dir.join("probe/equivalence.mjs"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("node runs");
-    use std::io::Write as _;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    assert!(
-        output.status.success(),
-        "the client's probe failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let output = run_script(&dir.join("probe/equivalence.mjs"), &input);
+    let answer: Value = serde_json::from_slice(&output).unwrap();
     answer["queries"]
         .as_array()
         .unwrap()
@@ -751,25 +732,9 @@ async fn the_recipes_own_node_code_reads_what_rust_and_the_client_wrote() {
             "usd": ids(Instrument::query().price_currency("USD").limit(limit).fetch_stored(db).await.unwrap()),
         });
         let dir = built_client();
-        let mut child = Command::new("node")
-            .arg(dir.join("probe/recipe.mjs"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("node runs");
         let input = json!({"host": host, "project": project, "shards": description["shardValues"], "limit": limit});
-        {
-            use std::io::Write as _;
-            child
-                .stdin
-                .take()
-                .unwrap()
-                .write_all(input.to_string().as_bytes())
-                .unwrap();
-        }
-        let output = child.wait_with_output().unwrap();
-        assert!(output.status.success());
-        let recipe: Value = serde_json::from_slice(&output.stdout).unwrap();
+        let output = run_script(&dir.join("probe/recipe.mjs"), &input.to_string());
+        let recipe: Value = serde_json::from_slice(&output).unwrap();
         assert_eq!(recipe, rust, "limit {limit}");
         assert_eq!(rust["exchange1"].as_array().unwrap().len(), limit as usize);
     }

@@ -17,12 +17,13 @@ import {
 
 import { type CollectionDescription, ShardedError } from "./description.js";
 import {
+  checkParent,
+  checkUpdate,
   chunksOf,
   compareInOrder,
   type Cursor,
   type Filter,
   segments,
-  shardFieldName,
   type WhereOp,
   withFilter,
   withShard,
@@ -51,17 +52,7 @@ export class ShardedAdminCollection<T extends DocumentData = DocumentData> {
     readonly description: CollectionDescription,
     readonly parent?: string,
   ) {
-    const parents = description.parentCollections ?? [];
-    const parentSegments = parent ? parent.split("/") : [];
-    if (
-      parentSegments.length !== parents.length * 2 ||
-      parentSegments.some((s, i) => s === "" || (i % 2 === 0 && s !== parents[i / 2]))
-    ) {
-      const expected = parents.map((p) => `${p}/{id}`).join("/") || "no parent";
-      throw new ShardedError(
-        `\`${description.collectionGroup}\` lives under ${expected}, not under \`${parent ?? ""}\``,
-      );
-    }
+    checkParent(description, parent);
     this.ref = parent
       ? db.doc(parent).collection(description.collectionGroup)
       : db.collection(description.collectionGroup);
@@ -81,10 +72,7 @@ export class ShardedAdminCollection<T extends DocumentData = DocumentData> {
 
   /** Updates fields of the document `id`; its shard stays. */
   async update(id: string, data: UpdateData<T>): Promise<void> {
-    const name = shardFieldName(this.description);
-    if (Object.keys(data).some((key) => key === name || key.startsWith(`${name}.`))) {
-      throw new ShardedError(`an update keeps the shard: leave \`${name}\` out`);
-    }
+    checkUpdate(this.description, data);
     await this.ref.doc(id).update(data as UpdateData<DocumentData>);
   }
 

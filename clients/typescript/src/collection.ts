@@ -33,12 +33,13 @@ import {
 
 import { type CollectionDescription, ShardedError } from "./description.js";
 import {
+  checkParent,
+  checkUpdate,
   chunksOf,
   compareInOrder,
   type Cursor,
   type Filter,
   segments,
-  shardFieldName,
   type WhereOp,
   withFilter,
   withShard,
@@ -63,19 +64,7 @@ export class ShardedCollection<T extends DocumentData = DocumentData> {
     readonly description: CollectionDescription,
     readonly parent?: string,
   ) {
-    const parents = description.parentCollections ?? [];
-    const parentSegments = parent ? parent.split("/") : [];
-    const ids = parentSegments.filter((_, i) => i % 2 === 0);
-    if (
-      parentSegments.length !== parents.length * 2 ||
-      ids.some((id, i) => id !== parents[i]) ||
-      parentSegments.some((s) => s === "")
-    ) {
-      const expected = parents.map((p) => `${p}/{id}`).join("/") || "no parent";
-      throw new ShardedError(
-        `\`${description.collectionGroup}\` lives under ${expected}, not under \`${parent ?? ""}\``,
-      );
-    }
+    checkParent(description, parent);
     this.ref = parent
       ? collection(db, parent, description.collectionGroup)
       : collection(db, description.collectionGroup);
@@ -97,10 +86,7 @@ export class ShardedCollection<T extends DocumentData = DocumentData> {
 
   /** Updates fields of the document `id`; its shard stays. */
   update(id: string, data: UpdateData<T>): Promise<void> {
-    const name = shardFieldName(this.description);
-    if (Object.keys(data).some((key) => key === name || key.startsWith(`${name}.`))) {
-      throw new ShardedError(`an update keeps the shard: leave \`${name}\` out`);
-    }
+    checkUpdate(this.description, data);
     return updateDoc(doc(this.ref, id), data as UpdateData<DocumentData>);
   }
 

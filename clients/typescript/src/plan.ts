@@ -166,3 +166,25 @@ export function withShard<T extends Record<string, unknown>>(d: CollectionDescri
   }
   return { ...data, [name]: drawShard(d) };
 }
+
+/** Refuses a parent path (`"rooms/r1"`) that is not where the collection lives: its collection
+ * ids must be the description's `parentCollections`, each with a document id. */
+export function checkParent(d: CollectionDescription, parent: string | undefined): void {
+  const parents = d.parentCollections ?? [];
+  const segments = parent ? parent.split("/") : [];
+  if (
+    segments.length !== parents.length * 2 ||
+    segments.some((s, i) => s === "" || (i % 2 === 0 && s !== parents[i / 2]))
+  ) {
+    const expected = parents.map((p) => `${p}/{id}`).join("/") || "no parent";
+    throw new ShardedError(`\`${d.collectionGroup}\` lives under ${expected}, not under \`${parent ?? ""}\``);
+  }
+}
+
+/** Refuses an update that names the shard field: an update keeps the stored shard. */
+export function checkUpdate(d: CollectionDescription, data: object): void {
+  const name = shardFieldName(d);
+  if (Object.keys(data).some((key) => key === name || key.startsWith(`${name}.`))) {
+    throw new ShardedError(`an update keeps the shard: leave \`${name}\` out`);
+  }
+}
