@@ -5,8 +5,10 @@
 // stdin:  {"host", "project", "description", "sdk": "web" | "admin" (the Firebase JS SDK, or
 //          the Node server SDK for the queries), "writes": [{"parent", "id", "data"}],
 //          "queries": [{"scope": {"parent"} | {"group": true}, "where": [[field, op, value]],
-//                       "pageSize": n}]}
-// stdout: {"queries": [{"pages": [[path, ...], ...], "backPages": [...], "count": n}]}
+//                       "or"?: [[[field, op, value]], ...] (queries OR-ed with it),
+//                       "pageSize": n, "aggregate"?: field}]}
+// stdout: {"queries": [{"pages": [[path, ...], ...], "backPages": [...], "count": n,
+//                       "sum"?: "x", "average"?: "x" | null}]} (numbers as text)
 //         (backPages: from the last page back to the first, by each page's `previous`)
 // Values: JSON, with {"$timestamp": [seconds, nanos]} for a timestamp.
 import { initializeApp } from "firebase/app";
@@ -56,7 +58,10 @@ const queryOf = (scope) => {
 const results = [];
 for (const q of input.queries) {
   let query = queryOf(q.scope);
-  for (const [field, op, value] of q.where ?? []) query = query.where(field, op, decode(value, QueryTimestamp));
+  const filtered = (query, where) =>
+    where.reduce((q, [field, op, value]) => q.where(field, op, decode(value, QueryTimestamp)), query);
+  query = filtered(query, q.where ?? []);
+  for (const where of q.or ?? []) query = query.or(filtered(queryOf(q.scope), where));
   const count = await query.count();
   const pages = [];
   let paged = query.limit(q.pageSize);
@@ -73,7 +78,11 @@ for (const q of input.queries) {
     page = await query.limit(q.pageSize).before(page.previous).get();
     backPages.push(page.docs.map((doc) => doc.ref.path));
   }
-  results.push({ pages, backPages, count });
+  const totals = q.aggregate ? await query.aggregate(q.aggregate) : undefined;
+  // Numbers as their shortest text, which Rust's `str::parse` rounds exactly (serde_json's
+  // default float parsing may be off in the last bit).
+  const text = (x) => (x === null ? null : String(x));
+  results.push({ pages, backPages, count, ...(totals && { sum: text(totals.sum), average: text(totals.average) }) });
 }
 process.stdout.write(JSON.stringify({ queries: results }));
 process.exit(0);

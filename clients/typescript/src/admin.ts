@@ -4,7 +4,9 @@
 // draw is all that keeps the contract: `verify()` in Rust counts what others left without one.
 
 import {
+  AggregateField,
   FieldPath,
+  Filter,
   type CollectionReference,
   type DocumentData,
   type DocumentReference,
@@ -16,18 +18,35 @@ import {
 } from "@google-cloud/firestore";
 
 import { type CollectionDescription, ShardedError } from "./description.js";
+import { type AggregateTotal, checkSummed, settle } from "./aggregate.js";
+import {
+  cursorName,
+  GROUP,
+  planFor,
+  type QueryState,
+  startState,
+  wholePlan,
+  withCursor,
+  withLimit,
+  withOr,
+  withWhere,
+} from "./builder.js";
 import {
   checkParent,
   checkUpdate,
-  chunksOf,
-  compareInOrder,
+  type Chunk,
+  compareInPlan,
   type Cursor,
-  type Filter,
+  cursorValues,
+  type Filter as ShardedFilter,
+  type QueryPlan,
   segments,
   type WhereOp,
-  withFilter,
+  operandOf,
+  weightOf,
   withShard,
 } from "./plan.js";
+import { type PageOf, pageOf } from "./page.js";
 import { checkLive, listenMerged, type LiveSnapshot } from "./live.js";
 import { readRounds } from "./rounds.js";
 
@@ -36,12 +55,7 @@ function fieldPath(path: string): FieldPath {
 }
 
 /** A page read through the server SDK. */
-export interface AdminPage {
-  docs: QueryDocumentSnapshot<DocumentData>[];
-  next?: Cursor;
-  previous?: Cursor;
-  stats: { queries: number; documentsRead: number; rounds: number };
-}
+export type AdminPage = PageOf<QueryDocumentSnapshot<DocumentData>>;
 
 /** A sharded collection through the server SDK: at the top level, or under one parent. */
 export class ShardedAdminCollection<T extends DocumentData = DocumentData> {
@@ -78,7 +92,7 @@ export class ShardedAdminCollection<T extends DocumentData = DocumentData> {
 
   /** A query of this collection, ordered by the order field. */
   query(): AdminShardedQuery {
-    return new AdminShardedQuery(this.description, this.ref, false);
+    return new AdminShardedQuery(this.description, this.ref, startState(this.parent ?? ""));
   }
 }
 
@@ -89,7 +103,7 @@ export function adminCollectionGroup(db: Firestore, description: CollectionDescr
       `\`${description.collectionGroup}\` declares no group queries (\`collection_group\`): its indexes would not serve them`,
     );
   }
-  return new AdminShardedQuery(description, db.collectionGroup(description.collectionGroup), true);
+  return new AdminShardedQuery(description, db.collectionGroup(description.collectionGroup), startState(GROUP));
 }
 
 /** A query through the server SDK: immutable, each method returns a new one. */
@@ -97,68 +111,62 @@ export class AdminShardedQuery {
   constructor(
     readonly description: CollectionDescription,
     private readonly source: Query<DocumentData>,
-    private readonly group: boolean,
-    private readonly filters: Filter[] = [],
-    private readonly count_?: number,
-    private readonly cursor?: Cursor,
-    /** The page before `cursor` (`before`), read in the other direction. */
-    private readonly backward = false,
+    private readonly state: QueryState,
   ) {}
 
+  private with(state: QueryState): AdminShardedQuery {
+    return new AdminShardedQuery(this.description, this.source, state);
+  }
+
+  /** A filter, as `ShardedQuery.where` takes it. */
   where(field: string, op: WhereOp, value: unknown): AdminShardedQuery {
-    const filters = withFilter(this.description, this.filters, field, op, value);
-    return new AdminShardedQuery(this.description, this.source, this.group, filters, this.count_, this.cursor, this.backward);
+    return this.with(withWhere(this.description, this.state, field, op, value));
+  }
+
+  /** The documents this query matches or `other` does, as `ShardedQuery.or`. */
+  or(other: AdminShardedQuery): AdminShardedQuery {
+    return this.with(withOr(this.description, this.state, other.description, other.state));
   }
 
   limit(n: number): AdminShardedQuery {
-    if (!Number.isInteger(n) || n < 1) throw new ShardedError("a limit is a positive integer");
-    return new AdminShardedQuery(this.description, this.source, this.group, this.filters, n, this.cursor, this.backward);
+    return this.with(withLimit(this.state, n));
   }
 
   after(cursor: Cursor): AdminShardedQuery {
-    return new AdminShardedQuery(this.description, this.source, this.group, this.filters, this.count_, cursor);
+    return this.with(withCursor(this.state, cursor, false));
   }
 
   /** The page before `cursor` (a page's `previous`), in the query's order. */
   before(cursor: Cursor): AdminShardedQuery {
-    return new AdminShardedQuery(this.description, this.source, this.group, this.filters, this.count_, cursor, true);
+    return this.with(withCursor(this.state, cursor, true));
+  }
+
+  /** What the chunk queries send: plain data, checked against what the collection declares. */
+  plan(): QueryPlan {
+    return planFor(this.description, this.state);
   }
 
   async get(): Promise<AdminPage> {
-    const n = this.count_;
-    const chunks = chunksOf(this.description, this.filters);
+    const plan = this.plan();
+    const n = this.state.limit;
+    const compare = (a: QueryDocumentSnapshot, b: QueryDocumentSnapshot) => this.compare(plan, a, b);
     if (n === undefined) {
-      const answers = await Promise.all(chunks.map((shards) => this.chunk(shards, undefined).get()));
-      const docs = answers.flatMap((answer) => answer.docs).sort((a, b) => this.compare(a, b));
-      if (this.backward) docs.reverse();
-      return { docs, stats: { queries: chunks.length, documentsRead: docs.length, rounds: 1 } };
+      const answers = await Promise.all(plan.chunks.map((chunk) => this.chunk(plan, chunk, undefined).get()));
+      const docs = answers.flatMap((answer) => answer.docs).sort(compare);
+      if (this.state.backward) docs.reverse();
+      return { docs, stats: { queries: plan.chunks.length, documentsRead: docs.length, rounds: 1 } };
     }
     const { fetched, stats } = await readRounds<QueryDocumentSnapshot<DocumentData>>(
-      chunks.map((shards) => shards.length),
+      plan.chunks.map(weightOf),
       n + 1,
       (chunk, ask, after) =>
-        this.chunk(chunks[chunk]!, ask, after)
+        this.chunk(plan, plan.chunks[chunk]!, ask, after)
           .get()
           .then((answer) => answer.docs),
-      (a, b) => this.compare(a, b),
+      compare,
     );
-    const merged = fetched.flat().sort((a, b) => this.compare(a, b));
-    return this.assemble(merged, n, stats);
-  }
-
-  /** The page of `n` from the merge (in reading order, one more than the page when a
-   * further page exists), in the query's order, with its cursors both ways. */
-  private assemble<P>(merged: (QueryDocumentSnapshot<DocumentData>)[], n: number, stats: P) {
-    const more = merged.length > n;
-    const docs = merged.slice(0, n);
-    if (this.backward) docs.reverse();
-    const cursorAt = (doc: QueryDocumentSnapshot<DocumentData> | undefined): Cursor | undefined =>
-      doc && { order: doc.get(fieldPath(this.description.orderField)), path: doc.ref.path };
-    // Forward: a next page when more followed; a previous one when this page started after a
-    // cursor. Backward: the other way round.
-    const next = (this.backward ? this.cursor !== undefined : more) ? cursorAt(docs.at(-1)) : undefined;
-    const previous = (this.backward ? more : this.cursor !== undefined) ? cursorAt(docs[0]) : undefined;
-    return { docs, stats, ...(next && { next }), ...(previous && { previous }) };
+    const values = (doc: QueryDocumentSnapshot) => plan.orderBy.map((field) => doc.get(fieldPath(field)));
+    return pageOf(fetched.flat().sort(compare), n, this.state.cursor !== undefined, this.state.backward, values, (doc) => doc.ref.path, stats);
   }
 
   /**
@@ -172,17 +180,17 @@ export class AdminShardedQuery {
     next: (snapshot: LiveSnapshot<QueryDocumentSnapshot<DocumentData>>) => void,
     error?: (error: Error) => void,
   ): () => void {
-    checkLive(this.cursor);
-    const chunks = chunksOf(this.description, this.filters);
+    checkLive(this.state.cursor);
+    const plan = this.plan();
     return listenMerged(
       {
-        chunks,
+        chunks: plan.chunks,
         listen: (i, onDocs, onError) =>
-          this.chunk(chunks[i]!, this.count_).onSnapshot((snapshot) => onDocs(snapshot.docs), onError),
-        compare: (a, b) => this.compare(a, b),
+          this.chunk(plan, plan.chunks[i]!, this.state.limit).onSnapshot((snapshot) => onDocs(snapshot.docs), onError),
+        compare: (a, b) => this.compare(plan, a, b),
         path: (doc) => doc.ref.path,
         same: (a, b) => a.isEqual(b),
-        ...(this.count_ !== undefined && { limit: this.count_ }),
+        ...(this.state.limit !== undefined && { limit: this.state.limit }),
       },
       next,
       error,
@@ -191,43 +199,79 @@ export class AdminShardedQuery {
 
   /** How many documents match: one count per chunk, summed. */
   async count(): Promise<number> {
-    if (this.count_ !== undefined || this.cursor) {
-      throw new ShardedError("count the whole query: without a limit or a cursor");
-    }
-    const counts = await Promise.all(
-      chunksOf(this.description, this.filters).map((shards) => this.filtered(shards).count().get()),
+    const plan = wholePlan(this.description, this.state, "count");
+    const counts = await Promise.all(plan.chunks.map((chunk) => this.filtered(plan, chunk).count().get()));
+    return counts.reduce((total, answer) => total + answer.data().count, 0);
+  }
+
+  /** The sum of a field declared `#[sharded(aggregate)]` over every matching document. */
+  async sum(field: string): Promise<number> {
+    return (await this.aggregate(field, false)).sum;
+  }
+
+  /** The average of a field declared `#[sharded(aggregate)]`; `null` when no matching
+   * document holds a number in it. */
+  async average(field: string): Promise<number | null> {
+    return (await this.aggregate(field, true)).average;
+  }
+
+  /** The sum and average of `field`, exact across the chunks, and what they cost. */
+  async aggregate(field: string, average = true): Promise<AggregateTotal> {
+    const plan = wholePlan(this.description, this.state, "sum or average");
+    checkSummed(this.description, plan, field);
+    const path = fieldPath(field);
+    return settle(
+      plan.chunks,
+      average,
+      async (chunk) => {
+        // Ordered by the order field alone, as the Rust library asks: the index (shard,
+        // fields, order field, summed field) serves it.
+        const direction = this.description.direction === "DESCENDING" ? "desc" : "asc";
+        const answer = await this.filtered(plan, chunk)
+          .orderBy(fieldPath(this.description.orderField), direction)
+          .aggregate({ count: AggregateField.count(), sum: AggregateField.sum(path), avg: AggregateField.average(path) })
+          .get();
+        const data = answer.data();
+        return { count: data.count, sum: data.sum, avg: data.avg };
+      },
+      async (chunk) => {
+        const answer = await this.chunk(plan, chunk, undefined).select(path).get();
+        return answer.docs.map((doc) => doc.get(path));
+      },
     );
-    return counts.reduce((sum, answer) => sum + answer.data().count, 0);
   }
 
-  private filtered(shards: string[]): Query<DocumentData> {
-    let q = this.source.where(fieldPath(this.description.shardField), "in", shards);
-    for (const filter of this.filters) {
-      q =
-        filter.op === "in"
-          ? q.where(fieldPath(filter.field), "in", filter.values)
-          : q.where(fieldPath(filter.field), filter.op, filter.value);
-    }
-    return q;
+  private filtered(plan: QueryPlan, chunk: Chunk): Query<DocumentData> {
+    const where = (f: ShardedFilter) => Filter.where(fieldPath(f.field), f.op, operandOf(f, chunk));
+    const shard = fieldPath(this.description.shardField);
+    const filters = [
+      plan.shardByEquality ? Filter.where(shard, "==", chunk.shards[0]) : Filter.where(shard, "in", chunk.shards),
+      ...plan.filters.map(where),
+    ];
+    if (plan.anyOf) filters.push(Filter.or(...plan.anyOf.map((part) => Filter.and(...part.map(where)))));
+    return this.source.where(Filter.and(...filters));
   }
 
-  private chunk(shards: string[], n: number | undefined, after?: QueryDocumentSnapshot<DocumentData>): Query<DocumentData> {
-    const direction = (this.description.direction === "DESCENDING") !== this.backward ? "desc" : "asc";
-    let q = this.filtered(shards)
-      .orderBy(fieldPath(this.description.orderField), direction)
-      .orderBy(FieldPath.documentId(), direction);
+  private chunk(
+    plan: QueryPlan,
+    chunk: Chunk,
+    n: number | undefined,
+    after?: QueryDocumentSnapshot<DocumentData>,
+  ): Query<DocumentData> {
+    const direction = plan.descending ? "desc" : "asc";
+    let q = this.filtered(plan, chunk);
+    for (const field of plan.orderBy) q = q.orderBy(fieldPath(field), direction);
+    q = q.orderBy(FieldPath.documentId(), direction);
     if (after) {
       q = q.startAfter(after);
-    } else if (this.cursor) {
-      const name = this.group ? this.cursor.path : this.cursor.path.split("/").pop()!;
-      q = q.startAfter(this.cursor.order, name);
+    } else if (this.state.cursor) {
+      q = q.startAfter(...cursorValues(plan, this.state.cursor), cursorName(this.state, this.state.cursor));
     }
     return n === undefined ? q : q.limit(n);
   }
 
-  private compare(a: QueryDocumentSnapshot, b: QueryDocumentSnapshot): number {
-    const path = fieldPath(this.description.orderField);
-    const order = compareInOrder(this.description, a.get(path), a.ref.path, b.get(path), b.ref.path);
-    return this.backward ? -order : order;
+  private compare(plan: QueryPlan, a: QueryDocumentSnapshot, b: QueryDocumentSnapshot): number {
+    const values = (doc: QueryDocumentSnapshot) => plan.orderBy.map((field) => doc.get(fieldPath(field)));
+    return compareInPlan(plan, values(a), a.ref.path, values(b), b.ref.path);
   }
 }

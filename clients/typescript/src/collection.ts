@@ -3,19 +3,25 @@
 
 import {
   addDoc,
+  and,
   collection,
   collectionGroup,
   doc,
   documentId,
   FieldPath,
+  average as average_,
+  count,
+  getAggregateFromServer,
   getCountFromServer,
   getDocs,
   limit as limitTo,
   onSnapshot,
+  or,
   orderBy,
   query,
   setDoc,
   snapshotEqual,
+  sum,
   startAfter,
   updateDoc,
   where,
@@ -24,7 +30,8 @@ import {
   type DocumentReference,
   type Firestore,
   type Query,
-  type QueryConstraint,
+  type QueryFilterConstraint,
+  type QueryNonFilterConstraint,
   type QueryDocumentSnapshot,
   type SetOptions,
   type Unsubscribe,
@@ -32,18 +39,35 @@ import {
 } from "firebase/firestore";
 
 import { type CollectionDescription, ShardedError } from "./description.js";
+import { type AggregateTotal, checkSummed, settle } from "./aggregate.js";
+import {
+  cursorName,
+  GROUP,
+  planFor,
+  type QueryState,
+  startState,
+  wholePlan,
+  withCursor,
+  withLimit,
+  withOr,
+  withWhere,
+} from "./builder.js";
 import {
   checkParent,
   checkUpdate,
-  chunksOf,
-  compareInOrder,
+  type Chunk,
+  compareInPlan,
   type Cursor,
+  cursorValues,
   type Filter,
+  type QueryPlan,
   segments,
   type WhereOp,
-  withFilter,
+  operandOf,
+  weightOf,
   withShard,
 } from "./plan.js";
+import { type PageOf, pageOf } from "./page.js";
 import { checkLive, type LiveChange, listenMerged, type LiveSnapshot } from "./live.js";
 import { readRounds } from "./rounds.js";
 
@@ -92,7 +116,7 @@ export class ShardedCollection<T extends DocumentData = DocumentData> {
 
   /** A query of this collection, ordered by the order field. */
   query(): ShardedQuery {
-    return new ShardedQuery(this.description, this.ref);
+    return new ShardedQuery(this.description, this.ref, startState(this.parent ?? ""));
   }
 }
 
@@ -103,30 +127,11 @@ export function shardedCollectionGroup(db: Firestore, description: CollectionDes
       `\`${description.collectionGroup}\` declares no group queries (\`collection_group\`): its indexes would not serve them`,
     );
   }
-  return new ShardedQuery(description, collectionGroup(db, description.collectionGroup), true);
+  return new ShardedQuery(description, collectionGroup(db, description.collectionGroup), startState(GROUP));
 }
 
-/** One page of a query, merged across the shard values. */
-export interface Page {
-  docs: QueryDocumentSnapshot<DocumentData>[];
-  /** Where the next page starts; absent when this one is the last. */
-  next?: Cursor;
-  /** Where the page before ends (`before(previous)`); absent on the first page. */
-  previous?: Cursor;
-  /** What the page cost. */
-  stats: QueryStats;
-}
-
-/** What a read sent and what the server returned (Firestore bills a read per document, and
- * at least one per query). */
-export interface QueryStats {
-  /** Chunk queries sent, concurrently. */
-  queries: number;
-  /** Documents the chunk queries returned, before the merge kept the page. */
-  documentsRead: number;
-  /** Rounds of concurrent queries: 1, unless some chunks were asked again (at most 4). */
-  rounds: number;
-}
+/** One page of a query through the JS SDK, merged across the shard values. */
+export type Page = PageOf<QueryDocumentSnapshot<DocumentData>>;
 
 /** One change between two snapshots of a live query, as the SDK's `docChanges()` gives it. */
 export type ShardedChange = LiveChange<QueryDocumentSnapshot<DocumentData>>;
@@ -139,76 +144,82 @@ export class ShardedQuery {
   constructor(
     readonly description: CollectionDescription,
     private readonly source: Query<DocumentData>,
-    private readonly group = false,
-    private readonly filters: Filter[] = [],
-    private readonly count_?: number,
-    private readonly cursor?: Cursor,
-    /** The page before `cursor` (`before`), read in the other direction. */
-    private readonly backward = false,
+    private readonly state: QueryState,
   ) {}
 
-  /** An equality (`==`), `in` or `array-contains` filter on a declared field. */
+  private with(state: QueryState): ShardedQuery {
+    return new ShardedQuery(this.description, this.source, state);
+  }
+
+  /**
+   * A filter: `==`, `in` or `array-contains` on a declared field; a range (`<`, `<=`, `>`,
+   * `>=`) of the order field; a range, `!=` or `not-in` on a field declared
+   * `#[sharded(range)]` (the query then orders by it after the order field).
+   */
   where(field: string, op: WhereOp, value: unknown): ShardedQuery {
-    const filters = withFilter(this.description, this.filters, field, op, value);
-    return new ShardedQuery(this.description, this.source, this.group, filters, this.count_, this.cursor, this.backward);
+    return this.with(withWhere(this.description, this.state, field, op, value));
+  }
+
+  /**
+   * The documents this query matches or `other` does (Firestore's `or`), each once, in the
+   * query's order: `q.where("author", "==", "ann").or(q.where("mentions", "array-contains",
+   * "ann"))`. `other` is a query of the same collection and scope with `==`, `in` or
+   * `array-contains` filters only; a limit, a cursor and a range of the order field belong to
+   * the whole. Each query is served by its own index.
+   */
+  or(other: ShardedQuery): ShardedQuery {
+    return this.with(withOr(this.description, this.state, other.description, other.state));
   }
 
   /** At most `n` documents (and pages of `n`). */
   limit(n: number): ShardedQuery {
-    if (!Number.isInteger(n) || n < 1) throw new ShardedError("a limit is a positive integer");
-    return new ShardedQuery(this.description, this.source, this.group, this.filters, n, this.cursor, this.backward);
+    return this.with(withLimit(this.state, n));
   }
 
   /** The documents after `cursor` (a page's `next`). */
   after(cursor: Cursor): ShardedQuery {
-    return new ShardedQuery(this.description, this.source, this.group, this.filters, this.count_, cursor);
+    return this.with(withCursor(this.state, cursor, false));
   }
 
   /** The page before `cursor` (a page's `previous`), in the query's order. */
   before(cursor: Cursor): ShardedQuery {
-    return new ShardedQuery(this.description, this.source, this.group, this.filters, this.count_, cursor, true);
+    return this.with(withCursor(this.state, cursor, true));
   }
 
-  /** The chunks of shard values one round queries: each at most 30 disjunctions with the `in`. */
-  chunks(): string[][] {
-    return chunksOf(this.description, this.filters);
+  /** What the chunk queries send: plain data, checked against what the collection declares. */
+  plan(): QueryPlan {
+    return planFor(this.description, this.state);
+  }
+
+  /** The chunk queries one round sends: each at most 30 disjunctions. */
+  chunks(): Chunk[] {
+    return this.plan().chunks;
   }
 
   /** The first page (or the one after the cursor): merged in Firestore's order. */
   async get(): Promise<Page> {
-    const n = this.count_;
-    const chunks = this.chunks();
+    const plan = this.plan();
+    const n = this.state.limit;
+    const compare = (a: QueryDocumentSnapshot, b: QueryDocumentSnapshot) => this.compare(plan, a, b);
     if (n === undefined) {
       const snapshots = await Promise.all(
-        chunks.map((shards) => getDocs(query(this.source, ...this.constraints(shards, undefined)))),
+        plan.chunks.map((chunk) => getDocs(this.chunkQuery(plan, chunk, undefined))),
       );
-      const docs = snapshots.flatMap((snapshot) => snapshot.docs).sort((a, b) => this.compare(a, b));
-      if (this.backward) docs.reverse();
-      return { docs, stats: { queries: chunks.length, documentsRead: docs.length, rounds: 1 } };
+      const docs = snapshots.flatMap((snapshot) => snapshot.docs).sort(compare);
+      if (this.state.backward) docs.reverse();
+      return { docs, stats: { queries: plan.chunks.length, documentsRead: docs.length, rounds: 1 } };
     }
     const { fetched, stats } = await readRounds<QueryDocumentSnapshot<DocumentData>>(
-      chunks.map((shards) => shards.length),
+      plan.chunks.map(weightOf),
       n + 1,
-      (chunk, ask, after) => getDocs(query(this.source, ...this.constraints(chunks[chunk]!, ask, true, after))).then((answer) => answer.docs),
-      (a, b) => this.compare(a, b),
+      (chunk, ask, after) =>
+        getDocs(this.chunkQuery(plan, plan.chunks[chunk]!, ask, true, after)).then(
+          (answer) => answer.docs,
+        ),
+      compare,
     );
-    const merged = fetched.flat().sort((a, b) => this.compare(a, b));
-    return this.assemble(merged, n, stats);
-  }
-
-  /** The page of `n` from the merge (in reading order, one more than the page when a
-   * further page exists), in the query's order, with its cursors both ways. */
-  private assemble<P>(merged: (QueryDocumentSnapshot<DocumentData>)[], n: number, stats: P) {
-    const more = merged.length > n;
-    const docs = merged.slice(0, n);
-    if (this.backward) docs.reverse();
-    const cursorAt = (doc: QueryDocumentSnapshot<DocumentData> | undefined): Cursor | undefined =>
-      doc && { order: doc.get(fieldPath(this.description.orderField)), path: doc.ref.path };
-    // Forward: a next page when more followed; a previous one when this page started after a
-    // cursor. Backward: the other way round.
-    const next = (this.backward ? this.cursor !== undefined : more) ? cursorAt(docs.at(-1)) : undefined;
-    const previous = (this.backward ? more : this.cursor !== undefined) ? cursorAt(docs[0]) : undefined;
-    return { docs, stats, ...(next && { next }), ...(previous && { previous }) };
+    const values = (doc: QueryDocumentSnapshot) => plan.orderBy.map((field) => doc.get(fieldPath(field)));
+    return pageOf(fetched.flat().sort(compare), n, this.state.cursor !== undefined, this.state.backward, values, (doc) => doc.ref.path, stats);
   }
 
   /**
@@ -218,17 +229,21 @@ export class ShardedQuery {
    * stops every listener and reaches `error`: never a partial stream.
    */
   onSnapshot(next: (snapshot: ShardedSnapshot) => void, error?: (error: Error) => void): Unsubscribe {
-    checkLive(this.cursor);
-    const chunks = this.chunks();
+    checkLive(this.state.cursor);
+    const plan = this.plan();
     return listenMerged(
       {
-        chunks,
+        chunks: plan.chunks,
         listen: (i, onDocs, onError) =>
-          onSnapshot(query(this.source, ...this.constraints(chunks[i]!, this.count_)), (snapshot) => onDocs(snapshot.docs), onError),
-        compare: (a, b) => this.compare(a, b),
+          onSnapshot(
+            this.chunkQuery(plan, plan.chunks[i]!, this.state.limit),
+            (snapshot) => onDocs(snapshot.docs),
+            onError,
+          ),
+        compare: (a, b) => this.compare(plan, a, b),
         path: (doc) => doc.ref.path,
         same: (a, b) => snapshotEqual(a, b),
-        ...(this.count_ !== undefined && { limit: this.count_ }),
+        ...(this.state.limit !== undefined && { limit: this.state.limit }),
       },
       next,
       error,
@@ -237,49 +252,84 @@ export class ShardedQuery {
 
   /** How many documents match: one count per chunk, summed. */
   async count(): Promise<number> {
-    if (this.count_ !== undefined || this.cursor) {
-      throw new ShardedError("count the whole query: without a limit or a cursor");
-    }
+    const plan = wholePlan(this.description, this.state, "count");
     const counts = await Promise.all(
-      this.chunks().map((shards) =>
-        getCountFromServer(query(this.source, ...this.constraints(shards, undefined, false))),
-      ),
+      plan.chunks.map((chunk) => getCountFromServer(this.chunkQuery(plan, chunk, undefined, false))),
     );
     return counts.reduce((sum, snapshot) => sum + snapshot.data().count, 0);
   }
 
-  private constraints(
-    shards: string[],
+  /** The sum of a field declared `#[sharded(aggregate)]` over every matching document. */
+  async sum(field: string): Promise<number> {
+    return (await this.aggregate(field, false)).sum;
+  }
+
+  /** The average of a field declared `#[sharded(aggregate)]`: `null` when no matching
+   * document holds a number in it (Firestore's `average` skips other values). */
+  async average(field: string): Promise<number | null> {
+    return (await this.aggregate(field, true)).average;
+  }
+
+  /** The sum and average of `field` (`average` says whether the average is wanted: only it
+   * may need more requests), exact across the chunks, and what they cost. */
+  async aggregate(field: string, average = true): Promise<AggregateTotal> {
+    const plan = wholePlan(this.description, this.state, "sum or average");
+    checkSummed(this.description, plan, field);
+    const path = fieldPath(field);
+    return settle(
+      plan.chunks,
+      average,
+      async (chunk) => {
+        // Ordered by the order field alone, as the Rust library asks: the index (shard,
+        // fields, order field, summed field) serves it.
+        const q = query(this.chunkQuery(plan, chunk, undefined, false), orderBy(fieldPath(this.description.orderField), this.description.direction === "DESCENDING" ? "desc" : "asc"));
+        const answer = await getAggregateFromServer(q, { count: count(), sum: sum(path), avg: average_(path) });
+        const data = answer.data();
+        return { count: data.count, sum: data.sum, avg: data.avg };
+      },
+      async (chunk) => {
+        const answer = await getDocs(this.chunkQuery(plan, chunk, undefined));
+        return answer.docs.map((doc) => doc.get(path));
+      },
+    );
+  }
+
+  /** One chunk query of `plan`: `n` documents (all without), ordered unless counted or
+   * summed, from the cursor or after `after`. */
+  private chunkQuery(
+    plan: QueryPlan,
+    chunk: Chunk,
     n: number | undefined,
     ordered = true,
     after?: QueryDocumentSnapshot<DocumentData>,
-  ): QueryConstraint[] {
-    const d = this.description;
-    const direction = (d.direction === "DESCENDING") !== this.backward ? "desc" : "asc";
-    const out: QueryConstraint[] = [where(fieldPath(d.shardField), "in", shards)];
-    for (const filter of this.filters) {
-      out.push(
-        filter.op === "in"
-          ? where(fieldPath(filter.field), "in", filter.values)
-          : where(fieldPath(filter.field), filter.op, filter.value),
-      );
+  ): Query<DocumentData> {
+    const shard = fieldPath(this.description.shardField);
+    const filters: QueryFilterConstraint[] = [
+      plan.shardByEquality ? where(shard, "==", chunk.shards[0]) : where(shard, "in", chunk.shards),
+      ...plan.filters.map((filter) => where(fieldPath(filter.field), filter.op, operandOf(filter, chunk))),
+    ];
+    if (plan.anyOf) {
+      const part = (filters: Filter[]) => and(...filters.map((f) => where(fieldPath(f.field), f.op, operandOf(f, chunk))));
+      filters.push(or(...plan.anyOf.map(part)));
     }
+    const rest: QueryNonFilterConstraint[] = [];
     if (ordered) {
-      out.push(orderBy(fieldPath(d.orderField), direction), orderBy(documentId(), direction));
+      const direction = plan.descending ? "desc" : "asc";
+      for (const field of plan.orderBy) rest.push(orderBy(fieldPath(field), direction));
+      rest.push(orderBy(documentId(), direction));
+      const cursor = this.state.cursor;
       if (after) {
-        out.push(startAfter(after));
-      } else if (this.cursor) {
-        const name = this.group ? this.cursor.path : this.cursor.path.split("/").pop()!;
-        out.push(startAfter(this.cursor.order, name));
+        rest.push(startAfter(after));
+      } else if (cursor) {
+        rest.push(startAfter(...cursorValues(plan, cursor), cursorName(this.state, cursor)));
       }
-      if (n !== undefined) out.push(limitTo(n));
+      if (n !== undefined) rest.push(limitTo(n));
     }
-    return out;
+    return query(this.source, and(...filters), ...rest);
   }
 
-  private compare(a: QueryDocumentSnapshot, b: QueryDocumentSnapshot): number {
-    const path = fieldPath(this.description.orderField);
-    const order = compareInOrder(this.description, a.get(path), a.ref.path, b.get(path), b.ref.path);
-    return this.backward ? -order : order;
+  private compare(plan: QueryPlan, a: QueryDocumentSnapshot, b: QueryDocumentSnapshot): number {
+    const values = (doc: QueryDocumentSnapshot) => plan.orderBy.map((field) => doc.get(fieldPath(field)));
+    return compareInPlan(plan, values(a), a.ref.path, values(b), b.ref.path);
   }
 }

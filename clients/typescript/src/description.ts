@@ -17,8 +17,14 @@ export interface CollectionDescription {
   serverTimestamp?: boolean;
   indexedFields: string[];
   fieldSets?: string[][];
+  /** Numeric fields every query sums and averages. */
   aggregateFields?: string[];
+  /** Sums and averages declared for some queries only: each field with each query. */
+  aggregations?: FieldOfQuery[];
+  /** Fields with range, `!=` and `not-in` filters in every query. */
   rangeFields?: string[];
+  /** Range filters declared for some queries only: each field with each query. */
+  ranges?: FieldOfQuery[];
   arrayFields?: string[];
   /** The values writes draw. */
   shardValues: string[];
@@ -34,6 +40,16 @@ export interface CollectionDescription {
   groupQueries?: boolean;
   /** The Rust types that shard the collection. */
   types?: string[];
+}
+
+/** A field declared for some queries only (`#[sharded(range(all, x))]`,
+ * `#[sharded(aggregate(all, x))]`): the field, and the query by the fields it compares. */
+export interface FieldOfQuery {
+  field: string;
+  /** The fields the query compares (`==` or `in`); none for `all()`. */
+  compared?: string[];
+  /** The query is an array field's `array-contains`. */
+  contains?: boolean;
 }
 
 /** Every description in an index file's text or parsed JSON. */

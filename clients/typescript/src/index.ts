@@ -3,6 +3,7 @@
 export {
   type CollectionDescription,
   descriptionOf,
+  type FieldOfQuery,
   descriptionsIn,
   readValues,
   ShardedError,
@@ -11,7 +12,6 @@ export { drawShard, newValuesShare } from "./shard.js";
 export { compareNames, compareValues } from "./order.js";
 export {
   type Page,
-  type QueryStats,
   ShardedCollection,
   shardedCollectionGroup,
   type ShardedChange,
@@ -19,16 +19,36 @@ export {
   type ShardedSnapshot,
 } from "./collection.js";
 export { firstRound, nextRound, readRounds } from "./rounds.js";
+export { type PageOf, type QueryStats } from "./page.js";
 export {
+  GROUP,
+  planFor,
+  type QueryState,
+  startState,
+  wholePlan,
+  withCursor,
+  withLimit,
+  withOr,
+  withWhere,
+} from "./builder.js";
+export { type AggregateTotal, type ChunkAggregate, numbersIn, settle, subtotalOf } from "./aggregate.js";
+export {
+  type Chunk,
   chunksOf,
+  compareInPlan,
   type Cursor,
+  cursorValues,
   type Filter,
   MAX_DISJUNCTIONS,
+  MAX_NOT_IN,
+  planOf,
+  type QueryPlan,
   type RangeOp,
   segments,
   shardFieldName,
   splitEvenly,
   type WhereOp,
+  weightOf,
   withFilter,
   withShard,
 } from "./plan.js";

@@ -24,7 +24,8 @@ export interface LiveSnapshot<D> {
 
 /** How one SDK listens to one chunk, and tells documents apart. */
 export interface ChunkListener<D> {
-  chunks: string[][];
+  /** The chunk queries, one listener each. */
+  chunks: readonly unknown[];
   /** Starts listening to chunk `i`; returns how to stop. */
   listen(i: number, onDocs: (docs: D[]) => void, onError: (error: Error) => void): () => void;
   compare(a: D, b: D): number;

@@ -2,7 +2,7 @@
 // collection declares, so that the generated indexes serve it), its chunks of shard values,
 // and the order its merge sorts in.
 
-import { type CollectionDescription, readValues, ShardedError } from "./description.js";
+import { type CollectionDescription, type FieldOfQuery, readValues, ShardedError } from "./description.js";
 import { compareNames, compareValues } from "./order.js";
 import { drawShard } from "./shard.js";
 
@@ -47,29 +47,47 @@ export function splitEvenly<T>(items: T[], max: number): T[][] {
 export interface Cursor {
   /** The order field's value of the last document. */
   order: unknown;
+  /** On a query with a range filter on another field (`rangeFields`), that field's value of
+   * the last document: the query orders by it after the order field. */
+  then?: unknown;
   /** Its path (`rooms/r1/messages/m1`). */
   path: string;
 }
 
 /** One filter of a query. */
 export type Filter =
-  | { field: string; op: "=="; value: unknown }
-  | { field: string; op: "in"; values: unknown[] }
-  | { field: string; op: "array-contains"; value: unknown }
-  | { field: string; op: RangeOp; value: unknown };
+  | { field: string; op: "==" | "array-contains" | RangeOp | "!="; value: unknown }
+  | { field: string; op: "in" | "not-in"; values: unknown[] };
 
-/** The bounds of a range on the order field. */
+/** The bounds of a range. */
 export type RangeOp = "<" | "<=" | ">" | ">=";
 
 /** What `where` takes. */
-export type WhereOp = "==" | "in" | "array-contains" | RangeOp;
+export type WhereOp = "==" | "in" | "array-contains" | RangeOp | "!=" | "not-in";
 
 const RANGE_OPS: readonly string[] = ["<", "<=", ">", ">="];
 
-/** `filters` and an equality (`==`), `in` or `array-contains` filter on a declared field, or
- * a bound of a range on the order field (the Rust `range(since..until)`, which every index
- * serves: it ends with the order field); the Rust library's refusals for what the generated
- * indexes would not serve. */
+/** Firestore's most values in one `not-in`. */
+export const MAX_NOT_IN = 10;
+
+/** A range, `!=` or `not-in` filter on a field other than the order field: the query orders
+ * by that field after the order field. */
+function isFieldRange(d: CollectionDescription, f: Filter): boolean {
+  return f.field !== d.orderField && (RANGE_OPS.includes(f.op) || f.op === "!=" || f.op === "not-in");
+}
+
+/** The fields with range filters declared, for every query or for some. */
+function rangeFieldPaths(d: CollectionDescription): string[] {
+  const paths = [...(d.rangeFields ?? [])];
+  for (const range of d.ranges ?? []) if (!paths.includes(range.field)) paths.push(range.field);
+  return paths;
+}
+
+/** `filters` and one more: an equality (`==`), `in` or `array-contains` filter on a declared
+ * field, a bound of a range on the order field (the Rust `range(since..until)`, which every
+ * index serves: it ends with the order field), or a range, `!=` or `not-in` filter on a field
+ * declared `#[sharded(range)]` (the Rust `filter(...)`). The Rust library's refusals for what
+ * the generated indexes or Firestore would not serve. */
 export function withFilter(
   d: CollectionDescription,
   filters: Filter[],
@@ -77,45 +95,72 @@ export function withFilter(
   op: WhereOp,
   value: unknown,
 ): Filter[] {
-  if (RANGE_OPS.includes(op)) {
-    if (field !== d.orderField) {
-      throw new ShardedError(
-        `a range on \`${field}\`: this client takes ranges on the order field \`${d.orderField}\` only`,
-      );
-    }
+  let filter: Filter;
+  if (field === d.orderField && (op === "!=" || op === "not-in")) {
+    throw new ShardedError(`the order field \`${field}\` takes ranges (\`<\`, \`<=\`, \`>\`, \`>=\`) only`);
+  }
+  if (RANGE_OPS.includes(op) && field === d.orderField) {
     const lower = op === ">" || op === ">=";
-    const same = filters.filter((f) => RANGE_OPS.includes(f.op) && (f.op === ">" || f.op === ">=") === lower);
+    const same = filters.filter(
+      (f) => f.field === d.orderField && RANGE_OPS.includes(f.op) && (f.op === ">" || f.op === ">=") === lower,
+    );
     if (same.length > 0) {
       throw new ShardedError(`the range already has its ${lower ? "lower" : "upper"} bound`);
     }
-    return [...filters, { field, op: op as RangeOp, value }];
-  }
-  const indexed = [...d.indexedFields, ...(d.fieldSets ?? []).flat()];
-  if ((op === "==" || op === "in") && !indexed.includes(field)) {
-    throw new ShardedError(
-      `\`${field}\` has no equality query: declare #[sharded(index)] on it (its index serves it); declared: ${indexed.join(", ") || "none"}`,
-    );
-  }
-  if (op === "array-contains" && !(d.arrayFields ?? []).includes(field)) {
-    throw new ShardedError(`\`${field}\` has no array-contains query: declare #[sharded(contains)] on it`);
-  }
-  let filter: Filter;
-  if (op === "in") {
-    if (!Array.isArray(value) || value.length === 0 || value.length > MAX_DISJUNCTIONS) {
-      throw new ShardedError(`\`in\` takes 1 to ${MAX_DISJUNCTIONS} values`);
+    filter = { field, op: op as RangeOp, value };
+  } else if (RANGE_OPS.includes(op) || op === "!=" || op === "not-in") {
+    if (!rangeFieldPaths(d).includes(field)) {
+      throw new ShardedError(
+        `\`${field}\` has no range, \`!=\` or \`not-in\` filter: declare #[sharded(range)] on it (ranges of the order field \`${d.orderField}\` need nothing)`,
+      );
     }
-    filter = { field, op, values: value };
+    if (op === "not-in") {
+      if (!Array.isArray(value) || value.length === 0 || value.length > MAX_NOT_IN) {
+        throw new ShardedError(`\`not-in\` takes 1 to ${MAX_NOT_IN} values`);
+      }
+      filter = { field, op, values: value };
+    } else {
+      filter = { field, op: op as RangeOp | "!=", value };
+    }
   } else {
-    filter = { field, op, value };
+    const indexed = [...d.indexedFields, ...(d.fieldSets ?? []).flat()];
+    if ((op === "==" || op === "in") && !indexed.includes(field)) {
+      throw new ShardedError(
+        `\`${field}\` has no equality query: declare #[sharded(index)] on it (its index serves it); declared: ${indexed.join(", ") || "none"}`,
+      );
+    }
+    if (op === "array-contains" && !(d.arrayFields ?? []).includes(field)) {
+      throw new ShardedError(`\`${field}\` has no array-contains query: declare #[sharded(contains)] on it`);
+    }
+    if (op === "in") {
+      if (!Array.isArray(value) || value.length === 0 || value.length > MAX_DISJUNCTIONS) {
+        throw new ShardedError(`\`in\` takes 1 to ${MAX_DISJUNCTIONS} values`);
+      }
+      // Each value once, as Firestore compares them (`1` and `1.0`, `-0` and `0`): two chunk
+      // queries asking for equal values would each return their documents.
+      const distinct = value.filter((v, i) => value.findIndex((w) => compareValues(v, w) === 0) === i);
+      filter = { field, op, values: distinct };
+    } else {
+      filter = { field, op: op as "==" | "array-contains", value };
+    }
   }
   const out = [...filters, filter];
-  if (out.filter((f) => f.op === "in").length > 1) {
+  checkTogether(d, out);
+  return out;
+}
+
+/** The fields a query compares (`==`, `in`, `array-contains`): what names its index. */
+function comparedFields(filters: Filter[]): string[] {
+  return filters.filter((f) => f.op === "==" || f.op === "in" || f.op === "array-contains").map((f) => f.field);
+}
+
+/** What Firestore or the generated indexes refuse of filters together, as the Rust plan does. */
+function checkTogether(d: CollectionDescription, filters: Filter[]): void {
+  if (filters.filter((f) => f.op === "in").length > 1) {
     throw new ShardedError("one `in` filter per query");
   }
-  const equalities = out
-    .filter((f) => f.op !== "array-contains" && !RANGE_OPS.includes(f.op))
-    .map((f) => f.field);
-  const arrays = out.filter((f) => f.op === "array-contains");
+  const equalities = filters.filter((f) => f.op === "==" || f.op === "in").map((f) => f.field);
+  const arrays = filters.filter((f) => f.op === "array-contains");
   if (arrays.length > 1 || (arrays.length === 1 && equalities.length > 0)) {
     throw new ShardedError("an array-contains query takes no other filter: its index is (shard, array, order)");
   }
@@ -129,26 +174,185 @@ export function withFilter(
       );
     }
   }
-  return out;
+  const ranged = filters.filter((f) => isFieldRange(d, f));
+  const path = ranged[0]?.field;
+  if (path === undefined) return;
+  const other = ranged.find((f) => f.field !== path);
+  if (other) {
+    throw new ShardedError(
+      `range filters on \`${path}\` and \`${other.field}\`: each orders the query by its field, which needs an index of its own; filter on one field`,
+    );
+  }
+  if (comparedFields(filters).includes(path)) {
+    throw new ShardedError(`the query compares \`${path}\` for equality already; a range on it is that value or nothing`);
+  }
+  const notEquals = ranged.filter((f) => f.op === "!=").length;
+  const notIns = ranged.filter((f) => f.op === "not-in").length;
+  if (notEquals + notIns > 1) {
+    throw new ShardedError(
+      `${notEquals} \`!=\` and ${notIns} \`not-in\` filters on \`${path}\`: Firestore takes one \`!=\` or \`not-in\` per query; merge them into one \`not-in\``,
+    );
+  }
+  if (notIns === 1 && filters.some((f) => f.op === "in")) {
+    throw new ShardedError(`Firestore takes no \`not-in\` (on \`${path}\`) beside an \`in\``);
+  }
 }
 
-/** The chunks of shard values one round queries: each at most 30 disjunctions with the `in`. */
-export function chunksOf(d: CollectionDescription, filters: Filter[]): string[][] {
+/** Whether a declaration for some queries (`range(all, x)`, `aggregate(all, x)`) covers the
+ * query of `filters`: the same compared fields, and an `array-contains` where it says so. */
+export function declaredFor(declared: FieldOfQuery, filters: Filter[]): boolean {
+  const compared = comparedFields(filters);
+  const wanted = declared.compared ?? [];
+  const contains = filters.some((f) => f.op === "array-contains");
+  return (
+    (declared.contains ?? false) === contains &&
+    compared.length === wanted.length &&
+    compared.every((field) => wanted.includes(field))
+  );
+}
+
+/** A query as its chunk queries send it, whichever SDK sends them: plain data. */
+export interface QueryPlan {
+  /** What each chunk query reads. */
+  chunks: Chunk[];
+  /** Each chunk compares the shard field with `==` (one value each): Firestore takes no
+   * `not-in` beside the shard field's `in`. */
+  shardByEquality: boolean;
+  /** The filters every document matches (AND). */
+  filters: Filter[];
+  /** An OR's queries, each its filters (AND): a document matches one or more. */
+  anyOf?: Filter[][];
+  /** The fields the chunk queries order by, before the document name: the order field, then
+   * a range-filtered field. */
+  orderBy: string[];
+  /** Whether the chunk queries order descending (the type's direction, turned for `before`). */
+  descending: boolean;
+}
+
+/** The plan of the query of `filters` (OR-ed with the queries of `or`, each its compared
+ * filters), read forward or (`backward`) the other way; checks what depends on the whole
+ * query (a range declared for some queries only, an OR's parts). */
+export function planOf(d: CollectionDescription, filters: Filter[], backward = false, or: Filter[][] = []): QueryPlan {
+  const ranged = filters.find((f) => isFieldRange(d, f));
+  if (ranged && or.length > 0) {
+    throw new ShardedError(
+      `a range filter on \`${ranged.field}\` does not go with an OR: Firestore would order each query by it; filter each query apart`,
+    );
+  }
+  if (ranged && !(d.rangeFields ?? []).includes(ranged.field)) {
+    const declared = (d.ranges ?? []).filter((r) => r.field === ranged.field);
+    if (!declared.some((r) => declaredFor(r, filters))) {
+      throw new ShardedError(
+        `\`${ranged.field}\` has range filters declared for some queries only (#[sharded(range(...))]), not this one: add it to the list`,
+      );
+    }
+  }
+  const direction = {
+    orderBy: ranged ? [d.orderField, ranged.field] : [d.orderField],
+    descending: (d.direction === "DESCENDING") !== backward,
+  };
+  if (or.length > 0) {
+    const compared = (f: Filter) => f.op === "==" || f.op === "in" || f.op === "array-contains";
+    const anyOf = [filters.filter(compared), ...or];
+    if (anyOf.some((part) => part.length === 0)) {
+      throw new ShardedError("a query without filters matches every document, so an OR with it is the whole collection: query it alone");
+    }
+    // Every chunk asks for the whole OR, so that a document matching several of its queries
+    // is read by its shard value's chunk only.
+    const disjunctionsOf = (part: Filter[]) => {
+      const any = part.find((f) => f.op === "in");
+      return any && "values" in any ? any.values.length : 1;
+    };
+    const disjunctions = anyOf.reduce((n, part) => n + disjunctionsOf(part), 0);
+    if (disjunctions > MAX_DISJUNCTIONS) {
+      throw new ShardedError(`${disjunctions} disjunctions in one query; Firestore allows ${MAX_DISJUNCTIONS}`);
+    }
+    const chunks = splitEvenly(readValues(d), Math.floor(MAX_DISJUNCTIONS / disjunctions)).map((shards) => ({ shards, disjunctions }));
+    return { chunks, shardByEquality: false, filters: filters.filter((f) => !compared(f)), anyOf, ...direction };
+  }
+  const notIn = filters.some((f) => f.op === "not-in");
+  return {
+    chunks: notIn ? readValues(d).map((value) => ({ shards: [value] })) : chunksOf(d, filters),
+    shardByEquality: notIn,
+    filters,
+    ...direction,
+  };
+}
+
+/** The values a chunk query starts after, before the document name: the cursor's, one per
+ * field the plan orders by. */
+export function cursorValues(plan: QueryPlan, cursor: Cursor): unknown[] {
+  if (plan.orderBy.length === 1) return [cursor.order];
+  if (!("then" in cursor)) {
+    throw new ShardedError(
+      `the cursor holds no value of \`${plan.orderBy[1]}\`, which this query orders by: use a cursor of a page of this query`,
+    );
+  }
+  return [cursor.order, cursor.then];
+}
+
+/** The cursor after (or before) a document whose values of the plan's order fields are
+ * `values`. */
+export function cursorAt(values: unknown[], path: string): Cursor {
+  return values.length > 1 ? { order: values[0], then: values[1], path } : { order: values[0], path };
+}
+
+/** One chunk query's share of the fan-out: some of the shard values read and, for an `in`
+ * query, some of its values. */
+export interface Chunk {
+  shards: string[];
+  /** The `in` values this chunk asks for; absent without `in`. */
+  inValues?: unknown[];
+  /** An OR's disjunctions, which every chunk asks for whole (an `in` counts its values). */
+  disjunctions?: number;
+}
+
+/** What a chunk query compares a filter's field with: the chunk's share of an `in`'s values,
+ * a `not-in`'s values, or the filter's value. */
+export function operandOf(filter: Filter, chunk: Chunk): unknown {
+  if (filter.op === "in") return chunk.inValues ?? filter.values;
+  return "values" in filter ? filter.values : filter.value;
+}
+
+/** How many (shard value, `in` value) pairs a chunk covers: its share of the results is
+ * taken in proportion (writes draw shard values uniformly). */
+export function weightOf(chunk: Chunk): number {
+  return chunk.shards.length * (chunk.inValues?.length ?? chunk.disjunctions ?? 1);
+}
+
+/** The chunks of shard values one round queries (the Rust `fan_out`): with an `in` of `k`
+ * values, the (shard value, `in` value) pairs cut into the fewest rectangles of at most 30,
+ * from groups of `in` values and groups of shard values of near-equal sizes. */
+export function chunksOf(d: CollectionDescription, filters: Filter[]): Chunk[] {
+  const shards = readValues(d);
   const inFilter = filters.find((f) => f.op === "in");
-  const values = inFilter?.op === "in" ? inFilter.values.length : 1;
-  return splitEvenly(readValues(d), Math.max(1, Math.floor(MAX_DISJUNCTIONS / values)));
+  if (inFilter?.op !== "in") return splitEvenly(shards, MAX_DISJUNCTIONS).map((run) => ({ shards: run }));
+  const k = inFilter.values.length;
+  const queries = (perGroup: number) =>
+    Math.ceil(k / perGroup) * Math.ceil(shards.length / Math.floor(MAX_DISJUNCTIONS / perGroup));
+  let perGroup = 1;
+  for (let candidate = 2; candidate <= Math.min(k, MAX_DISJUNCTIONS); candidate++) {
+    if (queries(candidate) < queries(perGroup)) perGroup = candidate;
+  }
+  const shardGroups = splitEvenly(shards, Math.floor(MAX_DISJUNCTIONS / perGroup));
+  return splitEvenly(inFilter.values, perGroup).flatMap((values) =>
+    shardGroups.map((run) => ({ shards: run, inValues: values })),
+  );
 }
 
-/** The merge's order of two documents, by their order values and paths. */
-export function compareInOrder(
-  d: CollectionDescription,
-  aValue: unknown,
+/** The merge's order of two documents of `plan`, by their values of its order fields, then
+ * their paths, in the direction the chunk queries read. */
+export function compareInPlan(
+  plan: QueryPlan,
+  aValues: unknown[],
   aPath: string,
-  bValue: unknown,
+  bValues: unknown[],
   bPath: string,
 ): number {
-  const order = compareValues(aValue, bValue) || compareNames(aPath, bPath);
-  return d.direction === "DESCENDING" ? -order : order;
+  let order = 0;
+  for (let i = 0; i < aValues.length && order === 0; i++) order = compareValues(aValues[i], bValues[i]);
+  order ||= compareNames(aPath, bPath);
+  return plan.descending ? -order : order;
 }
 
 /** The stored shard field name (the description's path, unquoted). */

@@ -99,3 +99,108 @@ test("filters the indexes would not serve are refused before anything is sent", 
   assert.throws(() => withFilter(d, ranged, "at", ">", 0), /lower bound/);
   assert.throws(() => withFilter(d, [], "device", "<", 0), /order field/);
 });
+
+test("ranges, `!=` and `not-in` on a declared field: what Firestore and the indexes take", async () => {
+  const { withFilter, planOf, cursorValues, compareInPlan } = await import("../test-dist/index.js");
+  const d = {
+    ...base,
+    indexedFields: ["device"],
+    arrayFields: ["tags"],
+    rangeFields: ["level"],
+    ranges: [{ field: "price", compared: ["device"] }],
+  };
+  const f = (filters, field, op, value) => withFilter(d, filters, field, op, value);
+  // Several filters on one field apply together; the query orders by it after the order field.
+  const between = f(f([], "level", ">", 1), "level", "<=", 5);
+  const plan = planOf(d, between);
+  assert.deepEqual(plan.orderBy, ["at", "level"]);
+  assert.equal(plan.descending, true);
+  assert.equal(plan.shardByEquality, false);
+  assert.deepEqual(planOf(d, between, true).descending, false);
+  assert.throws(() => f([], "device", ">", 1), /#\[sharded\(range\)\]/);
+  assert.throws(() => f([], "at", "!=", 1), /ranges .* only/);
+  assert.throws(() => f(between, "price", ">", 1), /range filters on `level` and `price`/);
+  assert.throws(() => f(f([], "device", "==", "x"), "device", ">", 1), /#\[sharded\(range\)\]/);
+  assert.throws(() => f(f([], "level", "!=", 1), "level", "not-in", [2]), /one `!=` or `not-in`/);
+  assert.throws(() => f(f([], "device", "in", ["a", "b"]), "level", "not-in", [2]), /no `not-in`/);
+  assert.throws(() => f([], "level", "not-in", Array(11).fill(1)), /1 to 10/);
+  assert.throws(() => f([], "level", "not-in", []), /1 to 10/);
+  // `!=` stands beside an `in`; a `not-in` reads one shard value per query, by `==`.
+  const notIn = planOf(d, f([], "level", "not-in", [1, 2]));
+  assert.equal(notIn.shardByEquality, true);
+  assert.deepEqual(notIn.chunks, [{ shards: ["0"] }, { shards: ["1"] }, { shards: ["2"] }]);
+  assert.equal(planOf(d, f(f([], "device", "in", ["a"]), "level", "!=", 3)).shardByEquality, false);
+  // A range declared for `device` queries only.
+  assert.deepEqual(planOf(d, f(f([], "device", "==", "x"), "price", ">", 1)).orderBy, ["at", "price"]);
+  assert.throws(() => planOf(d, f([], "price", ">", 1)), /some queries only/);
+  // Cursors carry the range field's value; one without it is refused.
+  assert.deepEqual(cursorValues(plan, { order: 5, then: 2, path: "c/x" }), [5, 2]);
+  assert.throws(() => cursorValues(plan, { order: 5, path: "c/x" }), /no value of `level`/);
+  // The merge orders by the order field, then the range field, then the name; descending here.
+  assert.ok(compareInPlan(plan, [5, 1], "c/a", [5, 2], "c/a") > 0);
+  assert.ok(compareInPlan(plan, [5, 1], "c/a", [5, 1], "c/b") > 0);
+  assert.ok(compareInPlan(plan, [6, 9], "c/a", [5, 1], "c/b") < 0);
+});
+
+test("an `in` query's pairs of (shard value, `in` value) are cut as the Rust fan-out cuts them", async () => {
+  const { chunksOf, weightOf, withFilter } = await import("../test-dist/index.js");
+  for (const n of [1, 2, 3, 6, 29, 30, 31, 40, 61, 100]) {
+    const d = { ...base, indexedFields: ["device"], shardValues: Array.from({ length: n }, (_, i) => String(i)) };
+    for (let k = 1; k <= 30; k++) {
+      const values = Array.from({ length: k }, (_, i) => `v${i}`);
+      const chunks = chunksOf(d, withFilter(d, [], "device", "in", values));
+      const seen = new Set();
+      for (const chunk of chunks) {
+        assert.ok(weightOf(chunk) <= 30 && chunk.shards.length > 0 && chunk.inValues.length > 0);
+        for (const shard of chunk.shards) for (const v of chunk.inValues) seen.add(`${shard}/${v}`);
+      }
+      assert.equal(seen.size, n * k, `n ${n} k ${k}: every pair`);
+      assert.equal(chunks.reduce((a, c) => a + weightOf(c), 0), n * k, `n ${n} k ${k}: once`);
+    }
+  }
+  // 16 values over 3 shard values: two groups of 8 values by all 3 shard values (2 queries),
+  // not 16 values by one shard value each (3 queries).
+  const three = { ...base, indexedFields: ["device"] };
+  const sixteen = chunksOf(three, withFilter(three, [], "device", "in", Array.from({ length: 16 }, (_, i) => i)));
+  assert.deepEqual(sixteen.map((c) => [c.shards.length, c.inValues.length]), [[3, 8], [3, 8]]);
+  // Values Firestore holds equal are asked for once.
+  assert.deepEqual(withFilter(three, [], "device", "in", [1, 1.0, 0, -0, "a", "a"])[0].values, [1, 0, "a"]);
+});
+
+test("an OR: every chunk asks for the whole of it; what Firestore or the indexes refuse", async () => {
+  const { planFor, startState, withOr, withWhere, weightOf, withLimit } = await import("../test-dist/index.js");
+  const d = {
+    ...base,
+    shardValues: Array.from({ length: 40 }, (_, i) => String(i)),
+    indexedFields: ["device"],
+    arrayFields: ["tags"],
+    rangeFields: ["level"],
+  };
+  const start = startState("");
+  const w = (s, field, op, value) => withWhere(d, s, field, op, value);
+  const one = w(start, "device", "==", "d1");
+  const tagged = w(start, "tags", "array-contains", "t1");
+  const joined = withOr(d, one, d, tagged);
+  const plan = planFor(d, joined);
+  assert.deepEqual(plan.anyOf, [one.filters, tagged.filters]);
+  assert.deepEqual(plan.filters, []);
+  // Two disjunctions per shard value: chunks of at most 15 values, 30 disjunctions each.
+  assert.deepEqual(plan.chunks.map((c) => c.shards.length), [14, 13, 13]);
+  assert.ok(plan.chunks.every((c) => weightOf(c) <= 30));
+  // An `in` counts its values.
+  const some = withOr(d, w(start, "device", "in", ["a", "b", "c"]), d, tagged);
+  assert.ok(planFor(d, some).chunks.every((c) => c.disjunctions === 4 && c.shards.length <= 7));
+  // A range of the order field applies to the whole.
+  const ranged = w(joined, "at", ">=", 5);
+  assert.deepEqual(planFor(d, ranged).filters, [{ field: "at", op: ">=", value: 5 }]);
+  assert.throws(() => w(joined, "device", "==", "d2"), /before joining them/);
+  assert.throws(() => withOr(d, one, d, w(start, "at", ">", 1)), /no range of its own/);
+  assert.throws(() => withOr(d, one, d, withLimit(tagged, 3)), /no limit or cursor/);
+  assert.throws(() => withOr(d, one, d, joined), /one at a time/);
+  assert.throws(() => withOr(d, one, d, { ...tagged, scope: "sites/s1" }), /one scope/);
+  assert.throws(() => withOr(d, one, { ...d }, tagged), /one collection/);
+  assert.throws(() => planFor(d, withOr(d, start, d, tagged)), /whole collection/);
+  assert.throws(() => planFor(d, withOr(d, w(start, "level", ">", 1), d, tagged)), /does not go with an OR/);
+  const many = Array.from({ length: 30 }, (_, i) => i);
+  assert.throws(() => planFor(d, withOr(d, w(start, "device", "in", many), d, tagged)), /31 disjunctions/);
+});
