@@ -1,7 +1,7 @@
 //! A collection split into parts of about equal numbers of documents, for a partitioned job:
 //! by Firestore's `PartitionQuery` where the server has it (production), whose split points
 //! are documents; by the id space ([`IdRange::part`]) where it answers UNIMPLEMENTED (the
-//! emulator: measured in `tests/tests/partitioned_jobs.rs`). Either way the parts are
+//! emulator: measured in `tests/tests/suite/partitioned_jobs.rs`). Either way the parts are
 //! [`IdRange`]s in the ids the job's scan takes (a group job's: its first parents' ids), and
 //! together they hold every id exactly once.
 

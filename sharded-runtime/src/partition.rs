@@ -4,7 +4,7 @@
 //!
 //! Firestore's `PartitionQuery` splits a collection by its documents
 //! ([`ShardedCollection::parts`](crate::ShardedCollection::parts) asks it), but the emulator
-//! does not implement it (measured: UNIMPLEMENTED, in `tests/tests/partitioned_jobs.rs`).
+//! does not implement it (measured: UNIMPLEMENTED, in `tests/tests/suite/partitioned_jobs.rs`).
 //! [`IdRange::part`] splits the id space instead:
 //! Firestore's generated ids are 20 characters drawn uniformly from `[0-9A-Za-z]`, so equal
 //! ranges of their first two characters hold about equal shares of them. Ids of your own

@@ -73,7 +73,7 @@ fn compare_types(a: &ValueType, b: &ValueType) -> Ordering {
 }
 
 /// How many leading UTF-8 bytes of a string queries compare (measured on the emulator in
-/// `tests/server_order.rs`, with and without other filters, for short and long field names
+/// `tests/tests/suite/server_order.rs`, with and without other filters, for short and long field names
 /// and filter values alike); also the longest string a filter takes.
 pub const INDEXED_STRING_BYTES: usize = 1499;
 /// The same for a bytes value: one byte more.
@@ -91,7 +91,7 @@ fn indexed_bytes(value: &[u8]) -> (&[u8], bool) {
 
 /// Whether the server takes `value` in a cursor: not a string longer than 1,499 bytes that is
 /// compared whole, which it refuses as "too large" (a character across byte 1,499 ending the
-/// string; measured in `tests/server_order.rs`). A longer, cut string is taken.
+/// string; measured in `tests/tests/suite/server_order.rs`). A longer, cut string is taken.
 pub fn usable_in_cursor(value: &Value) -> bool {
     match &value.value_type {
         Some(ValueType::StringValue(s)) => s.len() <= INDEXED_STRING_BYTES || indexed_string(s).1,

@@ -1,6 +1,6 @@
 //! Filters on fields other than the order field (`#[sharded(range)]`): a range, `!=` or
 //! `not-in`. Firestore orders such a query by the filtered field after the explicit orders
-//! (measured in `tests/server_inequalities.rs`), so a sharded query orders by (order field,
+//! (measured in `tests/tests/suite/server_inequalities.rs`), so a sharded query orders by (order field,
 //! filtered field, document name) and its merge and cursors carry all three.
 
 use std::marker::PhantomData;

@@ -16,7 +16,7 @@ use crate::Result;
 /// transaction or a read time of the caller's), whose snapshot every chunk shares already.
 ///
 /// A read-only transaction takes no locks (on the emulator too, measured in
-/// `tests/tests/server_batch_write.rs`: only a read-write one holds what it read), but it
+/// `tests/tests/suite/server_batch_write.rs`: only a read-write one holds what it read), but it
 /// lives on the server until it ends. So a snapshot is released as soon as its reads are
 /// done, or when it is dropped first (a stream dropped before its end): by a rollback sent
 /// from a task of its own, off the read's critical path.

@@ -87,7 +87,7 @@ impl Subtotal {
 
 /// One query's `count`, `sum` and `avg` of a field, as Firestore answered them. Beside a
 /// `sum` or an `avg` of a field, `count` counts the documents that have the field, numbers
-/// or not (measured in `tests/server_aggregates.rs`).
+/// or not (measured in `tests/tests/suite/server_aggregates.rs`).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ChunkAggregate {
     pub(crate) count: u64,

@@ -47,7 +47,7 @@ pub(super) fn range_filters(
     }
     // Firestore takes one filter of the `!=` kind per query (`!=`, `not-in`, and the
     // `is not NaN` and `is not null` a `!=` of NaN or null is), whatever their values
-    // (measured in `tests/server_inequalities.rs`).
+    // (measured in `tests/tests/suite/server_inequalities.rs`).
     let not_ins = field_filters
         .iter()
         .filter(|filter| matches!(filter.kind, FilterKind::NotIn(_)))
@@ -275,7 +275,7 @@ pub const MAX_NOT_IN: usize = 10;
 pub const MAX_LIMIT: u32 = i32::MAX as u32;
 
 /// The longest string a filter may compare with, in UTF-8 bytes: the server refuses longer
-/// ones ("too large to be used in a query"; measured in `tests/server_order.rs`). A bytes
+/// ones ("too large to be used in a query"; measured in `tests/tests/suite/server_order.rs`). A bytes
 /// value may have one byte more.
 pub const MAX_FILTER_VALUE_BYTES: usize = value_order::INDEXED_STRING_BYTES;
 

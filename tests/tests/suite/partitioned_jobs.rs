@@ -74,7 +74,7 @@ fn worker(
     let mut command = tokio::process::Command::new(std::env::current_exe().unwrap());
     command
         .args([
-            "partition_worker",
+            "partitioned_jobs::partition_worker",
             "--exact",
             "--ignored",
             "--nocapture",

@@ -37,7 +37,11 @@ fn a_test_process_killed_by_sigkill_leaves_no_jvm() {
         return;
     }
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_that_holds_an_emulator", "--nocapture"])
+        .args([
+            "--exact",
+            "emulator_kit::child_that_holds_an_emulator",
+            "--nocapture",
+        ])
         .env(CHILD_ENV, "1")
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

@@ -89,7 +89,7 @@ fn task(
     let mut command = tokio::process::Command::new(std::env::current_exe().unwrap());
     command
         .args([
-            "tracked_task",
+            "job_processes::tracked_task",
             "--exact",
             "--ignored",
             "--nocapture",

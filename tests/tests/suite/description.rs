@@ -72,7 +72,7 @@ fn the_derive_and_the_build_describe_a_collection_alike() {
     let dir = std::env::temp_dir().join(format!("sharded-description-{}", std::process::id()));
     let src = dir.join("src");
     std::fs::create_dir_all(&src).unwrap();
-    let this = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/description.rs");
+    let this = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suite/description.rs");
     std::fs::copy(this, src.join("lib.rs")).unwrap();
     let outcome = sharded_build::Indexes::from_env()
         .sources(&src)
