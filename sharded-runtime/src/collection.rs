@@ -10,8 +10,8 @@ use crate::serialize::{masked, serialize};
 use crate::stored::Stored;
 use crate::transform::Transform;
 use crate::write::{
-    Existing, OrderStamp, Written, commit_one, sharded_write, transform_only, transformed_write,
-    upsert_stamped_on_create,
+    Existing, OrderStamp, Written, commit_one, merge, sharded_write, transform_only,
+    transformed_write, upsert_stamped_on_create,
 };
 use crate::{Field, Result, ShardCensus, ShardJob, Sharded};
 
@@ -161,6 +161,46 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
         let mask = mask.into_iter().map(str::to_owned).collect();
         let write = sharded_write::<T>(document, Some(mask), Existing::Present, self.stamp)?;
         commit_one(self.db, write).await
+    }
+
+    /// Firestore's `set(..., merge)` for a typed document: where the document `id` exists,
+    /// writes only `fields` from `document` and keeps every other stored field, the shard
+    /// among them (as [`update_fields`](Self::update_fields)); where it does not, creates it
+    /// whole from `document` with a shard drawn (as [`insert_with_id`](Self::insert_with_id)).
+    /// A merge that wrote only `fields` to a new document would store it without its shard
+    /// or its order field, and no sharded query would return it.
+    ///
+    /// One request when the document exists, two when it does not (the update is refused with
+    /// `NOT_FOUND`, then the create goes): no read, and each step is safe to send again. A
+    /// document created or deleted between the two is written by the other step after all.
+    /// A document stored without a shard (legacy data) keeps having none, as with
+    /// `update_fields`: [`backfill`](Self::backfill) gives it one.
+    ///
+    /// ```no_run
+    /// # use serde::{Deserialize, Serialize};
+    /// # use sharded_runtime::Sharded;
+    /// # use sharded_runtime::firestore::{FirestoreDb, FirestoreTimestamp};
+    /// # #[derive(Serialize, Deserialize, Sharded)]
+    /// # #[sharded(shards = 3, order_by = "timestamp")]
+    /// # struct Instrument { #[sharded(index)] exchange: String, price_micros: i64, timestamp: FirestoreTimestamp }
+    /// # async fn example(db: &FirestoreDb, instrument: &Instrument) -> sharded_runtime::Result<()> {
+    /// let fields = Instrument::fields();
+    /// Instrument::collection(db)
+    ///     .merge_fields("aaa", instrument, &[fields.price_micros])
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn merge_fields(
+        &self,
+        id: &str,
+        document: &T,
+        fields: &[Field<T>],
+    ) -> Result<Written<T>> {
+        let name = self.document_name(id)?;
+        let (masked_document, mask) = masked::<T>(&name, document, fields)?;
+        let mask: Vec<String> = mask.into_iter().map(str::to_owned).collect();
+        let whole = serialize(document, &name)?;
+        merge::<T>(self.db, masked_document, mask, whole, self.stamp).await
     }
 
     /// Transforms fields of the existing document `id` on the server, atomically, leaving

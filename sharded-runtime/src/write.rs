@@ -262,28 +262,51 @@ pub(crate) async fn upsert_stamped_on_create<T: Sharded>(
     document: Document,
 ) -> Result<Written<T>> {
     use firestore::gcloud_sdk::tonic::Code;
+    let stamp = OrderStamp::OnCreate;
+    let create = || sharded_write::<T>(document.clone(), None, Existing::Absent, stamp);
+    let replace = || sharded_write::<T>(document.clone(), None, Existing::Present, stamp);
+    one_of_two(db, (create, Code::AlreadyExists), (replace, Code::NotFound)).await
+}
+
+/// A merge: `masked` (the fields of `mask`) written to the existing document, or `whole`
+/// created where there is none.
+pub(crate) async fn merge<T: Sharded>(
+    db: &FirestoreDb,
+    masked: Document,
+    mask: Vec<String>,
+    whole: Document,
+    stamp: OrderStamp,
+) -> Result<Written<T>> {
+    use firestore::gcloud_sdk::tonic::Code;
+    let update =
+        || sharded_write::<T>(masked.clone(), Some(mask.clone()), Existing::Present, stamp);
+    let create = || sharded_write::<T>(whole.clone(), None, Existing::Absent, stamp);
+    one_of_two(db, (update, Code::NotFound), (create, Code::AlreadyExists)).await
+}
+
+/// Commits the first write, or, where the server refuses it for the document's existence
+/// (its code given beside it), the second; where that is refused too (the document was
+/// created or deleted in between), the first again: three rounds at most.
+async fn one_of_two<T: Sharded>(
+    db: &FirestoreDb,
+    (first, first_refused): (
+        impl Fn() -> Result<Write>,
+        firestore::gcloud_sdk::tonic::Code,
+    ),
+    (second, second_refused): (
+        impl Fn() -> Result<Write>,
+        firestore::gcloud_sdk::tonic::Code,
+    ),
+) -> Result<Written<T>> {
     let mut last = None;
-    for _ in 0..3 {
-        let create = sharded_write::<T>(
-            document.clone(),
-            None,
-            Existing::Absent,
-            OrderStamp::OnCreate,
-        )?;
-        match commit_one_or_status(db, create).await? {
+    for step in 0..6 {
+        let (write, refused) = match step % 2 {
+            0 => (first()?, first_refused),
+            _ => (second()?, second_refused),
+        };
+        match commit_one_or_status(db, write).await? {
             Ok(written) => return Ok(written),
-            Err(status) if status.code() == Code::AlreadyExists => {}
-            Err(status) => return Err(firestore::errors::FirestoreError::from(status).into()),
-        }
-        let replace = sharded_write::<T>(
-            document.clone(),
-            None,
-            Existing::Present,
-            OrderStamp::OnCreate,
-        )?;
-        match commit_one_or_status(db, replace).await? {
-            Ok(written) => return Ok(written),
-            Err(status) if status.code() == Code::NotFound => last = Some(status),
+            Err(status) if status.code() == refused => last = Some(status),
             Err(status) => return Err(firestore::errors::FirestoreError::from(status).into()),
         }
     }

@@ -19,6 +19,7 @@ mod listen_dead_connection;
 mod listen_idle;
 mod listen_reshard;
 mod listen_resume;
+mod merges;
 mod model;
 mod one_struct_two_places;
 mod other_clients;
