@@ -3,7 +3,8 @@
 // and prints what it read, as JSON, for the Rust side to compare with its own reads.
 //
 // stdin:  {"host", "project", "description", "sdk": "web" | "admin" (the Firebase JS SDK, or
-//          the Node server SDK for the queries), "writes": [{"parent", "id", "data"}],
+//          the Node server SDK, for writes and queries), "writes": [{"parent", "id", "data",
+//          "options"?: {"merge": true} | {"mergeFields": [...]}}],
 //          "queries": [{"scope": {"parent"} | {"group": true}, "where": [[field, op, value]],
 //                       "or"?: [[[field, op, value]], ...] (queries OR-ed with it),
 //                       "pageSize": n, "aggregate"?: field}]}
@@ -32,13 +33,6 @@ const collectionIn = (parent) => {
   return collections.get(key);
 };
 
-// Writes in parallel batches of 50: the client's own path, one request each.
-for (let i = 0; i < input.writes.length; i += 50) {
-  await Promise.all(
-    input.writes.slice(i, i + 50).map((w) => collectionIn(w.parent).set(w.id, decode(w.data))),
-  );
-}
-
 let admin;
 let QueryTimestamp = Timestamp;
 if (input.sdk === "admin") {
@@ -48,6 +42,24 @@ if (input.sdk === "admin") {
   admin = new server.Firestore({ projectId: input.project });
   QueryTimestamp = server.Timestamp;
 }
+const adminCollections = new Map();
+const writerIn = (parent) => {
+  if (!admin) return collectionIn(parent);
+  const key = parent ?? "";
+  if (!adminCollections.has(key)) adminCollections.set(key, new ShardedAdminCollection(admin, d, parent ?? undefined));
+  return adminCollections.get(key);
+};
+
+// Writes in parallel batches of 50, through the client's `set` (with `options` for a merge),
+// one request each.
+for (let i = 0; i < input.writes.length; i += 50) {
+  await Promise.all(
+    input.writes
+      .slice(i, i + 50)
+      .map((w) => writerIn(w.parent).set(w.id, decode(w.data, QueryTimestamp), w.options ?? undefined)),
+  );
+}
+
 const queryOf = (scope) => {
   if (admin) {
     return scope.group ? adminCollectionGroup(admin, d) : new ShardedAdminCollection(admin, d, scope.parent ?? undefined).query();

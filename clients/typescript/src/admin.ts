@@ -34,6 +34,7 @@ import {
 import {
   checkParent,
   checkUpdate,
+  mergeWrite,
   type Chunk,
   compareInPlan,
   type Cursor,
@@ -77,11 +78,21 @@ export class ShardedAdminCollection<T extends DocumentData = DocumentData> {
     return this.ref.add(withShard(this.description, data));
   }
 
-  /** Writes the document `id` whole with a shard drawn; with `{merge: true}`, only the given
-   * fields (the stored shard stays). */
+  /** Writes the document `id` whole with a shard drawn; a merge as `ShardedCollection.set`
+   * does it: in a transaction, keeping a stored shard that queries read, drawing one where
+   * there is none. */
   async set(id: string, data: T, options?: SetOptions): Promise<void> {
     const ref = this.ref.doc(id);
-    await (options ? ref.set(data, options) : ref.set(withShard(this.description, data)));
+    if (!options) {
+      await ref.set(withShard(this.description, data));
+      return;
+    }
+    const shard = fieldPath(this.description.shardField);
+    await this.db.runTransaction(async (transaction) => {
+      const stored = await transaction.get(ref);
+      const [body, merge] = mergeWrite(this.description, data, options, stored.get(shard), shard);
+      transaction.set(ref, body, merge as SetOptions);
+    });
   }
 
   /** Updates fields of the document `id`; its shard stays. */

@@ -19,6 +19,7 @@ import {
   or,
   orderBy,
   query,
+  runTransaction,
   setDoc,
   snapshotEqual,
   sum,
@@ -55,6 +56,7 @@ import {
 import {
   checkParent,
   checkUpdate,
+  mergeWrite,
   type Chunk,
   compareInPlan,
   type Cursor,
@@ -100,12 +102,20 @@ export class ShardedCollection<T extends DocumentData = DocumentData> {
   }
 
   /**
-   * Writes the document `id` whole, with a shard drawn; with `{merge: true}`, only the given
-   * fields, and the shard only for a document that has none (a merge keeps the stored one).
+   * Writes the document `id` whole, with a shard drawn. With `{merge: true}` (or
+   * `{mergeFields}`), only the given fields, in a transaction that reads the document first:
+   * a stored shard that queries read is kept, and a document without one (a new one, a
+   * legacy one) gets one drawn, so that no merge leaves a document sharded queries miss.
    */
-  set(id: string, data: T, options?: SetOptions): Promise<void> {
+  async set(id: string, data: T, options?: SetOptions): Promise<void> {
     const ref = doc(this.ref, id);
-    return options ? setDoc(ref, data, options) : setDoc(ref, withShard(this.description, data));
+    if (!options) return setDoc(ref, withShard(this.description, data));
+    const shard = fieldPath(this.description.shardField);
+    await runTransaction(this.db, async (transaction) => {
+      const stored = await transaction.get(ref);
+      const [body, merge] = mergeWrite(this.description, data, options, stored.get(shard), shard);
+      transaction.set(ref, body, merge as SetOptions);
+    });
   }
 
   /** Updates fields of the document `id`; its shard stays. */

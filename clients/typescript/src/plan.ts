@@ -385,6 +385,25 @@ export function checkParent(d: CollectionDescription, parent: string | undefined
   }
 }
 
+/**
+ * What a merge (`set(id, data, {merge: true})` or `{mergeFields}`) writes, given the stored
+ * document's shard field (`stored`, undefined when there is no document): `data` as it is
+ * when the stored shard is one queries read (a merge keeps it), otherwise `data` with a
+ * shard drawn, and `shardPath` (the SDK's path of the shard field) added to `mergeFields`.
+ */
+export function mergeWrite<D extends Record<string, unknown>, P>(
+  d: CollectionDescription,
+  data: D,
+  options: { merge?: boolean; mergeFields?: (string | P)[] },
+  stored: unknown,
+  shardPath: P,
+): [D, { merge?: boolean; mergeFields?: (string | P)[] }] {
+  checkUpdate(d, data);
+  if (typeof stored === "string" && readValues(d).includes(stored)) return [data, options];
+  const drawn = withShard(d, data);
+  return [drawn, options.mergeFields ? { mergeFields: [...options.mergeFields, shardPath] } : options];
+}
+
 /** Refuses an update that names the shard field: an update keeps the stored shard. */
 export function checkUpdate(d: CollectionDescription, data: object): void {
   const name = shardFieldName(d);

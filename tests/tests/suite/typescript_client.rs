@@ -832,3 +832,104 @@ async fn the_recipes_own_node_code_reads_what_rust_and_the_client_wrote() {
         assert_eq!(rust["exchange1"].as_array().unwrap().len(), limit as usize);
     }
 }
+
+#[derive(Debug, Clone, Serialize, Deserialize, Sharded)]
+#[sharded(shards = 40, order_by = "at", collection = "ts_merges")]
+struct Merged {
+    #[sharded(index)]
+    device: String,
+    at: FirestoreTimestamp,
+    level: i64,
+}
+
+/// A merge through the client (`set(id, data, {merge: true})` or `{mergeFields}`), on each
+/// SDK: a document's stored shard stays, and a new document, or one stored without a shard,
+/// gets one drawn, so that every merged document is one the sharded queries read. (A merge
+/// that wrote what it was given would store a new document without a shard: no query would
+/// return it, and only `verify()` would tell.)
+#[tokio::test]
+async fn merges_keep_a_stored_shard_and_draw_one_where_there_is_none() {
+    use sharded_tests::{all_documents, id_of, string_field};
+    let test = test_db("typescript-merge").await;
+    let db = &test.db;
+    let project = db.get_database_path().split('/').nth(1).unwrap().to_owned();
+    let host = test.emulator.host();
+    let at = json!({"$timestamp": [1_700_000_000, 0]});
+    for sdk in ["web", "admin"] {
+        let id = |name: &str| format!("{sdk}-{name}");
+        let stored = Merged {
+            device: "d0".into(),
+            at: timestamp(1_700_000_000),
+            level: 1,
+        };
+        Merged::collection(db)
+            .upsert(&id("kept"), &stored)
+            .await
+            .unwrap();
+        // A legacy document, written without the library: no shard.
+        db.fluent()
+            .update()
+            .in_col("ts_merges")
+            .document_id(id("legacy"))
+            .object(&json!({"device": "d3", "at": timestamp(1_700_000_000), "level": 4}))
+            .execute::<()>()
+            .await
+            .unwrap();
+        let shard_of = |docs: &[sharded_runtime::firestore::FirestoreDocument], name: &str| {
+            let doc = docs.iter().find(|d| id_of(d) == id(name)).unwrap();
+            string_field(doc, "shard").map(str::to_owned)
+        };
+        let before = shard_of(&all_documents(db, "ts_merges").await, "kept").unwrap();
+        let merge = json!({"merge": true});
+        let writes = vec![
+            json!({"parent": null, "id": id("kept"), "data": {"level": 5}, "options": merge}),
+            json!({"parent": null, "id": id("legacy"), "data": {"level": 6}, "options": merge}),
+            json!({"parent": null, "id": id("new"), "data": {"device": "d1", "at": at, "level": 2}, "options": merge}),
+            json!({"parent": null, "id": id("fields"), "data": {"device": "d2", "at": at, "level": 3, "note": "left out"},
+                   "options": {"mergeFields": ["device", "at", "level"]}}),
+        ];
+        probe(
+            sdk,
+            host,
+            &project,
+            description_json::<Merged>(),
+            writes,
+            Vec::new(),
+        );
+
+        let docs = all_documents(db, "ts_merges").await;
+        assert_eq!(
+            shard_of(&docs, "kept"),
+            Some(before),
+            "{sdk}: the stored shard stays"
+        );
+        let values = Merged::DESCRIPTION.shard_values;
+        for name in ["legacy", "new", "fields"] {
+            let shard =
+                shard_of(&docs, name).unwrap_or_else(|| panic!("{sdk}: `{name}` has no shard"));
+            assert!(
+                values.contains(&shard.as_str()),
+                "{sdk}: `{name}` has `{shard}`"
+            );
+        }
+        let kept = Merged::collection(db)
+            .get(&id("kept"))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (kept.device.as_str(), kept.level),
+            ("d0", 5),
+            "{sdk}: the merge wrote its field alone"
+        );
+        let fields = docs.iter().find(|d| id_of(d) == id("fields")).unwrap();
+        assert!(
+            !fields.fields.contains_key("note"),
+            "{sdk}: `mergeFields` wrote its fields alone"
+        );
+    }
+    // Every document is one the sharded queries read.
+    let read = Merged::query().all().count(db).await.unwrap();
+    assert_eq!(read as usize, all_documents(db, "ts_merges").await.len());
+    assert_eq!(read, 8);
+}
