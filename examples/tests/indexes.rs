@@ -251,3 +251,15 @@ fn the_committed_file_serves_every_query_of_the_examples() {
     assert!(!reversed.is_served_by_file(FILE).unwrap());
     assert!(Instrument::indexes().serving(&reversed).is_none());
 }
+
+/// The drift check: the build, run as `build.rs` runs it with `SHARDED_INDEXES_CHECK=1`, writes
+/// nothing and finds the committed `firestore.indexes.json` and `firestore.rules` exactly
+/// what it would write from the sources (a test rather than a build of its own in CI, whose
+/// features would differ from the workspace's and build every dependency twice).
+#[test]
+fn the_committed_files_are_what_the_build_writes() {
+    let outcome = sharded_build::Indexes::from_env().check(true).run();
+    if let Err(error) = outcome {
+        panic!("{error}");
+    }
+}
