@@ -289,6 +289,8 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     /// opened again and each target resumes from its resume token; a target the server
     /// removes (a missing index) or connections that keep failing end the stream with
     /// [`Error::Listen`](crate::Error::Listen). The query is checked before anything is sent.
+    /// A live query shows the present: a client pinned to a read time or a transaction
+    /// (`clone_with_consistency_selector`) is [`Error::InvalidQuery`](crate::Error::InvalidQuery).
     ///
     /// What each snapshot is, as the Firebase SDKs keep it: each target's documents and its
     /// resume token are committed together at a point the server declares consistent, and a

@@ -34,6 +34,7 @@ mod query_or;
 mod query_plan;
 mod query_ranges;
 mod query_reversed;
+mod read_time;
 mod rename_field;
 mod resharding;
 mod security_rules;

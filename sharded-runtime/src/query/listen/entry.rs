@@ -18,6 +18,12 @@ pub(crate) fn listener<T: Sharded, const QUERY: u64, R: Reach, W: Window>(
     checkpoint: Option<ListenCheckpoint>,
 ) -> Result<SnapshotStream<T>> {
     options.validate()?;
+    if db.get_session_params().consistency_selector.is_some() {
+        // A Listen stream has no read time or transaction: it would show the present.
+        return Err(crate::Error::InvalidQuery(
+            "a live query shows the present; this client reads at a fixed read time or in a transaction: listen with the database handle itself".into(),
+        ));
+    }
     let plan = query.plan()?.forward_only()?;
     let start_after = plan.start_after(db);
     let queries = plan
