@@ -45,17 +45,15 @@ pub use query::{
     Cursor, CursorOf, InGroup, Page, PageOf, QueryPlan, ShardedQuery, WholeCollection,
     WholeCollectionReversed,
 };
-pub use shard_job::ShardedCollectionGroup;
 pub use sharded::Sharded;
 pub use sharded_derive::Sharded;
 pub use sharded_derive::StoredNames;
-pub use stored::{Decoded, Stored};
+pub use stored::Stored;
 pub use stored_names::StoredNames;
-pub use transform::Transform;
 
 /// What a query is built from and reads besides the query itself: the typed fields it sums
 /// and filters, its reach and window (in its type), what a read returns (`Number`, `Many`,
-/// `QueryStats`, `Undecodable`), and what orders a field (`OrderKey`).
+/// `QueryStats`, `Decoded`, `Undecodable`), and what orders a field (`OrderKey`).
 pub mod reads {
     pub use crate::get_many::Many;
     pub use crate::order_key::{OrderBound, OrderKey};
@@ -63,17 +61,18 @@ pub mod reads {
         CursorArgument, DynamicOr, InCollection, Number, NumericField, Or, Queries, QueryStats,
         RangeField, RangeFilter, Reversed, WHOLE_COLLECTION, Whole, Windowed, query_id,
     };
-    pub use crate::stored::Undecodable;
+    pub use crate::stored::{Decoded, Undecodable};
 }
 
 /// What writes take and return besides the document: the fields an update writes, typed
-/// transforms, a server-filled order field, transactions' errors, a batch under a parent.
+/// transforms (`Transform`), a server-filled order field, transactions' errors, a batch under
+/// a parent.
 pub mod writes {
     pub use crate::atomic::{AtomicBatchIn, TransactionError, transaction_error};
     pub use crate::document_id::check_document_id;
     pub use crate::fields::Field;
     pub use crate::status::StatusCode;
-    pub use crate::transform::{ServerTime, TransformNumber, TypedField};
+    pub use crate::transform::{ServerTime, Transform, TransformNumber, TypedField};
     pub use crate::write::{OrderStamp, Written};
 }
 
@@ -85,7 +84,8 @@ pub mod listen {
 }
 
 /// Jobs over a whole collection (backfill, rebalance, rename, verify) and their state: one
-/// process, or parts tracked across the tasks of Cloud Run or Kubernetes jobs.
+/// process, or parts tracked across the tasks of Cloud Run or Kubernetes jobs; over every
+/// parent's collection at once, from `T::collection_group(&db)` (`ShardedCollectionGroup`).
 pub mod jobs {
     pub use crate::balanced_parts::{Parts, SplitBy};
     pub use crate::job::{
@@ -93,7 +93,7 @@ pub mod jobs {
     };
     pub use crate::partition::{IdRange, MAX_PARTS};
     pub use crate::shard_job::{
-        BothNames, Checkpoint, MAX_LISTED, Progress, ShardCensus, ShardJob,
+        BothNames, Checkpoint, MAX_LISTED, Progress, ShardCensus, ShardJob, ShardedCollectionGroup,
     };
     pub use crate::task_part::{Engine, TaskPart};
 }
