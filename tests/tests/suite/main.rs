@@ -41,6 +41,7 @@ mod security_rules;
 mod serialization;
 mod server_aggregates;
 mod server_batch_write;
+mod server_explain_and_vectors;
 mod server_inequalities;
 mod server_order;
 mod server_timestamp;
