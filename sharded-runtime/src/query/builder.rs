@@ -266,6 +266,22 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         query
     }
 
+    /// The last `limit` documents of the query, in its order: Firestore's `limitToLast`, as
+    /// [`before`](Self::before) the query's end with that limit. Read from the end, in the
+    /// other direction, and turned back, so the type declares `reversible` (whose indexes
+    /// serve it); exact across chunk queries as every limit is. With [`fetch`](Self::fetch),
+    /// [`fetch_stored`](Self::fetch_stored) and [`count`](Self::count) (which counts at most
+    /// `limit`); a page of it is the query's last page, whose `previous` continues back.
+    /// `limit_to_last(0)` is [`Error::InvalidQuery`](crate::Error::InvalidQuery), nothing
+    /// sent, as `limit(0)` is.
+    pub fn limit_to_last(self, limit: u32) -> ShardedQuery<T, QUERY, R, Windowed>
+    where
+        T: crate::bounds::Reversible,
+    {
+        let end = super::cursor::Cursor::<T, QUERY, R>::at_edge(super::cursor::Edge::End);
+        self.before(end).limit(limit)
+    }
+
     /// The same query in the other direction: the documents it returns in reverse order, its
     /// cursors and pages of their own type ([`Reversed`](crate::Reversed)), so a cursor of
     /// one direction does not compile with the other. For a type that declares

@@ -15,6 +15,7 @@ mod firebase_cli;
 mod get_many;
 mod job_processes;
 mod job_state;
+mod limit_to_last;
 mod listen;
 mod listen_dead_connection;
 mod listen_reshard;
