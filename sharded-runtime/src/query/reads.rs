@@ -132,6 +132,40 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         })
     }
 
+    /// [`stream`](Self::stream), each document read as `P` as [`fetch_as`](Self::fetch_as)
+    /// reads it: only `P`'s fields come back, with the order field, the shard and a range
+    /// filter's field, which the merge and the stream's later pages start after.
+    pub fn stream_as<'q, P>(
+        &'q self,
+        db: &'q FirestoreDb,
+    ) -> BoxFuture<'q, Result<BoxStream<'static, Result<Stored<P>>>>>
+    where
+        P: DeserializeOwned + StoredNames + Send + 'static,
+    {
+        self.stream_as_in_pages_of(db, stream::STREAM_PAGE)
+    }
+
+    /// [`stream_as`](Self::stream_as), reading pages of `page_size` documents per chunk
+    /// query, as [`stream_in_pages_of`](Self::stream_in_pages_of) does.
+    pub fn stream_as_in_pages_of<'q, P>(
+        &'q self,
+        db: &'q FirestoreDb,
+        page_size: u32,
+    ) -> BoxFuture<'q, Result<BoxStream<'static, Result<Stored<P>>>>>
+    where
+        P: DeserializeOwned + StoredNames + Send + 'static,
+    {
+        let mask = projection::projection_mask::<T, P>(self.then_by());
+        let mut masked = self.clone();
+        Box::pin(async move {
+            masked.mask = Some(mask?);
+            let documents = stream::stream_documents(&masked, db, page_size).await?;
+            Ok(documents
+                .map(|document| Stored::read_as::<T>(&document?))
+                .boxed())
+        })
+    }
+
     // Documents, the undecodable ones apart.
 
     /// [`fetch_stored`](Self::fetch_stored), with each document that does not read as `T`

@@ -1,5 +1,5 @@
-//! Projections on the emulator: `fetch_as::<P>()` returns the same documents in the same order
-//! as `fetch`, read as the partial type, and only its fields (with the order field and the
+//! Projections on the emulator: `fetch_as::<P>()` and `stream_as::<P>()` return the same
+//! documents in the same order as `fetch`, read as the partial type, and only its fields (with the order field and the
 //! shard) come back; a projection of fields the type does not store is refused before
 //! sending.
 
@@ -139,6 +139,57 @@ async fn only_the_projected_fields_come_back() {
             stored.id
         );
     }
+}
+
+/// `stream_as`, over 40 shard values in pages of 4 per chunk query (so every later page starts
+/// after a projected document): the same documents in the same order as `fetch_stored`, and
+/// only the projected field, the order field and the shard.
+#[tokio::test]
+async fn a_projected_stream_reads_what_the_query_reads_page_after_page() {
+    use futures::TryStreamExt as _;
+    let test = test_db("projection-stream").await;
+    let db = &test.db;
+    for seq in 0..90 {
+        let tick = Tick {
+            venue: ["XNAS", "XNYS"][(seq % 2) as usize].into(),
+            at: at(seq % 7),
+            seq,
+        };
+        Tick::collection(db)
+            .upsert(&format!("t{seq:02}"), &tick)
+            .await
+            .unwrap();
+    }
+    let query = Tick::query().venue("XNAS");
+    let keys: Vec<_> = query
+        .stream_as_in_pages_of::<Keys>(db, 4)
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    let full = query.fetch_stored(db).await.unwrap();
+    assert_eq!(full.len(), 45);
+    assert_eq!(
+        keys.iter().map(|k| &k.id).collect::<Vec<_>>(),
+        full.iter().map(|s| &s.id).collect::<Vec<_>>()
+    );
+    assert!(
+        keys.iter()
+            .all(|k| k.document.0 == ["at", "bucket", "venue"])
+    );
+    let streamed: Vec<_> = query
+        .stream_as::<Keys>(db)
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(streamed.len(), 45);
+    assert!(matches!(
+        Tick::query().all().stream_as::<Misnamed>(db).await.err(),
+        Some(Error::InvalidQuery(_))
+    ));
 }
 
 #[tokio::test]

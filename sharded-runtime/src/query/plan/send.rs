@@ -41,6 +41,9 @@ impl QueryPlan {
         if self.scope == crate::parent::Scope::Group {
             params.all_descendants = Some(true);
         }
+        // A projection's fields, as `select_ordered` sends them: a stream's later pages,
+        // sent as raw requests at its read time, are projected as its first ones.
+        params.return_only_fields = self.mask.clone();
         if let Some(limit) = limit {
             params = params.with_limit(limit);
         }
