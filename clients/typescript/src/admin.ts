@@ -18,38 +18,22 @@ import {
 } from "@google-cloud/firestore";
 
 import { type CollectionDescription, ShardedError } from "./description.js";
-import { type AggregateTotal, checkSummed, settle } from "./aggregate.js";
+import { type ChunkAggregate } from "./aggregate.js";
+import { cursorName, GROUP, type QueryState, startState } from "./builder.js";
 import {
-  cursorName,
-  GROUP,
-  planFor,
-  type QueryState,
-  startState,
-  wholePlan,
-  withCursor,
-  withLimit,
-  withOr,
-  withWhere,
-} from "./builder.js";
-import {
+  type Chunk,
   checkParent,
   checkUpdate,
-  mergeWrite,
-  type Chunk,
-  compareInPlan,
-  type Cursor,
   cursorValues,
   type Filter as ShardedFilter,
+  mergeWrite,
+  operandOf,
   type QueryPlan,
   segments,
-  type WhereOp,
-  operandOf,
-  weightOf,
   withShard,
 } from "./plan.js";
-import { type PageOf, pageOf } from "./page.js";
-import { checkLive, listenMerged, type LiveSnapshot } from "./live.js";
-import { readRounds } from "./rounds.js";
+import { type PageOf } from "./page.js";
+import { ShardedQueryOf } from "./query.js";
 
 function fieldPath(path: string): FieldPath {
   return new FieldPath(...segments(path));
@@ -118,138 +102,64 @@ export function adminCollectionGroup(db: Firestore, description: CollectionDescr
 }
 
 /** A query through the server SDK: immutable, each method returns a new one. */
-export class AdminShardedQuery {
+export class AdminShardedQuery extends ShardedQueryOf<QueryDocumentSnapshot<DocumentData>, AdminShardedQuery> {
   constructor(
-    readonly description: CollectionDescription,
+    description: CollectionDescription,
     private readonly source: Query<DocumentData>,
-    private readonly state: QueryState,
-  ) {}
+    state: QueryState,
+  ) {
+    super(description, state);
+  }
 
-  private with(state: QueryState): AdminShardedQuery {
+  protected with(state: QueryState): AdminShardedQuery {
     return new AdminShardedQuery(this.description, this.source, state);
   }
 
-  /** A filter, as `ShardedQuery.where` takes it. */
-  where(field: string, op: WhereOp, value: unknown): AdminShardedQuery {
-    return this.with(withWhere(this.description, this.state, field, op, value));
+  protected async read(
+    plan: QueryPlan,
+    chunk: Chunk,
+    n: number | undefined,
+    after?: QueryDocumentSnapshot<DocumentData>,
+  ): Promise<QueryDocumentSnapshot<DocumentData>[]> {
+    return (await this.chunk(plan, chunk, n, after).get()).docs;
   }
 
-  /** The documents this query matches or `other` does, as `ShardedQuery.or`. */
-  or(other: AdminShardedQuery): AdminShardedQuery {
-    return this.with(withOr(this.description, this.state, other.description, other.state));
+  protected async countChunk(plan: QueryPlan, chunk: Chunk): Promise<number> {
+    return (await this.filtered(plan, chunk).count().get()).data().count;
   }
 
-  limit(n: number): AdminShardedQuery {
-    return this.with(withLimit(this.state, n));
-  }
-
-  after(cursor: Cursor): AdminShardedQuery {
-    return this.with(withCursor(this.state, cursor, false));
-  }
-
-  /** The page before `cursor` (a page's `previous`), in the query's order. */
-  before(cursor: Cursor): AdminShardedQuery {
-    return this.with(withCursor(this.state, cursor, true));
-  }
-
-  /** What the chunk queries send: plain data, checked against what the collection declares. */
-  plan(): QueryPlan {
-    return planFor(this.description, this.state);
-  }
-
-  async get(): Promise<AdminPage> {
-    const plan = this.plan();
-    const n = this.state.limit;
-    const compare = (a: QueryDocumentSnapshot, b: QueryDocumentSnapshot) => this.compare(plan, a, b);
-    if (n === undefined) {
-      const answers = await Promise.all(plan.chunks.map((chunk) => this.chunk(plan, chunk, undefined).get()));
-      const docs = answers.flatMap((answer) => answer.docs).sort(compare);
-      if (this.state.backward) docs.reverse();
-      return { docs, stats: { queries: plan.chunks.length, documentsRead: docs.length, rounds: 1 } };
-    }
-    const { fetched, stats } = await readRounds<QueryDocumentSnapshot<DocumentData>>(
-      plan.chunks.map(weightOf),
-      n + 1,
-      (chunk, ask, after) =>
-        this.chunk(plan, plan.chunks[chunk]!, ask, after)
-          .get()
-          .then((answer) => answer.docs),
-      compare,
-    );
-    const values = (doc: QueryDocumentSnapshot) => plan.orderBy.map((field) => doc.get(fieldPath(field)));
-    return pageOf(fetched.flat().sort(compare), n, this.state.cursor !== undefined, this.state.backward, values, (doc) => doc.ref.path, stats);
-  }
-
-  /**
-   * Listens to the query: one listener per chunk, merged into one stream of snapshots with
-   * `docChanges()`. The server SDK listens to each chunk on its own stream, so a change that
-   * touches documents of several chunks at once (a batch) may show as one snapshot per chunk;
-   * the JS SDK's listeners share one stream and show it as one. An error on any chunk stops
-   * every listener and reaches `error`.
-   */
-  onSnapshot(
-    next: (snapshot: LiveSnapshot<QueryDocumentSnapshot<DocumentData>>) => void,
-    error?: (error: Error) => void,
-  ): () => void {
-    checkLive(this.state.cursor);
-    const plan = this.plan();
-    return listenMerged(
-      {
-        chunks: plan.chunks,
-        listen: (i, onDocs, onError) =>
-          this.chunk(plan, plan.chunks[i]!, this.state.limit).onSnapshot((snapshot) => onDocs(snapshot.docs), onError),
-        compare: (a, b) => this.compare(plan, a, b),
-        path: (doc) => doc.ref.path,
-        same: (a, b) => a.isEqual(b),
-        ...(this.state.limit !== undefined && { limit: this.state.limit }),
-      },
-      next,
-      error,
-    );
-  }
-
-  /** How many documents match: one count per chunk, summed. */
-  async count(): Promise<number> {
-    const plan = wholePlan(this.description, this.state, "count");
-    const counts = await Promise.all(plan.chunks.map((chunk) => this.filtered(plan, chunk).count().get()));
-    return counts.reduce((total, answer) => total + answer.data().count, 0);
-  }
-
-  /** The sum of a field declared `#[sharded(aggregate)]` over every matching document. */
-  async sum(field: string): Promise<number> {
-    return (await this.aggregate(field, false)).sum;
-  }
-
-  /** The average of a field declared `#[sharded(aggregate)]`; `null` when no matching
-   * document holds a number in it. */
-  async average(field: string): Promise<number | null> {
-    return (await this.aggregate(field, true)).average;
-  }
-
-  /** The sum and average of `field`, exact across the chunks, and what they cost. */
-  async aggregate(field: string, average = true): Promise<AggregateTotal> {
-    const plan = wholePlan(this.description, this.state, "sum or average");
-    checkSummed(this.description, plan, field);
+  protected async aggregateChunk(plan: QueryPlan, chunk: Chunk, field: string): Promise<ChunkAggregate> {
     const path = fieldPath(field);
-    return settle(
-      plan.chunks,
-      average,
-      async (chunk) => {
-        // Ordered by the order field alone, as the Rust library asks: the index (shard,
-        // fields, order field, summed field) serves it.
-        const direction = this.description.direction === "DESCENDING" ? "desc" : "asc";
-        const answer = await this.filtered(plan, chunk)
-          .orderBy(fieldPath(this.description.orderField), direction)
-          .aggregate({ count: AggregateField.count(), sum: AggregateField.sum(path), avg: AggregateField.average(path) })
-          .get();
-        const data = answer.data();
-        return { count: data.count, sum: data.sum, avg: data.avg };
-      },
-      async (chunk) => {
-        const answer = await this.chunk(plan, chunk, undefined).select(path).get();
-        return answer.docs.map((doc) => doc.get(path));
-      },
-    );
+    const answer = await this.filtered(plan, chunk)
+      .orderBy(fieldPath(this.description.orderField), this.typeDirection())
+      .aggregate({ count: AggregateField.count(), sum: AggregateField.sum(path), avg: AggregateField.average(path) })
+      .get();
+    const data = answer.data();
+    return { count: data.count, sum: data.sum, avg: data.avg };
+  }
+
+  protected async valuesOf(plan: QueryPlan, chunk: Chunk, field: string): Promise<unknown[]> {
+    const path = fieldPath(field);
+    const answer = await this.chunk(plan, chunk, undefined).select(path).get();
+    return answer.docs.map((doc) => doc.get(path));
+  }
+
+  protected listen(
+    plan: QueryPlan,
+    chunk: Chunk,
+    n: number | undefined,
+    onDocs: (docs: QueryDocumentSnapshot<DocumentData>[]) => void,
+    onError: (error: Error) => void,
+  ): () => void {
+    return this.chunk(plan, chunk, n).onSnapshot((snapshot) => onDocs(snapshot.docs), onError);
+  }
+
+  protected same(a: QueryDocumentSnapshot<DocumentData>, b: QueryDocumentSnapshot<DocumentData>): boolean {
+    return a.isEqual(b);
+  }
+
+  protected field(doc: QueryDocumentSnapshot<DocumentData>, field: string): unknown {
+    return doc.get(fieldPath(field));
   }
 
   private filtered(plan: QueryPlan, chunk: Chunk): Query<DocumentData> {
@@ -279,10 +189,5 @@ export class AdminShardedQuery {
       q = q.startAfter(...cursorValues(plan, this.state.cursor), cursorName(this.state, this.state.cursor));
     }
     return n === undefined ? q : q.limit(n);
-  }
-
-  private compare(plan: QueryPlan, a: QueryDocumentSnapshot, b: QueryDocumentSnapshot): number {
-    const values = (doc: QueryDocumentSnapshot) => plan.orderBy.map((field) => doc.get(fieldPath(field)));
-    return compareInPlan(plan, values(a), a.ref.path, values(b), b.ref.path);
   }
 }
