@@ -323,7 +323,18 @@ pub(super) async fn begin<'db, T: Sharded>(
     plan: &QueryPlan,
     span: &tracing::Span,
 ) -> Result<Snapshot<'db>> {
+    begin_requests::<T>(db, plan, span, plan.chunks.len()).await
+}
+
+/// [`begin`] for a read that sends `requests` queries in all (several per chunk), which share
+/// one snapshot whenever there is more than one.
+pub(super) async fn begin_requests<'db, T: Sharded>(
+    db: &'db FirestoreDb,
+    plan: &QueryPlan,
+    span: &tracing::Span,
+    requests: usize,
+) -> Result<Snapshot<'db>> {
     span.record("chunks", plan.chunks.len());
     crate::retired::check::<T>(db, &plan.scope).await?;
-    Snapshot::begin(db, plan.chunks.len()).await
+    Snapshot::begin(db, requests).await
 }

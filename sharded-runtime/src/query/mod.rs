@@ -29,7 +29,11 @@ mod window;
 pub use crate::value_order::{
     compare_documents, compare_references, compare_values, usable_in_cursor,
 };
-pub use aggregate::{Number, Numeric, NumericField, SummedOver, numeric_field};
+pub(crate) use aggregate::aggregate_asked;
+pub use aggregate::{
+    Aggregation, Aggregations, Avg, Count, Number, Numeric, NumericField, Sum, SummedOver, avg,
+    count, numeric_field, sum,
+};
 pub use builder::ShardedQuery;
 pub(crate) use count::count_of;
 pub use cursor::{Cursor, CursorArgument};

@@ -16,8 +16,9 @@ use tracing::Instrument as _;
 
 use super::spans::query_span;
 use super::{
-    ListenCheckpoint, ListenOptions, Number, NumericField, Page, QueryStats, Reach, ShardedQuery,
-    SnapshotStream, Summable, SummedOver, Window, aggregate, count, listen, projection, stream,
+    Aggregations, ListenCheckpoint, ListenOptions, Number, NumericField, Page, QueryStats, Reach,
+    ShardedQuery, SnapshotStream, Summable, SummedOver, Window, aggregate, count, listen,
+    projection, stream,
 };
 use crate::stored::{Decoded, Undecodable};
 use crate::{Result, Sharded, Stored, StoredNames};
@@ -275,6 +276,64 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     {
         let field = field.checked();
         Box::pin(async move { Ok(aggregate::aggregate(self, db, field, true).await?.1) })
+    }
+
+    /// Several aggregations in one call, as Firestore's SDKs take them in one aggregation
+    /// query: a tuple of one to five of [`count()`](crate::reads::count),
+    /// [`sum(field)`](crate::reads::sum) and [`avg(field)`](crate::reads::avg), answered as a
+    /// tuple in the same order (`u64`, [`Number`], `Option<f64>`), every answer read at one
+    /// snapshot and exact as [`sum`](Self::sum) and [`avg`](Self::avg) are.
+    ///
+    /// ```no_run
+    /// # use serde::{Deserialize, Serialize};
+    /// # use sharded_runtime::Sharded;
+    /// # use sharded_runtime::firestore::FirestoreDb;
+    /// use sharded_runtime::reads::{avg, count, sum};
+    /// # #[derive(Serialize, Deserialize, Sharded)]
+    /// # #[sharded(shards = 40, order_by = "at")]
+    /// # struct Order { #[sharded(index)] customer: String, #[sharded(aggregate)] qty: i64, #[sharded(aggregate)] price: f64, at: i64 }
+    /// # async fn example(db: &FirestoreDb) -> sharded_runtime::Result<()> {
+    /// let fields = Order::aggregates();
+    /// let (orders, units, mean_price) = Order::query()
+    ///     .customer("c1")
+    ///     .aggregate(db, (count(), sum(fields.qty), avg(fields.price)))
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// As in Firestore, the aggregations read only the documents that hold every field they
+    /// name: `count()` beside `sum(fields.qty)` counts the documents with a `qty`. Each chunk
+    /// asks one aggregation query per field named (each served by the index the plan holds
+    /// for that field's sum) and, with none or several, one count; where a chunk's
+    /// documents do not all hold every field, its documents' values are read (one billed read
+    /// each, reported as `sum_and_avg_with_stats` reports its own; see
+    /// [`aggregate_with_stats`](Self::aggregate_with_stats)).
+    pub fn aggregate<'q, A>(
+        &'q self,
+        db: &'q FirestoreDb,
+        aggregations: A,
+    ) -> BoxFuture<'q, Result<A::Output>>
+    where
+        A: Aggregations<T, QUERY, W> + Send + 'q,
+    {
+        Box::pin(async move { Ok(self.aggregate_with_stats(db, aggregations).await?.0) })
+    }
+
+    /// [`aggregate`](Self::aggregate), with what it cost: the aggregation queries sent, their
+    /// rounds, and the documents whose values were read to settle a chunk.
+    pub fn aggregate_with_stats<'q, A>(
+        &'q self,
+        db: &'q FirestoreDb,
+        aggregations: A,
+    ) -> BoxFuture<'q, Result<(A::Output, QueryStats)>>
+    where
+        A: Aggregations<T, QUERY, W> + Send + 'q,
+    {
+        let asked = aggregations.asked();
+        Box::pin(async move {
+            let (totals, stats) = super::aggregate_asked(self, db, &asked).await?;
+            Ok((aggregations.answer(&totals), stats))
+        })
     }
 
     /// [`sum`](Self::sum) and [`avg`](Self::avg) of `field` at once: one aggregation request

@@ -9,10 +9,10 @@ use firestore::{FirestoreConsistencySelector, FirestoreDb};
 
 use crate::Result;
 
-/// With more than one chunk, a read-only transaction whose snapshot every chunk query reads,
-/// so a document rewritten meanwhile (an upsert re-draws its shard and may move it to another
-/// chunk) is seen once, as it was at that moment. One chunk is one query, already consistent,
-/// and costs no transaction; so does a client that already reads at one point in time (a
+/// With more than one query (chunks, or several queries per chunk), a read-only transaction
+/// whose snapshot every one of them reads, so a document rewritten meanwhile (an upsert
+/// re-draws its shard and may move it to another chunk) is seen once, as it was at that
+/// moment. One query is already consistent, and costs no transaction; so does a client that already reads at one point in time (a
 /// transaction or a read time of the caller's), whose snapshot every chunk shares already.
 ///
 /// A read-only transaction takes no locks (on the emulator too, measured in
@@ -27,8 +27,8 @@ pub(crate) struct Snapshot<'db> {
 }
 
 impl<'db> Snapshot<'db> {
-    pub(crate) async fn begin(db: &'db FirestoreDb, chunks: usize) -> Result<Snapshot<'db>> {
-        if chunks <= 1 || db.get_session_params().consistency_selector.is_some() {
+    pub(crate) async fn begin(db: &'db FirestoreDb, queries: usize) -> Result<Snapshot<'db>> {
+        if queries <= 1 || db.get_session_params().consistency_selector.is_some() {
             return Ok(Snapshot {
                 transaction: None,
                 base: db,

@@ -46,6 +46,7 @@ mod server_explain_and_vectors;
 mod server_inequalities;
 mod server_order;
 mod server_timestamp;
+mod several_aggregations;
 mod shard_distribution;
 mod snapshot;
 mod subcollections;

@@ -191,3 +191,77 @@ async fn a_sum_orders_by_the_summed_field_and_refuses_an_order_by_name() {
         "{refused:?}"
     );
 }
+
+async fn write_fields(db: &FirestoreDb, id: &str, at: i64, fields: &[(&str, Value)]) {
+    let mut stored: std::collections::HashMap<String, Value> = [("at".to_owned(), int(at))].into();
+    for (name, value) in fields {
+        stored.insert((*name).to_owned(), value.clone());
+    }
+    let document = Document {
+        name: format!("{}/c/{id}", db.get_documents_path()),
+        fields: stored,
+        ..Default::default()
+    };
+    db.fluent()
+        .update()
+        .in_col("c")
+        .document(document)
+        .execute()
+        .await
+        .unwrap();
+}
+
+/// Several aggregations of different fields in one request aggregate only the documents that
+/// hold every field they name, a null included: `count` counts them, and each `sum` and `avg`
+/// reads only them. So `query.aggregate(&db, (count(), sum(a), avg(b)))` is not the answers
+/// of three requests where a document lacks a field.
+#[tokio::test]
+async fn several_aggregations_in_one_request_read_only_documents_with_every_aggregated_field() {
+    let test = test_db("server-aggregate-several").await;
+    let db = &test.db;
+    let null = Value {
+        value_type: Some(ValueType::NullValue(0)),
+    };
+    write_fields(db, "both", 1, &[("qty", int(2)), ("price", int(10))]).await;
+    write_fields(db, "qty", 2, &[("qty", int(3))]).await;
+    write_fields(db, "price", 3, &[("price", int(100))]).await;
+    write_fields(db, "null", 4, &[("qty", int(5)), ("price", null)]).await;
+    write_fields(db, "none", 5, &[]).await;
+    let rows = db
+        .fluent()
+        .select()
+        .from("c")
+        .order(|o| o.fields([o.field("at").ascending()]))
+        .aggregate(|a| {
+            a.fields([
+                a.field("count").count(),
+                a.field("sum_qty").sum("qty"),
+                a.field("avg_qty").avg("qty"),
+                a.field("sum_price").sum("price"),
+                a.field("avg_price").avg("price"),
+            ])
+        })
+        .query()
+        .await
+        .unwrap();
+    let get = |name: &str| rows[0].fields[name].clone();
+    // "both" and "null": the documents with a `qty` and a `price`.
+    assert_eq!(get("count"), int(2));
+    assert_eq!(get("sum_qty"), int(7));
+    assert_eq!(get("avg_qty"), double(3.5));
+    // The null is no number: skipped by the sum and the average, counted all the same.
+    assert_eq!(get("sum_price"), int(10));
+    assert_eq!(get("avg_price"), double(10.0));
+    // One field's aggregations read the documents with that field.
+    let count_and_sum = db
+        .fluent()
+        .select()
+        .from("c")
+        .order(|o| o.fields([o.field("at").ascending()]))
+        .aggregate(|a| a.fields([a.field("count").count(), a.field("sum_qty").sum("qty")]))
+        .query()
+        .await
+        .unwrap();
+    assert_eq!(count_and_sum[0].fields["count"], int(3));
+    assert_eq!(count_and_sum[0].fields["sum_qty"], int(10));
+}

@@ -27,7 +27,7 @@ pub trait Numeric: Serialize {
 pub struct NumericField<T, S = AllQueries> {
     pub(crate) path: &'static str,
     pub(super) integer: bool,
-    marker: PhantomData<fn() -> (T, S)>,
+    pub(super) marker: PhantomData<fn() -> (T, S)>,
 }
 
 /// Which queries (by query id) may sum and average a numeric field: implemented by
