@@ -55,6 +55,16 @@ pub struct ShardedQuery<T, const QUERY: u64, R: Reach = InCollection, W: Window 
     pub(super) upper: Bound<std::result::Result<Value, String>>,
     pub(super) limit: Option<u32>,
     pub(super) after: Option<super::cursor::Position>,
+    /// Whether the query starts at `after`'s document ([`start_at`]) rather than after it.
+    ///
+    /// [`start_at`]: ShardedQuery::start_at
+    pub(super) start_inclusive: bool,
+    /// The document the query ends at ([`end_at`], `inclusive`) or just before
+    /// ([`end_before`]), read forwards.
+    ///
+    /// [`end_at`]: ShardedQuery::end_at
+    /// [`end_before`]: ShardedQuery::end_before
+    pub(super) end: Option<(super::cursor::Position, bool)>,
     /// Ends just before this document, keeping the last `limit` before it ([`before`]).
     ///
     /// [`before`]: ShardedQuery::before
@@ -86,6 +96,8 @@ impl<T, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R, W> {
             upper: self.upper.clone(),
             limit: self.limit,
             after: self.after.clone(),
+            start_inclusive: self.start_inclusive,
+            end: self.end.clone(),
             before: self.before.clone(),
             scope: self.scope.clone(),
             marker: PhantomData,
@@ -105,6 +117,8 @@ impl<T, const QUERY: u64, R: Reach, W: Window> std::fmt::Debug for ShardedQuery<
             .field("upper", &self.upper)
             .field("limit", &self.limit)
             .field("after", &self.after)
+            .field("start_inclusive", &self.start_inclusive)
+            .field("end", &self.end)
             .field("before", &self.before)
             .field("scope", &self.scope)
             .finish()
@@ -166,6 +180,8 @@ impl<T: Sharded, const QUERY: u64, W: Window> ShardedQuery<T, QUERY, InCollectio
             upper: Bound::Unbounded,
             limit: None,
             after: None,
+            start_inclusive: false,
+            end: None,
             before: None,
             scope: crate::parent::Scope::Top,
             marker: PhantomData,
@@ -241,6 +257,61 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         query.after = cursor
             .into_position()
             .filter(|position| position.edge != Some(super::cursor::Edge::Start));
+        query.start_inclusive = false;
+        query
+    }
+
+    /// Starts at the document `cursor` points at, that document included when it still
+    /// matches: Firestore's `startAt`. A cursor of a document deleted or changed since starts
+    /// where it stood in the query's order. `None` starts at the beginning. The query becomes
+    /// [`Windowed`], as with [`after`](Self::after), which it replaces.
+    pub fn start_at(
+        self,
+        cursor: impl CursorArgument<T, QUERY, R>,
+    ) -> ShardedQuery<T, QUERY, R, Windowed> {
+        let mut query = self.after(cursor);
+        query.start_inclusive = true;
+        query
+    }
+
+    /// Ends at the document `cursor` points at, that document included when it still
+    /// matches: Firestore's `endAt`, read forwards (a [`limit`](Self::limit) keeps the first
+    /// documents up to it). Every chunk query ends there, so the merge is exact as without it.
+    /// With [`fetch`](Self::fetch), [`page`](Self::page), [`count`](Self::count),
+    /// [`stream`](Self::stream) and [`listen`](Self::listen); beside [`before`](Self::before),
+    /// which reads backwards from its own end, it is
+    /// [`Error::InvalidQuery`](crate::Error::InvalidQuery) before anything is sent. A cursor at
+    /// the query's end ([`Page::next`](crate::Page::next) of its last page is none) ends
+    /// nowhere; one at its start is [`Error::InvalidCursor`](crate::Error::InvalidCursor). The
+    /// query becomes [`Windowed`].
+    pub fn end_at(
+        self,
+        cursor: impl CursorArgument<T, QUERY, R>,
+    ) -> ShardedQuery<T, QUERY, R, Windowed> {
+        self.ending(cursor, true)
+    }
+
+    /// Ends just before the document `cursor` points at: Firestore's `endBefore`, read
+    /// forwards (a [`limit`](Self::limit) keeps the first documents before it, where
+    /// [`before`](Self::before) keeps the last). Otherwise as [`end_at`](Self::end_at).
+    pub fn end_before(
+        self,
+        cursor: impl CursorArgument<T, QUERY, R>,
+    ) -> ShardedQuery<T, QUERY, R, Windowed> {
+        self.ending(cursor, false)
+    }
+
+    fn ending(
+        self,
+        cursor: impl CursorArgument<T, QUERY, R>,
+        inclusive: bool,
+    ) -> ShardedQuery<T, QUERY, R, Windowed> {
+        let mut query = self.retyped();
+        // At the end of the query is no end.
+        query.end = cursor
+            .into_position()
+            .filter(|position| position.edge != Some(super::cursor::Edge::End))
+            .map(|position| (position, inclusive));
         query
     }
 
@@ -328,6 +399,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
             && matches!(other.upper, Bound::Unbounded)
             && other.limit.is_none()
             && other.after.is_none()
+            && other.end.is_none()
             && other.before.is_none()
             && other.filters.is_empty();
         query.or.push(Disjunct {

@@ -2,7 +2,7 @@
 //! fan-out past 30 shard values, merged into the order one query would return; and pages.
 
 use firestore::gcloud_sdk::google::firestore::v1::Document;
-use firestore::{FirestoreDb, FirestoreValue};
+use firestore::{FirestoreDb, FirestoreQueryCursor};
 use tracing::Instrument as _;
 
 use super::cursor::Edge;
@@ -136,6 +136,11 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
                 "a query starts after a cursor or ends before one, not both".into(),
             ));
         }
+        if self.end.is_some() {
+            return Err(Error::InvalidQuery(
+                "`before` reads backwards from its own cursor, which `end_at` and `end_before` would move: give one end".into(),
+            ));
+        }
         let mut flipped = self.flipped();
         flipped.after = match before.edge {
             None => Some(before.clone()),
@@ -147,6 +152,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
                 ));
             }
         };
+        flipped.start_inclusive = false;
         flipped.before = None;
         Ok(Some(flipped))
     }
@@ -208,10 +214,10 @@ async fn fetch_rounds(
     plan: &QueryPlan,
 ) -> Result<(Vec<Vec<Document>>, QueryStats)> {
     let chunks = &plan.chunks;
-    let start_after = plan.start_after(db);
+    let start_after = plan.start_cursor(db);
     // Each chunk query through the one retry policy: one dropped request among many
     // fails no fan-out.
-    let query = |i: usize, after: Option<Vec<FirestoreValue>>, limit: Option<u32>| {
+    let query = |i: usize, after: Option<FirestoreQueryCursor>, limit: Option<u32>| {
         crate::retry::retry_reads(&crate::retry::QUERY_READS, move || {
             plan.select_page(db, chunks[i], after.clone(), limit)
                 .query()
@@ -263,14 +269,14 @@ async fn fetch_rounds(
         }
         // Just after the chunk's last document; from the start again when that document's
         // order value is a string Firestore refuses as a cursor (over 1,500 bytes).
-        let requests: Vec<(usize, Option<Vec<FirestoreValue>>, usize)> = next
+        let requests: Vec<(usize, Option<FirestoreQueryCursor>, usize)> = next
             .iter()
             .map(|&(i, more)| {
                 let last = fetched[i]
                     .last()
                     .expect("a chunk asked again returned documents");
                 match plan.after_document_values(last) {
-                    Some(after) => (i, Some(after), more),
+                    Some(after) => (i, Some(FirestoreQueryCursor::AfterValue(after)), more),
                     None => (i, None, fetched[i].len() + more),
                 }
             })

@@ -15,7 +15,7 @@ use std::collections::VecDeque;
 
 use firestore::gcloud_sdk::google::firestore::v1::{Document, RunQueryRequest, run_query_request};
 use firestore::gcloud_sdk::prost_types::Timestamp;
-use firestore::{FirestoreDb, FirestoreValue};
+use firestore::{FirestoreDb, FirestoreQueryCursor};
 use futures::stream::{BoxStream, StreamExt, TryStreamExt};
 use tracing::Instrument as _;
 
@@ -32,7 +32,7 @@ pub(crate) const STREAM_PAGE: u32 = 300;
 /// Where a chunk's stream goes on from.
 struct Resume {
     /// Just after the last document that can be a cursor (the query's own start at first).
-    after: Option<Vec<FirestoreValue>>,
+    after: Option<FirestoreQueryCursor>,
     /// Documents already yielded after that one.
     skip: usize,
     /// No page left to read.
@@ -86,7 +86,7 @@ async fn open_stream<T: Sharded, const QUERY: u64, R: Reach, W: Window>(
 ) -> Result<BoxStream<'static, Result<Document>>> {
     let plan = query.plan()?.forward_only()?;
     let snapshot = begin::<T>(db, &plan, span).await?;
-    let start_after = plan.start_after(db);
+    let start_after = plan.start_cursor(db);
     let page = plan.limit.map_or(page_size, |limit| limit.min(page_size));
     // Every chunk's first page at once: one round trip of latency, not one each.
     let first = futures::future::try_join_all(plan.chunks.iter().enumerate().map(|(i, chunk)| {
@@ -178,7 +178,7 @@ fn chunk_stream(
 /// Where a chunk goes on after its first page, `documents`, of at most `page`.
 fn resume_after(
     plan: &QueryPlan,
-    start_after: Option<Vec<FirestoreValue>>,
+    start_after: Option<FirestoreQueryCursor>,
     documents: Vec<Document>,
     page: u32,
 ) -> Result<Resume> {
@@ -206,7 +206,7 @@ fn next_resume(
     for document in &fresh {
         match plan.after_document_values(document) {
             Some(values) => {
-                after = Some(values);
+                after = Some(FirestoreQueryCursor::AfterValue(values));
                 skip = 0;
             }
             None => skip += 1,
@@ -229,7 +229,7 @@ async fn stream_page(
     plan: &QueryPlan,
     chunk: Chunk,
     read_time: Option<Timestamp>,
-    after: Option<Vec<FirestoreValue>>,
+    after: Option<FirestoreQueryCursor>,
     limit: u32,
 ) -> Result<(Vec<Document>, Option<Timestamp>)> {
     let page = crate::retry::retry_reads(&crate::retry::QUERY_READS, || {
@@ -250,7 +250,7 @@ async fn stream_page_once(
     plan: &QueryPlan,
     chunk: Chunk,
     read_time: Option<Timestamp>,
-    after: Option<Vec<FirestoreValue>>,
+    after: Option<FirestoreQueryCursor>,
     limit: u32,
 ) -> firestore::FirestoreResult<(Vec<Document>, Option<Timestamp>)> {
     let Some(read_time) = read_time else {
@@ -271,7 +271,7 @@ async fn stream_page_once(
         return Ok((documents, read_time));
     };
     let query = plan
-        .structured_query(chunk, after, Some(limit))
+        .structured_query(db, chunk, after, Some(limit))
         .map_err(|error| {
             firestore::errors::FirestoreError::InvalidParametersError(
                 firestore::errors::FirestoreInvalidParametersError::new(

@@ -10,8 +10,10 @@ use super::aggregate::SummedOver;
 use super::shape::AllQueries;
 
 /// The window of a [`ShardedQuery`](crate::ShardedQuery): [`Whole`] (the default: every
-/// document it matches), [`Windowed`] (after [`limit`](crate::ShardedQuery::limit),
-/// [`after`](crate::ShardedQuery::after) or [`before`](crate::ShardedQuery::before)), or
+/// document it matches), [`Windowed`] (after [`limit`](crate::ShardedQuery::limit) or a
+/// cursor: [`after`](crate::ShardedQuery::after), [`start_at`](crate::ShardedQuery::start_at),
+/// [`end_at`](crate::ShardedQuery::end_at), [`end_before`](crate::ShardedQuery::end_before),
+/// [`before`](crate::ShardedQuery::before)), or
 /// [`Or`] (after [`or`](crate::ShardedQuery::or)). Sealed: these are all there is.
 pub trait Window: sealed::Sealed + 'static {
     /// The window after [`or_dynamic`](crate::ShardedQuery::or_dynamic): the same, without
@@ -23,7 +25,7 @@ pub trait Window: sealed::Sealed + 'static {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Whole {}
 
-/// Some of them: a limit, or a cursor to start after or end before.
+/// Some of them: a limit, or a cursor to start or end at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Windowed {}
 
@@ -63,8 +65,8 @@ impl Window for DynamicOr {
 /// its index holds the field). `S` is [`AllQueries`] for a field declared for every query.
 #[diagnostic::on_unimplemented(
     message = "`sum` and `avg` apply to every document a query matches, not to a limit or a cursor",
-    label = "this query has a `limit`, `after` or `before`",
-    note = "Firestore orders an aggregation by the aggregated field too, so a limit or a cursor would not pick the query's documents: drop `limit`, `after` and `before` to add up every match, or fetch the page and add up its documents"
+    label = "this query has a `limit` or a cursor (`after`, `start_at`, `end_at`, `end_before`, `before`)",
+    note = "Firestore orders an aggregation by the aggregated field too, so a limit or a cursor would not pick the query's documents: drop the limit and the cursors to add up every match, or fetch the page and add up its documents"
 )]
 pub trait Summable<S = AllQueries>: Window {}
 

@@ -13,6 +13,7 @@ mod description;
 mod emulator_kit;
 mod firebase_cli;
 mod get_many;
+mod inclusive_cursors;
 mod job_processes;
 mod job_state;
 mod limit_to_last;

@@ -166,6 +166,20 @@ macro_rules! every_shape {
             let plan = T::query().venue("XNAS").after(cursor()).plan().unwrap();
             check::<T>("after", &plan, top, own, 1);
             assert!(plan.to_string().contains("START AFTER (5, plan_"), "{plan}");
+            // Inclusive and end cursors: the same index, every chunk query bounded alike.
+            let plan = T::query()
+                .venue("XNAS")
+                .start_at(cursor())
+                .end_before(Cursor::at(&9, "d9").unwrap())
+                .plan()
+                .unwrap();
+            check::<T>("start_at end_before", &plan, top, own, 1);
+            let printed = plan.to_string();
+            assert!(printed.contains("START AT (5, plan_"), "{plan}");
+            assert!(printed.contains("END BEFORE (9, plan_"), "{plan}");
+            let plan = T::query().venue("XNAS").end_at(cursor()).plan().unwrap();
+            assert!(plan.to_string().contains("END AT (5, plan_"), "{plan}");
+            assert!(!plan.ends_before());
 
             for k in [1, 2, 7, 11, 30] {
                 let plan = T::query().kind_in(0..k).plan().unwrap();

@@ -308,7 +308,7 @@ async fn aggregate_of<T: Sharded>(
     // As every chunk query (`plan`), checked against the plan in debug builds.
     #[cfg(debug_assertions)]
     {
-        let sent = plan.structured_query_ordered(chunk, order.clone(), None, None)?;
+        let sent = plan.structured_query_ordered(chunk, order.clone(), None, None, None)?;
         super::served::check_aggregation_served(&T::indexes(), &sent, field.path)?;
     }
     let rows = crate::retry::retry_reads(&crate::retry::QUERY_READS, || {

@@ -25,11 +25,11 @@ pub(crate) fn listener<T: Sharded, const QUERY: u64, R: Reach, W: Window>(
         ));
     }
     let plan = query.plan()?.forward_only()?;
-    let start_after = plan.start_after(db);
+    let start = plan.start_cursor(db);
     let queries = plan
         .chunks
         .iter()
-        .map(|chunk| plan.structured_query(*chunk, start_after.clone(), plan.limit))
+        .map(|chunk| plan.structured_query(db, *chunk, start.clone(), plan.limit))
         .collect::<Result<Vec<_>>>()?;
     let limit = plan.limit.map(|limit| limit as usize);
     let order = plan.document_order();

@@ -47,17 +47,29 @@ impl fmt::Display for QueryPlan {
                 let comma = if k == 0 { "" } else { ", " };
                 write!(f, "{comma}{} {direction}", order.field_name)?;
             }
-            if let Some(start) = &self.start_after {
-                write!(f, " START AFTER (")?;
-                for value in &start.values {
+            for (cursor, inclusive, exclusive) in [
+                (&self.start, " START AT (", " START AFTER ("),
+                (&self.end, " END AT (", " END BEFORE ("),
+            ] {
+                let Some(cursor) = cursor else { continue };
+                write!(
+                    f,
+                    "{}",
+                    if cursor.inclusive {
+                        inclusive
+                    } else {
+                        exclusive
+                    }
+                )?;
+                for value in &cursor.values {
                     write_value(f, value)?;
                     write!(f, ", ")?;
                 }
-                let parent = start
+                let parent = cursor
                     .parent
                     .as_deref()
                     .map_or(String::new(), |p| format!("{p}/"));
-                write!(f, "{parent}{}/{})", self.collection, start.id)?;
+                write!(f, "{parent}{}/{})", self.collection, cursor.id)?;
             }
             if let (Some(limit), 1) = (self.limit, self.chunks.len()) {
                 write!(f, " LIMIT {limit}")?;

@@ -62,19 +62,25 @@ pub struct QueryPlan {
     /// A `not-in` query: Firestore takes no `not-in` beside the shard field's `in`, so each
     /// chunk reads one shard value, compared by equality.
     pub(crate) shard_by_equality: bool,
-    pub(crate) start_after: Option<StartAfter>,
+    /// The document the chunk queries start after, or at.
+    pub(crate) start: Option<PlannedCursor>,
+    /// The document the chunk queries end before, or at.
+    pub(crate) end: Option<PlannedCursor>,
     pub(crate) limit: Option<u32>,
     /// The fields a projection reads; every field otherwise.
     pub(crate) mask: Option<Vec<String>>,
     pub(crate) index_needs: Vec<IndexNeed>,
 }
 
-/// The document a plan starts just after: its values in the query's order, and where it is.
+/// A document a plan starts or ends at: its values in the query's order, where it is, and
+/// whether the document itself is in the query (`start_at`, `end_at`) or not (`after`,
+/// `end_before`).
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct StartAfter {
+pub(crate) struct PlannedCursor {
     pub(crate) values: Vec<Value>,
     pub(crate) parent: Option<String>,
     pub(crate) id: String,
+    pub(crate) inclusive: bool,
 }
 
 impl QueryPlan {
@@ -313,7 +319,14 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
                 },
             })
             .collect();
-        let start_after = self.start_after()?;
+        let start = match &self.after {
+            Some(cursor) => Some(self.planned_cursor(cursor, self.start_inclusive, "starts")?),
+            None => None,
+        };
+        let end = match &self.end {
+            Some((cursor, inclusive)) => Some(self.planned_cursor(cursor, *inclusive, "ends")?),
+            None => None,
+        };
         let mut plan = QueryPlan {
             collection: T::COLLECTION,
             scope: self.scope.clone(),
@@ -327,7 +340,8 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
             orders,
             chunks,
             shard_by_equality: not_in,
-            start_after,
+            start,
+            end,
             limit: self.limit,
             mask: self.mask.clone(),
             index_needs: Vec::new(),
@@ -339,7 +353,13 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         {
             let indexes = T::indexes();
             for chunk in &plan.chunks {
-                let query = plan.structured_query(*chunk, None, plan.limit)?;
+                let query = plan.structured_query_ordered(
+                    *chunk,
+                    plan.orders.clone(),
+                    None,
+                    None,
+                    plan.limit,
+                )?;
                 super::served::check_served(&indexes, &query)?;
             }
         }
@@ -347,15 +367,25 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     }
 
     /// The cursor's document and its values in the query's order, checked as Firestore
-    /// takes cursor values.
-    fn start_after(&self) -> Result<Option<StartAfter>> {
-        let Some(cursor) = &self.after else {
-            return Ok(None);
-        };
-        if cursor.edge.is_some() {
-            return Err(Error::InvalidCursor(
-                "this cursor points past the query's last document, where no page starts: pass it to `before`".into(),
-            ));
+    /// takes cursor values; `where_` says which end of the query it is ("starts", "ends").
+    fn planned_cursor(
+        &self,
+        cursor: &super::cursor::Position,
+        inclusive: bool,
+        where_: &str,
+    ) -> Result<PlannedCursor> {
+        match cursor.edge {
+            None => {}
+            Some(super::cursor::Edge::End) => {
+                return Err(Error::InvalidCursor(
+                    "this cursor points past the query's last document, where no page starts: pass it to `before`".into(),
+                ));
+            }
+            Some(super::cursor::Edge::Start) => {
+                return Err(Error::InvalidCursor(format!(
+                    "this cursor points before the query's first document: a query that {where_} there matches nothing; pass it to `after`"
+                )));
+            }
         }
         if !value_order::usable_in_cursor(&cursor.order_value) {
             return Err(Error::InvalidCursor(format!(
@@ -374,11 +404,12 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
             }
             values.push(value.clone());
         }
-        Ok(Some(StartAfter {
+        Ok(PlannedCursor {
             values,
             parent: cursor.parent.clone(),
             id: cursor.id.clone(),
-        }))
+            inclusive,
+        })
     }
 
     /// The field a range filter is on, which the query orders by after the order field.

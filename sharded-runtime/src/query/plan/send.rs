@@ -15,24 +15,27 @@ use super::{Chunk, QueryPlan, compare};
 use crate::{Error, Result, value_order};
 
 impl QueryPlan {
-    /// A chunk's query as the protocol's `StructuredQuery`, starting just after `after`, at
-    /// most `limit`: what a Listen target or a raw RunQuery sends.
+    /// A chunk's query as the protocol's `StructuredQuery`, starting at `start`, at most
+    /// `limit`, ending where the plan ends: what a Listen target or a raw RunQuery sends.
     pub(crate) fn structured_query(
         &self,
+        db: &FirestoreDb,
         chunk: Chunk,
-        after: Option<Vec<FirestoreValue>>,
+        start: Option<FirestoreQueryCursor>,
         limit: Option<u32>,
     ) -> Result<StructuredQuery> {
-        self.structured_query_ordered(chunk, self.orders.clone(), after, limit)
+        let end = self.end_cursor(db);
+        self.structured_query_ordered(chunk, self.orders.clone(), start, end, limit)
     }
 
-    /// [`structured_query`](Self::structured_query) ordered by `orders`: what an aggregation
-    /// over the chunk (ordered by the order field alone) sends.
+    /// [`structured_query`](Self::structured_query) ordered by `orders`, between `start` and
+    /// `end`: what an aggregation over the chunk (ordered by the order field alone) sends.
     pub(crate) fn structured_query_ordered(
         &self,
         chunk: Chunk,
         orders: Vec<FirestoreQueryOrder>,
-        after: Option<Vec<FirestoreValue>>,
+        start: Option<FirestoreQueryCursor>,
+        end: Option<FirestoreQueryCursor>,
         limit: Option<u32>,
     ) -> Result<StructuredQuery> {
         let mut params = firestore::FirestoreQueryParams::new(self.collection.into())
@@ -47,35 +50,41 @@ impl QueryPlan {
         if let Some(limit) = limit {
             params = params.with_limit(limit);
         }
-        if let Some(after) = after {
-            params = params.with_start_at(FirestoreQueryCursor::AfterValue(after));
+        if let Some(start) = start {
+            params = params.with_start_at(start);
+        }
+        if let Some(end) = end {
+            params = params.with_end_at(end);
         }
         StructuredQuery::try_from(params).map_err(Error::from)
     }
 
-    /// A chunk's query as planned: from the plan's cursor, at most its limit.
+    /// A chunk's query as planned: from the plan's start, at most its limit.
     pub(crate) fn select<'db>(
         &self,
         db: &'db FirestoreDb,
         chunk: Chunk,
     ) -> firestore::select_builder::FirestoreSelectDocBuilder<'db, FirestoreDb> {
-        self.select_page(db, chunk, self.start_after(db), self.limit)
+        self.select_page(db, chunk, self.start_cursor(db), self.limit)
     }
 
-    /// A chunk's query, starting just after `after` (cursor values), at most `limit`.
+    /// A chunk's query, starting at `start`, at most `limit`, ending where the plan ends.
     pub(crate) fn select_page<'db>(
         &self,
         db: &'db FirestoreDb,
         chunk: Chunk,
-        after: Option<Vec<FirestoreValue>>,
+        start: Option<FirestoreQueryCursor>,
         limit: Option<u32>,
     ) -> firestore::select_builder::FirestoreSelectDocBuilder<'db, FirestoreDb> {
         let mut select = self.select_ordered(db, chunk, self.orders.clone(), self.mask.as_deref());
         if let Some(limit) = limit {
             select = select.limit(limit);
         }
-        if let Some(after) = after {
-            select = select.start_at(FirestoreQueryCursor::AfterValue(after));
+        if let Some(start) = start {
+            select = select.start_at(start);
+        }
+        if let Some(end) = self.end_cursor(db) {
+            select = select.end_at(end);
         }
         select
     }
@@ -124,17 +133,40 @@ impl QueryPlan {
         })
     }
 
-    /// The cursor values the chunk queries start just after, naming the cursor's document in
-    /// `db`.
-    pub(crate) fn start_after(&self, db: &FirestoreDb) -> Option<Vec<FirestoreValue>> {
-        let start = self.start_after.as_ref()?;
+    /// The cursor the chunk queries start at, naming the cursor's document in `db`: just
+    /// after it, or at it for `start_at`.
+    pub(crate) fn start_cursor(&self, db: &FirestoreDb) -> Option<FirestoreQueryCursor> {
+        let start = self.start.as_ref()?;
+        let values = self.cursor_document_values(db, start);
+        Some(match start.inclusive {
+            true => FirestoreQueryCursor::BeforeValue(values),
+            false => FirestoreQueryCursor::AfterValue(values),
+        })
+    }
+
+    /// The cursor the chunk queries end at, naming the cursor's document in `db`: just
+    /// before it (`end_before`), or after it, so it is in (`end_at`).
+    pub(crate) fn end_cursor(&self, db: &FirestoreDb) -> Option<FirestoreQueryCursor> {
+        let end = self.end.as_ref()?;
+        let values = self.cursor_document_values(db, end);
+        Some(match end.inclusive {
+            true => FirestoreQueryCursor::AfterValue(values),
+            false => FirestoreQueryCursor::BeforeValue(values),
+        })
+    }
+
+    fn cursor_document_values(
+        &self,
+        db: &FirestoreDb,
+        cursor: &super::PlannedCursor,
+    ) -> Vec<FirestoreValue> {
         let name = crate::document_path::document_name(
             db.get_documents_path(),
-            start.parent.as_deref(),
+            cursor.parent.as_deref(),
             self.collection,
-            &start.id,
+            &cursor.id,
         );
-        Some(cursor_values(start.values.clone(), name))
+        cursor_values(cursor.values.clone(), name)
     }
 
     /// The cursor values that start a chunk query just after `document`, in this plan's
