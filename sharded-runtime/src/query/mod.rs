@@ -101,12 +101,14 @@ pub(crate) fn query_name<T: Sharded>(query: u64) -> &'static str {
     shape::<T>(query).map_or("?", |shape| shape.name)
 }
 
-/// One page of results and the cursor of the next.
+/// One page of results and the cursor of the next. `I` is what its items read as: the
+/// query's type `T`, or a projection of it ([`page_as`](ShardedQuery::page_as)), whose
+/// cursors are the query's all the same.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
-pub struct Page<T, const QUERY: u64, R: Reach = InCollection> {
+pub struct Page<T, const QUERY: u64, R: Reach = InCollection, I = T> {
     /// The documents of this page, in query order.
-    pub items: Vec<Stored<T>>,
+    pub items: Vec<Stored<I>>,
     /// Where the next page starts; `None` when no document follows this page. On a page
     /// before a cursor, looked up with one more query of one document (an empty page before a
     /// cursor has the query's start as its next).

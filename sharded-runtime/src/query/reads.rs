@@ -190,6 +190,37 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
             .boxed())
     }
 
+    /// [`page`](Self::page), each document read as `P` as [`fetch_as`](Self::fetch_as) reads
+    /// it: only `P`'s fields come back (with the order field, the shard and a range filter's
+    /// field, which the cursors carry), and the page's cursors are the query's own, so the
+    /// next page is `query.after(page.next)`, as [`page`](Self::page)'s.
+    pub fn page_as<'q, P>(
+        &self,
+        db: &'q FirestoreDb,
+        limit: u32,
+    ) -> BoxFuture<'q, Result<Page<T, QUERY, R, P>>>
+    where
+        P: DeserializeOwned + StoredNames + 'q,
+    {
+        let mask = projection::projection_mask::<T, P>(self.then_by());
+        let mut masked = self.clone();
+        Box::pin(async move {
+            masked.mask = Some(mask?);
+            let page = masked.page_documents(db, limit).await?;
+            let items = page
+                .documents
+                .iter()
+                .map(Stored::read_as::<T>)
+                .collect::<Result<_>>()?;
+            Ok(Page {
+                items,
+                next: page.next,
+                previous: page.previous,
+                stats: page.stats,
+            })
+        })
+    }
+
     /// [`page`](Self::page), with the page's documents that do not read as `T` apart: the
     /// page holds the ones that do, in order, and its cursors are where they would be had
     /// every document read (so paging on skips none and repeats none).
@@ -403,7 +434,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         db: &FirestoreDb,
         options: ListenOptions,
     ) -> Result<SnapshotStream<T>> {
-        listen::listener(self, db, options, None)
+        listen::listener(self, db, options, None, listen::shared::<T, T>)
     }
 
     /// [`listen_with`](Self::listen_with), starting where `checkpoint` (taken from a snapshot
@@ -419,6 +450,25 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         checkpoint: ListenCheckpoint,
         options: ListenOptions,
     ) -> Result<SnapshotStream<T>> {
-        listen::listener(self, db, options, Some(checkpoint))
+        listen::listener(self, db, options, Some(checkpoint), listen::shared::<T, T>)
+    }
+
+    /// [`listen`](Self::listen), each document read as `P` as [`fetch_as`](Self::fetch_as)
+    /// reads it: every chunk's target asks for `P`'s fields alone (with the order field, the
+    /// shard and a range filter's field, which the merge compares), so each change costs
+    /// less to send. A checkpoint of it resumes it, not the whole documents' listener.
+    pub fn listen_as<P>(&self, db: &FirestoreDb) -> Result<SnapshotStream<P>>
+    where
+        P: DeserializeOwned + StoredNames + Send + Sync + 'static,
+    {
+        let mut masked = self.clone();
+        masked.mask = Some(projection::projection_mask::<T, P>(self.then_by())?);
+        listen::listener(
+            &masked,
+            db,
+            ListenOptions::default(),
+            None,
+            listen::shared::<T, P>,
+        )
     }
 }

@@ -303,7 +303,12 @@ async fn check<T: Visit, const Q: u64>(
             if round == 0 {
                 // A live query's first snapshot: every chunk's target starts and ends there.
                 let mut live = limited.listen(db).unwrap();
-                let snapshot = live.try_next().await.unwrap().expect("a first snapshot");
+                let snapshot =
+                    tokio::time::timeout(std::time::Duration::from_secs(60), live.try_next())
+                        .await
+                        .expect("a first snapshot in time")
+                        .unwrap()
+                        .expect("a first snapshot");
                 let listened: Vec<String> = snapshot
                     .documents
                     .iter()

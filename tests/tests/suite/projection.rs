@@ -1,4 +1,4 @@
-//! Projections on the emulator: `fetch_as::<P>()` and `stream_as::<P>()` return the same
+//! Projections on the emulator: `fetch_as::<P>()`, `stream_as`, `page_as` and `listen_as` return the same
 //! documents in the same order as `fetch`, read as the partial type, and only its fields (with the order field and the
 //! shard) come back; a projection of fields the type does not store is refused before
 //! sending.
@@ -206,4 +206,95 @@ async fn a_projection_of_fields_the_type_does_not_store_is_refused() {
         matches!(skipping, Err(Error::InvalidQuery(_))),
         "{skipping:?}"
     );
+}
+
+/// `page_as` and `listen_as`, over 40 shard values: pages of 7 read as the projection, each
+/// after the last by the query's own cursor, are the query's documents in order with only the
+/// projected fields; a projected listener's snapshots are the query's, and follow a change.
+#[tokio::test]
+async fn projected_pages_and_listeners_read_what_the_query_reads() {
+    use futures::TryStreamExt;
+
+    let test = test_db("projection-pages").await;
+    let db = &test.db;
+    for seq in 0..60 {
+        let tick = Tick {
+            venue: ["XNAS", "XNYS"][(seq % 2) as usize].into(),
+            at: at(seq % 5),
+            seq,
+        };
+        Tick::collection(db)
+            .upsert(&format!("t{seq:02}"), &tick)
+            .await
+            .unwrap();
+    }
+    let query = Tick::query().venue("XNAS");
+    let full: Vec<String> = query
+        .fetch_stored(db)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
+    assert_eq!(full.len(), 30);
+    let mut paged = Vec::new();
+    let mut page = query.page_as::<Keys>(db, 7).await.unwrap();
+    loop {
+        assert!(
+            page.items
+                .iter()
+                .all(|k| k.document.0 == ["at", "bucket", "venue"]),
+            "{:?}",
+            page.items
+        );
+        paged.extend(page.items.iter().map(|k| k.id.clone()));
+        let Some(next) = page.next else { break };
+        page = query
+            .clone()
+            .after(next)
+            .page_as::<Keys>(db, 7)
+            .await
+            .unwrap();
+    }
+    assert_eq!(paged, full);
+
+    let mut live = query.clone().limit(5).listen_as::<Keys>(db).unwrap();
+    // Bounded, so that a snapshot that never comes fails the test instead of hanging it.
+    let within = std::time::Duration::from_secs(60);
+    let first = tokio::time::timeout(within, live.try_next())
+        .await
+        .expect("a first snapshot in time")
+        .unwrap()
+        .expect("a first snapshot");
+    let ids = |snapshot: &sharded_runtime::listen::QuerySnapshot<Keys>| -> Vec<String> {
+        snapshot.documents.iter().map(|k| k.id.clone()).collect()
+    };
+    assert_eq!(ids(&first), full[..5]);
+    assert!(
+        first
+            .documents
+            .iter()
+            .all(|k| k.document.0 == ["at", "bucket", "venue"])
+    );
+    // An earlier tick enters the first five (the type reads oldest first), projected too.
+    let earliest = Tick {
+        venue: "XNAS".into(),
+        at: at(-100),
+        seq: 100,
+    };
+    Tick::collection(db)
+        .upsert("t100", &earliest)
+        .await
+        .unwrap();
+    let next = tokio::time::timeout(within, live.try_next())
+        .await
+        .expect("a second snapshot in time")
+        .unwrap()
+        .expect("a second snapshot");
+    assert_eq!(ids(&next)[0], "t100", "{:?}", ids(&next));
+    assert_eq!(ids(&next)[1..], full[..4]);
+    assert!(matches!(
+        Tick::query().all().listen_as::<Misnamed>(db).err(),
+        Some(Error::InvalidQuery(_))
+    ));
 }

@@ -4,19 +4,23 @@
 use firestore::FirestoreDb;
 use futures::stream::StreamExt;
 
-use super::{ListenCheckpoint, ListenOptions, Listener, SnapshotStream};
+use super::{Decode, ListenCheckpoint, ListenOptions, Listener, SnapshotStream};
 use crate::query::{Reach, ShardedQuery, Window};
 use crate::{Result, Sharded};
 
 /// The listener of `query`'s plan: its chunk queries as the targets of one Listen stream,
 /// starting from `checkpoint` if given, behind the check that no document holds a retired
-/// shard value.
-pub(crate) fn listener<T: Sharded, const QUERY: u64, R: Reach, W: Window>(
+/// shard value; each document read by `decode` (as `T`, or a projection `I` of it).
+pub(crate) fn listener<T: Sharded, const QUERY: u64, R: Reach, W: Window, I>(
     query: &ShardedQuery<T, QUERY, R, W>,
     db: &FirestoreDb,
     options: ListenOptions,
     checkpoint: Option<ListenCheckpoint>,
-) -> Result<SnapshotStream<T>> {
+    decode: Decode<I>,
+) -> Result<SnapshotStream<I>>
+where
+    I: Send + Sync + 'static,
+{
     options.validate()?;
     if db.get_session_params().consistency_selector.is_some() {
         // A Listen stream has no read time or transaction: it would show the present.
@@ -34,7 +38,9 @@ pub(crate) fn listener<T: Sharded, const QUERY: u64, R: Reach, W: Window>(
     let limit = plan.limit.map(|limit| limit as usize);
     let order = plan.document_order();
     let parent = plan.scope.parent_path(db);
-    let listener = Listener::<T>::new(db, parent, queries, limit, order, options, checkpoint)?;
+    let listener = Listener::<I>::new(
+        decode, db, parent, queries, limit, order, options, checkpoint,
+    )?;
     let snapshots = listener.into_stream();
     if T::RETIRED_SHARD_VALUES.is_empty() {
         return Ok(snapshots);

@@ -217,6 +217,8 @@ impl ListenOptions {
 
 /// A live query: its connection, its targets' state, and the last snapshot.
 pub(crate) struct Listener<T> {
+    /// How a document reads as what the snapshots show.
+    decode: Decode<T>,
     db: FirestoreDb,
     /// The full path the targets' queries run under: the database root or a parent document.
     parent: String,
@@ -240,8 +242,10 @@ pub(crate) struct Listener<T> {
     done: bool,
 }
 
-impl<T: Sharded> Listener<T> {
+impl<T: Send + Sync + 'static> Listener<T> {
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
+        decode: Decode<T>,
         db: &FirestoreDb,
         parent: String,
         queries: Vec<StructuredQuery>,
@@ -262,9 +266,10 @@ impl<T: Sharded> Listener<T> {
             }
             targets.restore(resume.targets);
             let documents = targets.merged(order, limit);
-            (_, shown) = changes::diff(Vec::new(), &documents, order, shared)?;
+            (_, shown) = changes::diff(Vec::new(), &documents, order, decode)?;
         }
         Ok(Listener {
+            decode,
             db: db.clone(),
             parent,
             targets,
@@ -482,7 +487,7 @@ impl<T: Sharded> Listener<T> {
     fn snapshot(&mut self, read_time: Timestamp) -> Result<Option<QuerySnapshot<T>>> {
         let documents = self.targets.merged(self.order, self.limit);
         let previous = std::mem::take(&mut self.shown);
-        let (changes, shown) = changes::diff(previous, &documents, self.order, shared)?;
+        let (changes, shown) = changes::diff(previous, &documents, self.order, self.decode)?;
         let first = std::mem::take(&mut self.first);
         let unchanged = changes.is_empty() && !first;
         let checkpoint = (self.options.checkpoints && !unchanged).then(|| ListenCheckpoint {
@@ -553,7 +558,13 @@ fn add_target(db: &FirestoreDb, parent: &str, target: &ChunkTarget) -> ListenReq
     }
 }
 
-/// A document as snapshots show it, shared by every snapshot that holds this version of it.
-fn shared<T: Sharded>(document: &Document) -> Result<Arc<Stored<T>>> {
-    Stored::from_document(document).map(Arc::new)
+/// How a listener reads a document as its snapshots show it, shared by every snapshot that
+/// holds this version of it: as the query's type, or a projection of it.
+pub(crate) type Decode<T> = fn(&Document) -> Result<Arc<Stored<T>>>;
+
+/// A document of a query of `S` read as `T` (`S` itself, or a projection of it).
+pub(crate) fn shared<S: Sharded, T: serde::de::DeserializeOwned>(
+    document: &Document,
+) -> Result<Arc<Stored<T>>> {
+    Stored::read_as::<S>(document).map(Arc::new)
 }
