@@ -6,7 +6,7 @@
 
 use std::marker::PhantomData;
 
-use super::aggregate::SummedOver;
+use super::aggregate::numeric::SummedOver;
 use super::shape::AllQueries;
 
 /// The window of a [`ShardedQuery`](crate::ShardedQuery): [`Whole`] (the default: every

@@ -25,7 +25,7 @@ use futures::TryStreamExt;
 use tracing::Instrument as _;
 
 mod asked;
-mod numeric;
+pub(super) mod numeric;
 mod totals;
 
 use asked::hidden::{Asked, Totals};
