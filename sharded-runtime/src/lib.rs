@@ -58,9 +58,9 @@ pub mod reads {
     pub use crate::get_many::Many;
     pub use crate::order_key::{OrderBound, OrderKey};
     pub use crate::query::{
-        Aggregation, Aggregations, Avg, Count, CursorArgument, DynamicOr, InCollection, Number,
-        NumericField, Or, Queries, QueryStats, RangeField, RangeFilter, Reversed, Sum,
-        WHOLE_COLLECTION, Whole, Windowed, avg, count, query_id, sum,
+        Aggregation, Aggregations, Avg, Count, CursorArgument, DynamicOr, ExplainedChunk,
+        ExplainedQuery, InCollection, Number, NumericField, Or, Queries, QueryStats, RangeField,
+        RangeFilter, Reversed, Sum, WHOLE_COLLECTION, Whole, Windowed, avg, count, query_id, sum,
     };
     pub use crate::stored::{Decoded, Undecodable};
 }

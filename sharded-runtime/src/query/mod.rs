@@ -5,6 +5,7 @@ mod aggregate;
 mod builder;
 mod count;
 mod cursor;
+mod explain;
 mod fetch;
 mod listen;
 mod merge;
@@ -37,6 +38,7 @@ pub use aggregate::{
 pub use builder::ShardedQuery;
 pub(crate) use count::count_of;
 pub use cursor::{Cursor, CursorArgument};
+pub use explain::{ExplainedChunk, ExplainedQuery};
 pub use listen::{
     ChangeKind, DocumentChange, ListenCheckpoint, ListenOptions, QuerySnapshot, SnapshotStream,
 };

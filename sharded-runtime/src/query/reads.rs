@@ -16,9 +16,9 @@ use tracing::Instrument as _;
 
 use super::spans::query_span;
 use super::{
-    Aggregations, ListenCheckpoint, ListenOptions, Number, NumericField, Page, QueryStats, Reach,
-    ShardedQuery, SnapshotStream, Summable, SummedOver, Window, aggregate, count, listen,
-    projection, stream,
+    Aggregations, ExplainedQuery, ListenCheckpoint, ListenOptions, Number, NumericField, Page,
+    QueryStats, Reach, ShardedQuery, SnapshotStream, Summable, SummedOver, Window, aggregate,
+    count, listen, projection, stream,
 };
 use crate::stored::{Decoded, Undecodable};
 use crate::{Result, Sharded, Stored, StoredNames};
@@ -399,6 +399,20 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     {
         let field = field.checked();
         Box::pin(aggregate::aggregate(self, db, field, true))
+    }
+
+    // Cost.
+
+    /// Firestore's query explain for every chunk query, beside the plan: each chunk query
+    /// sent as the plan has it (from its cursor, with its whole limit, as one round of
+    /// [`fetch`](Self::fetch) would send it), at one snapshot, and answered with the indexes
+    /// it used and, when `analyze` is set, what it cost. `analyze` runs the chunk queries
+    /// (their documents are billed, as Firestore bills an analyzed query) and returns their
+    /// documents' count, not the documents. [`ExplainedQuery::read_operations`] adds the
+    /// chunks' billed reads up: a sharded query's cost next to the unsharded query's own
+    /// explain. The emulator answers no metrics (measured), so there every chunk's are `None`.
+    pub async fn explain(&self, db: &FirestoreDb, analyze: bool) -> Result<ExplainedQuery> {
+        super::explain::explain(self, db, analyze).await
     }
 
     // Live.

@@ -164,3 +164,51 @@ async fn the_emulator_answers_explain_and_find_nearest_as_measured() {
     assert_eq!(distance(&ids[0].1), 0.0);
     assert!((distance(&ids[1].1) - 0.02f64.sqrt()).abs() < 1e-12);
 }
+
+/// A sharded query's explain over 40 shard values: one explained chunk query per chunk of
+/// the plan, at one snapshot, each naming its shard values; analyzed, their documents are
+/// the query's. The emulator answers no metrics, so every chunk's are `None`, and so are the
+/// totals (a sum over chunks missing one is no total).
+#[tokio::test]
+async fn a_sharded_explain_sends_every_chunk_query_of_its_plan() {
+    use sharded_runtime::Sharded;
+    use sharded_tests::models::Tick;
+
+    let test = test_db("explain-sharded").await;
+    let db = &test.db;
+    for seq in 0..30 {
+        let tick = Tick {
+            venue: ["XNAS", "XNYS"][(seq % 2) as usize].into(),
+            at: sharded_runtime::firestore::FirestoreTimestamp(
+                sharded_runtime::firestore::jiff::Timestamp::from_second(seq).unwrap(),
+            ),
+            seq,
+        };
+        Tick::collection(db)
+            .upsert(&format!("t{seq:02}"), &tick)
+            .await
+            .unwrap();
+    }
+    let query = Tick::query().venue("XNAS");
+    let explained = query.explain(db, true).await.unwrap();
+    assert_eq!(explained.chunks.len(), query.chunk_queries().unwrap());
+    assert_eq!(
+        explained
+            .chunks
+            .iter()
+            .map(|chunk| chunk.shards)
+            .collect::<Vec<_>>(),
+        explained.plan.chunk_shards()
+    );
+    assert_eq!(
+        explained
+            .chunks
+            .iter()
+            .map(|chunk| chunk.documents)
+            .sum::<usize>(),
+        15
+    );
+    assert!(explained.chunks.iter().all(|chunk| chunk.metrics.is_none()));
+    assert_eq!(explained.read_operations(), None);
+    assert_eq!(explained.indexes_used(), None);
+}
