@@ -64,6 +64,23 @@ pub struct CollectionDescription<'a> {
     /// Array field paths with `array-contains` and `array-contains-any` queries
     /// (`#[sharded(contains)]`), in declaration order.
     pub array_fields: &'a [&'a str],
+    /// Vector fields with `find_nearest` (`#[sharded(vector(dimension = n))]`), each with its
+    /// dimension: the whole collection's and each equality query's vector index end with it.
+    pub vector_fields: &'a [VectorField<'a>],
+}
+
+/// A vector field: its path and the dimension of its vectors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VectorField<'a> {
+    pub field: &'a str,
+    pub dimension: u32,
+}
+
+/// A [`VectorField`] owned, as the manifest records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VectorFieldBuf {
+    pub field: String,
+    pub dimension: u32,
 }
 
 impl<'a> CollectionDescription<'a> {
@@ -106,6 +123,7 @@ impl CollectionDescription<'static> {
         range_fields: &[],
         ranges: &[],
         array_fields: &[],
+        vector_fields: &[],
     };
 }
 
@@ -282,6 +300,8 @@ pub struct CollectionDescriptionBuf {
     pub ranges: Vec<FieldOfQueryBuf>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub array_fields: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub vector_fields: Vec<VectorFieldBuf>,
     /// Recorded so that a later build can refuse a set that lost values (files written before
     /// it was recorded have none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -330,6 +350,14 @@ impl CollectionDescriptionBuf {
         let (aggregated, ranged) = (compared(&self.aggregations), compared(&self.ranges));
         let aggregations = borrowed(&self.aggregations, &aggregated);
         let ranges = borrowed(&self.ranges, &ranged);
+        let vectors: Vec<VectorField<'_>> = self
+            .vector_fields
+            .iter()
+            .map(|vector| VectorField {
+                field: &vector.field,
+                dimension: vector.dimension,
+            })
+            .collect();
         f(&CollectionDescription {
             collection: &self.collection,
             parent_collections: &strs(&self.parent_collections),
@@ -351,6 +379,7 @@ impl CollectionDescriptionBuf {
             range_fields: &strs(&self.range_fields),
             ranges: &ranges,
             array_fields: &strs(&self.array_fields),
+            vector_fields: &vectors,
         })
     }
 
@@ -393,6 +422,14 @@ impl From<&CollectionDescription<'_>> for CollectionDescriptionBuf {
             range_fields: strings(description.range_fields),
             ranges: owned(description.ranges),
             array_fields: strings(description.array_fields),
+            vector_fields: description
+                .vector_fields
+                .iter()
+                .map(|vector| VectorFieldBuf {
+                    field: vector.field.to_owned(),
+                    dimension: vector.dimension,
+                })
+                .collect(),
             shard_values: strings(description.shard_values),
             previous_shard_values: strings(description.previous_shard_values),
             retired_shard_values: strings(description.retired_shard_values),
@@ -465,6 +502,7 @@ mod tests {
                 contains: true,
             }],
             array_fields: &["tags"],
+            vector_fields: &[],
         };
         let owned = CollectionDescriptionBuf::from(&description);
         assert_eq!(owned.plan(), description.plan());

@@ -14,6 +14,7 @@ mod serving;
 
 pub use description::{
     CollectionDescription, CollectionDescriptionBuf, FieldOfQuery, FieldOfQueryBuf, StoredType,
+    VectorField, VectorFieldBuf,
 };
 pub use plan::plan;
 pub use query_id::query_id;
@@ -64,8 +65,8 @@ pub struct IndexField {
     pub mode: IndexMode,
 }
 
-/// How an index holds a field, as `firestore.indexes.json` writes it: `"order"` or
-/// `"arrayConfig"`.
+/// How an index holds a field, as `firestore.indexes.json` writes it: `"order"`,
+/// `"arrayConfig"` or `"vectorConfig"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum IndexMode {
@@ -73,7 +74,21 @@ pub enum IndexMode {
     Order(Direction),
     /// Each element of an array, for `array-contains` and `array-contains-any`.
     ArrayConfig(ArrayConfig),
+    /// A vector of `dimension` numbers, for `find_nearest`: the last field of a vector index.
+    VectorConfig(VectorConfig),
 }
+
+/// A vector index's configuration: the vectors' dimension, searched exhaustively (`flat`, the
+/// one kind Firestore has).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct VectorConfig {
+    pub dimension: u32,
+    pub flat: Flat,
+}
+
+/// `"flat": {}`: the one vector index type Firestore has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub struct Flat {}
 
 /// The one array configuration Firestore has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -99,11 +114,22 @@ impl IndexField {
         }
     }
 
+    /// The vector field `field_path`, of `dimension` numbers, for `find_nearest`.
+    pub fn vector(field_path: &str, dimension: u32) -> IndexField {
+        IndexField {
+            field_path: field_path.to_owned(),
+            mode: IndexMode::VectorConfig(VectorConfig {
+                dimension,
+                flat: Flat {},
+            }),
+        }
+    }
+
     /// The direction, for an ordered field.
     pub fn order(&self) -> Option<Direction> {
         match self.mode {
             IndexMode::Order(direction) => Some(direction),
-            IndexMode::ArrayConfig(_) => None,
+            IndexMode::ArrayConfig(_) | IndexMode::VectorConfig(_) => None,
         }
     }
 }
@@ -167,6 +193,9 @@ impl IndexPlan {
                     .map(|f| match f.mode {
                         IndexMode::Order(direction) => format!("{} {direction:?}", f.field_path),
                         IndexMode::ArrayConfig(_) => format!("{} CONTAINS", f.field_path),
+                        IndexMode::VectorConfig(config) => {
+                            format!("{} VECTOR({})", f.field_path, config.dimension)
+                        }
                     })
                     .collect();
                 missing.push(format!(
@@ -227,6 +256,9 @@ impl CompositeIndex {
                             IndexMode::ArrayConfig(config) => {
                                 ("arrayConfig", serde_json::to_value(config))
                             }
+                            IndexMode::VectorConfig(config) => {
+                                ("vectorConfig", serde_json::to_value(config))
+                            }
                         };
                         str_at(entry, "fieldPath") == Some(field.field_path.as_str())
                             && entry.get(key) == Some(&value.expect("serializes"))
@@ -270,6 +302,7 @@ mod tests {
         range_fields: &[],
         ranges: &[],
         array_fields: &[],
+        vector_fields: &[],
         reversible: false,
         server_timestamp: false,
         order_type: crate::StoredType::Timestamp,
@@ -464,6 +497,7 @@ mod tests {
         let spec = CollectionDescription {
             indexed_fields: &["exchange", "venue"],
             array_fields: &["tags"],
+            vector_fields: &[],
             aggregations: &[
                 FieldOfQuery {
                     field: "qty",

@@ -145,12 +145,29 @@ pub fn plan(spec: &CollectionDescription<'_>) -> IndexPlan {
             ..index.clone()
         })
         .collect::<Vec<_>>();
+    // `find_nearest` pre-filters by equality alone (one shard value per request, and the
+    // query's equality fields), so a vector index is the shard field, an equality query's
+    // fields, then the vector field: for the whole collection and each equality query.
+    let vectors = std::iter::once(&whole)
+        .chain(shapes.iter().filter(|(_, array)| !array))
+        .flat_map(|(fields, _)| {
+            spec.vector_fields.iter().map(move |vector| CompositeIndex {
+                collection_group: spec.collection.to_owned(),
+                query_scope: QueryScope::Collection,
+                fields: std::iter::once(shard())
+                    .chain(fields.iter().map(|field| ascending(field)))
+                    .chain([IndexField::vector(vector.field, vector.dimension)])
+                    .collect(),
+            })
+        })
+        .collect::<Vec<_>>();
     let mut indexes: Vec<CompositeIndex> = Vec::new();
     for index in queries
         .into_iter()
         .chain(reversed)
         .chain(ranges)
         .chain(aggregations)
+        .chain(vectors)
     {
         if !indexes.contains(&index) {
             indexes.push(index);

@@ -82,6 +82,8 @@ impl CompositeIndex {
             match mode {
                 IndexMode::Order(_) => leading_ordered.push(path),
                 IndexMode::ArrayConfig(_) => leading_contains.push(path),
+                // A vector index serves `find_nearest` alone (`vector_index`), no need.
+                IndexMode::VectorConfig(_) => return false,
             }
         }
         let mut wanted: Vec<&str> = need.equalities.iter().map(String::as_str).collect();

@@ -37,6 +37,8 @@ pub struct Model<'a> {
     pub ranges: Vec<DeclaredField<'a>>,
     /// The array fields with typed `array-contains` queries (`#[sharded(contains)]`).
     pub arrays: Vec<ArrayField<'a>>,
+    /// The vector fields searched with `find_nearest` (`#[sharded(vector(dimension = n))]`).
+    pub vectors: Vec<VectorField<'a>>,
     /// Every field serde stores under a name of its own, with its field path: what a
     /// field-masked update can name.
     pub stored_fields: Vec<(&'a syn::Ident, String)>,
@@ -70,6 +72,14 @@ impl Model<'_> {
             range_fields: everywhere(&self.ranges),
             ranges: per_query(&self.ranges),
             array_fields: self.arrays.iter().map(|field| field.path.clone()).collect(),
+            vector_fields: self
+                .vectors
+                .iter()
+                .map(|field| sharded_indexes::VectorFieldBuf {
+                    field: field.path.clone(),
+                    dimension: field.dimension,
+                })
+                .collect(),
             shard_values: self.shard_values.clone(),
             previous_shard_values: self.resharding.previous_values.clone(),
             retired_shard_values: self.resharding.retired_values.clone(),
@@ -217,6 +227,18 @@ pub struct ArrayField<'a> {
     /// The `array-contains` query's method, `{field}_contains`; its `array-contains-any` one
     /// adds `_any`.
     pub method: syn::Ident,
+}
+
+/// A vector field searched with `find_nearest`.
+#[derive(Clone)]
+pub struct VectorField<'a> {
+    pub ident: &'a syn::Ident,
+    /// Its type, which must be a vector (checked by the derive's output, on this type).
+    pub ty: &'a syn::Type,
+    /// The field path as stored.
+    pub path: String,
+    /// The number of values in each vector.
+    pub dimension: u32,
 }
 
 /// `Instrument` → `instruments`, `PriceTick` → `price_ticks`: the snake_case plural.

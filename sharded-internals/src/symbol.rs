@@ -51,9 +51,13 @@ pub const INDEX: &str = "index";
 pub const AGGREGATE: &str = "aggregate";
 pub const CONTAINS: &str = "contains";
 pub const RANGE: &str = "range";
+pub const VECTOR: &str = "vector";
+pub const DIMENSION: &str = "dimension";
+/// Firestore's largest vector dimension.
+pub const MAX_VECTOR_DIMENSION: u64 = 2048;
 
 /// Every key `#[sharded(...)]` takes on a field.
-pub const FIELD_KEYS: &[&str] = &[INDEX, AGGREGATE, CONTAINS, RANGE];
+pub const FIELD_KEYS: &[&str] = &[INDEX, AGGREGATE, CONTAINS, RANGE, VECTOR];
 
 // serde keys that decide what is stored, and under which name.
 pub const RENAME: &str = "rename";

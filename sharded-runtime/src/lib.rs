@@ -59,8 +59,9 @@ pub mod reads {
     pub use crate::order_key::{OrderBound, OrderKey};
     pub use crate::query::{
         Aggregation, Aggregations, Avg, Count, CursorArgument, DynamicOr, ExplainedChunk,
-        ExplainedQuery, InCollection, Number, NumericField, Or, Queries, QueryStats, RangeField,
-        RangeFilter, Reversed, Sum, WHOLE_COLLECTION, Whole, Windowed, avg, count, query_id, sum,
+        ExplainedQuery, InCollection, Neighbor, Number, NumericField, Or, Queries, QueryStats,
+        RangeField, RangeFilter, Reversed, Sum, WHOLE_COLLECTION, Whole, Windowed, avg, count,
+        query_id, sum,
     };
     pub use crate::stored::{Decoded, Undecodable};
 }
@@ -102,7 +103,9 @@ pub mod jobs {
 /// Firestore's limits that a query or a write is checked against before it is sent.
 pub mod limits {
     pub use crate::atomic::MAX_COMMIT_WRITES;
-    pub use crate::query::{MAX_DISJUNCTIONS, MAX_FILTER_VALUE_BYTES, MAX_LIMIT, MAX_NOT_IN};
+    pub use crate::query::{
+        MAX_DISJUNCTIONS, MAX_FILTER_VALUE_BYTES, MAX_LIMIT, MAX_NEIGHBORS, MAX_NOT_IN,
+    };
     pub use crate::transform::MAX_TRANSFORMS;
 }
 
@@ -110,8 +113,9 @@ pub mod limits {
 /// (`query.index_need()`), and the description both are made from.
 pub mod indexes {
     pub use sharded_indexes::{
-        CollectionDescription, CollectionDescriptionBuf, CompositeIndex, Direction, FieldOverride,
-        IndexField, IndexNeed, IndexPlan, QueryScope, StoredType,
+        ArrayConfig, CollectionDescription, CollectionDescriptionBuf, CompositeIndex, Direction,
+        FieldOverride, Flat, IndexField, IndexMode, IndexNeed, IndexPlan, QueryScope, StoredType,
+        VectorConfig, VectorField, VectorFieldBuf,
     };
 }
 
@@ -147,6 +151,7 @@ pub mod __private {
     pub use crate::fields::field;
     pub use crate::order_key::NoOrderField;
     pub use crate::query::queries::{Contained, Indexed, NotIndexed};
+    pub use crate::query::{VectorValue, vector_value};
     pub use crate::query::{
         compare_documents, compare_references, compare_values, merge_sorted, merge_streams,
         numeric_field, queries, range_field, shard_chunks, usable_in_cursor,
@@ -157,7 +162,9 @@ pub mod __private {
     pub use crate::transform::typed_field;
     pub use crate::write::ServerTimestamp;
     pub use crate::write_guard::Required;
-    pub use sharded_indexes::{CollectionDescription, Direction, FieldOfQuery, StoredType};
+    pub use sharded_indexes::{
+        CollectionDescription, Direction, FieldOfQuery, StoredType, VectorField,
+    };
 
     /// Serializes `document` for writing, the shard drawn now; the benchmarks measure this.
     pub use crate::serialize::{serialize, serialize_unguarded};

@@ -53,6 +53,7 @@ impl Managed {
                 range_fields: Vec::new(),
                 ranges: Vec::new(),
                 array_fields: Vec::new(),
+                vector_fields: Vec::new(),
                 shard_values: shard_values.to_vec(),
                 previous_shard_values: Vec::new(),
                 retired_shard_values: Vec::new(),

@@ -152,6 +152,13 @@ pub(super) fn description_rest(model: &Model, paths: &[(TokenStream, TokenStream
         let arrays = model.arrays.iter().map(|field| &field.path);
         rest.extend(quote!(array_fields: &[#(#arrays),*],));
     }
+    if !model.vectors.is_empty() {
+        let vectors = model.vectors.iter().map(|field| {
+            let (path, dimension) = (&field.path, field.dimension);
+            quote!(::sharded_runtime::__private::VectorField { field: #path, dimension: #dimension })
+        });
+        rest.extend(quote!(vector_fields: &[#(#vectors),*],));
+    }
     rest
 }
 

@@ -21,6 +21,7 @@ mod writes;
 use description::{description_rest, index_paths, required_paths, resharding, shard_values};
 use markers::{
     declared_markers, has_fields, nested_field_checks, placement, server_timestamp_check,
+    vector_checks,
 };
 use queries::queries;
 use query_fields::{aggregates, ranges};
@@ -59,6 +60,7 @@ fn expand(model: &Model) -> TokenStream {
     let (required_fields, required_segments) = required_paths(model, &paths);
     let nested_checks = nested_field_checks(model);
     let server_timestamp_check = server_timestamp_check(model);
+    let vector_checks = vector_checks(model);
     let declared_markers = declared_markers(model);
     let namespaces = namespaces(
         ident,
@@ -98,6 +100,7 @@ fn expand(model: &Model) -> TokenStream {
     let wrapped = wrap(quote! {
         #nested_checks
         #server_timestamp_check
+        #vector_checks
         #declared_markers
         #path_consts
         #namespaces

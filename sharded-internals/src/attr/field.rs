@@ -85,6 +85,19 @@ impl FieldAttrs {
                     }
                     return Ok(());
                 }
+                if meta.path.is_ident(VECTOR) {
+                    let dimension = vector_dimension(cx, &meta)?;
+                    if out.vector.is_some() {
+                        cx.error_spanned_by(&meta.path, "duplicate key `vector`");
+                    } else {
+                        out.vector = Some(Keyed {
+                            key: meta.path.clone(),
+                            tokens: meta.path.to_token_stream(),
+                            value: dimension,
+                        });
+                    }
+                    return Ok(());
+                }
                 if meta.path.is_ident(AGGREGATE) {
                     let queries = per_query(
                         cx,
@@ -194,4 +207,46 @@ pub(super) fn per_query(
         return Ok(None);
     }
     Ok(Some(None))
+}
+
+/// `vector(dimension = n)`: the vectors' dimension, 1 to Firestore's 2048; `None` where a
+/// mistake was reported (the key is still taken, so that no other error follows from it).
+pub(super) fn vector_dimension(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Option<u32>> {
+    const HOW: &str =
+        "write `#[sharded(vector(dimension = 768))]`, the number of values in each vector";
+    if !meta.input.peek(syn::token::Paren) {
+        cx.error_spanned_by(&meta.path, format!("`vector` takes its dimension: {HOW}"));
+        if meta.input.peek(Token![=]) {
+            skip_value(meta)?;
+        }
+        return Ok(None);
+    }
+    let mut dimension = None;
+    let mut named = false;
+    meta.parse_nested_meta(|inner| {
+        if !inner.path.is_ident(DIMENSION) {
+            return unknown_key(cx, &inner, &[DIMENSION], "in `vector(...)`");
+        }
+        named = true;
+        let expr: syn::Expr = inner.value()?.parse()?;
+        dimension = match positive_int(cx, &inner, &expr) {
+            Some(n) if n > MAX_VECTOR_DIMENSION => {
+                cx.error_spanned_by(
+                    &expr,
+                    format!("`dimension = {n}` is more than Firestore's largest vector, {MAX_VECTOR_DIMENSION}"),
+                );
+                None
+            }
+            Some(n) => u32::try_from(n).ok(),
+            None => None,
+        };
+        Ok(())
+    })?;
+    if !named {
+        cx.error_spanned_by(
+            &meta.path,
+            format!("`vector(...)` names no dimension: {HOW}"),
+        );
+    }
+    Ok(dimension)
 }

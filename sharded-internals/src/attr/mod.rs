@@ -88,6 +88,9 @@ pub struct FieldAttrs {
     /// `#[sharded(contains)]`: the array field has typed `array-contains` and
     /// `array-contains-any` queries.
     pub contains: Option<syn::Path>,
+    /// `#[sharded(vector(dimension = 768))]`: the field is a vector of that many numbers,
+    /// searched with `find_nearest`; `None` inside where the dimension was reported wrong.
+    pub vector: Option<Keyed<Option<u32>>>,
 }
 
 /// What `index` asks for.

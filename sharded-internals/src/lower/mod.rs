@@ -53,6 +53,7 @@ pub fn validate<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Option<Model<'a>> {
     let known = queries::KnownQueries::of(&indexes, &field_sets, &arrays);
     let aggregates = queries::aggregates(cx, cont, &known);
     let ranges = queries::ranges(cx, cont, &known);
+    let vectors = queries::vectors(cx, cont);
     check_array_methods_are_free(cx, &arrays, &methods);
     if cx.has_errors() {
         return None;
@@ -74,6 +75,7 @@ pub fn validate<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Option<Model<'a>> {
         aggregates,
         ranges,
         arrays,
+        vectors,
         stored_fields: stored_fields(cont),
         transformable_fields: transformable_fields(cont),
     })

@@ -11,6 +11,7 @@ use crate::ast::Container;
 use crate::attr::IndexSpec;
 use crate::check::{Use, check_plain_serde, check_stored_by_name, not_stored};
 use crate::ctxt::Ctxt;
+use crate::model::VectorField;
 use crate::model::{
     ArrayField, DeclaredField, DeclaredQuery, FieldSet, IndexedField, SetField, field_path,
     query_method,
@@ -421,6 +422,61 @@ pub(super) fn ranges<'a>(
             value_ty: value_type(field.ty),
             path: field_path([field.stored_name.as_str()]),
             queries,
+        });
+    }
+    out
+}
+
+/// `#[sharded(vector(dimension = n))]` fields: stored under their own name as their plain
+/// type (whether that is a vector is a trait bound the derive's output checks, spanned on the
+/// type), neither the order field nor a field of another query kind: a vector is compared by
+/// distance only.
+pub(super) fn vectors<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Vec<VectorField<'a>> {
+    let mut out = Vec::new();
+    for field in &cont.fields {
+        let Some(key) = &field.attrs.vector else {
+            continue;
+        };
+        if is_order_field(cont, field.ident) {
+            cx.error_spanned_by(
+                &key.key,
+                format!("`{}` is the order field, which orders the collection; a vector is searched by distance: declare `vector` on another field", field.ident),
+            );
+            continue;
+        }
+        let other = [
+            (field.attrs.index.as_ref().map(|index| &index.key), "index"),
+            (field.attrs.aggregate.as_ref(), "aggregate"),
+            (field.attrs.range.as_ref(), "range"),
+            (field.attrs.contains.as_ref(), "contains"),
+        ];
+        if let Some((_, name)) = other.iter().find(|(path, _)| path.is_some()) {
+            cx.error_spanned_by(
+                &key.key,
+                format!("a vector is searched by distance alone, so a field is `vector` or `{name}`, not both: drop one"),
+            );
+            continue;
+        }
+        let Some(dimension) = key.value else {
+            continue;
+        };
+        if !check_stored_by_name(cx, field, &key.key, "searched") {
+            continue;
+        }
+        if !check_plain_serde(
+            cx,
+            field,
+            "searched by distance",
+            "its vectors",
+            "store the field as the firestore crate's `FirestoreVector`",
+        ) {
+            continue;
+        }
+        out.push(VectorField {
+            ident: field.ident,
+            ty: field.ty,
+            path: field_path([field.stored_name.as_str()]),
+            dimension,
         });
     }
     out

@@ -353,6 +353,21 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         self.before(end).limit(limit)
     }
 
+    /// Whether the query compares fields for equality and nothing else (no range, filter,
+    /// `in`, OR, projection, limit or cursor): what a vector search pre-filters by.
+    pub(super) fn plain_equality(&self) -> bool {
+        matches!(self.lower, Bound::Unbounded)
+            && matches!(self.upper, Bound::Unbounded)
+            && self.filters.is_empty()
+            && self.any_of.is_none()
+            && self.or.is_empty()
+            && self.mask.is_none()
+            && self.limit.is_none()
+            && self.after.is_none()
+            && self.end.is_none()
+            && self.before.is_none()
+    }
+
     /// The same query in the other direction: the documents it returns in reverse order, its
     /// cursors and pages of their own type ([`Reversed`](crate::Reversed)), so a cursor of
     /// one direction does not compile with the other. For a type that declares

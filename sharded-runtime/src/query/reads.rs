@@ -401,6 +401,32 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         Box::pin(aggregate::aggregate(self, db, field, true))
     }
 
+    // Vector search.
+
+    /// Firestore's vector search (`findNearest`) over the query's documents: the `limit`
+    /// nearest to `vector` by `measure`, nearest first, each with its distance (for
+    /// `DotProduct` the dot product, largest first), exactly the unsharded search's. `field`
+    /// is a field of `T::fields()` declared `#[sharded(vector(dimension = n))]`, whose vector
+    /// indexes the plan holds: one per equality query and the whole collection, each the
+    /// shard field, the query's fields, then the vector. Firestore pre-filters a vector search
+    /// by equality, so each shard value is one request (`shard == v` and the query's
+    /// equalities), each asked for `limit`, and their answers are merged by distance (ties by
+    /// document name). A field not declared `vector`, a vector of another dimension, a limit
+    /// outside 1 to [`MAX_NEIGHBORS`](crate::limits::MAX_NEIGHBORS), or a query with a range,
+    /// filter, `in`, OR, projection, limit or cursor is
+    /// [`Error::InvalidQuery`](crate::Error::InvalidQuery) before anything is sent. Billed
+    /// as Firestore bills a vector search, per request: one per shard value.
+    pub async fn find_nearest(
+        &self,
+        db: &FirestoreDb,
+        field: crate::writes::Field<T>,
+        vector: &[f64],
+        limit: u32,
+        measure: firestore::FirestoreFindNearestDistanceMeasure,
+    ) -> Result<Vec<super::Neighbor<T>>> {
+        super::nearest::find_nearest(self, db, field, vector, limit, measure).await
+    }
+
     // Cost.
 
     /// Firestore's query explain for every chunk query, beside the plan: each chunk query

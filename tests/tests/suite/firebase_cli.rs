@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 use sharded_runtime::Sharded;
 use sharded_tests::models::{Instrument, Tick};
 
-/// Field sets, aggregates, an array field and a field whose stored name needs quoting, for
-/// their indexes.
+/// Field sets, aggregates, an array field, a vector field and a field whose stored name needs
+/// quoting, for their indexes.
 #[derive(Serialize, Deserialize, Sharded)]
 #[sharded(shards = 40, order_by = "at", direction = "asc", index(venue, side))]
 struct Fill {
@@ -23,6 +23,8 @@ struct Fill {
     price: f64,
     #[sharded(contains)]
     tags: Vec<String>,
+    #[sharded(vector(dimension = 4))]
+    embedding: sharded_runtime::firestore::FirestoreVector,
     at: i64,
 }
 
@@ -78,10 +80,11 @@ fn generated_files_pass_the_firebase_cli_validation() {
         4,
         "{report}"
     );
-    // (shard, time), venue, the set, the array's elements; and each of those four with each
-    // of the two summed fields.
+    // (shard, time), venue, the set, the array's elements; each of those four with each of
+    // the two summed fields; and a vector index (`vectorConfig`) for the whole collection,
+    // venue and the set, which the CLI takes.
     assert!(
-        report.contains("fills.json (12 indexes, 2 field overrides)"),
+        report.contains("fills.json (15 indexes, 2 field overrides)"),
         "{report}"
     );
     assert!(

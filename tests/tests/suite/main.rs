@@ -55,4 +55,5 @@ mod transactions;
 mod transforms;
 mod typescript_client;
 mod ui;
+mod vector_search;
 mod writes;

@@ -1,0 +1,178 @@
+//! `find_nearest`: Firestore's vector search over every shard, merged by distance.
+//!
+//! A vector search pre-filters by equality: each shard value is one request, `shard == v` and
+//! the query's own equality filters, served by the vector index the plan holds (the shard
+//! field, the query's fields, the vector field). Each returns its `limit` nearest; the nearest
+//! `limit` of all of them are the unsharded search's, since every one of those is among the
+//! nearest of its own shard value.
+
+use firestore::gcloud_sdk::google::firestore::v1::{Document, value::ValueType};
+use firestore::{
+    FirestoreDb, FirestoreFindNearestDistanceMeasure, FirestoreFindNearestOptions,
+    FirestoreQueryFilter, FirestoreQueryFilterCompare, FirestoreQueryFilterComposite,
+    FirestoreQueryFilterCompositeOperator, FirestoreVector,
+};
+use tracing::Instrument as _;
+
+use super::fetch::begin_requests;
+use super::spans::query_span;
+use super::{Reach, ShardedQuery, Window};
+use crate::fields::Field;
+use crate::{Error, Result, Sharded, Stored};
+
+/// A Rust type stored as a Firestore vector: what `#[sharded(vector(dimension = n))]` takes.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not stored as a Firestore vector",
+    label = "a `vector` field's type",
+    note = "`#[sharded(vector(dimension = n))]` takes the firestore crate's `FirestoreVector` (`sharded_runtime::firestore::FirestoreVector`), which Firestore stores as a vector value"
+)]
+pub trait VectorValue {}
+
+impl VectorValue for FirestoreVector {}
+
+/// What the derive checks each `vector` field's type with, on the user's type.
+pub fn vector_value<V: VectorValue>() {}
+
+/// Firestore's most neighbors in one vector search.
+pub const MAX_NEIGHBORS: u32 = 1000;
+
+/// Where each returned document carries its distance: a name in the library's reserved
+/// `_sharded` prefix, taken off before the document is read as `T`.
+const DISTANCE_FIELD: &str = "_sharded_distance";
+
+/// A document a vector search found, with its distance from the query vector (for
+/// `DotProduct`, the dot product: larger is nearer).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Neighbor<T> {
+    /// The document, with its id and shard.
+    pub item: Stored<T>,
+    /// Its distance from the query vector by the search's measure.
+    pub distance: f64,
+}
+
+pub(super) async fn find_nearest<T: Sharded, const QUERY: u64, R: Reach, W: Window>(
+    query: &ShardedQuery<T, QUERY, R, W>,
+    db: &FirestoreDb,
+    field: Field<T>,
+    vector: &[f64],
+    limit: u32,
+    measure: FirestoreFindNearestDistanceMeasure,
+) -> Result<Vec<Neighbor<T>>> {
+    let path = field.path();
+    let Some(declared) = T::DESCRIPTION
+        .vector_fields
+        .iter()
+        .find(|declared| declared.field == path)
+    else {
+        return Err(Error::InvalidQuery(format!(
+            "`{path}` of `{}` is not declared `#[sharded(vector(dimension = n))]`, so no vector index of the plan holds it",
+            T::COLLECTION
+        )));
+    };
+    if vector.len() != declared.dimension as usize {
+        return Err(Error::InvalidQuery(format!(
+            "`{path}` holds vectors of {} numbers, and the query vector has {}",
+            declared.dimension,
+            vector.len()
+        )));
+    }
+    if !(1..=MAX_NEIGHBORS).contains(&limit) {
+        return Err(Error::InvalidQuery(format!(
+            "a vector search returns 1 to {MAX_NEIGHBORS} neighbors, not {limit}"
+        )));
+    }
+    if !query.plain_equality() {
+        return Err(Error::InvalidQuery(
+            "a vector search pre-filters by equality alone: its query takes no range, filter, `in`, OR, projection, limit or cursor (the search's own limit is its third argument)".into(),
+        ));
+    }
+    let span = query_span::<T, QUERY>("find_nearest");
+    async {
+        let plan = query.plan()?;
+        let shards: Vec<&'static str> = plan
+            .chunks
+            .iter()
+            .flat_map(|chunk| chunk.shards.iter().copied())
+            .collect();
+        let snapshot = begin_requests::<T>(db, &plan, &span, shards.len()).await?;
+        let options = FirestoreFindNearestOptions {
+            field_name: path.to_owned(),
+            query_vector: FirestoreVector(vector.to_vec()),
+            distance_measure: measure.clone(),
+            neighbors_limit: limit,
+            distance_result_field: Some(DISTANCE_FIELD.to_owned()),
+            distance_threshold: None,
+        };
+        let found = futures::future::try_join_all(shards.iter().enumerate().map(|(i, shard)| {
+            let mut filters = vec![FirestoreQueryFilter::Compare(Some(
+                FirestoreQueryFilterCompare::Equal(plan.shard_field.to_owned(), (*shard).into()),
+            ))];
+            filters.extend(plan.filters.iter().cloned());
+            let filter = FirestoreQueryFilter::Composite(FirestoreQueryFilterComposite {
+                for_all_filters: filters,
+                operator: FirestoreQueryFilterCompositeOperator::And,
+            });
+            let select = plan
+                .scope
+                .select(
+                    snapshot.db(),
+                    snapshot.db().fluent().select().from(plan.collection),
+                )
+                .filter(move |_| Some(filter.clone()))
+                .find_nearest_with_options(options.clone());
+            async move {
+                crate::retry::retry_reads(&crate::retry::QUERY_READS, || select.clone().query())
+                    .await
+            }
+            .instrument(tracing::debug_span!(
+                "sharded_chunk",
+                chunk = i,
+                shard = *shard
+            ))
+        }))
+        .await;
+        snapshot.release();
+        let mut found: Vec<(f64, Document)> = found?
+            .into_iter()
+            .flatten()
+            .map(|mut document| {
+                let distance = match document.fields.remove(DISTANCE_FIELD) {
+                    Some(value) => match value.value_type {
+                        Some(ValueType::DoubleValue(d)) => d,
+                        Some(ValueType::IntegerValue(i)) => i as f64,
+                        _ => f64::NAN,
+                    },
+                    None => f64::NAN,
+                };
+                (distance, document)
+            })
+            .collect();
+        if found.iter().any(|(distance, _)| distance.is_nan()) {
+            return Err(Error::UnexpectedAnswer(
+                "a vector search returned a document without its distance".into(),
+            ));
+        }
+        let nearer_first = !matches!(measure, FirestoreFindNearestDistanceMeasure::DotProduct);
+        found.sort_by(|(a, x), (b, y)| {
+            let by_distance = match nearer_first {
+                true => a.total_cmp(b),
+                false => b.total_cmp(a),
+            };
+            by_distance.then_with(|| x.name.cmp(&y.name))
+        });
+        found.truncate(limit as usize);
+        span.record("documents_read", found.len());
+        found
+            .into_iter()
+            .map(|(distance, document)| {
+                Ok(Neighbor {
+                    item: Stored::from_document(&document)?,
+                    distance,
+                })
+            })
+            .collect()
+    }
+    .instrument(span.clone())
+    .await
+}
