@@ -259,3 +259,95 @@ async fn one_not_equal_kind_of_filter_per_query() {
         .unwrap();
     assert_eq!(range_and.len(), 7, "f in 2..=4 of 0..=4");
 }
+
+/// Inequalities on two fields besides the order field (issue 43 item 4), measured before a
+/// sharded query sends them: the server takes them beside the shard field's `in`, and with
+/// `ORDER BY at` alone it orders by `at`, then the inequality fields by their names (`f`
+/// before `g`, whatever order the filters came in), then the name; the explicit `ORDER BY at,
+/// f, g, __name__` is taken and orders the same. So a sharded query on two filtered fields
+/// would merge and page on four values, and need an index (shard, equalities, at, f, g) per
+/// query, pair of fields and direction.
+#[tokio::test]
+async fn inequalities_on_two_other_fields_order_by_their_names() {
+    let test = test_db("server-two-inequalities").await;
+    let db = &test.db;
+    for i in 0..24i64 {
+        let document = serde_json::json!({
+            "shard": (i % 3).to_string(),
+            "at": i % 2,
+            "f": (i * 5) % 4,
+            "g": (i * 7) % 5,
+        });
+        db.fluent()
+            .insert()
+            .into("c")
+            .document_id(format!("d{i:02}"))
+            .object(&document)
+            .execute::<serde_json::Value>()
+            .await
+            .unwrap();
+    }
+    let shards = || vec!["0", "1", "2"];
+    let int = |value: &Option<ValueType>| match value {
+        Some(ValueType::IntegerValue(i)) => *i,
+        other => panic!("{other:?}"),
+    };
+    let read = |documents: Vec<sharded_runtime::firestore::FirestoreDocument>| {
+        documents
+            .iter()
+            .map(|d| {
+                (
+                    int(&d.fields["at"].value_type),
+                    int(&d.fields["f"].value_type),
+                    int(&d.fields["g"].value_type),
+                    d.name.rsplit('/').next().unwrap().to_owned(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    // The filters in both orders: `g` first, then `f`.
+    let implicit = db
+        .fluent()
+        .select()
+        .from("c")
+        .filter(move |q| {
+            q.for_all([
+                q.field("shard").is_in(shards()),
+                q.field("g").less_than(4),
+                q.field("f").greater_than(0),
+            ])
+        })
+        .order(|o| o.fields([o.field("at").ascending()]))
+        .query()
+        .await
+        .unwrap();
+    let implicit = read(implicit);
+    let mut expected = implicit.clone();
+    expected.sort();
+    assert_eq!(implicit, expected, "by at, then f, then g, then the name");
+    assert!(implicit.iter().all(|(_, f, g, _)| *f > 0 && *g < 4));
+    assert!(implicit.len() > 5, "{implicit:?}");
+    let explicit = db
+        .fluent()
+        .select()
+        .from("c")
+        .filter(move |q| {
+            q.for_all([
+                q.field("shard").is_in(shards()),
+                q.field("f").greater_than(0),
+                q.field("g").less_than(4),
+            ])
+        })
+        .order(|o| {
+            o.fields([
+                o.field("at").ascending(),
+                o.field("f").ascending(),
+                o.field("g").ascending(),
+                o.field("__name__").ascending(),
+            ])
+        })
+        .query()
+        .await
+        .unwrap();
+    assert_eq!(read(explicit), implicit);
+}
