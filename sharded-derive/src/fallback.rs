@@ -185,6 +185,17 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
             members: Members::Fields(ranges),
         });
     }
+    let vectors = members(
+        quote!(::sharded_runtime::reads::VectorField<#ident>),
+        |field| field.attrs.vector.is_some(),
+    );
+    if !vectors.is_empty() {
+        entries.push(Namespace {
+            kind: Kind::Vectors,
+            doc: String::new(),
+            members: Members::Fields(vectors),
+        });
+    }
     let namespaces = namespaces(ident, &syn::parse_quote!(pub), &entries);
     let query_methods = Kind::Queries.struct_ident(ident);
     let aliases = crate::query_names::query_aliases(

@@ -1,4 +1,4 @@
-//! `T::query()`, `T::fields()`, `T::aggregates()`, `T::transforms()` and `T::ranges()`: structs inside the derive's anonymous
+//! `T::query()`, `T::fields()`, `T::aggregates()`, `T::transforms()`, `T::ranges()` and `T::vectors()`: structs inside the derive's anonymous
 //! const (so users reach them only through their constructors), each built by one function on
 //! the user's type. Written for what they cost every user's build: each generated item and
 //! body costs a few tenths of a millisecond per struct, so the namespaces carry no trait impls
@@ -17,6 +17,7 @@ pub(crate) enum Kind {
     Aggregates,
     Transforms,
     Ranges,
+    Vectors,
 }
 
 impl Kind {
@@ -27,6 +28,7 @@ impl Kind {
             Kind::Aggregates => "Aggregates",
             Kind::Transforms => "Transforms",
             Kind::Ranges => "Ranges",
+            Kind::Vectors => "Vectors",
         };
         quote::format_ident!("{ident}{suffix}")
     }
@@ -48,6 +50,10 @@ impl Kind {
             Kind::Ranges => (
                 "ranges",
                 "The fields of this collection with range filters (`#[sharded(range)]`), to pass to a query's `filter`.",
+            ),
+            Kind::Vectors => (
+                "vectors",
+                "The vector fields of this collection (`#[sharded(vector(dimension = n))]`), to pass to a query's `find_nearest`.",
             ),
             Kind::Transforms => (
                 "transforms",

@@ -60,8 +60,8 @@ pub mod reads {
     pub use crate::query::{
         Aggregation, Aggregations, Avg, Count, CursorArgument, DynamicOr, ExplainedChunk,
         ExplainedQuery, InCollection, Neighbor, Number, NumericField, Or, Queries, QueryStats,
-        RangeField, RangeFilter, Reversed, Sum, WHOLE_COLLECTION, Whole, Windowed, avg, count,
-        query_id, sum,
+        RangeField, RangeFilter, Reversed, Sum, VectorField, WHOLE_COLLECTION, Whole, Windowed,
+        avg, count, query_id, sum,
     };
     pub use crate::stored::{Decoded, Undecodable};
 }
@@ -115,7 +115,7 @@ pub mod indexes {
     pub use sharded_indexes::{
         ArrayConfig, CollectionDescription, CollectionDescriptionBuf, CompositeIndex, Direction,
         FieldOverride, Flat, IndexField, IndexMode, IndexNeed, IndexPlan, QueryScope, StoredType,
-        VectorConfig, VectorField, VectorFieldBuf,
+        VectorConfig,
     };
 }
 
@@ -151,7 +151,7 @@ pub mod __private {
     pub use crate::fields::field;
     pub use crate::order_key::NoOrderField;
     pub use crate::query::queries::{Contained, Indexed, NotIndexed};
-    pub use crate::query::{VectorValue, vector_value};
+    pub use crate::query::{VectorValue, vector_field};
     pub use crate::query::{
         compare_documents, compare_references, compare_values, merge_sorted, merge_streams,
         numeric_field, queries, range_field, shard_chunks, usable_in_cursor,

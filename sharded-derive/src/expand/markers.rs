@@ -147,20 +147,6 @@ pub(super) fn nested_field_checks(model: &Model) -> TokenStream {
 
 /// For a `server_timestamp` type, that its order field can hold the server's time: a bound
 /// the compiler checks on the user's type, spanned there.
-/// Each `vector` field's type must be a vector (`VectorValue`): checked on the user's type.
-pub(super) fn vector_checks(model: &Model) -> TokenStream {
-    model
-        .vectors
-        .iter()
-        .map(|field| {
-            let ty = field.ty;
-            quote::quote_spanned! {syn::spanned::Spanned::span(ty)=>
-                const _: fn() = ::sharded_runtime::__private::vector_value::<#ty>;
-            }
-        })
-        .collect()
-}
-
 pub(super) fn server_timestamp_check(model: &Model) -> TokenStream {
     if model.order.server_timestamp.is_none() {
         return TokenStream::new();

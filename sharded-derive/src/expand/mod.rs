@@ -21,10 +21,9 @@ mod writes;
 use description::{description_rest, index_paths, required_paths, resharding, shard_values};
 use markers::{
     declared_markers, has_fields, nested_field_checks, placement, server_timestamp_check,
-    vector_checks,
 };
 use queries::queries;
-use query_fields::{aggregates, ranges};
+use query_fields::{aggregates, ranges, vectors};
 use writes::{fields, transforms};
 
 /// Parse → validate → expand; on any error, the errors plus a minimal impl.
@@ -60,7 +59,7 @@ fn expand(model: &Model) -> TokenStream {
     let (required_fields, required_segments) = required_paths(model, &paths);
     let nested_checks = nested_field_checks(model);
     let server_timestamp_check = server_timestamp_check(model);
-    let vector_checks = vector_checks(model);
+
     let declared_markers = declared_markers(model);
     let namespaces = namespaces(
         ident,
@@ -69,6 +68,7 @@ fn expand(model: &Model) -> TokenStream {
             .into_iter()
             .chain(aggregates(model))
             .chain(ranges(model))
+            .chain(vectors(model))
             .collect::<Vec<_>>(),
     );
     let description_rest = description_rest(model, &paths);
@@ -100,7 +100,6 @@ fn expand(model: &Model) -> TokenStream {
     let wrapped = wrap(quote! {
         #nested_checks
         #server_timestamp_check
-        #vector_checks
         #declared_markers
         #path_consts
         #namespaces

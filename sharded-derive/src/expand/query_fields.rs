@@ -103,3 +103,31 @@ pub(super) fn ranges<'a>(model: &'a Model) -> Option<Namespace<'a>> {
         members: Members::Fields(members.collect()),
     })
 }
+
+/// `T::vectors()`: one public `VectorField<T>` per `#[sharded(vector(dimension = n))]` field
+/// (whose type must be a `VectorValue`, checked on the user's type); none without such fields.
+pub(super) fn vectors<'a>(model: &'a Model) -> Option<Namespace<'a>> {
+    if model.vectors.is_empty() {
+        return None;
+    }
+    let ident = model.ident;
+    let members = model.vectors.iter().map(|field| {
+        let ty = field.ty;
+        let (path, dimension) = (&field.path, field.dimension);
+        Member {
+            name: field.ident,
+            doc: format!(
+                "The vector field `{path}`, of {dimension} numbers, to search with `find_nearest`."
+            ),
+            ty: quote!(::sharded_runtime::reads::VectorField<#ident>),
+            value: Some(quote::quote_spanned!(syn::spanned::Spanned::span(ty)=>
+                ::sharded_runtime::__private::vector_field::<#ident, #ty>(#path, #dimension)
+            )),
+        }
+    });
+    Some(Namespace {
+        kind: Kind::Vectors,
+        doc: format!("The vector fields of `{ident}`, searched with `find_nearest`."),
+        members: Members::Fields(members.collect()),
+    })
+}

@@ -45,7 +45,7 @@ pub use listen::{
 };
 pub use merge::{merge_sorted, merge_streams};
 pub use names::{CursorOf, PageOf, PagedQuery};
-pub use nearest::{MAX_NEIGHBORS, Neighbor, VectorValue, vector_value};
+pub use nearest::{MAX_NEIGHBORS, Neighbor, VectorField, VectorValue, vector_field};
 pub(crate) use plan::DocumentOrder;
 pub use plan::{MAX_FILTER_VALUE_BYTES, MAX_LIMIT, MAX_NOT_IN, QueryPlan, shard_chunks};
 pub use queries::{Queries, queries};

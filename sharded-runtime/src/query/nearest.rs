@@ -17,7 +17,6 @@ use tracing::Instrument as _;
 use super::fetch::begin_requests;
 use super::spans::query_span;
 use super::{Reach, ShardedQuery, Window};
-use crate::fields::Field;
 use crate::{Error, Result, Sharded, Stored};
 
 /// A Rust type stored as a Firestore vector: what `#[sharded(vector(dimension = n))]` takes.
@@ -30,8 +29,54 @@ pub trait VectorValue {}
 
 impl VectorValue for FirestoreVector {}
 
-/// What the derive checks each `vector` field's type with, on the user's type.
-pub fn vector_value<V: VectorValue>() {}
+/// A vector field of `T` (`T::vectors().embedding`), to pass to
+/// [`find_nearest`](crate::ShardedQuery::find_nearest): its path and dimension, declared by
+/// `#[sharded(vector(dimension = n))]`, whose vector indexes the plan holds.
+pub struct VectorField<T> {
+    path: &'static str,
+    dimension: u32,
+    marker: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<T> VectorField<T> {
+    /// The stored field path.
+    pub fn path(&self) -> &'static str {
+        self.path
+    }
+
+    /// The number of values in each of its vectors.
+    pub fn dimension(&self) -> u32 {
+        self.dimension
+    }
+}
+
+impl<T> Clone for VectorField<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for VectorField<T> {}
+
+impl<T> std::fmt::Debug for VectorField<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("VectorField")
+            .field(&self.path)
+            .field(&self.dimension)
+            .finish()
+    }
+}
+
+/// The vector field `path` of `T`, of type `V`, `dimension` numbers long: what the derive's
+/// `T::vectors()` is made of. `V: VectorValue` is what refuses a `vector` field that is not
+/// a vector, on the field's type.
+pub fn vector_field<T, V: VectorValue>(path: &'static str, dimension: u32) -> VectorField<T> {
+    VectorField {
+        path,
+        dimension,
+        marker: std::marker::PhantomData,
+    }
+}
 
 /// Firestore's most neighbors in one vector search.
 pub const MAX_NEIGHBORS: u32 = 1000;
@@ -54,26 +99,16 @@ pub struct Neighbor<T> {
 pub(super) async fn find_nearest<T: Sharded, const QUERY: u64, R: Reach, W: Window>(
     query: &ShardedQuery<T, QUERY, R, W>,
     db: &FirestoreDb,
-    field: Field<T>,
+    field: VectorField<T>,
     vector: &[f64],
     limit: u32,
     measure: FirestoreFindNearestDistanceMeasure,
 ) -> Result<Vec<Neighbor<T>>> {
     let path = field.path();
-    let Some(declared) = T::DESCRIPTION
-        .vector_fields
-        .iter()
-        .find(|declared| declared.field == path)
-    else {
-        return Err(Error::InvalidQuery(format!(
-            "`{path}` of `{}` is not declared `#[sharded(vector(dimension = n))]`, so no vector index of the plan holds it",
-            T::COLLECTION
-        )));
-    };
-    if vector.len() != declared.dimension as usize {
+    if vector.len() != field.dimension() as usize {
         return Err(Error::InvalidQuery(format!(
             "`{path}` holds vectors of {} numbers, and the query vector has {}",
-            declared.dimension,
+            field.dimension(),
             vector.len()
         )));
     }

@@ -406,12 +406,12 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     /// Firestore's vector search (`findNearest`) over the query's documents: the `limit`
     /// nearest to `vector` by `measure`, nearest first, each with its distance (for
     /// `DotProduct` the dot product, largest first), exactly the unsharded search's. `field`
-    /// is a field of `T::fields()` declared `#[sharded(vector(dimension = n))]`, whose vector
+    /// is a field of `T::vectors()`, declared `#[sharded(vector(dimension = n))]`, whose vector
     /// indexes the plan holds: one per equality query and the whole collection, each the
     /// shard field, the query's fields, then the vector. Firestore pre-filters a vector search
     /// by equality, so each shard value is one request (`shard == v` and the query's
     /// equalities), each asked for `limit`, and their answers are merged by distance (ties by
-    /// document name). A field not declared `vector`, a vector of another dimension, a limit
+    /// document name). A vector of another dimension, a limit
     /// outside 1 to [`MAX_NEIGHBORS`](crate::limits::MAX_NEIGHBORS), or a query with a range,
     /// filter, `in`, OR, projection, limit or cursor is
     /// [`Error::InvalidQuery`](crate::Error::InvalidQuery) before anything is sent. Billed
@@ -419,7 +419,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     pub async fn find_nearest(
         &self,
         db: &FirestoreDb,
-        field: crate::writes::Field<T>,
+        field: super::VectorField<T>,
         vector: &[f64],
         limit: u32,
         measure: firestore::FirestoreFindNearestDistanceMeasure,

@@ -42,11 +42,8 @@ macro_rules! passages {
             fn all() -> WholeCollection<Self> {
                 $name::query().all()
             }
-            fn embedding() -> sharded_runtime::writes::Field<Self> {
-                $name::fields().embedding
-            }
-            fn title() -> sharded_runtime::writes::Field<Self> {
-                $name::fields().title
+            fn embedding() -> sharded_runtime::reads::VectorField<Self> {
+                $name::vectors().embedding
             }
         }
     };
@@ -58,8 +55,7 @@ trait Passage:
     fn new(topic: &str, embedding: Vec<f64>, at: i64) -> Self;
     fn topic(topic: &str) -> ShardedQuery<Self, { query_id("topic") }>;
     fn all() -> WholeCollection<Self>;
-    fn embedding() -> sharded_runtime::writes::Field<Self>;
-    fn title() -> sharded_runtime::writes::Field<Self>;
+    fn embedding() -> sharded_runtime::reads::VectorField<Self>;
 }
 
 passages!(Three, 3, "passages3");
@@ -164,13 +160,12 @@ async fn equal_firestores_search<T: Passage>(name: &str) {
             }
         }
     }
-    // Refused before anything is sent: a field not declared `vector`, another dimension, a
-    // limit out of range, a query that is not equalities alone.
+    // Refused before anything is sent: another dimension, a limit out of range, a query that
+    // is not equalities alone (a field not declared `vector` does not compile:
+    // `ui/find_nearest_on_a_plain_field.rs`).
     let v = [0.1, 0.2, 0.3];
+    assert_eq!(T::embedding().dimension(), 3);
     let refused = [
-        T::all()
-            .find_nearest(db, T::title(), &v, 5, Measure::Euclidean)
-            .await,
         T::all()
             .find_nearest(db, T::embedding(), &v[..2], 5, Measure::Euclidean)
             .await,
@@ -278,7 +273,7 @@ async fn neighbors_at_one_distance_come_by_name() {
     let ours: Vec<String> = Forty::all()
         .find_nearest(
             db,
-            Forty::fields().embedding,
+            Forty::vectors().embedding,
             &[1.0, 0.0, 0.0],
             3,
             Measure::Euclidean,
