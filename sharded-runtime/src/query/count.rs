@@ -4,7 +4,7 @@ use firestore::FirestoreDb;
 use firestore::gcloud_sdk::google::firestore::v1::{Document, value::ValueType};
 
 use super::fetch::in_every_chunk;
-use super::plan::QueryPlan;
+use super::plan::{Chunk, QueryPlan};
 use crate::{Error, Result, Sharded};
 
 /// How many documents `plan` reads, in the span `span` of the query of `T` it plans: one
@@ -16,21 +16,24 @@ pub(super) async fn count_planned<T: Sharded>(
     span: &tracing::Span,
 ) -> Result<u64> {
     let counts = in_every_chunk::<T, _>(db, plan, span, |db, plan, chunk| {
-        let count = plan
-            .select(db, chunk)
-            .aggregate(|a| a.fields([a.field("count").count()]));
-        Box::pin(async move {
-            let rows =
-                crate::retry::retry_reads(&crate::retry::QUERY_READS, || count.clone().query())
-                    .await?;
-            count_of(&rows)
-        })
+        Box::pin(count_chunk(db, plan, chunk))
     })
     .await?;
     let total: u64 = counts.into_iter().sum();
     Ok(plan
         .limit
         .map_or(total, |limit| total.min(u64::from(limit))))
+}
+
+/// How many documents the chunk query `chunk` of `plan` reads (its cursor and limit applied):
+/// one count aggregation, through the one retry policy.
+pub(super) async fn count_chunk(db: &FirestoreDb, plan: &QueryPlan, chunk: Chunk) -> Result<u64> {
+    let count = plan
+        .select(db, chunk)
+        .aggregate(|a| a.fields([a.field("count").count()]));
+    let rows =
+        crate::retry::retry_reads(&crate::retry::QUERY_READS, || count.clone().query()).await?;
+    count_of(&rows)
 }
 
 /// The count a `count` aggregation named "count" returned.

@@ -11,9 +11,9 @@ use firestore::{FirestoreDb, FirestoreDuration, FirestoreExplainMetrics, Firesto
 use futures::TryStreamExt;
 use tracing::Instrument as _;
 
-use super::fetch::begin;
+use super::fetch::in_every_chunk;
 use super::plan::QueryPlan;
-use super::spans::{chunk_span, query_span};
+use super::spans::query_span;
 use super::{Reach, ShardedQuery, Window};
 use crate::{Result, Sharded};
 
@@ -118,42 +118,34 @@ pub(super) async fn explain<T: Sharded, const QUERY: u64, R: Reach, W: Window>(
     let span = query_span::<T, QUERY>("explain");
     async {
         let plan = query.plan()?;
-        let snapshot = begin::<T>(db, &plan, &span).await?;
-        let options = FirestoreExplainOptions {
-            analyze: Some(analyze),
-        };
-        let chunks =
-            futures::future::try_join_all(plan.chunks.iter().enumerate().map(|(i, chunk)| {
-                let select = plan
-                    .select(snapshot.db(), *chunk)
-                    .explain_with_options(options.clone());
-                async move {
-                    let responses: Vec<_> =
-                        crate::retry::retry_reads(&crate::retry::QUERY_READS, || async {
-                            select
-                                .clone()
-                                .stream_query_with_metadata()
-                                .await?
-                                .try_collect()
-                                .await
-                        })
-                        .await?;
-                    Ok::<_, crate::Error>(ExplainedChunk {
-                        shards: chunk.shards,
-                        documents: responses.iter().filter(|r| r.document.is_some()).count(),
-                        metrics: responses
-                            .into_iter()
-                            .find_map(|response| response.metadata.explain_metrics),
+        let chunks = in_every_chunk::<T, _>(db, &plan, &span, |db, plan, chunk| {
+            let select = plan
+                .select(db, chunk)
+                .explain_with_options(FirestoreExplainOptions {
+                    analyze: Some(analyze),
+                });
+            Box::pin(async move {
+                let responses: Vec<_> =
+                    crate::retry::retry_reads(&crate::retry::QUERY_READS, || async {
+                        select
+                            .clone()
+                            .stream_query_with_metadata()
+                            .await?
+                            .try_collect()
+                            .await
                     })
-                }
-                .instrument(chunk_span(i, *chunk))
-            }))
-            .await;
-        snapshot.release();
-        Ok(ExplainedQuery {
-            plan,
-            chunks: chunks?,
+                    .await?;
+                Ok(ExplainedChunk {
+                    shards: chunk.shards,
+                    documents: responses.iter().filter(|r| r.document.is_some()).count(),
+                    metrics: responses
+                        .into_iter()
+                        .find_map(|response| response.metadata.explain_metrics),
+                })
+            })
         })
+        .await?;
+        Ok(ExplainedQuery { plan, chunks })
     }
     .instrument(span.clone())
     .await

@@ -8,14 +8,13 @@
 
 use firestore::gcloud_sdk::google::firestore::v1::{Document, value::ValueType};
 use firestore::{
-    FirestoreDb, FirestoreFindNearestDistanceMeasure, FirestoreFindNearestOptions,
-    FirestoreQueryFilter, FirestoreQueryFilterCompare, FirestoreQueryFilterComposite,
-    FirestoreQueryFilterCompositeOperator, FirestoreVector,
+    FirestoreDb, FirestoreFindNearestDistanceMeasure, FirestoreFindNearestOptions, FirestoreVector,
 };
 use tracing::Instrument as _;
 
 use super::fetch::begin_requests;
-use super::spans::query_span;
+use super::plan::Chunk;
+use super::spans::{chunk_span, query_span};
 use super::{Reach, ShardedQuery, Window};
 use crate::{Error, Result, Sharded, Stored};
 
@@ -124,13 +123,16 @@ pub(super) async fn find_nearest<T: Sharded, const QUERY: u64, R: Reach, W: Wind
     }
     let span = query_span::<T, QUERY>("find_nearest");
     async {
-        let plan = query.plan()?;
-        let shards: Vec<&'static str> = plan
+        let mut plan = query.plan()?;
+        // One shard value per request, compared by equality (`chunk_filter`'s `not-in` form):
+        // a vector search pre-filters by equality alone.
+        plan.shard_by_equality = true;
+        let singles: Vec<Chunk> = plan
             .chunks
             .iter()
-            .flat_map(|chunk| chunk.shards.iter().copied())
+            .flat_map(|chunk| chunk.shards.chunks(1).map(|shard| chunk.with_shards(shard)))
             .collect();
-        let snapshot = begin_requests::<T>(db, &plan, &span, shards.len()).await?;
+        let snapshot = begin_requests::<T>(db, &plan, &span, singles.len()).await?;
         let options = FirestoreFindNearestOptions {
             field_name: path.to_owned(),
             query_vector: FirestoreVector(vector.to_vec()),
@@ -139,15 +141,8 @@ pub(super) async fn find_nearest<T: Sharded, const QUERY: u64, R: Reach, W: Wind
             distance_result_field: Some(DISTANCE_FIELD.to_owned()),
             distance_threshold: None,
         };
-        let found = futures::future::try_join_all(shards.iter().enumerate().map(|(i, shard)| {
-            let mut filters = vec![FirestoreQueryFilter::Compare(Some(
-                FirestoreQueryFilterCompare::Equal(plan.shard_field.to_owned(), (*shard).into()),
-            ))];
-            filters.extend(plan.filters.iter().cloned());
-            let filter = FirestoreQueryFilter::Composite(FirestoreQueryFilterComposite {
-                for_all_filters: filters,
-                operator: FirestoreQueryFilterCompositeOperator::And,
-            });
+        let found = futures::future::try_join_all(singles.iter().enumerate().map(|(i, single)| {
+            let filter = plan.chunk_filter(*single);
             let select = plan
                 .scope
                 .select(
@@ -160,11 +155,7 @@ pub(super) async fn find_nearest<T: Sharded, const QUERY: u64, R: Reach, W: Wind
                 crate::retry::retry_reads(&crate::retry::QUERY_READS, || select.clone().query())
                     .await
             }
-            .instrument(tracing::debug_span!(
-                "sharded_chunk",
-                chunk = i,
-                shard = *shard
-            ))
+            .instrument(chunk_span(i, *single))
         }))
         .await;
         snapshot.release();

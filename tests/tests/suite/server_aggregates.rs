@@ -10,22 +10,10 @@ use sharded_runtime::firestore::{FirestoreDb, FirestoreQueryCursor};
 use sharded_tests::test_db;
 
 async fn write(db: &FirestoreDb, id: &str, at: i64, qty: Option<Value>) {
-    let mut fields: std::collections::HashMap<String, Value> = [("at".to_owned(), int(at))].into();
-    if let Some(qty) = qty {
-        fields.insert("qty".to_owned(), qty);
+    match qty {
+        Some(qty) => write_fields(db, id, at, &[("qty", qty)]).await,
+        None => write_fields(db, id, at, &[]).await,
     }
-    let document = Document {
-        name: format!("{}/c/{id}", db.get_documents_path()),
-        fields,
-        ..Default::default()
-    };
-    db.fluent()
-        .update()
-        .in_col("c")
-        .document(document)
-        .execute()
-        .await
-        .unwrap();
 }
 
 /// (count, sum, avg) of `qty` over `c` ordered by `at`, with `limit` and after `after`, in one
@@ -192,6 +180,7 @@ async fn a_sum_orders_by_the_summed_field_and_refuses_an_order_by_name() {
     );
 }
 
+/// Writes document `id` of `c` with `at` and `fields`, replacing what it held.
 async fn write_fields(db: &FirestoreDb, id: &str, at: i64, fields: &[(&str, Value)]) {
     let mut stored: std::collections::HashMap<String, Value> = [("at".to_owned(), int(at))].into();
     for (name, value) in fields {

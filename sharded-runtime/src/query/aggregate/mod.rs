@@ -251,12 +251,7 @@ async fn chunk_answers<T: Sharded>(
             return Ok(None);
         }
         cost.query();
-        let count = plan
-            .select(db, chunk)
-            .aggregate(|a| a.fields([a.field("count").count()]));
-        let rows =
-            crate::retry::retry_reads(&crate::retry::QUERY_READS, || count.clone().query()).await?;
-        crate::query::count_of(&rows).map(Some)
+        super::count::count_chunk(db, plan, chunk).await.map(Some)
     };
     let (fields, every_document) = futures::future::try_join(fields, every_document).await?;
     Ok(ChunkAnswers {
