@@ -196,6 +196,17 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
             members: Members::Fields(vectors),
         });
     }
+    let counters = members(
+        quote!(::sharded_runtime::counters::CounterField<#ident>),
+        |field| field.attrs.counter.is_some(),
+    );
+    if !counters.is_empty() {
+        entries.push(Namespace {
+            kind: Kind::Counters,
+            doc: String::new(),
+            members: Members::Fields(counters),
+        });
+    }
     let namespaces = namespaces(ident, &syn::parse_quote!(pub), &entries);
     let query_methods = Kind::Queries.struct_ident(ident);
     let aliases = crate::query_names::query_aliases(

@@ -1,4 +1,4 @@
-//! `T::query()`, `T::fields()`, `T::aggregates()`, `T::transforms()`, `T::ranges()` and `T::vectors()`: structs inside the derive's anonymous
+//! `T::query()`, `T::fields()`, `T::aggregates()`, `T::transforms()`, `T::ranges()`, `T::vectors()` and `T::counters()`: structs inside the derive's anonymous
 //! const (so users reach them only through their constructors), each built by one function on
 //! the user's type. Written for what they cost every user's build: each generated item and
 //! body costs a few tenths of a millisecond per struct, so the namespaces carry no trait impls
@@ -18,6 +18,7 @@ pub(crate) enum Kind {
     Transforms,
     Ranges,
     Vectors,
+    Counters,
 }
 
 impl Kind {
@@ -29,6 +30,7 @@ impl Kind {
             Kind::Transforms => "Transforms",
             Kind::Ranges => "Ranges",
             Kind::Vectors => "Vectors",
+            Kind::Counters => "Counters",
         };
         quote::format_ident!("{ident}{suffix}")
     }
@@ -54,6 +56,10 @@ impl Kind {
             Kind::Vectors => (
                 "vectors",
                 "The vector fields of this collection (`#[sharded(vector(dimension = n))]`), to pass to a query's `find_nearest`.",
+            ),
+            Kind::Counters => (
+                "counters",
+                "The counter fields of this collection (`#[sharded(counter(shards = n))]`), to increment and read exactly.",
             ),
             Kind::Transforms => (
                 "transforms",

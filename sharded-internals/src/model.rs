@@ -39,6 +39,8 @@ pub struct Model<'a> {
     pub arrays: Vec<ArrayField<'a>>,
     /// The vector fields searched with `find_nearest` (`#[sharded(vector(dimension = n))]`).
     pub vectors: Vec<VectorField<'a>>,
+    /// The distributed counters (`#[sharded(counter(shards = n))]`).
+    pub counters: Vec<CounterField<'a>>,
     /// Every field serde stores under a name of its own, with its field path: what a
     /// field-masked update can name.
     pub stored_fields: Vec<(&'a syn::Ident, String)>,
@@ -239,6 +241,18 @@ pub struct VectorField<'a> {
     pub path: String,
     /// The number of values in each vector.
     pub dimension: u32,
+}
+
+/// A distributed counter: a field whose exact value is the sum of its shard documents.
+#[derive(Clone)]
+pub struct CounterField<'a> {
+    pub ident: &'a syn::Ident,
+    /// Its type, which must be an integer (checked by the derive's output, on this type).
+    pub ty: &'a syn::Type,
+    /// The field path as stored.
+    pub path: String,
+    /// Its shard documents.
+    pub shards: u32,
 }
 
 /// `Instrument` → `instruments`, `PriceTick` → `price_ticks`: the snake_case plural.

@@ -53,11 +53,17 @@ pub const CONTAINS: &str = "contains";
 pub const RANGE: &str = "range";
 pub const VECTOR: &str = "vector";
 pub const DIMENSION: &str = "dimension";
+pub const COUNTER: &str = "counter";
+/// Every key `counter(...)` takes: its shard count, or the rate it is sized for.
+pub const COUNTER_KEYS: &[&str] = &[SHARDS, WRITES_PER_SECOND];
+/// The most shard documents one counter may have: an exact read is one aggregation over
+/// them however many there are, and a transaction that reads the value reads each.
+pub const MAX_COUNTER_SHARDS: u64 = 1000;
 /// Firestore's largest vector dimension.
 pub const MAX_VECTOR_DIMENSION: u64 = 2048;
 
 /// Every key `#[sharded(...)]` takes on a field.
-pub const FIELD_KEYS: &[&str] = &[INDEX, AGGREGATE, CONTAINS, RANGE, VECTOR];
+pub const FIELD_KEYS: &[&str] = &[INDEX, AGGREGATE, CONTAINS, RANGE, VECTOR, COUNTER];
 
 // serde keys that decide what is stored, and under which name.
 pub const RENAME: &str = "rename";

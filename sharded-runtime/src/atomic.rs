@@ -252,6 +252,21 @@ impl<T: Sharded> InTransaction<'_, '_, T> {
         self.queue(delete::<T>(&self.db, &self.scope, id)?)
     }
 
+    /// Queues `increment` to the counter of the document `id`: its shard's addition and its
+    /// marker, which commit with the transaction. The transaction fails with `ALREADY_EXISTS`
+    /// (and applies nothing) if the same increment landed before.
+    pub fn increment(&mut self, id: &str, increment: &crate::counters::Increment<T>) -> Result<()> {
+        let document = self.scope.document_name::<T>(&self.db, id)?;
+        for write in increment.writes(&document) {
+            self.queue(write)?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn scope(&self) -> &Scope {
+        &self.scope
+    }
+
     fn queue(&mut self, write: Write) -> Result<()> {
         self.transaction.add(Built(write))?;
         Ok(())
@@ -289,6 +304,9 @@ pub struct AtomicBatch<'db> {
     db: &'db FirestoreDb,
     writes: Vec<Write>,
     stamp: OrderStamp,
+    /// The marker of the first increment queued: with one, the batch is sent again until it
+    /// is answered, and counts once (see [`increment`](Self::increment)).
+    marker: Option<String>,
 }
 
 impl<'db> AtomicBatch<'db> {
@@ -298,6 +316,7 @@ impl<'db> AtomicBatch<'db> {
             db,
             writes: Vec::new(),
             stamp: OrderStamp::default(),
+            marker: None,
         }
     }
 
@@ -405,6 +424,37 @@ impl<'db> AtomicBatch<'db> {
         self.queue(delete::<T>(self.db, &Scope::Top, id))
     }
 
+    /// Queues `increment` to the counter of the document `id` of `T`'s collection (two
+    /// writes: its shard's addition and its marker). A batch holding an increment is
+    /// idempotent as a whole, so [`commit`](Self::commit) sends it again when an answer is
+    /// lost, and a batch that landed before counts as committed: every write of it applies
+    /// once.
+    pub fn increment<T: TopLevel>(
+        &mut self,
+        id: &str,
+        increment: &crate::counters::Increment<T>,
+    ) -> Result<&mut Self> {
+        self.queue_increment(&Scope::Top, id, increment)
+    }
+
+    fn queue_increment<T: Sharded>(
+        &mut self,
+        scope: &Scope,
+        id: &str,
+        increment: &crate::counters::Increment<T>,
+    ) -> Result<&mut Self> {
+        let document = scope.document_name::<T>(self.db, id)?;
+        if self.writes.len() + 2 > MAX_COMMIT_WRITES {
+            return Err(Error::InvalidUpdate(format!(
+                "an atomic batch holds at most {MAX_COMMIT_WRITES} writes, and an increment is two"
+            )));
+        }
+        self.writes.extend(increment.writes(&document));
+        self.marker
+            .get_or_insert_with(|| increment.marker_name(&document));
+        Ok(self)
+    }
+
     /// The writes of a subcollection type's documents under `parent`, queued into this
     /// batch (and committed with the rest of it).
     pub fn in_parent<'b, T: Subcollection>(
@@ -429,8 +479,15 @@ impl<'db> AtomicBatch<'db> {
         Ok(self)
     }
 
-    /// Commits every queued write at once; the commit time.
+    /// Commits every queued write at once; the commit time. Sent once, unless the batch holds
+    /// an increment: then it is sent again until answered, as
+    /// [`ShardedCollection::apply`] is, and a batch that had landed answers with the time it
+    /// did.
     pub async fn commit(self) -> Result<std::time::SystemTime> {
+        if let Some(marker) = &self.marker {
+            let writes = self.writes;
+            return crate::counter::commit_exactly_once(self.db, marker, || writes.clone()).await;
+        }
         let response = crate::write::commit(self.db, self.writes).await?;
         Ok(response
             .commit_time
@@ -526,6 +583,17 @@ impl<T: Subcollection> AtomicBatchIn<'_, '_, T> {
     /// [`AtomicBatch::delete`] under the parent.
     pub fn delete(&mut self, id: &str) -> Result<&mut Self> {
         self.queue(delete::<T>(self.batch.db, &self.scope, id))
+    }
+
+    /// [`AtomicBatch::increment`] under the parent.
+    pub fn increment(
+        &mut self,
+        id: &str,
+        increment: &crate::counters::Increment<T>,
+    ) -> Result<&mut Self> {
+        let scope = self.scope.clone();
+        self.batch.queue_increment(&scope, id, increment)?;
+        Ok(self)
     }
 
     fn queue(&mut self, write: Result<Write>) -> Result<&mut Self> {

@@ -132,6 +132,21 @@ pub enum Error {
     #[error("unexpected answer from Firestore: {0}")]
     UnexpectedAnswer(String),
 
+    /// A counter's increment whose every attempt ended without an answer: it may have been
+    /// applied. Applying the same [`Increment`](crate::counters::Increment) again counts it
+    /// once either way; [`was_applied`](crate::ShardedCollection::was_applied) says which.
+    #[error(
+        "increment `{increment}` of `{document}` is unsettled (it may have been applied; apply the same Increment again, which counts it once): {cause}"
+    )]
+    IncrementUnsettled {
+        /// The increment's id.
+        increment: String,
+        /// The counted document's full name.
+        document: String,
+        /// The last attempt's failure.
+        cause: Box<FirestoreError>,
+    },
+
     /// A batch get answered without a result for an id it was asked for: the call fails
     /// rather than return a result that leaves the id out.
     #[error("`{collection}`: Firestore answered nothing for the id `{id}`")]

@@ -7,6 +7,7 @@ mod balanced_parts;
 mod declined;
 pub mod bulk;
 mod collection;
+mod counter;
 mod document;
 mod document_id;
 mod document_path;
@@ -76,6 +77,16 @@ pub mod writes {
     pub use crate::status::StatusCode;
     pub use crate::transform::{ServerTime, Transform, TransformNumber, TypedField};
     pub use crate::write::{OrderStamp, Written};
+}
+
+/// Distributed counters (`#[sharded(counter(shards = n))]`): a counter field's type
+/// (`T::counters().likes`), an increment that counts once, and where their documents live.
+/// See the README's "Counters".
+pub mod counters {
+    pub use crate::counter::{
+        COUNTER_COLLECTION_PREFIX, CounterField, INCREMENTS_COLLECTION, Increment,
+        MARKER_EXPIRY_FIELD, MARKER_LIFETIME, SHARD_VALUE_FIELD,
+    };
 }
 
 /// Live queries: `query.listen(&db)`'s snapshots, their changes, options and checkpoints.
@@ -148,6 +159,7 @@ pub use firestore;
 #[doc(hidden)]
 pub mod __private {
     // The constructors generated code calls, each generic argument written out.
+    pub use crate::counter::{CounterValue, counter_field};
     pub use crate::fields::field;
     pub use crate::order_key::NoOrderField;
     pub use crate::query::queries::{Contained, Indexed, NotIndexed};

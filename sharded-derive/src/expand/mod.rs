@@ -23,7 +23,7 @@ use markers::{
     declared_markers, has_fields, nested_field_checks, placement, server_timestamp_check,
 };
 use queries::queries;
-use query_fields::{aggregates, ranges, vectors};
+use query_fields::{aggregates, counters, ranges, vectors};
 use writes::{fields, transforms};
 
 /// Parse → validate → expand; on any error, the errors plus a minimal impl.
@@ -69,6 +69,7 @@ fn expand(model: &Model) -> TokenStream {
             .chain(aggregates(model))
             .chain(ranges(model))
             .chain(vectors(model))
+            .chain(counters(model))
             .collect::<Vec<_>>(),
     );
     let description_rest = description_rest(model, &paths);

@@ -131,3 +131,30 @@ pub(super) fn vectors<'a>(model: &'a Model) -> Option<Namespace<'a>> {
         members: Members::Fields(members.collect()),
     })
 }
+
+/// `T::counters()`: one public `CounterField<T>` per `#[sharded(counter(shards = n))]` field
+/// (whose type must be a `CounterValue`, checked on the user's type); none without such
+/// fields.
+pub(super) fn counters<'a>(model: &'a Model) -> Option<Namespace<'a>> {
+    if model.counters.is_empty() {
+        return None;
+    }
+    let ident = model.ident;
+    let members = model.counters.iter().map(|field| {
+        let ty = field.ty;
+        let (path, shards) = (&field.path, field.shards);
+        Member {
+            name: field.ident,
+            doc: format!("The counter `{path}`, over {shards} shard documents."),
+            ty: quote!(::sharded_runtime::counters::CounterField<#ident>),
+            value: Some(quote::quote_spanned!(syn::spanned::Spanned::span(ty)=>
+                ::sharded_runtime::__private::counter_field::<#ident, #ty>(#path, #shards)
+            )),
+        }
+    });
+    Some(Namespace {
+        kind: Kind::Counters,
+        doc: format!("The counter fields of `{ident}`, incremented exactly once."),
+        members: Members::Fields(members.collect()),
+    })
+}

@@ -98,6 +98,19 @@ impl FieldAttrs {
                     }
                     return Ok(());
                 }
+                if meta.path.is_ident(COUNTER) {
+                    let shards = counter_shards(cx, &meta)?;
+                    if out.counter.is_some() {
+                        cx.error_spanned_by(&meta.path, "duplicate key `counter`");
+                    } else {
+                        out.counter = Some(Keyed {
+                            key: meta.path.clone(),
+                            tokens: meta.path.to_token_stream(),
+                            value: shards,
+                        });
+                    }
+                    return Ok(());
+                }
                 if meta.path.is_ident(AGGREGATE) {
                     let queries = per_query(
                         cx,
@@ -249,4 +262,65 @@ pub(super) fn vector_dimension(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result
         );
     }
     Ok(dimension)
+}
+
+/// `counter(shards = n)` or `counter(writes_per_second = r)`: the counter's shard documents,
+/// 1 to [`MAX_COUNTER_SHARDS`]; a rate asks for one shard per write a second, what one
+/// Firestore document sustains. `None` where a mistake was reported (the key is still taken,
+/// so that no other error follows from it).
+pub(super) fn counter_shards(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Option<u32>> {
+    const HOW: &str = "write `#[sharded(counter(shards = 20))]`, or `counter(writes_per_second = 20)` for one shard document per write a second";
+    if !meta.input.peek(syn::token::Paren) {
+        cx.error_spanned_by(&meta.path, format!("`counter` takes its size: {HOW}"));
+        if meta.input.peek(Token![=]) {
+            skip_value(meta)?;
+        }
+        return Ok(None);
+    }
+    let mut shards: Option<Option<u32>> = None;
+    let mut failed = false;
+    meta.parse_nested_meta(|inner| {
+        let key = if inner.path.is_ident(SHARDS) {
+            SHARDS
+        } else if inner.path.is_ident(WRITES_PER_SECOND) {
+            WRITES_PER_SECOND
+        } else {
+            failed = true;
+            return unknown_key(cx, &inner, COUNTER_KEYS, "in `counter(...)`");
+        };
+        let expr: syn::Expr = inner.value()?.parse()?;
+        if shards.is_some() {
+            cx.error_spanned_by(
+                &inner.path,
+                format!("`counter(...)` is sized once: `{SHARDS}` or `{WRITES_PER_SECOND}`, not both"),
+            );
+            return Ok(());
+        }
+        let too_many = match &expr {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(int),
+                ..
+            }) => int.base10_parse::<u64>().is_ok_and(|n| n > MAX_COUNTER_SHARDS),
+            _ => false,
+        };
+        shards = Some(if too_many {
+            cx.error_spanned_by(
+                &expr,
+                format!("`{key}` is more than a counter's {MAX_COUNTER_SHARDS} shard documents: a transaction that reads the counter reads each"),
+            );
+            None
+        } else {
+            positive_int(cx, &inner, &expr).and_then(|n| u32::try_from(n).ok())
+        });
+        Ok(())
+    })?;
+    match shards {
+        Some(shards) => Ok(shards),
+        None => {
+            if !failed {
+                cx.error_spanned_by(&meta.path, format!("`counter(...)` names no size: {HOW}"));
+            }
+            Ok(None)
+        }
+    }
 }

@@ -91,6 +91,10 @@ pub struct FieldAttrs {
     /// `#[sharded(vector(dimension = 768))]`: the field is a vector of that many numbers,
     /// searched with `find_nearest`; `None` inside where the dimension was reported wrong.
     pub vector: Option<Keyed<Option<u32>>>,
+    /// `#[sharded(counter(shards = 20))]` (or `counter(writes_per_second = 20)`): the field is
+    /// a distributed counter of that many shard documents; `None` inside where the size was
+    /// reported wrong.
+    pub counter: Option<Keyed<Option<u32>>>,
 }
 
 /// What `index` asks for.

@@ -2,6 +2,7 @@
 //! from its attributes (reporting what cannot be lowered, spanned on the user's token), the
 //! cross-field rules of `check` applied, and a `Model` only when nothing was wrong.
 
+mod counters;
 mod order;
 mod placement;
 mod queries;
@@ -54,6 +55,7 @@ pub fn validate<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Option<Model<'a>> {
     let aggregates = queries::aggregates(cx, cont, &known);
     let ranges = queries::ranges(cx, cont, &known);
     let vectors = queries::vectors(cx, cont);
+    let counters = counters::counters(cx, cont);
     check_array_methods_are_free(cx, &arrays, &methods);
     if cx.has_errors() {
         return None;
@@ -76,6 +78,7 @@ pub fn validate<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Option<Model<'a>> {
         ranges,
         arrays,
         vectors,
+        counters,
         stored_fields: stored_fields(cont),
         transformable_fields: transformable_fields(cont),
     })

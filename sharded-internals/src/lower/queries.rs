@@ -22,7 +22,7 @@ use crate::types::{option_inner, value_type, vec_element};
 
 /// Whether `field` is the one `order_by` names: by the attribute, not the validated order
 /// field, so a misuse is reported even when the order field itself has an error.
-fn is_order_field(cont: &Container<'_>, field: &syn::Ident) -> bool {
+pub(super) fn is_order_field(cont: &Container<'_>, field: &syn::Ident) -> bool {
     cont.attrs
         .order_by
         .as_ref()

@@ -8,6 +8,7 @@ mod aggregates_declared;
 mod backfill;
 mod bulk_contract;
 mod bulk_writer;
+mod counters;
 mod dependent_crates;
 mod description;
 mod emulator_kit;

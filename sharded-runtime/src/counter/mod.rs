@@ -1,0 +1,251 @@
+//! Distributed counters (`#[sharded(counter(shards = n))]`): Firestore's recipe for a value
+//! added to faster than one document takes writes (about one a second, sustained). A counter
+//! of document `d` is `n` shard documents, `d/_sharded_counter_<field>/0..n`, each holding a
+//! part of the value in `value`; an increment adds to one of them, drawn at random, and the
+//! exact value is their sum, one aggregation.
+//!
+//! An increment counts exactly once. Each carries an id ([`Increment`]), and its commit
+//! creates `d/_sharded_increments/<id>` beside the shard's addition, atomically, on the
+//! precondition that it does not exist yet. An attempt whose answer was lost is sent again:
+//! if the first had landed, the second is refused whole (`ALREADY_EXISTS`) and nothing is
+//! added twice; if it had not, the second adds. Cost per increment: one commit of two writes,
+//! and one small document kept for [`MARKER_LIFETIME`] (then deleted by the TTL policy the
+//! index plan declares).
+
+mod apply;
+mod read;
+
+use std::marker::PhantomData;
+use std::time::SystemTime;
+
+use firestore::gcloud_sdk::google::firestore::v1::document_transform::FieldTransform;
+use firestore::gcloud_sdk::google::firestore::v1::document_transform::field_transform::TransformType;
+use firestore::gcloud_sdk::google::firestore::v1::{
+    Document, DocumentMask, Precondition, Value, Write, precondition, value::ValueType,
+    write::Operation,
+};
+use rand::Rng;
+
+use crate::Result;
+
+pub use apply::MARKER_LIFETIME;
+pub(crate) use apply::commit_exactly_once;
+
+/// The collection id of an increment's marker, under the counted document.
+pub const INCREMENTS_COLLECTION: &str = "_sharded_increments";
+/// The start of a counter's shard collection id, under the counted document: the field path
+/// follows (`_sharded_counter_likes`).
+pub const COUNTER_COLLECTION_PREFIX: &str = "_sharded_counter_";
+/// The field of a shard document that holds its part of the value.
+pub const SHARD_VALUE_FIELD: &str = "value";
+/// The field of an increment's marker that says when it may be deleted (its TTL field).
+pub const MARKER_EXPIRY_FIELD: &str = "expire_at";
+
+/// A Rust type a counter field may have: an integer, as Firestore stores a counter's value
+/// (an `Option` of one for a document that has not been folded yet).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot hold a counter",
+    label = "a counter's value is an integer",
+    note = "declare the field as `i64` (Firestore's integer) or a smaller integer type, or remove `counter`"
+)]
+pub trait CounterValue {}
+
+macro_rules! counter_values {
+    ($($ty:ty),*) => { $(impl CounterValue for $ty {} impl CounterValue for Option<$ty> {})* };
+}
+counter_values!(i8, i16, i32, i64, u8, u16, u32);
+
+/// A counter field of `T` (`T::counters().likes`): its path and its number of shard
+/// documents, declared by `#[sharded(counter(shards = n))]`.
+pub struct CounterField<T> {
+    path: &'static str,
+    shards: u32,
+    marker: PhantomData<fn() -> T>,
+}
+
+impl<T> CounterField<T> {
+    /// The stored field path.
+    pub fn path(&self) -> &'static str {
+        self.path
+    }
+
+    /// How many shard documents increments are spread over.
+    pub fn shards(&self) -> u32 {
+        self.shards
+    }
+
+    /// The collection id of its shard documents, under a counted document.
+    pub(crate) fn collection_id(&self) -> String {
+        format!("{COUNTER_COLLECTION_PREFIX}{}", self.path)
+    }
+}
+
+impl<T> Clone for CounterField<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for CounterField<T> {}
+
+impl<T> PartialEq for CounterField<T> {
+    fn eq(&self, other: &Self) -> bool {
+        (self.path, self.shards) == (other.path, other.shards)
+    }
+}
+
+impl<T> std::fmt::Debug for CounterField<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("CounterField")
+            .field(&self.path)
+            .field(&self.shards)
+            .finish()
+    }
+}
+
+/// The counter field `path` of `T`, of type `V`, over `shards` shard documents: what the
+/// derive's `T::counters()` is made of. `V: CounterValue` refuses a counter on a field that
+/// is not an integer, on the field's type.
+pub fn counter_field<T, V: CounterValue>(path: &'static str, shards: u32) -> CounterField<T> {
+    CounterField {
+        path,
+        shards: shards.max(1),
+        marker: PhantomData,
+    }
+}
+
+/// One addition to a counter, with the id that makes it count once: applying the same
+/// `Increment` again (after an [`Error::IncrementUnsettled`](crate::Error::IncrementUnsettled),
+/// or in a batch sent again) adds nothing more once it has been added.
+///
+/// [`new`](Self::new) draws a random id; [`with_id`](Self::with_id) takes the caller's (a
+/// request id the caller's own retries share, so that a request retried from outside counts
+/// once too).
+pub struct Increment<T> {
+    field: CounterField<T>,
+    by: i64,
+    id: String,
+}
+
+impl<T> Increment<T> {
+    /// Adds `by` (negative to subtract) to `field`, under a new random id.
+    pub fn new(field: CounterField<T>, by: i64) -> Self {
+        Increment {
+            field,
+            by,
+            id: crate::document_id::generate_document_id(),
+        }
+    }
+
+    /// Adds `by` to `field` under the id `id`, checked as a document id
+    /// ([`Error::InvalidDocumentId`](crate::Error::InvalidDocumentId) otherwise). Ids are per
+    /// counted document: the same id on two documents is two increments.
+    pub fn with_id(field: CounterField<T>, by: i64, id: &str) -> Result<Self> {
+        crate::document_id::check_document_id(id)?;
+        Ok(Increment {
+            field,
+            by,
+            id: id.to_owned(),
+        })
+    }
+
+    /// Its id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// What it adds.
+    pub fn by(&self) -> i64 {
+        self.by
+    }
+
+    /// The counter it adds to.
+    pub fn field(&self) -> CounterField<T> {
+        self.field
+    }
+
+    /// The two writes that apply it to the document `document` (a full name), committed
+    /// together: the marker's creation, on the precondition that it does not exist, and
+    /// the addition to a shard drawn at random.
+    pub(crate) fn writes(&self, document: &str) -> [Write; 2] {
+        let shard = rand::rng().random_range(0..self.field.shards);
+        [
+            self.marker_write(document),
+            shard_addition(document, self.field.collection_id(), shard, self.by),
+        ]
+    }
+
+    /// The marker's full name under `document`.
+    pub(crate) fn marker_name(&self, document: &str) -> String {
+        format!("{document}/{INCREMENTS_COLLECTION}/{}", self.id)
+    }
+
+    fn marker_write(&self, document: &str) -> Write {
+        // Whole seconds: Firestore refuses a timestamp finer than microseconds.
+        let expire_at = SystemTime::now() + MARKER_LIFETIME;
+        let expire_at = firestore::gcloud_sdk::prost_types::Timestamp {
+            seconds: expire_at
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map_or(0, |since| since.as_secs() as i64),
+            nanos: 0,
+        };
+        let fields = [(
+            MARKER_EXPIRY_FIELD.to_owned(),
+            Value {
+                value_type: Some(ValueType::TimestampValue(expire_at)),
+            },
+        )];
+        Write {
+            operation: Some(Operation::Update(Document {
+                name: self.marker_name(document),
+                fields: fields.into_iter().collect(),
+                ..Document::default()
+            })),
+            current_document: Some(Precondition {
+                condition_type: Some(precondition::ConditionType::Exists(false)),
+            }),
+            ..Write::default()
+        }
+    }
+}
+
+/// Adds `by` to shard `shard` of a counter (collection `collection_id` under `document`),
+/// creating the shard document where it does not exist.
+fn shard_addition(document: &str, collection_id: String, shard: u32, by: i64) -> Write {
+    Write {
+        operation: Some(Operation::Update(Document {
+            name: format!("{document}/{collection_id}/{shard}"),
+            ..Document::default()
+        })),
+        // An empty mask writes no field: the document is created if need be, and only the
+        // transform changes it.
+        update_mask: Some(DocumentMask::default()),
+        update_transforms: vec![FieldTransform {
+            field_path: SHARD_VALUE_FIELD.to_owned(),
+            transform_type: Some(TransformType::Increment(Value {
+                value_type: Some(ValueType::IntegerValue(by)),
+            })),
+        }],
+        ..Write::default()
+    }
+}
+
+impl<T> Clone for Increment<T> {
+    fn clone(&self) -> Self {
+        Increment {
+            field: self.field,
+            by: self.by,
+            id: self.id.clone(),
+        }
+    }
+}
+
+impl<T> std::fmt::Debug for Increment<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Increment")
+            .field("field", &self.field)
+            .field("by", &self.by)
+            .field("id", &self.id)
+            .finish()
+    }
+}

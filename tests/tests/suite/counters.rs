@@ -1,0 +1,498 @@
+//! Distributed counters on the emulator: the commit an increment is (measured: sent again
+//! after it landed, it is refused whole), concurrent increments summing exactly, increments
+//! through a proxy that loses requests and answers counting once, increments in atomic
+//! batches and transactions, reads at a read time and across a change of shard count.
+
+use std::collections::BTreeMap;
+
+use futures::FutureExt;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
+use sharded_emulator::fault_proxy::{FaultProxy, Faults};
+use sharded_runtime::counters::{
+    COUNTER_COLLECTION_PREFIX, INCREMENTS_COLLECTION, Increment, SHARD_VALUE_FIELD,
+};
+use sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::CommitRequest;
+use sharded_runtime::firestore::gcloud_sdk::tonic::Code;
+use sharded_runtime::firestore::{FirestoreDb, FirestoreTimestamp};
+use sharded_runtime::{AtomicBatch, Error, Sharded, writes::transaction_error};
+use sharded_tests::test_db;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
+#[sharded(shards = 3, order_by = "posted_at", collection = "counted_posts")]
+struct Post {
+    #[sharded(index)]
+    author: String,
+    #[sharded(counter(shards = 20))]
+    likes: i64,
+    #[sharded(counter(writes_per_second = 3))]
+    views: Option<u32>,
+    posted_at: FirestoreTimestamp,
+}
+
+/// The same collection and counter over fewer shard documents: a counter resized.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
+#[sharded(shards = 3, order_by = "posted_at", collection = "counted_posts")]
+struct PostResized {
+    #[sharded(index)]
+    author: String,
+    #[sharded(counter(shards = 5))]
+    likes: i64,
+    #[sharded(counter(shards = 1))]
+    views: Option<u32>,
+    posted_at: FirestoreTimestamp,
+}
+
+fn post(author: &str) -> Post {
+    Post {
+        author: author.into(),
+        likes: 0,
+        views: None,
+        posted_at: FirestoreTimestamp::now(),
+    }
+}
+
+fn document_name(db: &FirestoreDb, id: &str) -> String {
+    format!("{}/counted_posts/{id}", db.get_documents_path())
+}
+
+/// Measured: an increment's commit (its marker created on `exists: false`, its shard added to
+/// by a transform under an empty mask, which creates the shard document) sent a second time
+/// after it landed is refused whole with ALREADY_EXISTS: the shard is not added to again.
+/// The shard's value is read back as an integer sum.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_increment_sent_again_after_it_landed_is_refused_whole() {
+    let test = test_db("counter-commit").await;
+    let db = &test.db;
+    let increment = Increment::new(Post::counters().likes, 7);
+    let shard_names = |db: &FirestoreDb| {
+        (0..20)
+            .map(|k| {
+                format!(
+                    "{}/{COUNTER_COLLECTION_PREFIX}likes/{k}",
+                    document_name(db, "p1")
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    // The writes the library sends, sent by hand twice.
+    let writes = raw_increment_writes(db, "p1", 7, increment.id());
+    let commit = |writes| CommitRequest {
+        database: db.get_database_path().clone(),
+        writes,
+        ..Default::default()
+    };
+    db.client()
+        .get()
+        .commit(commit(writes.clone()))
+        .await
+        .unwrap();
+    let again = db.client().get().commit(commit(writes)).await.unwrap_err();
+    assert_eq!(again.code(), Code::AlreadyExists, "{again}");
+    let mut total = 0;
+    for name in shard_names(db) {
+        if let Ok(shard) = db
+            .client()
+            .get()
+            .get_document(
+                sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::GetDocumentRequest {
+                    name,
+                    ..Default::default()
+                },
+            )
+            .await
+        {
+            let value = shard.into_inner().fields[SHARD_VALUE_FIELD].clone();
+            match value.value_type {
+                Some(sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::value::ValueType::IntegerValue(n)) => total += n,
+                other => panic!("a shard holds {other:?}"),
+            }
+        }
+    }
+    assert_eq!(total, 7, "the second commit added again");
+    let posts = Post::collection(db);
+    assert_eq!(
+        posts.counter("p1", Post::counters().likes).await.unwrap(),
+        7
+    );
+    assert!(posts.was_applied("p1", &increment).await.unwrap());
+    let other = Increment::new(Post::counters().likes, 1);
+    assert!(!posts.was_applied("p1", &other).await.unwrap());
+    // Applied through the library again, it counts nothing more.
+    posts.apply("p1", &increment).await.unwrap();
+    assert_eq!(
+        posts.counter("p1", Post::counters().likes).await.unwrap(),
+        7
+    );
+}
+
+/// The two writes of an increment, built by hand as the library documents them: the marker
+/// under `_sharded_increments` created on `exists: false`, and shard 0 added to under an
+/// empty mask.
+fn raw_increment_writes(
+    db: &FirestoreDb,
+    id: &str,
+    by: i64,
+    increment: &str,
+) -> Vec<sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::Write> {
+    use sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::document_transform::FieldTransform;
+    use sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::document_transform::field_transform::TransformType;
+    use sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::{
+        Document, DocumentMask, Precondition, Value, Write, precondition, value::ValueType,
+        write::Operation,
+    };
+    let document = document_name(db, id);
+    vec![
+        Write {
+            operation: Some(Operation::Update(Document {
+                name: format!("{document}/{INCREMENTS_COLLECTION}/{increment}"),
+                ..Document::default()
+            })),
+            current_document: Some(Precondition {
+                condition_type: Some(precondition::ConditionType::Exists(false)),
+            }),
+            ..Write::default()
+        },
+        Write {
+            operation: Some(Operation::Update(Document {
+                name: format!("{document}/{COUNTER_COLLECTION_PREFIX}likes/0"),
+                ..Document::default()
+            })),
+            update_mask: Some(DocumentMask::default()),
+            update_transforms: vec![FieldTransform {
+                field_path: SHARD_VALUE_FIELD.into(),
+                transform_type: Some(TransformType::Increment(Value {
+                    value_type: Some(ValueType::IntegerValue(by)),
+                })),
+            }],
+            ..Write::default()
+        },
+    ]
+}
+
+/// Many tasks adding random amounts (negative ones too) to counters of three documents at
+/// once: every counter's exact value is the sum of what was added, read alone, many at once
+/// and inside a transaction; the shard documents used are at most the declared 20.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_increments_sum_exactly() {
+    let test = test_db("counter-concurrent").await;
+    let db = test.db.clone();
+    let ids = ["a", "b", "c"];
+    let tasks = (0..12u64).map(|task| {
+        let db = db.clone();
+        tokio::spawn(async move {
+            let mut rng = StdRng::seed_from_u64(task);
+            let mut added: BTreeMap<(&str, &str), i64> = BTreeMap::new();
+            for _ in 0..20 {
+                let id = ids[rng.random_range(0..ids.len())];
+                let by = rng.random_range(-3..10);
+                let (field, name) = match rng.random_bool(0.7) {
+                    true => (Post::counters().likes, "likes"),
+                    false => (Post::counters().views, "views"),
+                };
+                Post::collection(&db)
+                    .increment(id, field, by)
+                    .await
+                    .unwrap();
+                *added.entry((id, name)).or_default() += by;
+            }
+            added
+        })
+    });
+    let mut expected: BTreeMap<(&str, &str), i64> = BTreeMap::new();
+    for added in futures::future::try_join_all(tasks).await.unwrap() {
+        for (key, by) in added {
+            *expected.entry(key).or_default() += by;
+        }
+    }
+    let posts = Post::collection(&db);
+    let value =
+        |id: &'static str, name: &'static str| expected.get(&(id, name)).copied().unwrap_or(0);
+    for id in ids {
+        assert_eq!(
+            posts.counter(id, Post::counters().likes).await.unwrap(),
+            value(id, "likes"),
+            "{id}"
+        );
+        assert_eq!(
+            posts.counter(id, Post::counters().views).await.unwrap(),
+            value(id, "views"),
+            "{id}"
+        );
+    }
+    let many = posts.counters(ids, Post::counters().likes).await.unwrap();
+    assert_eq!(many, ids.map(|id| value(id, "likes")).to_vec());
+    let in_transaction = db
+        .run_transaction(|db, transaction| {
+            async move {
+                let posts = Post::collection(&db).in_transaction(transaction);
+                let mut values = Vec::new();
+                for id in ["a", "b", "c"] {
+                    values.push(
+                        posts
+                            .counter(id, Post::counters().likes)
+                            .await
+                            .map_err(transaction_error)?,
+                    );
+                }
+                Ok::<_, sharded_runtime::writes::TransactionError>(values)
+            }
+            .boxed()
+        })
+        .await
+        .unwrap();
+    assert_eq!(in_transaction, many);
+    // At most the declared shard documents hold each counter.
+    for id in ids {
+        let shards: Vec<sharded_runtime::firestore::FirestoreDocument> = db
+            .fluent()
+            .select()
+            .from(format!("{COUNTER_COLLECTION_PREFIX}likes").as_str())
+            .parent(document_name(&db, id).as_str())
+            .query()
+            .await
+            .unwrap();
+        assert!(!shards.is_empty() && shards.len() <= 20, "{}", shards.len());
+    }
+    // A document never counted is 0.
+    assert_eq!(
+        posts
+            .counter("never", Post::counters().likes)
+            .await
+            .unwrap(),
+        0
+    );
+}
+
+/// Through a proxy that drops connections and loses answers after the server applied the
+/// commit, every increment counts once: those acknowledged, plus those reported unsettled and
+/// applied again once the network is back (each of which may have landed the first time).
+/// The sum equals every increment's amount added once; none is lost, none counted twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn increments_through_lost_answers_count_once() {
+    let test = test_db("counter-faults").await;
+    let proxy = FaultProxy::start(
+        test.emulator.host(),
+        Faults {
+            seed: sharded_tests::seed("counter-faults"),
+            drop_chance: 0.03,
+            lost_answer_chance: 0.1,
+            ..Faults::NONE
+        },
+    )
+    .await
+    .unwrap();
+    let faulty = sharded_tests::same_project_via(&test.db, &proxy.host()).await;
+    let mut rng = StdRng::seed_from_u64(sharded_tests::seed("counter-faults-amounts"));
+    let mut total = 0;
+    let mut unsettled = Vec::new();
+    for n in 0..40 {
+        let increment = Increment::new(Post::counters().likes, rng.random_range(1..100));
+        total += increment.by();
+        match Post::collection(&faulty).apply("p", &increment).await {
+            Ok(()) => {}
+            Err(Error::IncrementUnsettled { increment: id, .. }) => {
+                assert_eq!(id, increment.id());
+                unsettled.push(increment);
+            }
+            Err(other) => panic!("increment {n}: {other:?}"),
+        }
+    }
+    assert!(proxy.dropped() > 0, "no connection was dropped");
+    // Settled through the faultless client: each counts once, whether or not it had landed.
+    let posts = Post::collection(&test.db);
+    for increment in &unsettled {
+        posts.apply("p", increment).await.unwrap();
+    }
+    assert_eq!(
+        posts.counter("p", Post::counters().likes).await.unwrap(),
+        total
+    );
+}
+
+/// The two ends of an unsettled increment, each forced: every request dropped before the
+/// server saw it (never applied), and every answer lost after the server applied it (applied
+/// by the first attempt, each later one refused by its marker). Both are reported
+/// `IncrementUnsettled` with the increment's id after the last attempt; `was_applied` tells
+/// them apart, and applying the same increment again through a working network leaves
+/// each counted once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unsettled_increment_is_reported_and_settles_once() {
+    let test = test_db("counter-unsettled").await;
+    let posts = Post::collection(&test.db);
+    let likes = Post::counters().likes;
+    let mut expected = 0;
+    for (faults, landed) in [
+        (
+            Faults {
+                drop_chance: 1.0,
+                ..Faults::NONE
+            },
+            false,
+        ),
+        (
+            Faults {
+                lost_answer_chance: 1.0,
+                ..Faults::NONE
+            },
+            true,
+        ),
+    ] {
+        let proxy = FaultProxy::start(test.emulator.host(), faults)
+            .await
+            .unwrap();
+        let faulty = sharded_tests::same_project_via(&test.db, &proxy.host()).await;
+        let increment = Increment::new(likes, 10);
+        match Post::collection(&faulty).apply("p", &increment).await {
+            Err(Error::IncrementUnsettled {
+                increment: id,
+                document,
+                ..
+            }) => {
+                assert_eq!(id, increment.id());
+                assert_eq!(document, document_name(&test.db, "p"));
+            }
+            other => panic!("{faults:?}: {other:?}"),
+        }
+        assert_eq!(
+            posts.was_applied("p", &increment).await.unwrap(),
+            landed,
+            "{faults:?}"
+        );
+        if landed {
+            expected += 10;
+        }
+        assert_eq!(
+            posts.counter("p", likes).await.unwrap(),
+            expected,
+            "{faults:?}"
+        );
+        posts.apply("p", &increment).await.unwrap();
+        expected += if landed { 0 } else { 10 };
+        assert_eq!(
+            posts.counter("p", likes).await.unwrap(),
+            expected,
+            "{faults:?}"
+        );
+    }
+}
+
+/// An atomic batch holding an increment is idempotent whole: committed, then the same batch
+/// (the same increment, another write beside it) committed again, the document write and the
+/// increment both apply once, and the second commit answers with the first's time. Inside a
+/// transaction, the increment commits with it, and the value read there is the value before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn increments_in_batches_and_transactions_count_once() {
+    let test = test_db("counter-atomic").await;
+    let db = &test.db;
+    let likes = Post::counters().likes;
+    let increment = Increment::with_id(likes, 5, "request-17").unwrap();
+    let batch = |author: &str| {
+        let mut batch = AtomicBatch::new(db);
+        batch.upsert("p", &post(author)).unwrap();
+        batch.increment("p", &increment).unwrap();
+        batch
+    };
+    let first = batch("first").commit().await.unwrap();
+    let second = batch("second").commit().await.unwrap();
+    assert_eq!(
+        first, second,
+        "the batch that landed before answers with its own time"
+    );
+    let posts = Post::collection(db);
+    assert_eq!(posts.get("p").await.unwrap().unwrap().author, "first");
+    assert_eq!(posts.counter("p", likes).await.unwrap(), 5);
+
+    let seen = db
+        .run_transaction(|db, transaction| {
+            async move {
+                let mut posts = Post::collection(&db).in_transaction(transaction);
+                let before = posts.counter("p", likes).await.map_err(transaction_error)?;
+                posts
+                    .increment("p", &Increment::new(likes, before))
+                    .map_err(transaction_error)?;
+                Ok::<_, sharded_runtime::writes::TransactionError>(before)
+            }
+            .boxed()
+        })
+        .await
+        .unwrap();
+    assert_eq!(seen, 5);
+    assert_eq!(
+        posts.counter("p", likes).await.unwrap(),
+        10,
+        "doubled in the transaction"
+    );
+    // An id is checked as a document id before anything is sent.
+    assert!(matches!(
+        Increment::with_id(likes, 1, "a/b"),
+        Err(Error::InvalidDocumentId { .. })
+    ));
+}
+
+/// A counter's value at a read time is the sum then; and a counter declared over fewer shard
+/// documents (resized from 20 to 5) reads the same value, since a read sums every shard
+/// document there is, and its increments land in its own 5.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_counter_reads_at_a_read_time_and_across_a_resize() {
+    use sharded_runtime::firestore::FirestoreConsistencySelector;
+    let test = test_db("counter-resize").await;
+    let db = &test.db;
+    let posts = Post::collection(db);
+    for by in 1..=30 {
+        posts
+            .increment("p", Post::counters().likes, by)
+            .await
+            .unwrap();
+    }
+    let before = 465;
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    let then = std::time::SystemTime::now();
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    let resized = PostResized::collection(db);
+    assert_eq!(
+        resized
+            .counter("p", PostResized::counters().likes)
+            .await
+            .unwrap(),
+        before
+    );
+    for _ in 0..10 {
+        resized
+            .increment("p", PostResized::counters().likes, 2)
+            .await
+            .unwrap();
+    }
+    assert_eq!(
+        posts.counter("p", Post::counters().likes).await.unwrap(),
+        before + 20
+    );
+    assert_eq!(
+        resized
+            .counter("p", PostResized::counters().likes)
+            .await
+            .unwrap(),
+        before + 20
+    );
+    // Firestore takes read times to the microsecond.
+    let then = sharded_runtime::firestore::jiff::Timestamp::try_from(then)
+        .unwrap()
+        .round(sharded_runtime::firestore::jiff::Unit::Millisecond)
+        .unwrap();
+    let past = db.clone_with_consistency_selector(FirestoreConsistencySelector::ReadTime(then));
+    assert_eq!(
+        Post::collection(&past)
+            .counter("p", Post::counters().likes)
+            .await
+            .unwrap(),
+        before
+    );
+    assert_eq!(
+        Post::collection(&past)
+            .counters(["p", "q"], Post::counters().likes)
+            .await
+            .unwrap(),
+        vec![before, 0]
+    );
+}
