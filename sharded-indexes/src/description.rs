@@ -67,6 +67,23 @@ pub struct CollectionDescription<'a> {
     /// Vector fields with `find_nearest` (`#[sharded(vector(dimension = n))]`), each with its
     /// dimension: the whole collection's and each equality query's vector index end with it.
     pub vector_fields: &'a [VectorField<'a>],
+    /// Distributed counters (`#[sharded(counter(shards = n))]`), each with its shard
+    /// documents: with any, the plan holds the TTL policy of increments' markers.
+    pub counter_fields: &'a [Counter<'a>],
+}
+
+/// A distributed counter: its path and how many shard documents its increments spread over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Counter<'a> {
+    pub field: &'a str,
+    pub shards: u32,
+}
+
+/// A [`Counter`] owned, as the manifest records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CounterBuf {
+    pub field: String,
+    pub shards: u32,
 }
 
 /// A vector field: its path and the dimension of its vectors.
@@ -124,6 +141,7 @@ impl CollectionDescription<'static> {
         ranges: &[],
         array_fields: &[],
         vector_fields: &[],
+        counter_fields: &[],
     };
 }
 
@@ -302,6 +320,8 @@ pub struct CollectionDescriptionBuf {
     pub array_fields: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub vector_fields: Vec<VectorFieldBuf>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub counter_fields: Vec<CounterBuf>,
     /// Recorded so that a later build can refuse a set that lost values (files written before
     /// it was recorded have none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -358,6 +378,14 @@ impl CollectionDescriptionBuf {
                 dimension: vector.dimension,
             })
             .collect();
+        let counters: Vec<Counter<'_>> = self
+            .counter_fields
+            .iter()
+            .map(|counter| Counter {
+                field: &counter.field,
+                shards: counter.shards,
+            })
+            .collect();
         f(&CollectionDescription {
             collection: &self.collection,
             parent_collections: &strs(&self.parent_collections),
@@ -380,6 +408,7 @@ impl CollectionDescriptionBuf {
             ranges: &ranges,
             array_fields: &strs(&self.array_fields),
             vector_fields: &vectors,
+            counter_fields: &counters,
         })
     }
 
@@ -428,6 +457,14 @@ impl From<&CollectionDescription<'_>> for CollectionDescriptionBuf {
                 .map(|vector| VectorFieldBuf {
                     field: vector.field.to_owned(),
                     dimension: vector.dimension,
+                })
+                .collect(),
+            counter_fields: description
+                .counter_fields
+                .iter()
+                .map(|counter| CounterBuf {
+                    field: counter.field.to_owned(),
+                    shards: counter.shards,
                 })
                 .collect(),
             shard_values: strings(description.shard_values),
@@ -503,6 +540,10 @@ mod tests {
             }],
             array_fields: &["tags"],
             vector_fields: &[],
+            counter_fields: &[Counter {
+                field: "likes",
+                shards: 20,
+            }],
         };
         let owned = CollectionDescriptionBuf::from(&description);
         assert_eq!(owned.plan(), description.plan());

@@ -13,8 +13,8 @@ mod query_id;
 mod serving;
 
 pub use description::{
-    CollectionDescription, CollectionDescriptionBuf, FieldOfQuery, FieldOfQueryBuf, StoredType,
-    VectorField, VectorFieldBuf,
+    CollectionDescription, CollectionDescriptionBuf, Counter, CounterBuf, FieldOfQuery,
+    FieldOfQueryBuf, StoredType, VectorField, VectorFieldBuf,
 };
 pub use plan::plan;
 pub use query_id::query_id;
@@ -27,6 +27,11 @@ pub const MAX_SHARDS: u64 = 1000;
 /// The start of the collection ids sharded keeps its own state in (a tracked job's, in
 /// `_sharded_jobs`); the derive refuses it as a type's collection or parent.
 pub const RESERVED_COLLECTION_PREFIX: &str = "_sharded";
+
+/// The collection id of a counter increment's marker, under the counted document.
+pub const INCREMENTS_COLLECTION: &str = "_sharded_increments";
+/// The field of an increment's marker that says when it may be deleted: its TTL field.
+pub const MARKER_EXPIRY_FIELD: &str = "expire_at";
 
 /// Sort direction of an order field or an index field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -148,6 +153,10 @@ pub enum QueryScope {
 pub struct FieldOverride {
     pub collection_group: String,
     pub field_path: String,
+    /// Whether the field is the collection group's TTL field: Firestore deletes a document
+    /// some time after the time it holds.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ttl: bool,
     pub indexes: Vec<serde_json::Value>,
 }
 
@@ -277,6 +286,7 @@ impl FieldOverride {
                 .get("indexes")
                 .and_then(serde_json::Value::as_array)
                 .is_some_and(|indexes| indexes.iter().all(|index| index.get("order").is_none()))
+            && (!self.ttl || entry.get("ttl") == Some(&serde_json::Value::Bool(true)))
     }
 }
 
@@ -303,6 +313,7 @@ mod tests {
         ranges: &[],
         array_fields: &[],
         vector_fields: &[],
+        counter_fields: &[],
         reversible: false,
         server_timestamp: false,
         order_type: crate::StoredType::Timestamp,

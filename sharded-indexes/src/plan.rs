@@ -187,11 +187,23 @@ pub fn plan(spec: &CollectionDescription<'_>) -> IndexPlan {
     let disabled = |field_path: &str| FieldOverride {
         collection_group: spec.collection.to_owned(),
         field_path: field_path.to_owned(),
+        ttl: false,
         indexes: Vec::new(),
     };
+    let mut field_overrides = vec![disabled(spec.order_field), disabled(spec.shard_field)];
+    // An increment's marker is read by name only, and only while its commit may be sent
+    // again: its time is the TTL policy's, unindexed.
+    if !spec.counter_fields.is_empty() {
+        field_overrides.push(FieldOverride {
+            collection_group: crate::INCREMENTS_COLLECTION.to_owned(),
+            field_path: crate::MARKER_EXPIRY_FIELD.to_owned(),
+            ttl: true,
+            indexes: Vec::new(),
+        });
+    }
     IndexPlan {
         indexes,
-        field_overrides: vec![disabled(spec.order_field), disabled(spec.shard_field)],
+        field_overrides,
     }
 }
 
@@ -199,6 +211,50 @@ pub fn plan(spec: &CollectionDescription<'_>) -> IndexPlan {
 mod tests {
     use super::*;
     use crate::FieldOfQuery;
+
+    #[test]
+    fn a_counter_brings_the_ttl_policy_of_increments_markers() {
+        let spec = CollectionDescription {
+            collection: "posts",
+            shard_field: "shard",
+            shard_values: &["0", "1"],
+            order_field: "at",
+            direction: Direction::Descending,
+            ..CollectionDescription::EMPTY
+        };
+        assert_eq!(plan(&spec).field_overrides.len(), 2);
+        let counted = CollectionDescription {
+            counter_fields: &[crate::Counter {
+                field: "likes",
+                shards: 20,
+            }],
+            ..spec
+        };
+        let planned = plan(&counted);
+        // A counter adds no composite index: its sum reads the automatic single-field one.
+        assert_eq!(planned.indexes, plan(&spec).indexes);
+        let markers = planned.field_overrides.last().unwrap();
+        assert_eq!(
+            (
+                markers.collection_group.as_str(),
+                markers.field_path.as_str(),
+                markers.ttl,
+                markers.indexes.len()
+            ),
+            ("_sharded_increments", "expire_at", true, 0)
+        );
+        let json: serde_json::Value = serde_json::from_str(&planned.to_json()).unwrap();
+        assert_eq!(json["fieldOverrides"][2]["ttl"], serde_json::json!(true));
+        assert_eq!(json["fieldOverrides"][0].get("ttl"), None);
+        // A file whose marker override lacks the TTL does not cover the plan.
+        let mut file = json.clone();
+        file["fieldOverrides"][2]
+            .as_object_mut()
+            .unwrap()
+            .remove("ttl");
+        assert_eq!(planned.missing_from(&file.to_string()).unwrap().len(), 1);
+        assert!(planned.missing_from(&json.to_string()).unwrap().is_empty());
+    }
 
     #[test]
     fn a_reversible_type_gets_each_query_index_in_both_directions() {

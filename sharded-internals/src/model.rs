@@ -82,6 +82,14 @@ impl Model<'_> {
                     dimension: field.dimension,
                 })
                 .collect(),
+            counter_fields: self
+                .counters
+                .iter()
+                .map(|field| sharded_indexes::CounterBuf {
+                    field: field.path.clone(),
+                    shards: field.shards,
+                })
+                .collect(),
             shard_values: self.shard_values.clone(),
             previous_shard_values: self.resharding.previous_values.clone(),
             retired_shard_values: self.resharding.retired_values.clone(),

@@ -175,7 +175,7 @@ pub mod __private {
     pub use crate::write::ServerTimestamp;
     pub use crate::write_guard::Required;
     pub use sharded_indexes::{
-        CollectionDescription, Direction, FieldOfQuery, StoredType, VectorField,
+        CollectionDescription, Counter, Direction, FieldOfQuery, StoredType, VectorField,
     };
 
     /// Serializes `document` for writing, the shard drawn now; the benchmarks measure this.

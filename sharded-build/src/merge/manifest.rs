@@ -54,6 +54,7 @@ impl Managed {
                 ranges: Vec::new(),
                 array_fields: Vec::new(),
                 vector_fields: Vec::new(),
+                counter_fields: Vec::new(),
                 shard_values: shard_values.to_vec(),
                 previous_shard_values: Vec::new(),
                 retired_shard_values: Vec::new(),
@@ -71,10 +72,19 @@ impl Managed {
     }
 
     pub(crate) fn owns_override(&self, field_override: &Value) -> bool {
-        str_at(field_override, "collectionGroup") == Some(&self.description.collection)
+        let (group, field) = (
+            str_at(field_override, "collectionGroup"),
+            str_at(field_override, "fieldPath"),
+        );
+        let own = group == Some(&self.description.collection)
             && [&self.description.shard_field, &self.description.order_field]
                 .iter()
-                .any(|field| str_at(field_override, "fieldPath") == Some(field.as_str()))
+                .any(|ours| field == Some(ours.as_str()));
+        // Increments' markers, shared by every type with a counter.
+        let markers = !self.description.counter_fields.is_empty()
+            && group == Some(sharded_indexes::INCREMENTS_COLLECTION)
+            && field == Some(sharded_indexes::MARKER_EXPIRY_FIELD);
+        own || markers
     }
 }
 

@@ -159,6 +159,13 @@ pub(super) fn description_rest(model: &Model, paths: &[(TokenStream, TokenStream
         });
         rest.extend(quote!(vector_fields: &[#(#vectors),*],));
     }
+    if !model.counters.is_empty() {
+        let counters = model.counters.iter().map(|field| {
+            let (path, shards) = (&field.path, field.shards);
+            quote!(::sharded_runtime::__private::Counter { field: #path, shards: #shards })
+        });
+        rest.extend(quote!(counter_fields: &[#(#counters),*],));
+    }
     rest
 }
 

@@ -31,15 +31,12 @@ use crate::Result;
 pub use apply::MARKER_LIFETIME;
 pub(crate) use apply::commit_exactly_once;
 
-/// The collection id of an increment's marker, under the counted document.
-pub const INCREMENTS_COLLECTION: &str = "_sharded_increments";
+pub use sharded_indexes::{INCREMENTS_COLLECTION, MARKER_EXPIRY_FIELD};
 /// The start of a counter's shard collection id, under the counted document: the field path
 /// follows (`_sharded_counter_likes`).
 pub const COUNTER_COLLECTION_PREFIX: &str = "_sharded_counter_";
 /// The field of a shard document that holds its part of the value.
 pub const SHARD_VALUE_FIELD: &str = "value";
-/// The field of an increment's marker that says when it may be deleted (its TTL field).
-pub const MARKER_EXPIRY_FIELD: &str = "expire_at";
 
 /// A Rust type a counter field may have: an integer, as Firestore stores a counter's value
 /// (an `Option` of one for a document that has not been folded yet).

@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 use sharded_runtime::Sharded;
 use sharded_tests::models::{Instrument, Tick};
 
-/// Field sets, aggregates, an array field, a vector field and a field whose stored name needs
-/// quoting, for their indexes.
+/// Field sets, aggregates, an array field, a vector field, a counter and a field whose stored
+/// name needs quoting, for their indexes.
 #[derive(Serialize, Deserialize, Sharded)]
 #[sharded(shards = 40, order_by = "at", direction = "asc", index(venue, side))]
 struct Fill {
@@ -25,6 +25,8 @@ struct Fill {
     tags: Vec<String>,
     #[sharded(vector(dimension = 4))]
     embedding: sharded_runtime::firestore::FirestoreVector,
+    #[sharded(counter(shards = 10))]
+    fills_seen: i64,
     at: i64,
 }
 
@@ -82,9 +84,10 @@ fn generated_files_pass_the_firebase_cli_validation() {
     );
     // (shard, time), venue, the set, the array's elements; each of those four with each of
     // the two summed fields; and a vector index (`vectorConfig`) for the whole collection,
-    // venue and the set, which the CLI takes.
+    // venue and the set, which the CLI takes. The counter's markers' TTL is the third
+    // override (`"ttl": true`).
     assert!(
-        report.contains("fills.json (15 indexes, 2 field overrides)"),
+        report.contains("fills.json (15 indexes, 3 field overrides)"),
         "{report}"
     );
     assert!(
