@@ -63,7 +63,7 @@ fn delete<T: Sharded>(db: &FirestoreDb, scope: &Scope, id: &str) -> Result<Write
 }
 
 /// A write already built, queued on a transaction as it is.
-struct Built(Write);
+pub(crate) struct Built(pub(crate) Write);
 
 impl TryFrom<Built> for Write {
     type Error = firestore::errors::FirestoreError;

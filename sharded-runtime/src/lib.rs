@@ -84,7 +84,7 @@ pub mod writes {
 /// See the README's "Counters".
 pub mod counters {
     pub use crate::counter::{
-        COUNTER_COLLECTION_PREFIX, CounterField, INCREMENTS_COLLECTION, Increment,
+        COUNTER_COLLECTION_PREFIX, CounterField, Folded, INCREMENTS_COLLECTION, Increment,
         MARKER_EXPIRY_FIELD, MARKER_LIFETIME, SHARD_VALUE_FIELD,
     };
 }

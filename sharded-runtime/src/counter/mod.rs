@@ -13,6 +13,7 @@
 //! index plan declares).
 
 mod apply;
+mod fold;
 mod read;
 
 use std::marker::PhantomData;
@@ -30,6 +31,7 @@ use crate::Result;
 
 pub use apply::MARKER_LIFETIME;
 pub(crate) use apply::commit_exactly_once;
+pub use fold::Folded;
 
 pub use sharded_indexes::{INCREMENTS_COLLECTION, MARKER_EXPIRY_FIELD};
 /// The start of a counter's shard collection id, under the counted document: the field path

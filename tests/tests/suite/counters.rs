@@ -496,3 +496,68 @@ async fn a_counter_reads_at_a_read_time_and_across_a_resize() {
         vec![before, 0]
     );
 }
+
+/// Folding while increments land: each fold writes the value the counter had at its commit
+/// (a read at that read time sums to it, and the document's field there holds it), never an
+/// older value over a newer, and only the counter's field (the author stays). After the
+/// increments stop, one more fold leaves the field equal to their total.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fold_writes_the_value_at_its_commit_while_increments_land() {
+    use sharded_runtime::firestore::FirestoreConsistencySelector;
+    let test = test_db("counter-fold").await;
+    let db = test.db.clone();
+    let posts = Post::collection(&db);
+    posts.upsert("p", &post("ada")).await.unwrap();
+    let likes = Post::counters().likes;
+    let writers = (0..4u64).map(|task| {
+        let db = db.clone();
+        tokio::spawn(async move {
+            let mut added = 0;
+            for n in 0..15 {
+                let by = (task as i64 + 1) * (n + 1);
+                Post::collection(&db)
+                    .increment("p", likes, by)
+                    .await
+                    .unwrap();
+                added += by;
+            }
+            added
+        })
+    });
+    let writers = futures::future::try_join_all(writers);
+    let folds = async {
+        let mut folded = Vec::new();
+        for _ in 0..6 {
+            folded.push(Post::collection(&db).fold("p", likes).await.unwrap());
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        folded
+    };
+    let (added, folded) = tokio::join!(writers, folds);
+    let total: i64 = added.unwrap().iter().sum();
+    let mut last = i64::MIN;
+    for fold in &folded {
+        let at = sharded_runtime::firestore::jiff::Timestamp::try_from(fold.at).unwrap();
+        let then = db.clone_with_consistency_selector(FirestoreConsistencySelector::ReadTime(at));
+        let there = Post::collection(&then);
+        assert_eq!(
+            there.counter("p", likes).await.unwrap(),
+            fold.value,
+            "{fold:?}"
+        );
+        let document = there.get("p").await.unwrap().unwrap();
+        assert_eq!(
+            (document.likes, document.author.as_str()),
+            (fold.value, "ada")
+        );
+        // Every increment adds a positive amount: a later fold never writes less.
+        assert!(fold.value >= last, "{folded:?}");
+        last = fold.value;
+    }
+    let final_fold = posts.fold("p", likes).await.unwrap();
+    assert_eq!(final_fold.value, total);
+    assert_eq!(posts.get("p").await.unwrap().unwrap().likes, total);
+    // A document that does not exist is not created by a fold.
+    assert!(posts.fold("absent", likes).await.is_err());
+    assert!(posts.get("absent").await.unwrap().is_none());
+}
