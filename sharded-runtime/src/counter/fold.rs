@@ -82,8 +82,7 @@ impl<T: Sharded> ShardedCollection<'_, T> {
         let response = transaction.commit().await?;
         let at = response
             .commit_time
-            .and_then(|time| SystemTime::try_from(time).ok())
-            .unwrap_or_else(SystemTime::now);
+            .map_or_else(SystemTime::now, SystemTime::from);
         Ok(Folded { value, at })
     }
 }
