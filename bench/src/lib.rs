@@ -3,6 +3,7 @@
 
 pub mod bulk;
 pub mod clients;
+pub mod counters;
 pub mod group;
 pub mod live;
 pub mod reads;

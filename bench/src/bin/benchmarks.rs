@@ -2,7 +2,7 @@
 //! against its baseline in the same run and writes BENCHMARKS.md at the repository root.
 //!
 //! Pass `--skip-build-cost` to leave out the (slow) clean-build measurements, and
-//! `--build-cost-only`, `--bulk-only`, `--live-only`, `--clients-only`, `--tracked-only`, `--scale-only` (and the other
+//! `--build-cost-only`, `--bulk-only`, `--live-only`, `--clients-only`, `--tracked-only`, `--scale-only`, `--counters-only` (and the other
 //! `--…-only` below) to print that section alone.
 
 use std::fmt::Write as _;
@@ -60,6 +60,11 @@ async fn main() -> Result<(), Failure> {
         print!("{report}");
         return Ok(());
     }
+    if std::env::args().any(|arg| arg == "--counters-only") {
+        // The counters section alone, printed; writes nothing.
+        print!("{}", sharded_bench::counters::section().await?);
+        return Ok(());
+    }
     if std::env::args().any(|arg| arg == "--group-only") {
         // The collection-group section alone, printed; writes nothing.
         print!("{}", sharded_bench::group::section().await?);
@@ -114,6 +119,7 @@ async fn main() -> Result<(), Failure> {
     eprintln!("[3/5] live queries…");
     writeln!(report, "{}", sharded_bench::live::section().await?)?;
     writeln!(report, "{}", sharded_bench::clients::section().await?)?;
+    writeln!(report, "{}", sharded_bench::counters::section().await?)?;
     eprintln!("[4/5] bulk writes and backfill…");
     writeln!(report, "{}", sharded_bench::bulk::section().await?)?;
     writeln!(

@@ -296,7 +296,7 @@ pub(super) fn counter_shards(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<O
             );
             return Ok(());
         }
-        let too_many = match &expr {
+        let too_many = match ungroup(&expr) {
             syn::Expr::Lit(syn::ExprLit {
                 lit: syn::Lit::Int(int),
                 ..

@@ -107,6 +107,8 @@ pub(super) fn key_name(meta: &ParseNestedMeta) -> String {
 }
 
 pub(super) fn positive_int(cx: &Ctxt, meta: &ParseNestedMeta, expr: &Expr) -> Option<u64> {
+    // A `$n:literal` of a `macro_rules!` arrives in an invisible group.
+    let expr = ungroup(expr);
     let key = key_name(meta);
     let example = if key == WRITES_PER_SECOND {
         "1500"

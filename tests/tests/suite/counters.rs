@@ -561,3 +561,31 @@ async fn a_fold_writes_the_value_at_its_commit_while_increments_land() {
     assert!(posts.fold("absent", likes).await.is_err());
     assert!(posts.get("absent").await.unwrap().is_none());
 }
+
+// A counter sized by a `macro_rules!` literal, which arrives in an invisible group.
+macro_rules! counted {
+    ($name:ident, $shards:literal) => {
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
+        #[sharded(shards = 3, order_by = "at", collection = "counted_by_macro")]
+        struct $name {
+            #[sharded(counter(shards = $shards))]
+            likes: i64,
+            at: i64,
+        }
+    };
+}
+
+counted!(CountedByMacro, 12);
+
+#[test]
+fn a_counter_sized_inside_a_macro_keeps_its_size() {
+    assert_eq!(CountedByMacro::counters().likes.shards(), 12);
+    assert_eq!(CountedByMacro::counters().likes.path(), "likes");
+    assert_eq!(
+        CountedByMacro::DESCRIPTION.counter_fields,
+        &[sharded_runtime::__private::Counter {
+            field: "likes",
+            shards: 12
+        }]
+    );
+}
