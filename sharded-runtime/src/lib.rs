@@ -84,8 +84,8 @@ pub mod writes {
 /// See the README's "Counters".
 pub mod counters {
     pub use crate::counter::{
-        COUNTER_COLLECTION_PREFIX, CounterField, Folded, INCREMENTS_COLLECTION, Increment,
-        MARKER_EXPIRY_FIELD, MARKER_LIFETIME, SHARD_VALUE_FIELD,
+        COUNTER_COLLECTION_PREFIX, CounterField, CounterSnapshot, Folded, INCREMENTS_COLLECTION,
+        Increment, MARKER_EXPIRY_FIELD, MARKER_LIFETIME, SHARD_VALUE_FIELD,
     };
 }
 

@@ -16,14 +16,15 @@ use crate::{Error, Result, Sharded, ShardedCollection, StatusCode};
 /// after it (typically within a day).
 pub const MARKER_LIFETIME: Duration = Duration::from_secs(7 * 24 * 3600);
 
-/// How an increment's commit is sent again: soon, as a caller waits on it, and for about
-/// half a minute in all before the increment is reported unsettled.
+/// How an increment's commit is sent again: soon, as a caller waits on it, 6 attempts over
+/// about 3 s before the increment is reported unsettled (and left to the caller to apply
+/// again, which counts it once).
 const INCREMENT_COMMITS: Backoff = Backoff {
     initial: Duration::from_millis(100),
     factor: 2.0,
     maximum: Duration::from_secs(10),
     jitter: 0.3,
-    max_attempts: 8,
+    max_attempts: 6,
 };
 
 impl<T: Sharded> ShardedCollection<'_, T> {
@@ -38,8 +39,8 @@ impl<T: Sharded> ShardedCollection<'_, T> {
 
     /// Applies `increment` to the document `id`'s counter exactly once: one commit that adds
     /// to one shard document and creates the increment's marker, on the precondition that it
-    /// does not exist. A commit whose answer is lost is sent again (up to 8 attempts over
-    /// about half a minute); one refused for the marker's existence had landed before, and
+    /// does not exist. A commit whose answer is lost is sent again (up to 6 attempts over
+    /// about 3 s); one refused for the marker's existence had landed before, and
     /// counts as done. When no attempt is answered, the increment may or may not have landed:
     /// [`Error::IncrementUnsettled`]; applying the same `increment` again later settles it
     /// (within [`MARKER_LIFETIME`]), and [`was_applied`](Self::was_applied) tells which.

@@ -14,6 +14,7 @@
 
 mod apply;
 mod fold;
+mod listen;
 mod read;
 
 use std::marker::PhantomData;
@@ -32,6 +33,7 @@ use crate::Result;
 pub use apply::MARKER_LIFETIME;
 pub(crate) use apply::commit_exactly_once;
 pub use fold::Folded;
+pub use listen::CounterSnapshot;
 
 pub use sharded_indexes::{INCREMENTS_COLLECTION, MARKER_EXPIRY_FIELD};
 /// The start of a counter's shard collection id, under the counted document: the field path

@@ -589,3 +589,96 @@ fn a_counter_sized_inside_a_macro_keeps_its_size() {
         }]
     );
 }
+
+/// A live counter: each value it shows is the counter's exact value at its read time (a read
+/// pinned there sums to it), the values only grow while positive increments land from another
+/// task, and the last is their total; through a proxy that drops connections, the stream
+/// resumes from its token and still ends at the total.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_counter_shows_exact_values_as_increments_land() {
+    use sharded_runtime::firestore::FirestoreConsistencySelector;
+    let test = test_db("counter-listen").await;
+    let proxy = FaultProxy::start(
+        test.emulator.host(),
+        Faults {
+            seed: sharded_tests::seed("counter-listen"),
+            drop_chance: 0.01,
+            ..Faults::NONE
+        },
+    )
+    .await
+    .unwrap();
+    let db = test.db.clone();
+    let likes = Post::counters().likes;
+    for (id, via) in [
+        ("clean", test.db.clone()),
+        (
+            "faulty",
+            sharded_tests::same_project_via(&test.db, &proxy.host()).await,
+        ),
+    ] {
+        Post::collection(&db).increment(id, likes, 5).await.unwrap();
+        let mut live = Post::collection(&via).listen_counter(id, likes).unwrap();
+        let first = next_value(&mut live).await;
+        assert_eq!(first.value, 5, "{id}");
+        let writer = {
+            let db = db.clone();
+            tokio::spawn(async move {
+                for by in 1..=20 {
+                    Post::collection(&db)
+                        .increment(id, likes, by)
+                        .await
+                        .unwrap();
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                }
+            })
+        };
+        let mut seen = vec![first];
+        while seen.last().unwrap().value != 215 {
+            let snapshot = next_value(&mut live).await;
+            assert!(
+                snapshot.value > seen.last().unwrap().value,
+                "{id}: {seen:?} then {snapshot:?}"
+            );
+            seen.push(snapshot);
+        }
+        writer.await.unwrap();
+        for snapshot in &seen {
+            let at =
+                sharded_runtime::firestore::jiff::Timestamp::try_from(snapshot.read_time).unwrap();
+            let then =
+                db.clone_with_consistency_selector(FirestoreConsistencySelector::ReadTime(at));
+            assert_eq!(
+                Post::collection(&then).counter(id, likes).await.unwrap(),
+                snapshot.value,
+                "{id}: {snapshot:?}"
+            );
+        }
+    }
+    assert!(proxy.dropped() > 0, "no connection was dropped");
+    // A pinned client has no present to show.
+    let past = db.clone_with_consistency_selector(FirestoreConsistencySelector::ReadTime(
+        sharded_runtime::firestore::jiff::Timestamp::now()
+            .round(sharded_runtime::firestore::jiff::Unit::Second)
+            .unwrap(),
+    ));
+    assert!(matches!(
+        Post::collection(&past).listen_counter("clean", likes),
+        Err(Error::InvalidQuery(_))
+    ));
+}
+
+/// A live counter's next value, within 30 s.
+async fn next_value(
+    live: &mut futures::stream::BoxStream<
+        'static,
+        sharded_runtime::Result<sharded_runtime::counters::CounterSnapshot>,
+    >,
+) -> sharded_runtime::counters::CounterSnapshot {
+    use futures::StreamExt as _;
+    tokio::time::timeout(std::time::Duration::from_secs(30), live.next())
+        .await
+        .expect("a value within 30 s")
+        .expect("the stream goes on")
+        .unwrap()
+}

@@ -1,0 +1,283 @@
+//! A counter's live value: one Listen target over its shard documents, whose values are
+//! added up at each consistent point the server marks (a target-less `NO_CHANGE` with a read
+//! time, once the target is `CURRENT`), so each value shown is the counter's exact value at
+//! that read time. A dropped stream resumes from the last token.
+
+use std::collections::HashMap;
+use std::time::SystemTime;
+
+use firestore::FirestoreDb;
+use firestore::gcloud_sdk::google::firestore::v1::listen_response::ResponseType;
+use firestore::gcloud_sdk::google::firestore::v1::structured_query::CollectionSelector;
+use firestore::gcloud_sdk::google::firestore::v1::target_change::TargetChangeType;
+use firestore::gcloud_sdk::google::firestore::v1::{
+    ListenRequest, ListenResponse, StructuredQuery, Target, listen_request, target,
+    value::ValueType,
+};
+use firestore::gcloud_sdk::tonic;
+use futures::stream::{BoxStream, StreamExt as _};
+use tokio::sync::mpsc;
+
+use super::{CounterField, SHARD_VALUE_FIELD};
+use crate::retry::{Backoff, retries_request};
+use crate::{Error, Result, Sharded, ShardedCollection, StatusCode};
+
+/// The one target of a counter's Listen stream.
+const TARGET: i32 = 1;
+
+/// How a counter's dropped stream is opened again: as the live queries' reconnections.
+const RECONNECTS: Backoff = Backoff {
+    initial: std::time::Duration::from_millis(100),
+    factor: 2.0,
+    maximum: std::time::Duration::from_secs(10),
+    jitter: 0.3,
+    max_attempts: 10,
+};
+
+/// A counter's value at one moment, from [`ShardedCollection::listen_counter`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CounterSnapshot {
+    /// The counter's exact value at `read_time`.
+    pub value: i64,
+    /// The read time the server marked this value consistent at.
+    pub read_time: SystemTime,
+}
+
+impl<T: Sharded> ShardedCollection<'_, T> {
+    /// The live value of the counter `field` of the document `id`: a stream of its exact
+    /// value, the first as soon as the server has sent every shard document, then one each
+    /// time it changes, each at a read time the server marked consistent (so never a sum of
+    /// two moments). A dropped stream is opened again from its last resume token (up to 10
+    /// attempts in a row, then `Error::Listen`); the stream owns its client, so it may be
+    /// kept or moved into a task, and dropping it closes the Listen stream.
+    ///
+    /// It reads each shard document once, then each changed one: Firestore bills a listener
+    /// a read per document sent.
+    pub fn listen_counter(
+        &self,
+        id: &str,
+        field: CounterField<T>,
+    ) -> Result<BoxStream<'static, Result<CounterSnapshot>>> {
+        let document = self.scope().document_name::<T>(self.db(), id)?;
+        if self
+            .db()
+            .get_session_params()
+            .consistency_selector
+            .is_some()
+        {
+            return Err(Error::InvalidQuery(
+                "a live counter shows the present: listen on a client without a read time or transaction".into(),
+            ));
+        }
+        let listener = CounterListener {
+            db: self.db().clone(),
+            document,
+            collection: field.collection_id(),
+            resume_token: Vec::new(),
+            shards: HashMap::new(),
+            current: false,
+            shown: None,
+            stream: None,
+            failures: 0,
+        };
+        Ok(
+            futures::stream::unfold(Some(listener), |listener| async move {
+                let mut listener = listener?;
+                match listener.next().await {
+                    Ok(snapshot) => Some((Ok(snapshot), Some(listener))),
+                    // An error ends the stream.
+                    Err(err) => Some((Err(err), None)),
+                }
+            })
+            .boxed(),
+        )
+    }
+}
+
+/// An open Listen stream: the sender that keeps its requests open, and its responses.
+type Open = (
+    mpsc::UnboundedSender<ListenRequest>,
+    tonic::Streaming<ListenResponse>,
+);
+
+struct CounterListener {
+    db: FirestoreDb,
+    document: String,
+    collection: String,
+    resume_token: Vec<u8>,
+    /// Each shard document's value, by name, as the target holds it now.
+    shards: HashMap<String, i64>,
+    /// Whether the target has been in sync since it was (re)opened.
+    current: bool,
+    /// The last value shown.
+    shown: Option<i64>,
+    stream: Option<Open>,
+    /// Failed connections in a row.
+    failures: u32,
+}
+
+impl CounterListener {
+    /// The next value that differs from the last shown.
+    async fn next(&mut self) -> Result<CounterSnapshot> {
+        loop {
+            if self.stream.is_none() {
+                self.connect().await?;
+            }
+            let (_, responses) = self.stream.as_mut().expect("connected");
+            match responses.next().await {
+                Some(Ok(response)) => {
+                    if let Some(snapshot) = self.receive(response)? {
+                        return Ok(snapshot);
+                    }
+                }
+                Some(Err(status)) => self.failed(status).await?,
+                None => {
+                    self.failed(tonic::Status::unavailable("the stream ended"))
+                        .await?
+                }
+            }
+        }
+    }
+
+    async fn connect(&mut self) -> Result<()> {
+        let (sender, mut receiver) = mpsc::unbounded_channel();
+        let _ = sender.send(self.add_target());
+        let requests = futures::stream::poll_fn(move |cx| receiver.poll_recv(cx));
+        match self
+            .db
+            .client()
+            .get()
+            .listen(tonic::Request::new(requests))
+            .await
+        {
+            Ok(response) => {
+                self.stream = Some((sender, response.into_inner()));
+                self.current = false;
+                Ok(())
+            }
+            Err(status) => self.failed(status).await,
+        }
+    }
+
+    /// After a failure: wait and go on, or end with it once it is not transient or the
+    /// attempts are spent.
+    async fn failed(&mut self, status: tonic::Status) -> Result<()> {
+        self.stream = None;
+        self.failures += 1;
+        if !retries_request(status.code()) || self.failures >= RECONNECTS.max_attempts {
+            return Err(Error::Listen {
+                code: StatusCode::from(status.code()),
+                message: status.message().to_owned(),
+            });
+        }
+        tracing::debug!(%status, failures = self.failures, "sharded: a counter's listener reconnects");
+        tokio::time::sleep(RECONNECTS.delay(self.failures, StatusCode::from(status.code()))).await;
+        Ok(())
+    }
+
+    fn add_target(&self) -> ListenRequest {
+        let query = StructuredQuery {
+            from: vec![CollectionSelector {
+                collection_id: self.collection.clone(),
+                all_descendants: false,
+            }],
+            ..Default::default()
+        };
+        ListenRequest {
+            database: self.db.get_database_path().to_string(),
+            target_change: Some(listen_request::TargetChange::AddTarget(Target {
+                target_id: TARGET,
+                target_type: Some(target::TargetType::Query(target::QueryTarget {
+                    parent: self.document.clone(),
+                    query_type: Some(target::query_target::QueryType::StructuredQuery(query)),
+                })),
+                resume_type: (!self.resume_token.is_empty())
+                    .then(|| target::ResumeType::ResumeToken(self.resume_token.clone())),
+                ..Default::default()
+            })),
+            ..Default::default()
+        }
+    }
+
+    /// Applies one response; the value when it completes a consistent point with a new one.
+    fn receive(&mut self, response: ListenResponse) -> Result<Option<CounterSnapshot>> {
+        match response.response_type {
+            Some(ResponseType::DocumentChange(change)) => {
+                let Some(document) = change.document else {
+                    return Ok(None);
+                };
+                if change.target_ids.contains(&TARGET) {
+                    let value = match document.fields.get(SHARD_VALUE_FIELD) {
+                        Some(value) => match value.value_type {
+                            Some(ValueType::IntegerValue(n)) => n,
+                            _ => {
+                                return Err(Error::UnexpectedAnswer(format!(
+                                    "the shard document `{}` holds no integer",
+                                    document.name
+                                )));
+                            }
+                        },
+                        None => 0,
+                    };
+                    self.shards.insert(document.name, value);
+                } else if change.removed_target_ids.contains(&TARGET) {
+                    self.shards.remove(&document.name);
+                }
+            }
+            Some(ResponseType::DocumentDelete(delete)) => {
+                self.shards.remove(&delete.document);
+            }
+            Some(ResponseType::DocumentRemove(remove)) => {
+                self.shards.remove(&remove.document);
+            }
+            // The server counts otherwise: start over without the token.
+            Some(ResponseType::Filter(filter)) if filter.count as usize != self.shards.len() => {
+                self.resume_token.clear();
+                self.shards.clear();
+                self.stream = None;
+            }
+            Some(ResponseType::TargetChange(change)) => {
+                let ours = change.target_ids.is_empty() || change.target_ids.contains(&TARGET);
+                let token = change.resume_token.clone();
+                match TargetChangeType::try_from(change.target_change_type) {
+                    Ok(TargetChangeType::Remove) if ours => {
+                        let cause = change.cause.unwrap_or_default();
+                        return Err(Error::Listen {
+                            code: StatusCode::from(tonic::Code::from(cause.code)),
+                            message: cause.message,
+                        });
+                    }
+                    Ok(TargetChangeType::Reset) if ours => {
+                        self.shards.clear();
+                        self.current = false;
+                    }
+                    Ok(TargetChangeType::Current) if ours => self.current = true,
+                    Ok(TargetChangeType::NoChange)
+                        if change.target_ids.is_empty() && self.current =>
+                    {
+                        if !token.is_empty() {
+                            self.resume_token = token.clone();
+                        }
+                        self.failures = 0;
+                        let value = self.shards.values().sum();
+                        if self.shown != Some(value) {
+                            self.shown = Some(value);
+                            let read_time = change
+                                .read_time
+                                .map(crate::stored::system_time)
+                                .unwrap_or_else(SystemTime::now);
+                            return Ok(Some(CounterSnapshot { value, read_time }));
+                        }
+                    }
+                    _ => {}
+                }
+                if ours && !token.is_empty() && self.current {
+                    self.resume_token = token;
+                }
+            }
+            Some(ResponseType::Filter(_)) | None => {}
+        }
+        Ok(None)
+    }
+}
