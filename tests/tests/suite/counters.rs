@@ -592,8 +592,9 @@ fn a_counter_sized_inside_a_macro_keeps_its_size() {
 
 /// A live counter: each value it shows is the counter's exact value at its read time (a read
 /// pinned there sums to it), the values only grow while positive increments land from another
-/// task, and the last is their total; through a proxy that drops connections, the stream
-/// resumes from its token and still ends at the total.
+/// task, and the last is their total; through a proxy that drops every connection for a
+/// while as increments land, the stream reconnects, resumes from its token and still ends at
+/// the total.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_live_counter_shows_exact_values_as_increments_land() {
     use sharded_runtime::firestore::FirestoreConsistencySelector;
@@ -601,13 +602,14 @@ async fn a_live_counter_shows_exact_values_as_increments_land() {
     let proxy = FaultProxy::start(
         test.emulator.host(),
         Faults {
-            seed: sharded_tests::seed("counter-listen"),
-            drop_chance: 0.01,
+            drop_chance: 1.0,
             ..Faults::NONE
         },
     )
     .await
     .unwrap();
+    // Faithful until the listener has shown its first value.
+    proxy.set_faults(false);
     let db = test.db.clone();
     let likes = Post::counters().likes;
     for (id, via) in [
@@ -633,6 +635,13 @@ async fn a_live_counter_shows_exact_values_as_increments_land() {
                 }
             })
         };
+        if id == "faulty" {
+            // Every connection through the proxy drops while increments land: the listener's
+            // too, and each reconnection, until the network is back.
+            proxy.set_faults(true);
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+            proxy.set_faults(false);
+        }
         let mut seen = vec![first];
         while seen.last().unwrap().value != 215 {
             let snapshot = next_value(&mut live).await;
