@@ -19,6 +19,9 @@ pub mod subcollections {}
 #[doc = include_str!("../guide/writes.md")]
 pub mod writes {}
 
+#[doc = include_str!("../guide/counters.md")]
+pub mod counters {}
+
 #[doc = include_str!("../guide/adoption.md")]
 pub mod adoption {}
 
