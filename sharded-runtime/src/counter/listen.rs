@@ -1,7 +1,11 @@
 //! A counter's live value: one Listen target over its shard documents, whose values are
 //! added up at each consistent point the server marks (a target-less `NO_CHANGE` with a read
 //! time, once the target is `CURRENT`), so each value shown is the counter's exact value at
-//! that read time. A dropped stream resumes from the last token.
+//! that read time. A dropped stream is opened again and reads every shard document afresh
+//! (at most 1,000, one read each) rather than resuming from a token: a counter's target is
+//! small, and a resumed target is what the live queries must check (`verify.rs`); a silent
+//! stream is given up after [`ListenOptions::idle_timeout`] and opened over a fresh
+//! connection, as a live query's is.
 
 use std::collections::HashMap;
 use std::time::SystemTime;
@@ -19,20 +23,13 @@ use futures::stream::{BoxStream, StreamExt as _};
 use tokio::sync::mpsc;
 
 use super::{CounterField, SHARD_VALUE_FIELD};
-use crate::retry::{Backoff, retries_request};
+use crate::listen::ListenOptions;
+use crate::query::listen::connection::{self, Connection};
+use crate::retry::retries_request;
 use crate::{Error, Result, Sharded, ShardedCollection, StatusCode};
 
 /// The one target of a counter's Listen stream.
 const TARGET: i32 = 1;
-
-/// How a counter's dropped stream is opened again: as the live queries' reconnections.
-const RECONNECTS: Backoff = Backoff {
-    initial: std::time::Duration::from_millis(100),
-    factor: 2.0,
-    maximum: std::time::Duration::from_secs(10),
-    jitter: 0.3,
-    max_attempts: 10,
-};
 
 /// A counter's value at one moment, from [`ShardedCollection::listen_counter`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,9 +45,8 @@ impl<T: Sharded> ShardedCollection<'_, T> {
     /// The live value of the counter `field` of the document `id`: a stream of its exact
     /// value, the first as soon as the server has sent every shard document, then one each
     /// time it changes, each at a read time the server marked consistent (so never a sum of
-    /// two moments). A dropped stream is opened again from its last resume token (up to 10
-    /// attempts in a row, then `Error::Listen`); the stream owns its client, so it may be
-    /// kept or moved into a task, and dropping it closes the Listen stream.
+    /// two moments). [`listen_counter_with`](Self::listen_counter_with) with the default
+    /// [`ListenOptions`].
     ///
     /// It reads each shard document once, then each changed one: Firestore bills a listener
     /// a read per document sent.
@@ -59,6 +55,22 @@ impl<T: Sharded> ShardedCollection<'_, T> {
         id: &str,
         field: CounterField<T>,
     ) -> Result<BoxStream<'static, Result<CounterSnapshot>>> {
+        self.listen_counter_with(id, field, ListenOptions::default())
+    }
+
+    /// [`listen_counter`](Self::listen_counter), reconnecting as `options` say, as a live
+    /// query does: a dropped stream is opened again, reading every shard document afresh (transient
+    /// failures, `reconnects` in a row at most, then `Error::Listen`), and a stream silent
+    /// for `idle_timeout` over a fresh connection. The options are checked first
+    /// ([`Error::InvalidOptions`]); `checkpoints` does not apply. The stream owns its client,
+    /// so it may be kept or moved into a task; dropping it closes the Listen stream.
+    pub fn listen_counter_with(
+        &self,
+        id: &str,
+        field: CounterField<T>,
+        options: ListenOptions,
+    ) -> Result<BoxStream<'static, Result<CounterSnapshot>>> {
+        options.validate()?;
         let document = self.scope().document_name::<T>(self.db(), id)?;
         if self
             .db()
@@ -71,10 +83,12 @@ impl<T: Sharded> ShardedCollection<'_, T> {
             ));
         }
         let listener = CounterListener {
+            connection: self.db().client().clone(),
+            options,
+            silenced: false,
             db: self.db().clone(),
             document,
             collection: field.collection_id(),
-            resume_token: Vec::new(),
             shards: HashMap::new(),
             current: false,
             shown: None,
@@ -102,10 +116,14 @@ type Open = (
 );
 
 struct CounterListener {
+    /// The connection the stream goes over: the client's own until a silence.
+    connection: Connection,
+    options: ListenOptions,
+    /// The last stream went silent: the next goes over a fresh connection.
+    silenced: bool,
     db: FirestoreDb,
     document: String,
     collection: String,
-    resume_token: Vec<u8>,
     /// Each shard document's value, by name, as the target holds it now.
     shards: HashMap<String, i64>,
     /// Whether the target has been in sync since it was (re)opened.
@@ -125,15 +143,25 @@ impl CounterListener {
                 self.connect().await?;
             }
             let (_, responses) = self.stream.as_mut().expect("connected");
-            match responses.next().await {
-                Some(Ok(response)) => {
+            let next = responses.next();
+            let next = match self.options.idle_timeout {
+                Some(idle) => tokio::time::timeout(idle, next).await.ok(),
+                None => Some(next.await),
+            };
+            match next {
+                Some(Some(Ok(response))) => {
                     if let Some(snapshot) = self.receive(response)? {
                         return Ok(snapshot);
                     }
                 }
-                Some(Err(status)) => self.failed(status).await?,
-                None => {
+                Some(Some(Err(status))) => self.failed(status).await?,
+                Some(None) => {
                     self.failed(tonic::Status::unavailable("the stream ended"))
+                        .await?
+                }
+                None => {
+                    self.silenced = true;
+                    self.failed(tonic::Status::deadline_exceeded("the stream was silent"))
                         .await?
                 }
             }
@@ -141,18 +169,37 @@ impl CounterListener {
     }
 
     async fn connect(&mut self) -> Result<()> {
+        if self.silenced {
+            match connection::fresh(&self.db).await {
+                Ok(fresh) => {
+                    self.connection = fresh;
+                    self.silenced = false;
+                }
+                Err(status) => return self.failed(status).await,
+            }
+        }
         let (sender, mut receiver) = mpsc::unbounded_channel();
         let _ = sender.send(self.add_target());
         let requests = futures::stream::poll_fn(move |cx| receiver.poll_recv(cx));
-        match self
-            .db
-            .client()
-            .get()
-            .listen(tonic::Request::new(requests))
-            .await
-        {
+        let mut client = self.connection.get();
+        let opened = client.listen(tonic::Request::new(requests));
+        let opened = match self.options.idle_timeout {
+            Some(idle) => tokio::time::timeout(idle, opened).await.ok(),
+            None => Some(opened.await),
+        };
+        let Some(opened) = opened else {
+            self.silenced = true;
+            return self
+                .failed(tonic::Status::deadline_exceeded(
+                    "opening the stream was silent",
+                ))
+                .await;
+        };
+        match opened {
             Ok(response) => {
                 self.stream = Some((sender, response.into_inner()));
+                // Every shard document comes again, as the target is new.
+                self.shards.clear();
                 self.current = false;
                 Ok(())
             }
@@ -165,14 +212,19 @@ impl CounterListener {
     async fn failed(&mut self, status: tonic::Status) -> Result<()> {
         self.stream = None;
         self.failures += 1;
-        if !retries_request(status.code()) || self.failures >= RECONNECTS.max_attempts {
+        let spent = self
+            .options
+            .reconnects
+            .is_some_and(|reconnects| self.failures > reconnects);
+        if !retries_request(status.code()) || spent {
             return Err(Error::Listen {
                 code: StatusCode::from(status.code()),
                 message: status.message().to_owned(),
             });
         }
         tracing::debug!(%status, failures = self.failures, "sharded: a counter's listener reconnects");
-        tokio::time::sleep(RECONNECTS.delay(self.failures, StatusCode::from(status.code()))).await;
+        let backoff = self.options.backoff();
+        tokio::time::sleep(backoff.delay(self.failures, StatusCode::from(status.code()))).await;
         Ok(())
     }
 
@@ -192,8 +244,6 @@ impl CounterListener {
                     parent: self.document.clone(),
                     query_type: Some(target::query_target::QueryType::StructuredQuery(query)),
                 })),
-                resume_type: (!self.resume_token.is_empty())
-                    .then(|| target::ResumeType::ResumeToken(self.resume_token.clone())),
                 ..Default::default()
             })),
             ..Default::default()
@@ -231,15 +281,12 @@ impl CounterListener {
             Some(ResponseType::DocumentRemove(remove)) => {
                 self.shards.remove(&remove.document);
             }
-            // The server counts otherwise: start over without the token.
+            // The server counts otherwise: start over.
             Some(ResponseType::Filter(filter)) if filter.count as usize != self.shards.len() => {
-                self.resume_token.clear();
-                self.shards.clear();
                 self.stream = None;
             }
             Some(ResponseType::TargetChange(change)) => {
                 let ours = change.target_ids.is_empty() || change.target_ids.contains(&TARGET);
-                let token = change.resume_token.clone();
                 match TargetChangeType::try_from(change.target_change_type) {
                     Ok(TargetChangeType::Remove) if ours => {
                         let cause = change.cause.unwrap_or_default();
@@ -256,9 +303,6 @@ impl CounterListener {
                     Ok(TargetChangeType::NoChange)
                         if change.target_ids.is_empty() && self.current =>
                     {
-                        if !token.is_empty() {
-                            self.resume_token = token.clone();
-                        }
                         self.failures = 0;
                         let value = self.shards.values().sum();
                         if self.shown != Some(value) {
@@ -271,9 +315,6 @@ impl CounterListener {
                         }
                     }
                     _ => {}
-                }
-                if ours && !token.is_empty() && self.current {
-                    self.resume_token = token;
                 }
             }
             Some(ResponseType::Filter(_)) | None => {}

@@ -7,7 +7,7 @@ mod count;
 mod cursor;
 mod explain;
 mod fetch;
-mod listen;
+pub(crate) mod listen;
 mod merge;
 mod names;
 mod nearest;

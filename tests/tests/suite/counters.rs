@@ -691,3 +691,47 @@ async fn next_value(
         .expect("the stream goes on")
         .unwrap()
 }
+
+/// A live counter whose connection dies without closing (a NAT that dropped its state): with
+/// an idle timeout it opens a fresh connection after the silence, resumes, and ends at the
+/// total of the increments that landed meanwhile. Options out of range are refused first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_counter_recovers_from_a_silent_connection_after_its_idle_timeout() {
+    use sharded_runtime::listen::ListenOptions;
+    let test = test_db("counter-listen-silent").await;
+    let proxy = FaultProxy::start(test.emulator.host(), Faults::NONE)
+        .await
+        .unwrap();
+    let via = sharded_tests::same_project_via(&test.db, &proxy.host()).await;
+    let likes = Post::counters().likes;
+    let posts = Post::collection(&test.db);
+    posts.increment("p", likes, 1).await.unwrap();
+    let options =
+        ListenOptions::default().with_idle_timeout(Some(std::time::Duration::from_secs(2)));
+    let mut live = Post::collection(&via)
+        .listen_counter_with("p", likes, options)
+        .unwrap();
+    assert_eq!(next_value(&mut live).await.value, 1);
+    proxy.kill_open_connections_silently();
+    for by in 1..=10 {
+        posts.increment("p", likes, by).await.unwrap();
+    }
+    let mut last = 1;
+    while last != 56 {
+        let snapshot = next_value(&mut live).await;
+        assert!(snapshot.value > last, "{snapshot:?} after {last}");
+        last = snapshot.value;
+    }
+    assert!(
+        proxy.connections() >= 2,
+        "the listener did not open a fresh connection"
+    );
+    assert!(matches!(
+        Post::collection(&via).listen_counter_with(
+            "p",
+            likes,
+            ListenOptions::default().with_idle_timeout(Some(std::time::Duration::ZERO))
+        ),
+        Err(Error::InvalidOptions { .. })
+    ));
+}

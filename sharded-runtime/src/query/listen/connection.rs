@@ -12,7 +12,7 @@ use firestore::gcloud_sdk::tonic;
 use firestore::gcloud_sdk::{GoogleApi, GoogleAuthMiddleware};
 
 /// A Firestore client on one connection, authenticated as the database client is.
-pub(super) type Connection = GoogleApi<FirestoreClient<GoogleAuthMiddleware>>;
+pub(crate) type Connection = GoogleApi<FirestoreClient<GoogleAuthMiddleware>>;
 
 /// Where the firestore crate sends `db`'s requests: its options' URL, else the emulator
 /// `FIRESTORE_EMULATOR_HOST` names, else Firestore itself (as the crate decides).
@@ -32,7 +32,7 @@ fn api_url(db: &FirestoreDb) -> String {
 }
 
 /// A new connection to `db`'s endpoint with `db`'s authentication and headers.
-pub(super) async fn fresh(db: &FirestoreDb) -> Result<Connection, tonic::Status> {
+pub(crate) async fn fresh(db: &FirestoreDb) -> Result<Connection, tonic::Status> {
     db.client()
         .connect_with_endpoint(
             FirestoreClient::new,

@@ -24,7 +24,7 @@ use crate::{Error, Result, Sharded, Stored};
 
 mod changes;
 mod checkpoint;
-mod connection;
+pub(crate) mod connection;
 mod entry;
 mod targets;
 mod verify;
@@ -204,7 +204,7 @@ impl ListenOptions {
 
     /// The waits between connections as the shared retry policy: 1.5 times longer each time,
     /// no jitter.
-    fn backoff(&self) -> crate::retry::Backoff {
+    pub(crate) fn backoff(&self) -> crate::retry::Backoff {
         crate::retry::Backoff {
             initial: self.first_retry,
             factor: 1.5,
