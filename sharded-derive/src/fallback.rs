@@ -112,7 +112,7 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
     let methods = methods.chain(set_methods);
     // A member for every aggregate and every field serde stores, so `T::aggregates().x` and
     // `T::fields().x` type-check too.
-    let members = |ty: TokenStream, keep: fn(&sharded_internals::ast::Field) -> bool| {
+    let members = |ty: TokenStream, keep: KeepField| {
         container
             .fields
             .iter()
@@ -125,10 +125,6 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
             })
             .collect::<Vec<_>>()
     };
-    let aggregates = members(
-        quote!(::sharded_runtime::reads::NumericField<#ident>),
-        |field| field.attrs.aggregate.is_some(),
-    );
     let stored_fields = members(quote!(::sharded_runtime::writes::Field<#ident>), |field| {
         field.is_stored_by_name()
     });
@@ -165,47 +161,39 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
             members: Members::Fields(transformable),
         },
     ];
-    // As the expansion does, only for a type with aggregate fields.
-    if !aggregates.is_empty() {
-        entries.push(Namespace {
-            kind: Kind::Aggregates,
-            doc: String::new(),
-            members: Members::Fields(aggregates),
-        });
-    }
-    // And with range fields; typed loosely, as the expansion never ran.
-    let ranges = members(
-        quote!(::sharded_runtime::reads::RangeField<#ident, ::sharded_runtime::__private::NoOrderField>),
-        |field| field.attrs.range.is_some(),
-    );
-    if !ranges.is_empty() {
-        entries.push(Namespace {
-            kind: Kind::Ranges,
-            doc: String::new(),
-            members: Members::Fields(ranges),
-        });
-    }
-    let vectors = members(
-        quote!(::sharded_runtime::reads::VectorField<#ident>),
-        |field| field.attrs.vector.is_some(),
-    );
-    if !vectors.is_empty() {
-        entries.push(Namespace {
-            kind: Kind::Vectors,
-            doc: String::new(),
-            members: Members::Fields(vectors),
-        });
-    }
-    let counters = members(
-        quote!(::sharded_runtime::counters::CounterField<#ident>),
-        |field| field.attrs.counter.is_some(),
-    );
-    if !counters.is_empty() {
-        entries.push(Namespace {
-            kind: Kind::Counters,
-            doc: String::new(),
-            members: Members::Fields(counters),
-        });
+    // As the expansion does, a namespace of each query kind only for a type with fields of
+    // that kind; range fields typed loosely, as the expansion never ran.
+    let kinds: [(Kind, TokenStream, KeepField); 4] = [
+        (
+            Kind::Aggregates,
+            quote!(::sharded_runtime::reads::NumericField<#ident>),
+            |field| field.attrs.aggregate.is_some(),
+        ),
+        (
+            Kind::Ranges,
+            quote!(::sharded_runtime::reads::RangeField<#ident, ::sharded_runtime::__private::NoOrderField>),
+            |field| field.attrs.range.is_some(),
+        ),
+        (
+            Kind::Vectors,
+            quote!(::sharded_runtime::reads::VectorField<#ident>),
+            |field| field.attrs.vector.is_some(),
+        ),
+        (
+            Kind::Counters,
+            quote!(::sharded_runtime::counters::CounterField<#ident>),
+            |field| field.attrs.counter.is_some(),
+        ),
+    ];
+    for (kind, ty, keep) in kinds {
+        let fields = members(ty, keep);
+        if !fields.is_empty() {
+            entries.push(Namespace {
+                kind,
+                doc: String::new(),
+                members: Members::Fields(fields),
+            });
+        }
     }
     let namespaces = namespaces(ident, &syn::parse_quote!(pub), &entries);
     let query_methods = Kind::Queries.struct_ident(ident);
@@ -252,3 +240,6 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
         #wrapped
     }
 }
+
+/// Which fields of the struct a namespace holds a member for.
+type KeepField = fn(&sharded_internals::ast::Field) -> bool;

@@ -6,14 +6,14 @@ use std::time::SystemTime;
 
 use firestore::FirestoreTransactionOps as _;
 use firestore::gcloud_sdk::google::firestore::v1::{
-    Document, DocumentMask, Precondition, Value, Write, precondition, value::ValueType,
-    write::Operation,
+    Document, DocumentMask, Value, Write, value::ValueType, write::Operation,
 };
 use firestore::gcloud_sdk::tonic::Code;
 
 use super::CounterField;
 use crate::atomic::Built;
 use crate::retry::Backoff;
+use crate::write::Existing;
 use crate::{Error, Result, Sharded, ShardedCollection, StatusCode};
 
 /// How a fold that lost to concurrent increments (`ABORTED`) is run again.
@@ -100,13 +100,10 @@ fn aborted(err: &firestore::errors::FirestoreError) -> bool {
 /// The update of the one top-level field `path` (as stored, backticked where it must be) of
 /// the existing document `document` to `value`.
 fn field_write(document: &str, path: &str, value: i64) -> Write {
-    let name = match path
-        .strip_prefix('`')
-        .and_then(|rest| rest.strip_suffix('`'))
-    {
-        Some(quoted) => quoted.replace("\\`", "`").replace("\\\\", "\\"),
-        None => path.to_owned(),
-    };
+    // A counter is a top-level field: its path is one segment.
+    let name = sharded_indexes::field_path::segments(path)
+        .pop()
+        .expect("a path has a segment");
     let value = Value {
         value_type: Some(ValueType::IntegerValue(value)),
     };
@@ -119,9 +116,7 @@ fn field_write(document: &str, path: &str, value: i64) -> Write {
         update_mask: Some(DocumentMask {
             field_paths: vec![path.to_owned()],
         }),
-        current_document: Some(Precondition {
-            condition_type: Some(precondition::ConditionType::Exists(true)),
-        }),
+        current_document: Existing::Present.precondition(),
         ..Write::default()
     }
 }

@@ -23,12 +23,12 @@ use std::time::SystemTime;
 use firestore::gcloud_sdk::google::firestore::v1::document_transform::FieldTransform;
 use firestore::gcloud_sdk::google::firestore::v1::document_transform::field_transform::TransformType;
 use firestore::gcloud_sdk::google::firestore::v1::{
-    Document, DocumentMask, Precondition, Value, Write, precondition, value::ValueType,
-    write::Operation,
+    Document, DocumentMask, Value, Write, value::ValueType, write::Operation,
 };
 use rand::Rng;
 
 use crate::Result;
+use crate::write::Existing;
 
 pub use apply::MARKER_LIFETIME;
 pub(crate) use apply::commit_exactly_once;
@@ -202,9 +202,7 @@ impl<T> Increment<T> {
                 fields: fields.into_iter().collect(),
                 ..Document::default()
             })),
-            current_document: Some(Precondition {
-                condition_type: Some(precondition::ConditionType::Exists(false)),
-            }),
+            current_document: Existing::Absent.precondition(),
             ..Write::default()
         }
     }

@@ -63,16 +63,26 @@ impl<T: Sharded> InTransaction<'_, '_, T> {
             .parent(document.as_str())
             .query()
             .await?;
-        shards.iter().try_fold(0i64, |sum, shard| {
-            let value = match shard.fields.get(SHARD_VALUE_FIELD) {
-                None => 0,
-                Some(value) => integer(value.value_type.as_ref(), &shard.name)?,
-            };
-            sum.checked_add(value).ok_or_else(|| {
-                Error::UnexpectedAnswer(format!("counter `{document}` overflows i64"))
-            })
-        })
+        let values = shards.iter().map(shard_value).collect::<Result<Vec<_>>>()?;
+        total(values, &document)
     }
+}
+
+/// The part of a counter a shard document holds (none is 0).
+pub(super) fn shard_value(shard: &Document) -> Result<i64> {
+    match shard.fields.get(SHARD_VALUE_FIELD) {
+        None => Ok(0),
+        Some(value) => integer(value.value_type.as_ref(), &shard.name),
+    }
+}
+
+/// The sum of a counter's parts, or an error where it passes i64 (where Firestore's own sum
+/// would turn to a double).
+pub(super) fn total(values: impl IntoIterator<Item = i64>, document: &str) -> Result<i64> {
+    values.into_iter().try_fold(0i64, |sum, value| {
+        sum.checked_add(value)
+            .ok_or_else(|| Error::UnexpectedAnswer(format!("counter `{document}` overflows i64")))
+    })
 }
 
 /// The sum of the shard documents of `field` under `document`, read by `db`.
