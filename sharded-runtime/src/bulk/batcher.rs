@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use firestore::FirestoreDb;
-use firestore::gcloud_sdk::google::firestore::v1::{BatchWriteResponse, Document, Write};
+use firestore::gcloud_sdk::google::firestore::v1::{
+    BatchWriteResponse, CommitResponse, Document, Write,
+};
 use firestore::gcloud_sdk::tonic::{Code, Status};
 use futures::StreamExt;
 use futures::future::BoxFuture;
@@ -16,7 +18,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::options::BulkWriterOptions;
 use super::outcome::{Reply, Shared, Unclaimed, WriteFailure, WriteOutcome};
 use super::rate_limiter::{RateLimiter, Throttling};
-use super::requests::{read_back, send};
+use super::requests::{commit, read_back, send};
 use crate::retry::{retries_request, retries_write};
 
 #[derive(Debug)]
@@ -27,10 +29,23 @@ pub(super) enum Message {
     Flush(oneshot::Sender<u64>),
 }
 
+/// What an op sends.
+#[derive(Debug)]
+pub(super) enum Payload {
+    /// One write, batched with others in a BatchWrite (each write applied on its own).
+    Write(Write),
+    /// An increment's two writes (its marker's creation on `exists: false`, its shard's
+    /// addition), which must land together: a Commit of their own. The op's document is the
+    /// marker, which says whether it landed.
+    Increment(Vec<Write>),
+}
+
 #[derive(Debug)]
 pub(super) struct Op {
+    /// The document the op is ordered by and read back from: the written document, or an
+    /// increment's marker.
     document: String,
-    write: Write,
+    payload: Payload,
     /// The write's encoded size, which bounds a request's.
     bytes: usize,
     /// Its number among the writes queued, which its handle knows it by.
@@ -53,11 +68,18 @@ pub(super) struct Op {
 }
 
 impl Op {
-    pub(super) fn new(document: String, write: Write, seq: u64, reply: Reply) -> Op {
+    pub(super) fn new(document: String, payload: Payload, seq: u64, reply: Reply) -> Op {
+        let bytes = match &payload {
+            Payload::Write(write) => firestore::gcloud_sdk::prost::Message::encoded_len(write),
+            Payload::Increment(writes) => writes
+                .iter()
+                .map(firestore::gcloud_sdk::prost::Message::encoded_len)
+                .sum(),
+        };
         Op {
             document,
-            bytes: firestore::gcloud_sdk::prost::Message::encoded_len(&write),
-            write,
+            bytes,
+            payload,
             seq,
             received: 0,
             attempts: 0,
@@ -73,6 +95,25 @@ impl Op {
     fn maybe_applied(&self) -> bool {
         self.stale_until.is_some()
     }
+
+    /// Whether it goes in a request of its own.
+    fn alone(&self) -> bool {
+        self.alone || matches!(self.payload, Payload::Increment(_))
+    }
+
+    /// Whether `stored` (its document read back, `None` if missing) shows it applied, and
+    /// when: an increment's marker exists from its commit on.
+    fn shown_by(&self, stored: Option<&Document>) -> Option<Option<SystemTime>> {
+        let applied = match &self.payload {
+            Payload::Write(write) => super::landed::shows(write, stored),
+            Payload::Increment(_) => stored.is_some(),
+        };
+        let time = |document: &Document| match self.payload {
+            Payload::Write(_) => document.update_time,
+            Payload::Increment(_) => document.create_time,
+        };
+        applied.then(|| stored.and_then(time).map(crate::stored::system_time))
+    }
 }
 
 /// How long past its deadline a request whose answer was lost is still taken as possibly
@@ -83,6 +124,8 @@ pub(super) const LOST_REQUEST_SLACK: Duration = Duration::from_secs(1);
 /// What a request in flight came back with.
 enum Answer {
     Batch(Result<BatchWriteResponse, Status>),
+    /// An increment's own Commit.
+    Commit(Result<CommitResponse, Status>),
     /// The document read back to settle a write whose answer was lost, and the status the
     /// write would otherwise fail with.
     ReadBack {
@@ -292,14 +335,28 @@ impl Batcher {
                 op.attempts += 1;
                 op.sent_at = now;
             }
-            let writes = batch.iter().map(|op| op.write.clone()).collect();
             self.shared.stats().requests += 1;
-            let request = self.track(batch);
             let db = self.db.clone();
             let timeout = self.options.request_timeout;
-            self.in_flight.push(Box::pin(async move {
-                (request, Answer::Batch(send(db, writes, timeout).await))
-            }));
+            let sending: BoxFuture<'static, Answer> = match &batch[0].payload {
+                Payload::Increment(writes) => {
+                    let writes = writes.clone();
+                    Box::pin(async move { Answer::Commit(commit(db, writes, timeout).await) })
+                }
+                Payload::Write(_) => {
+                    let writes = batch
+                        .iter()
+                        .filter_map(|op| match &op.payload {
+                            Payload::Write(write) => Some(write.clone()),
+                            Payload::Increment(_) => None,
+                        })
+                        .collect();
+                    Box::pin(async move { Answer::Batch(send(db, writes, timeout).await) })
+                }
+            };
+            let request = self.track(batch);
+            self.in_flight
+                .push(Box::pin(async move { (request, sending.await) }));
         }
         wake
     }
@@ -349,23 +406,27 @@ impl Batcher {
                 }
             }
             Answer::Batch(Err(status)) => {
-                let (code, message) = (status.code(), status.message().to_owned());
-                let retry = retries_request(code);
-                for mut op in ops {
-                    // The request may have been applied before its answer was lost, or be
-                    // applied still, until its deadline.
-                    if code != Code::InvalidArgument {
-                        let until = op
-                            .sent_at
-                            .saturating_add(self.options.request_timeout)
-                            .saturating_add(LOST_REQUEST_SLACK);
-                        op.stale_until = op.stale_until.max(Some(until));
-                    }
-                    if retry {
-                        self.retry(op, code, message.clone());
-                    } else {
-                        self.give_up(op, code, message.clone());
-                    }
+                for op in ops {
+                    self.request_failed(op, &status);
+                }
+            }
+            Answer::Commit(Ok(response)) => {
+                let commit_time = response.commit_time.map(crate::stored::system_time);
+                for op in ops {
+                    self.succeed(op, commit_time);
+                }
+            }
+            // Only the marker has a precondition: the increment landed before (an earlier
+            // attempt, or an earlier application of the same `Increment`). The marker read
+            // back says when.
+            Answer::Commit(Err(status)) if status.code() == Code::AlreadyExists => {
+                for op in ops {
+                    self.read_back(op, status.code(), status.message().to_owned());
+                }
+            }
+            Answer::Commit(Err(status)) => {
+                for op in ops {
+                    self.request_failed(op, &status);
                 }
             }
             Answer::ReadBack {
@@ -374,18 +435,35 @@ impl Batcher {
                 message,
             } => {
                 for op in ops {
-                    match &stored {
-                        Ok(stored) if super::landed::shows(&op.write, stored.as_ref()) => {
-                            let update_time = stored
-                                .as_ref()
-                                .and_then(|document| document.update_time)
-                                .map(crate::stored::system_time);
-                            self.succeed(op, update_time);
-                        }
-                        _ => self.fail(op, code, message.clone()),
+                    let shown = match &stored {
+                        Ok(stored) => op.shown_by(stored.as_ref()),
+                        Err(_) => None,
+                    };
+                    match shown {
+                        Some(time) => self.succeed(op, time),
+                        None => self.fail(op, code, message.clone()),
                     }
                 }
             }
+        }
+    }
+
+    /// `op`'s whole request failed with `status`: retried, or given up on.
+    fn request_failed(&mut self, mut op: Op, status: &Status) {
+        let (code, message) = (status.code(), status.message().to_owned());
+        // The request may have been applied before its answer was lost, or be applied
+        // still, until its deadline.
+        if code != Code::InvalidArgument {
+            let until = op
+                .sent_at
+                .saturating_add(self.options.request_timeout)
+                .saturating_add(LOST_REQUEST_SLACK);
+            op.stale_until = op.stale_until.max(Some(until));
+        }
+        if retries_request(code) {
+            self.retry(op, code, message);
+        } else {
+            self.give_up(op, code, message);
         }
     }
 
@@ -406,6 +484,12 @@ impl Batcher {
         if !op.maybe_applied() {
             return self.fail(op, code, message);
         }
+        self.read_back(op, code, message);
+    }
+
+    /// Reads `op`'s document back: one that shows the write makes it a success; otherwise
+    /// it fails with `code`.
+    fn read_back(&mut self, op: Op, code: Code, message: String) {
         self.shared.stats().read_back += 1;
         let name = op.document.clone();
         let request = self.track(vec![op]);
@@ -545,7 +629,7 @@ const MAX_REQUEST_BYTES: usize = 9 * 1024 * 1024;
 /// whose last request was refused as a whole alone. The queues hold one op per document, as
 /// a BatchWrite request must.
 fn request_prefix(queue: &VecDeque<Op>, size: usize) -> usize {
-    if queue.front().is_some_and(|op| op.alone) {
+    if queue.front().is_some_and(Op::alone) {
         return 1;
     }
     let mut bytes = 0;
@@ -554,7 +638,7 @@ fn request_prefix(queue: &VecDeque<Op>, size: usize) -> usize {
         .take(size)
         .take_while(|op| {
             bytes += op.bytes;
-            bytes <= MAX_REQUEST_BYTES && !op.alone
+            bytes <= MAX_REQUEST_BYTES && !op.alone()
         })
         .count();
     count.max(1)
@@ -568,8 +652,22 @@ mod tests {
         Op {
             bytes,
             alone,
-            ..Op::new(document.into(), Write::default(), 0, oneshot::channel().0)
+            ..Op::new(
+                document.into(),
+                Payload::Write(Write::default()),
+                0,
+                oneshot::channel().0,
+            )
         }
+    }
+
+    fn increment(marker: &str) -> Op {
+        Op::new(
+            marker.into(),
+            Payload::Increment(vec![Write::default(), Write::default()]),
+            0,
+            oneshot::channel().0,
+        )
     }
 
     #[test]
@@ -583,5 +681,32 @@ mod tests {
         assert_eq!(request_prefix(&big, 20), 1, "9 MiB at most");
         let huge = VecDeque::from([op("a", 20 << 20, false)]);
         assert_eq!(request_prefix(&huge, 20), 1, "alone, to fail on its own");
+    }
+
+    #[test]
+    fn an_increment_goes_in_a_commit_of_its_own() {
+        let queue = VecDeque::from([op("a", 10, false), increment("m"), op("b", 10, false)]);
+        assert_eq!(request_prefix(&queue, 20), 1, "batched writes up to it");
+        let queue = VecDeque::from([increment("m"), op("b", 10, false)]);
+        assert_eq!(request_prefix(&queue, 20), 1, "then it alone");
+    }
+
+    #[test]
+    fn an_increment_is_shown_applied_by_its_marker_from_its_creation() {
+        let op = increment("m");
+        assert_eq!(op.shown_by(None), None);
+        let created = firestore::gcloud_sdk::prost_types::Timestamp {
+            seconds: 1_700_000_000,
+            nanos: 0,
+        };
+        let marker = Document {
+            create_time: Some(created),
+            update_time: None,
+            ..Document::default()
+        };
+        assert_eq!(
+            op.shown_by(Some(&marker)),
+            Some(Some(crate::stored::system_time(created)))
+        );
     }
 }

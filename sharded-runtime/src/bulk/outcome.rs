@@ -53,7 +53,7 @@ pub struct BulkStats {
     pub failed: u64,
     /// Attempts after a first one.
     pub retried: u64,
-    /// BatchWrite requests sent.
+    /// Requests sent: BatchWrites, and a counter increment's Commit each.
     pub requests: u64,
     /// Writes whose answer was lost and that were settled by reading the document back.
     pub read_back: u64,

@@ -1,12 +1,13 @@
-//! The two requests the bulk writer sends: a BatchWrite of a batch, and the read of a
-//! document whose write lost its answer, to settle what became of it.
+//! The requests the bulk writer sends: a BatchWrite of a batch, a Commit of an increment's
+//! writes, and the read of a document whose write lost its answer, to settle what became of it.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use firestore::FirestoreDb;
 use firestore::gcloud_sdk::google::firestore::v1::{
-    BatchWriteRequest, BatchWriteResponse, Document, GetDocumentRequest, Write,
+    BatchWriteRequest, BatchWriteResponse, CommitRequest, CommitResponse, Document,
+    GetDocumentRequest, Write,
 };
 use firestore::gcloud_sdk::tonic::{self, Code, Status};
 use tracing::Instrument;
@@ -30,6 +31,27 @@ pub(super) async fn send(
     db.client()
         .get()
         .batch_write(request)
+        .instrument(span)
+        .await
+        .map(tonic::Response::into_inner)
+}
+
+/// One Commit of `writes` (applied together or not at all), with `timeout` as its deadline.
+pub(super) async fn commit(
+    db: FirestoreDb,
+    writes: Vec<Write>,
+    timeout: Duration,
+) -> Result<CommitResponse, Status> {
+    let span = tracing::debug_span!("sharded_bulk_commit", writes = writes.len());
+    let mut request = tonic::Request::new(CommitRequest {
+        database: db.get_database_path().clone(),
+        writes,
+        ..CommitRequest::default()
+    });
+    request.set_timeout(timeout);
+    db.client()
+        .get()
+        .commit(request)
         .instrument(span)
         .await
         .map(tonic::Response::into_inner)

@@ -9,10 +9,11 @@ use futures::future::BoxFuture;
 use serde::Serialize;
 use tokio::sync::{mpsc, oneshot};
 
-use super::batcher::{Batcher, Message, Op};
+use super::batcher::{Batcher, Message, Op, Payload};
 use super::options::BulkWriterOptions;
 use super::outcome::{BulkStats, PendingWrite, Shared};
 use crate::bounds::{Subcollection, TopLevel};
+use crate::counters::Increment;
 use crate::document_id::check_document_id;
 use crate::parent::Scope;
 use crate::serialize::serialize;
@@ -57,7 +58,8 @@ use crate::{Error, Parent, Result, Sharded};
 /// - **Batches:** BatchWrite requests of 20 writes and at most 9 MiB (not atomic: each write
 ///   succeeds or fails on its own), at most 500 operations in flight; beyond that, `upsert`
 ///   and the other writes wait. A part-full batch goes out after 10 ms, so awaiting one write
-///   needs no flush.
+///   needs no flush. A counter's [`increment`](Self::increment) is a Commit of its own (its
+///   two writes land together), one operation of the ramp.
 /// - **Retries:** each write that fails with RESOURCE_EXHAUSTED, ABORTED or UNAVAILABLE (or
 ///   whose whole request failed, as a dropped connection does) is retried on its own, after
 ///   1 s × 1.5 per attempt (60 s at most, and after RESOURCE_EXHAUSTED), ±30 % jitter, up to
@@ -214,6 +216,39 @@ impl BulkWriter {
         .await
     }
 
+    /// Applies `increment` to the counter of the document `id` exactly once, at the writer's
+    /// pace and with its retries (a counter declared `#[sharded(counter(...))]`): the same
+    /// two writes as [`ShardedCollection::apply`](crate::ShardedCollection::apply), the
+    /// increment's marker and its shard's addition, committed together in a Commit of their
+    /// own (a BatchWrite would apply them one by one). An attempt refused because the marker
+    /// exists had landed before, so it succeeds; a failure that may have been applied is
+    /// settled by reading the marker back. Applying the same `Increment` again, here or
+    /// through any other path, counts nothing more (within
+    /// [`MARKER_LIFETIME`](crate::counters::MARKER_LIFETIME)).
+    ///
+    /// Its [`PendingWrite`]'s document, and a failure's, is the increment's marker
+    /// (`<document>/_sharded_increments/<increment id>`). Increments to one document go out
+    /// side by side, not one after another. Each is one operation of the ramp.
+    pub fn increment<'w, T: TopLevel>(
+        &'w self,
+        id: &'w str,
+        increment: &'w Increment<T>,
+    ) -> BoxFuture<'w, Result<PendingWrite>> {
+        Box::pin(async move { self.increment_in(&Scope::Top, id, increment).await })
+    }
+
+    async fn increment_in<T: Sharded>(
+        &self,
+        scope: &Scope,
+        id: &str,
+        increment: &Increment<T>,
+    ) -> Result<PendingWrite> {
+        let document = scope.document_name_in::<T>(&self.documents_path, id)?;
+        let marker = increment.marker_name(&document);
+        let writes = increment.writes(&document).to_vec();
+        self.enqueue(marker, Payload::Increment(writes)).await
+    }
+
     /// Creates or replaces a plain (unsharded) document `collection/id`.
     pub async fn set<S: Serialize + Sync>(
         &self,
@@ -243,9 +278,14 @@ impl BulkWriter {
             Some(Operation::Delete(name)) => name.clone(),
             _ => String::new(),
         };
+        self.enqueue(document, Payload::Write(write)).await
+    }
+
+    /// Hands `payload`, ordered and read back by `document`, to the writer's task.
+    async fn enqueue(&self, document: String, payload: Payload) -> Result<PendingWrite> {
         let (reply, outcome) = oneshot::channel();
         let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
-        let op = Op::new(document.clone(), write, seq, reply);
+        let op = Op::new(document.clone(), payload, seq, reply);
         self.messages
             .send(Message::Write(Box::new(op)))
             .await
@@ -364,5 +404,10 @@ impl<T: Subcollection> BulkWriterIn<'_, T> {
     /// [`BulkWriter::delete`] under the parent.
     pub async fn delete(&self, id: &str) -> Result<PendingWrite> {
         self.writer.delete_sharded::<T>(&self.scope, id).await
+    }
+
+    /// [`BulkWriter::increment`] under the parent.
+    pub async fn increment(&self, id: &str, increment: &Increment<T>) -> Result<PendingWrite> {
+        self.writer.increment_in(&self.scope, id, increment).await
     }
 }

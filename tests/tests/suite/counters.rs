@@ -311,6 +311,91 @@ async fn increments_through_lost_answers_count_once() {
     );
 }
 
+/// Increments through the bulk writer, through a proxy that drops connections and loses
+/// answers after the server applied them: each is one Commit of its marker and its shard's
+/// addition, so an attempt refused by its own marker had landed before and succeeds (read
+/// back); a failure that may have been applied is applied again through a working network
+/// and counts once. Every document's counter then equals what was added to it. The same
+/// increments queued again through another writer, and one applied again directly, add
+/// nothing: one marker, whichever path applied it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bulk_increments_count_once_through_lost_answers() {
+    use sharded_runtime::bulk::BulkWriter;
+    let test = test_db("counter-bulk").await;
+    let proxy = FaultProxy::start(
+        test.emulator.host(),
+        Faults {
+            seed: sharded_tests::seed("counter-bulk"),
+            drop_chance: 0.03,
+            lost_answer_chance: 0.1,
+            ..Faults::NONE
+        },
+    )
+    .await
+    .unwrap();
+    let faulty = sharded_tests::same_project_via(&test.db, &proxy.host()).await;
+    let likes = Post::counters().likes;
+    let mut rng = StdRng::seed_from_u64(sharded_tests::seed("counter-bulk-amounts"));
+    let increments: Vec<(String, Increment<Post>)> = (0..150)
+        .map(|n| {
+            let by = rng.random_range(-50..100);
+            (format!("b{}", n % 3), Increment::new(likes, by))
+        })
+        .collect();
+    let mut expected = BTreeMap::<&str, i64>::new();
+    for (id, increment) in &increments {
+        *expected.entry(id.as_str()).or_default() += increment.by();
+    }
+
+    let writer = BulkWriter::new(&faulty, sharded_tests::migration::unthrottled()).unwrap();
+    let mut pending = Vec::new();
+    for (id, increment) in &increments {
+        let write = writer.increment(id, increment).await.unwrap();
+        assert_eq!(
+            write.document(),
+            format!(
+                "{}/{INCREMENTS_COLLECTION}/{}",
+                document_name(&test.db, id),
+                increment.id()
+            ),
+            "a bulk increment is known by its marker"
+        );
+        pending.push(write);
+    }
+    let outcomes = futures::future::join_all(pending).await;
+    let stats = writer.stats();
+    drop(writer);
+    assert!(proxy.dropped() > 0, "no connection was dropped");
+    assert!(
+        stats.read_back > 0,
+        "no lost answer was settled by its marker: {stats:?}"
+    );
+    let posts = Post::collection(&test.db);
+    for ((id, increment), outcome) in increments.iter().zip(outcomes) {
+        if let Err(failure) = outcome {
+            posts.apply(id, increment).await.unwrap();
+            assert!(failure.document.ends_with(increment.id()), "{failure}");
+        }
+    }
+    for (id, total) in &expected {
+        assert_eq!(posts.counter(id, likes).await.unwrap(), *total, "{id}");
+    }
+
+    // Once more, through a writer without faults and directly: every one succeeds, and
+    // nothing more is counted.
+    let again = BulkWriter::new(&test.db, sharded_tests::migration::unthrottled()).unwrap();
+    for (id, increment) in &increments {
+        drop(again.increment(id, increment).await.unwrap());
+    }
+    again.close().await.unwrap();
+    let (id, increment) = &increments[0];
+    posts.apply(id, increment).await.unwrap();
+    assert!(posts.was_applied(id, increment).await.unwrap());
+    for (id, total) in &expected {
+        assert_eq!(posts.counter(id, likes).await.unwrap(), *total, "{id}");
+    }
+}
+
 /// The two ends of an unsettled increment, each forced: every request dropped before the
 /// server saw it (never applied), and every answer lost after the server applied it (applied
 /// by the first attempt, each later one refused by its marker). Both are reported
