@@ -32,6 +32,14 @@ pub const RESERVED_COLLECTION_PREFIX: &str = "_sharded";
 pub const INCREMENTS_COLLECTION: &str = "_sharded_increments";
 /// The field of an increment's marker that says when it may be deleted: its TTL field.
 pub const MARKER_EXPIRY_FIELD: &str = "expire_at";
+/// The start of a counter's shard collection id, under the counted document: the field path
+/// follows (`_sharded_counter_likes`).
+pub const COUNTER_COLLECTION_PREFIX: &str = "_sharded_counter_";
+/// The field of a shard document that holds its part of the value.
+pub const SHARD_VALUE_FIELD: &str = "value";
+/// The field of a shard document in which a client governed by security rules names the
+/// marker its increment creates in the same commit (the generated rules check that it does).
+pub const SHARD_INCREMENT_FIELD: &str = "increment";
 
 /// Sort direction of an order field or an index field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

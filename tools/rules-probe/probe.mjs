@@ -6,11 +6,14 @@
 //            {"op": "set" | "set_merge" | "add" | "update" | "delete" | "batch_set" |
 //                   "transaction_set" | "transaction_update",
 //             "path": "rooms/r1/messages/m1" (a collection path for "add"),
-//             "data": {...}}]}
+//             "data": {...}},
+//            {"op": "batch", "data": [{"op": "set" | "set_merge", "path": ..., "data": {...}}]}
+//              (several writes in one writeBatch commit, as a counter's increment is)]}
 // stdout: [{"allowed": true} | {"allowed": false, "code": "permission-denied"}, ...]
 //
 // Values: JSON, with {"$timestamp": millis}, {"$serverTime": true} (serverTimestamp()),
-// and {"$delete": true} (deleteField()) for what JSON cannot spell. As the SDK does, a whole
+// {"$increment": n} (increment(n)) and {"$delete": true} (deleteField()) for what JSON
+// cannot spell. As the SDK does, a whole
 // number is written as an integer and any other as a double.
 import { initializeApp } from "firebase/app";
 import {
@@ -21,6 +24,7 @@ import {
   deleteField,
   doc,
   getFirestore,
+  increment,
   runTransaction,
   serverTimestamp,
   setDoc,
@@ -51,6 +55,14 @@ process.stdout.write(JSON.stringify(outcomes));
 process.exit(0);
 
 async function run({ op, path, data }) {
+  if (op === "batch") {
+    const batch = writeBatch(db);
+    for (const write of data) {
+      const options = write.op === "set_merge" ? { merge: true } : {};
+      batch.set(doc(db, write.path), decode(write.data), options);
+    }
+    return batch.commit();
+  }
   const value = decode(data ?? {});
   switch (op) {
     case "set":
@@ -88,6 +100,7 @@ function decode(value) {
   if (value === null || typeof value !== "object") return value;
   if ("$timestamp" in value) return Timestamp.fromMillis(value.$timestamp);
   if ("$serverTime" in value) return serverTimestamp();
+  if ("$increment" in value) return increment(value.$increment);
   if ("$delete" in value) return deleteField();
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, decode(v)]));
 }

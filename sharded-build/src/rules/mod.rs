@@ -8,6 +8,7 @@
 //! byte of the file stays the user's. A crate without a rules file gets one that denies
 //! everything until its owner writes the conditions, and already calls each function.
 
+mod counters;
 mod render;
 
 use crate::scan::ShardedType;
@@ -62,6 +63,13 @@ pub(crate) fn merge(
                     "firestore.rules never calls `{}()`: a client the rules let write {} can store a document without a valid shard, which no sharded query returns; call it in that match's `allow create, update` condition",
                     contract.function,
                     render::places(&contract.ty.description).join(" or ")
+                ));
+            }
+        }
+        for (function, place) in counters::calls(&contracts) {
+            if !outside.contains(&format!("{function}(")) {
+                warnings.push(format!(
+                    "firestore.rules never calls `{function}()`: call it in the `allow create` condition of {place}, so that a client's increment counts once (the Admin SDK and this crate bypass rules)"
                 ));
             }
         }

@@ -32,14 +32,17 @@ pub(crate) fn contracts(types: &[ShardedType]) -> Vec<Contract<'_>> {
         .collect()
 }
 
-/// The fenced block's lines between its markers, indented for the documents match.
+/// The fenced block's lines between its markers, indented for the documents match: each
+/// type's function, then its counters' and its markers'.
 pub(crate) fn functions(contracts: &[Contract<'_>]) -> String {
+    let counters = super::counters::counter_contracts(contracts);
     let mut out = String::new();
     for (i, contract) in contracts.iter().enumerate() {
         if i > 0 {
             out.push('\n');
         }
         out.push_str(&function(contract));
+        out.push_str(&super::counters::functions(contract, &counters));
     }
     out
 }
@@ -182,6 +185,7 @@ pub(crate) fn starting_file(block: &str, contracts: &[Contract<'_>]) -> String {
             out.push_str("    }\n");
         }
     }
+    out.push_str(&super::counters::starting_matches(contracts));
     out.push_str("  }\n}\n");
     out
 }
@@ -216,7 +220,7 @@ pub(crate) fn literal(value: &str) -> String {
 }
 
 /// A name usable in a rules identifier: letters, digits and `_`.
-fn identifier(name: &str) -> String {
+pub(crate) fn identifier(name: &str) -> String {
     name.replace("::", "_")
         .chars()
         .map(|ch| if ch.is_ascii_alphanumeric() { ch } else { '_' })

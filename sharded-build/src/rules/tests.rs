@@ -189,3 +189,64 @@ fn a_file_it_cannot_place_the_block_in_is_an_error_that_names_the_fix() {
         USERS
     );
 }
+
+#[test]
+fn a_counter_gets_a_function_per_field_and_one_for_its_markers() {
+    let types = [sharded("Post", |d| {
+        d.collection = "posts".into();
+        d.parent_collections = vec!["users".into()];
+        d.counter_fields = vec![
+            sharded_indexes::CounterBuf {
+                field: "likes".into(),
+                shards: 3,
+            },
+            sharded_indexes::CounterBuf {
+                field: "views".into(),
+                shards: 1,
+            },
+        ];
+    })];
+    let merged = merge(None, &types, "app").unwrap();
+    let text = merged.text.unwrap();
+    assert!(merged.warnings.is_empty(), "{:?}", merged.warnings);
+    for expected in [
+        "function sharded_Post_counter_likes(counted, shard) {",
+        "return shard in ['0', '1', '2']\n",
+        "function sharded_Post_counter_views(counted, shard) {",
+        "return shard in ['0']\n",
+        "function sharded_Post_increment_marker() {",
+        "'/_sharded_increments/' + data.get('increment', '')",
+        "match /users/{users_id}/posts/{id}/_sharded_counter_likes/{shard} {",
+        "sharded_Post_counter_likes('users/' + users_id + '/posts/' + id, shard);",
+        "match /users/{users_id}/posts/{id}/_sharded_increments/{increment} {",
+        "allow read, update, delete: if false;",
+    ] {
+        assert!(text.contains(expected), "{expected}\n{text}");
+    }
+    // One marker function per type, however many counters.
+    assert_eq!(
+        text.matches("function sharded_Post_increment_marker")
+            .count(),
+        1
+    );
+
+    // A file of the owner's that calls none of them is told which, and where.
+    let merged = merge(Some(USERS), &types, "app").unwrap();
+    for function in [
+        "sharded_Post_counter_likes",
+        "sharded_Post_counter_views",
+        "sharded_Post_increment_marker",
+    ] {
+        assert!(
+            merged
+                .warnings
+                .iter()
+                .any(|w| w.contains(&format!("never calls `{function}()`"))),
+            "{function}: {:?}",
+            merged.warnings
+        );
+    }
+    // A type without counters has neither.
+    let plain = merge(None, &[sharded("Reading", |_| {})], "app").unwrap();
+    assert!(!plain.text.unwrap().contains("_sharded_"));
+}

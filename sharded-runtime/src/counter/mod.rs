@@ -35,12 +35,10 @@ pub(crate) use apply::commit_exactly_once;
 pub use fold::Folded;
 pub use listen::CounterSnapshot;
 
-pub use sharded_indexes::{INCREMENTS_COLLECTION, MARKER_EXPIRY_FIELD};
-/// The start of a counter's shard collection id, under the counted document: the field path
-/// follows (`_sharded_counter_likes`).
-pub const COUNTER_COLLECTION_PREFIX: &str = "_sharded_counter_";
-/// The field of a shard document that holds its part of the value.
-pub const SHARD_VALUE_FIELD: &str = "value";
+pub use sharded_indexes::{
+    COUNTER_COLLECTION_PREFIX, INCREMENTS_COLLECTION, MARKER_EXPIRY_FIELD, SHARD_INCREMENT_FIELD,
+    SHARD_VALUE_FIELD,
+};
 
 /// A Rust type a counter field may have: an integer, as Firestore stores a counter's value
 /// (an `Option` of one for a document that has not been folded yet).

@@ -526,3 +526,247 @@ async fn the_generated_files_load_unchanged_and_bad_rules_are_refused_with_the_r
         .to_string();
     assert!(error.contains("Error compiling rules"), "{error}");
 }
+
+/// A counter under a parent: its shard documents and markers have their own functions.
+#[derive(Serialize, Deserialize, Sharded)]
+#[sharded(
+    shards = 3,
+    order_by = "at",
+    parent = "ruled_users",
+    collection = "ruled_posts"
+)]
+struct Liked {
+    #[sharded(counter(shards = 4))]
+    likes: i64,
+    at: FirestoreTimestamp,
+}
+
+/// The owner's rules for `Liked`'s counter: anyone may like or unlike, one at a time (the
+/// owner's own check of the amount, beside the generated function).
+const COUNTER_OWNERS_RULES: &str = "rules_version = '2';
+service cloud.firestore {
+  match /databases/{database}/documents {
+    match /ruled_users/{user}/ruled_posts/{id} {
+      allow read: if true;
+      allow create, update: if sharded_Liked();
+    }
+    match /ruled_users/{user}/ruled_posts/{id}/_sharded_counter_likes/{shard} {
+      allow read: if true;
+      allow create, update: if sharded_Liked_counter_likes('ruled_users/' + user + '/ruled_posts/' + id, shard)
+        && request.resource.data.value - (resource == null ? 0 : resource.data.get('value', 0)) in [1, -1];
+    }
+    match /ruled_users/{user}/ruled_posts/{id}/_sharded_increments/{increment} {
+      allow read: if true;
+      allow create: if sharded_Liked_increment_marker();
+    }
+  }
+}
+";
+
+/// A web client's increments under the generated counter rules: one commit that adds to a
+/// declared shard document and creates the marker it names is allowed, and counts in the
+/// library's exact value; the same increment sent again (its marker there), an addition
+/// without its marker, a shard outside the declared ones, a shard document or marker with
+/// other fields, and a marker changed afterwards are each denied.
+#[tokio::test]
+async fn a_web_client_increments_a_counter_only_with_its_marker() {
+    let emulator = shared_emulator();
+    let dir = temp_dir("counter");
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(dir.join("firestore.rules"), COUNTER_OWNERS_RULES).unwrap();
+    let outcome = sharded_build::Indexes::from_env()
+        .sources(dir.join("src"))
+        .output(dir.join("firestore.indexes.json"))
+        .crate_name("counter-rules-test")
+        .include("Liked", &Liked::DESCRIPTION)
+        .run()
+        .unwrap();
+    assert!(
+        outcome.warnings.iter().all(|w| !w.contains("never calls")),
+        "{:?}",
+        outcome.warnings
+    );
+    let rules = std::fs::read_to_string(dir.join("firestore.rules")).unwrap();
+    assert_eq!(owners_part(&rules), COUNTER_OWNERS_RULES);
+    let project = format!("counter-{:08x}", rand::random::<u32>());
+    emulator.load_rules(&project, &rules).await.unwrap();
+
+    let post = "ruled_users/u1/ruled_posts/p1";
+    let shard = |n: &str| format!("{post}/_sharded_counter_likes/{n}");
+    let marker = |id: &str| format!("{post}/_sharded_increments/{id}");
+    let expiry = ts(4_102_444_800_000);
+    let increment = |shard_id: &str, by: i64, id: &str| {
+        json!([
+            {"op": "set_merge", "path": shard(shard_id),
+             "data": {"value": {"$increment": by}, "increment": id}},
+            {"op": "set", "path": marker(id), "data": {"expire_at": expiry}},
+        ])
+    };
+    let (allowed, denied) = (true, false);
+    let cases: Vec<(&str, String, Value, bool, &str)> = vec![
+        (
+            "batch",
+            String::new(),
+            increment("0", 1, "i1"),
+            allowed,
+            "an increment",
+        ),
+        (
+            "batch",
+            String::new(),
+            increment("2", 1, "i1"),
+            denied,
+            "the same increment again",
+        ),
+        (
+            "batch",
+            String::new(),
+            increment("1", 1, "i2"),
+            allowed,
+            "another",
+        ),
+        (
+            "batch",
+            String::new(),
+            increment("1", -1, "i3"),
+            allowed,
+            "a decrement",
+        ),
+        (
+            "batch",
+            String::new(),
+            increment("4", 1, "i4"),
+            denied,
+            "a shard outside the declared ones",
+        ),
+        (
+            "batch",
+            String::new(),
+            increment("0", 5, "i5"),
+            denied,
+            "an amount the owner refuses",
+        ),
+        (
+            "batch",
+            String::new(),
+            json!([{"op": "set_merge", "path": shard("0"),
+                    "data": {"value": {"$increment": 1}, "increment": "i6"}}]),
+            denied,
+            "an addition without its marker",
+        ),
+        (
+            "batch",
+            String::new(),
+            json!([{"op": "set_merge", "path": shard("0"), "data": {"value": {"$increment": 1}}}]),
+            denied,
+            "an addition naming no marker",
+        ),
+        (
+            "batch",
+            String::new(),
+            json!([{"op": "set_merge", "path": shard("3"),
+                    "data": {"value": {"$increment": 1}, "increment": "i1"}}]),
+            denied,
+            "an addition naming a marker that was there before",
+        ),
+        (
+            "batch",
+            String::new(),
+            json!([
+                {"op": "set_merge", "path": shard("0"),
+                 "data": {"value": {"$increment": 1}, "increment": "i7", "note": "x"}},
+                {"op": "set", "path": marker("i7"), "data": {"expire_at": expiry}},
+            ]),
+            denied,
+            "a shard document with another field",
+        ),
+        (
+            "batch",
+            String::new(),
+            json!([
+                {"op": "set_merge", "path": shard("0"),
+                 "data": {"value": {"$increment": 1}, "increment": "i8"}},
+                {"op": "set", "path": marker("i8"), "data": {"expire_at": expiry, "by": 1}},
+            ]),
+            denied,
+            "a marker with another field",
+        ),
+        (
+            "set",
+            marker("i1"),
+            json!({"expire_at": ts(1)}),
+            denied,
+            "a marker changed",
+        ),
+        (
+            "delete",
+            marker("i1"),
+            json!({}),
+            denied,
+            "a marker deleted",
+        ),
+    ];
+    let outcomes = {
+        let probe_cases: Vec<(&str, &str, Value)> = cases
+            .iter()
+            .map(|(op, path, data, _, _)| (*op, path.as_str(), data.clone()))
+            .collect();
+        probe(emulator.host(), &project, &probe_cases)
+    };
+    let mut wrong = Vec::new();
+    for ((op, _, _, expected, what), outcome) in cases.iter().zip(&outcomes) {
+        match (expected, outcome) {
+            (true, Ok(())) => {}
+            (false, Err(code)) if code == "permission-denied" => {}
+            _ => wrong.push(format!(
+                "{what} ({op}): expected {}, got {outcome:?}",
+                if *expected { "allowed" } else { "denied" }
+            )),
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+
+    // The library reads what the web client wrote: +1 +1 -1.
+    let db = emulator.db(&project).await.unwrap();
+    let parent = Parent::<Liked>::new(&["u1"]).unwrap();
+    let posts = Liked::collection_in(&db, &parent);
+    assert_eq!(
+        posts.counter("p1", Liked::counters().likes).await.unwrap(),
+        1
+    );
+    for id in ["i1", "i2", "i3"] {
+        let applied =
+            sharded_runtime::counters::Increment::with_id(Liked::counters().likes, 1, id).unwrap();
+        assert!(posts.was_applied("p1", &applied).await.unwrap(), "{id}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    // A crate without rules gets matches for the shard documents and markers that deny
+    // every request, call the functions, and load.
+    let fresh = temp_dir("counter-fresh");
+    std::fs::create_dir_all(fresh.join("src")).unwrap();
+    let outcome = sharded_build::Indexes::from_env()
+        .sources(fresh.join("src"))
+        .output(fresh.join("firestore.indexes.json"))
+        .crate_name("counter-rules-test")
+        .include("Liked", &Liked::DESCRIPTION)
+        .run()
+        .unwrap();
+    assert!(
+        outcome.warnings.iter().all(|w| !w.contains("never calls")),
+        "{:?}",
+        outcome.warnings
+    );
+    let starting = std::fs::read_to_string(fresh.join("firestore.rules")).unwrap();
+    let project = format!("counter-fresh-{:08x}", rand::random::<u32>());
+    emulator.load_rules(&project, &starting).await.unwrap();
+    assert_eq!(
+        probe(
+            emulator.host(),
+            &project,
+            &[("batch", "", increment("0", 1, "f1"))]
+        ),
+        [Err("permission-denied".to_owned())]
+    );
+    std::fs::remove_dir_all(&fresh).unwrap();
+}
