@@ -6,7 +6,9 @@
 import {
   AggregateField,
   FieldPath,
+  FieldValue,
   Filter,
+  Timestamp,
   type CollectionReference,
   type DocumentData,
   type DocumentReference,
@@ -18,6 +20,19 @@ import {
 } from "@google-cloud/firestore";
 
 import { type CollectionDescription, ShardedError } from "./description.js";
+import {
+  checkIncrement,
+  counterOf,
+  incrementPaths,
+  MARKER_EXPIRY_FIELD,
+  markerExpiry,
+  markerPath,
+  mayBeMarkerRefusal,
+  newIncrementId,
+  SHARD_INCREMENT_FIELD,
+  SHARD_VALUE_FIELD,
+  shardCollectionPath,
+} from "./counter.js";
 import { type ChunkAggregate } from "./aggregate.js";
 import { cursorName, GROUP, type QueryState, startState } from "./builder.js";
 import {
@@ -88,6 +103,45 @@ export class ShardedAdminCollection<T extends DocumentData = DocumentData> {
   /** A query of this collection, ordered by the order field. */
   query(): AdminShardedQuery {
     return new AdminShardedQuery(this.description, this.ref, startState(this.parent ?? ""));
+  }
+
+  /** `ShardedCollection.increment` through the server SDK, as the Rust library commits it:
+   * one batch that adds to a shard document drawn at random and creates the marker on the
+   * precondition that it does not exist. Sent again after it landed, the batch is refused
+   * whole (ALREADY_EXISTS) and the marker says it counted; nothing is read otherwise. */
+  async increment(id: string, field: string, by: number, incrementId = newIncrementId()): Promise<string> {
+    const counter = counterOf(this.description, field);
+    checkIncrement(by, incrementId);
+    const { shard, marker } = incrementPaths(this.ref.doc(id).path, counter, incrementId);
+    const batch = this.db.batch();
+    batch.set(
+      this.db.doc(shard),
+      { [SHARD_VALUE_FIELD]: FieldValue.increment(by), [SHARD_INCREMENT_FIELD]: incrementId },
+      { merge: true },
+    );
+    batch.create(this.db.doc(marker), {
+      [MARKER_EXPIRY_FIELD]: Timestamp.fromMillis(markerExpiry()),
+    });
+    try {
+      await batch.commit();
+    } catch (error) {
+      if (mayBeMarkerRefusal(error) && (await this.wasApplied(id, incrementId))) return incrementId;
+      throw error;
+    }
+    return incrementId;
+  }
+
+  /** Whether the increment `incrementId` was applied to the document `id`. */
+  async wasApplied(id: string, incrementId: string): Promise<boolean> {
+    return (await this.db.doc(markerPath(this.ref.doc(id).path, incrementId)).get()).exists;
+  }
+
+  /** The exact value of the counter `field` of the document `id`: one sum aggregation. */
+  async counter(id: string, field: string): Promise<number> {
+    const counter = counterOf(this.description, field);
+    const shards = this.db.collection(shardCollectionPath(this.ref.doc(id).path, counter));
+    const total = await shards.aggregate({ total: AggregateField.sum(SHARD_VALUE_FIELD) }).get();
+    return total.data().total ?? 0;
   }
 }
 

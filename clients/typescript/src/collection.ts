@@ -13,7 +13,9 @@ import {
   count,
   getAggregateFromServer,
   getCountFromServer,
+  getDoc,
   getDocs,
+  increment as fieldIncrement,
   limit as limitTo,
   onSnapshot,
   or,
@@ -24,6 +26,7 @@ import {
   snapshotEqual,
   sum,
   startAfter,
+  Timestamp,
   updateDoc,
   where,
   type CollectionReference,
@@ -39,6 +42,19 @@ import {
 } from "firebase/firestore";
 
 import { type CollectionDescription, ShardedError } from "./description.js";
+import {
+  checkIncrement,
+  counterOf,
+  incrementPaths,
+  MARKER_EXPIRY_FIELD,
+  markerExpiry,
+  markerPath,
+  mayBeMarkerRefusal,
+  newIncrementId,
+  SHARD_INCREMENT_FIELD,
+  SHARD_VALUE_FIELD,
+  shardCollectionPath,
+} from "./counter.js";
 import { type ChunkAggregate } from "./aggregate.js";
 import { cursorName, GROUP, type QueryState, startState } from "./builder.js";
 import {
@@ -111,6 +127,57 @@ export class ShardedCollection<T extends DocumentData = DocumentData> {
   /** A query of this collection, ordered by the order field. */
   query(): ShardedQuery {
     return new ShardedQuery(this.description, this.ref, startState(this.parent ?? ""));
+  }
+
+  /**
+   * Adds `by` to the counter `field` of the document `id`, exactly once: a transaction that
+   * reads the increment's marker and, when it is not there, adds to a shard document drawn
+   * at random and creates the marker. The JS SDK commits a write to a document read as missing
+   * on the precondition that it still is, so the increment lands once however often the SDK
+   * runs the transaction again (a lost answer, contention); one already applied (the same
+   * `incrementId` before) adds nothing. Pass your own `incrementId` (a request id) so that a
+   * retry of yours counts once too. Resolves to the increment's id. Costs one read (the
+   * marker) and two writes; under the generated rules, reading the marker must be allowed.
+   */
+  async increment(id: string, field: string, by: number, incrementId = newIncrementId()): Promise<string> {
+    const counter = counterOf(this.description, field);
+    checkIncrement(by, incrementId);
+    const document = doc(this.ref, id).path;
+    const { shard, marker } = incrementPaths(document, counter, incrementId);
+    const markerRef = doc(this.db, marker);
+    try {
+      await runTransaction(this.db, async (transaction) => {
+        if ((await transaction.get(markerRef)).exists()) return;
+        transaction.set(
+          doc(this.db, shard),
+          { [SHARD_VALUE_FIELD]: fieldIncrement(by), [SHARD_INCREMENT_FIELD]: incrementId },
+          { merge: true },
+        );
+        transaction.set(markerRef, { [MARKER_EXPIRY_FIELD]: Timestamp.fromMillis(markerExpiry()) });
+      });
+    } catch (error) {
+      // A commit refused for its marker (the rules' `!exists`, or its precondition) after
+      // one that landed: the marker says.
+      if (mayBeMarkerRefusal(error) && (await this.wasApplied(id, incrementId))) return incrementId;
+      throw error;
+    }
+    return incrementId;
+  }
+
+  /** Whether the increment `incrementId` was applied to the document `id` (its marker exists,
+   * within the 7 days it is kept). */
+  async wasApplied(id: string, incrementId: string): Promise<boolean> {
+    const document = doc(this.ref, id).path;
+    return (await getDoc(doc(this.db, markerPath(document, incrementId)))).exists();
+  }
+
+  /** The exact value of the counter `field` of the document `id`: the sum of its shard
+   * documents, one aggregation (one billed read). */
+  async counter(id: string, field: string): Promise<number> {
+    const counter = counterOf(this.description, field);
+    const shards = collection(this.db, shardCollectionPath(doc(this.ref, id).path, counter));
+    const total = await getAggregateFromServer(shards, { total: sum(SHARD_VALUE_FIELD) });
+    return total.data().total ?? 0;
   }
 }
 

@@ -38,6 +38,8 @@ export interface CollectionDescription {
   parentCollections?: string[];
   /** Queries across every parent are declared. */
   groupQueries?: boolean;
+  /** Distributed counters: each field, and how many shard documents it spreads over. */
+  counterFields?: { field: string; shards: number }[];
   /** The Rust types that shard the collection. */
   types?: string[];
 }
@@ -112,6 +114,16 @@ function checked(value: unknown): CollectionDescription {
     d.shardValues.length === 0
   ) {
     throw new ShardedError(`not a collection description: ${JSON.stringify(value)}`);
+  }
+  for (const counter of d.counterFields ?? []) {
+    if (
+      typeof counter?.field !== "string" ||
+      !Number.isInteger(counter.shards) ||
+      counter.shards < 1 ||
+      counter.shards > 1000
+    ) {
+      throw new ShardedError(`not a counter of \`${d.collectionGroup}\`: ${JSON.stringify(counter)}`);
+    }
   }
   return d;
 }

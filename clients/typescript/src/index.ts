@@ -53,3 +53,17 @@ export {
   withShard,
 } from "./plan.js";
 export { changesBetween, type ChunkListener, type LiveChange, listenMerged, type LiveSnapshot } from "./live.js";
+export {
+  checkIncrement,
+  COUNTER_COLLECTION_PREFIX,
+  type CounterField,
+  counterOf,
+  INCREMENTS_COLLECTION,
+  incrementPaths,
+  MARKER_EXPIRY_FIELD,
+  MARKER_LIFETIME_MS,
+  markerPath,
+  newIncrementId,
+  SHARD_INCREMENT_FIELD,
+  SHARD_VALUE_FIELD,
+} from "./counter.js";

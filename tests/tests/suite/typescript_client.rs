@@ -933,3 +933,153 @@ async fn merges_keep_a_stored_shard_and_draw_one_where_there_is_none() {
     assert_eq!(read as usize, all_documents(db, "ts_merges").await.len());
     assert_eq!(read, 8);
 }
+
+/// Two counters under a parent, incremented by both the client and the Rust library.
+#[derive(Serialize, Deserialize, Sharded)]
+#[sharded(
+    shards = 3,
+    order_by = "at",
+    parent = "ts_users",
+    collection = "ts_counted"
+)]
+struct Counted {
+    #[sharded(counter(shards = 5))]
+    likes: i64,
+    #[sharded(counter(shards = 1))]
+    views: i64,
+    at: FirestoreTimestamp,
+}
+
+/// What the web client may do with `Counted`'s counters: increment, and read the markers (to
+/// tell an increment that landed from a denied one).
+const COUNTED_RULES: &str = "rules_version = '2';
+service cloud.firestore {
+  match /databases/{database}/documents {
+    match /ts_users/{user}/ts_counted/{id}/_sharded_counter_likes/{shard} {
+      allow read: if true;
+      allow create, update: if sharded_Counted_counter_likes('ts_users/' + user + '/ts_counted/' + id, shard);
+    }
+    match /ts_users/{user}/ts_counted/{id}/_sharded_counter_views/{shard} {
+      allow read: if true;
+      allow create, update: if sharded_Counted_counter_views('ts_users/' + user + '/ts_counted/' + id, shard);
+    }
+    match /ts_users/{user}/ts_counted/{id}/_sharded_increments/{increment} {
+      allow read: if true;
+      allow create: if sharded_Counted_increment_marker();
+    }
+    match /ts_users/{user}/ts_counted/{id} {
+      allow read, write: if true;
+    }
+  }
+}
+";
+
+/// The client's increments and the Rust library's add to the same counters and count once
+/// across both: through the JS SDK under the generated rules (a resent increment is denied
+/// there, and the client reads its marker to know it landed) and through the server SDK. The
+/// client applies each of its increments twice and some of Rust's again, Rust applies some
+/// of the client's again; every counter, read by each, is the sum of the distinct increments.
+#[tokio::test]
+async fn the_clients_increments_count_once_beside_the_rust_librarys() {
+    use sharded_runtime::counters::{CounterField, Increment};
+    for sdk in ["web", "admin"] {
+        let test = test_db("typescript-counters").await;
+        let db = &test.db;
+        let project = db.get_database_path().split('/').nth(1).unwrap().to_owned();
+        if sdk == "web" {
+            let dir = std::env::temp_dir().join(format!(
+                "sharded-ts-counters-{}-{:08x}",
+                std::process::id(),
+                rand::random::<u32>()
+            ));
+            std::fs::create_dir_all(dir.join("src")).unwrap();
+            std::fs::write(dir.join("firestore.rules"), COUNTED_RULES).unwrap();
+            sharded_build::Indexes::from_env()
+                .sources(dir.join("src"))
+                .output(dir.join("firestore.indexes.json"))
+                .crate_name("ts-counters")
+                .include("Counted", &Counted::DESCRIPTION)
+                .run()
+                .unwrap();
+            let rules = std::fs::read_to_string(dir.join("firestore.rules")).unwrap();
+            test.emulator.load_rules(&project, &rules).await.unwrap();
+            std::fs::remove_dir_all(&dir).unwrap();
+        }
+        let field = |name: &str| -> CounterField<Counted> {
+            match name {
+                "likes" => Counted::counters().likes,
+                _ => Counted::counters().views,
+            }
+        };
+        let mut rng = StdRng::seed_from_u64(sharded_tests::seed("typescript-counters"));
+        let draw = |rng: &mut StdRng, side: &str, n: usize| {
+            let doc = format!("c{}", rng.random_range(0..3));
+            let name = if rng.random_bool(0.7) {
+                "likes"
+            } else {
+                "views"
+            };
+            (
+                doc,
+                name,
+                rng.random_range(-20i64..50),
+                format!("{side}{n}"),
+            )
+        };
+        let rust: Vec<_> = (0..12).map(|n| draw(&mut rng, "r", n)).collect();
+        let client: Vec<_> = (0..12).map(|n| draw(&mut rng, "t", n)).collect();
+        let mut expected = std::collections::BTreeMap::<(String, &str), i64>::new();
+        for (doc, name, by, _) in rust.iter().chain(&client) {
+            *expected.entry((doc.clone(), *name)).or_default() += by;
+        }
+
+        let parent = Parent::<Counted>::new(&["u1"]).unwrap();
+        let counted = Counted::collection_in(db, &parent);
+        for (doc, name, by, id) in &rust {
+            let increment = Increment::with_id(field(name), *by, id).unwrap();
+            counted.apply(doc, &increment).await.unwrap();
+        }
+        let as_json = |(doc, name, by, id): &(String, &str, i64, String)| json!({"id": doc, "field": name, "by": by, "incrementId": id});
+        let increments: Vec<Value> = client.iter().chain(&rust[..4]).map(as_json).collect();
+        let reads: Vec<Value> = expected
+            .keys()
+            .map(|(doc, name)| json!({"id": doc, "field": name}))
+            .collect();
+        let mut applied: Vec<Value> = rust
+            .iter()
+            .chain(&client)
+            .map(|(doc, _, _, id)| json!({"id": doc, "incrementId": id}))
+            .collect();
+        applied.push(json!({"id": "c0", "incrementId": "never"}));
+        let input = json!({
+            "host": test.emulator.host(), "project": project,
+            "description": description_json::<Counted>(), "sdk": sdk, "parent": "ts_users/u1",
+            "increments": increments, "reads": reads, "applied": applied,
+        });
+        let output = run_script(
+            &built_client().join("probe/counters.mjs"),
+            &input.to_string(),
+        );
+        let answer: Value = serde_json::from_slice(&output).unwrap();
+
+        for (doc, name, by, id) in &client[..4] {
+            let increment = Increment::with_id(field(name), *by, id).unwrap();
+            counted.apply(doc, &increment).await.unwrap();
+        }
+        let expected_values: Vec<i64> = expected.values().copied().collect();
+        let client_values: Vec<i64> = serde_json::from_value(answer["values"].clone()).unwrap();
+        assert_eq!(client_values, expected_values, "{sdk}: the client's reads");
+        let mut rust_values = Vec::new();
+        for (doc, name) in expected.keys() {
+            rust_values.push(counted.counter(doc, field(name)).await.unwrap());
+        }
+        assert_eq!(rust_values, expected_values, "{sdk}: Rust's reads");
+        let mut applied = vec![true; rust.len() + client.len()];
+        applied.push(false);
+        assert_eq!(
+            answer["applied"],
+            json!(applied),
+            "{sdk}: the client's wasApplied"
+        );
+    }
+}

@@ -1,0 +1,47 @@
+// Drives the client's counters against the emulator for the Rust test suite: applies each
+// increment twice (the second, the same increment sent again, must resolve and count
+// nothing), then reads each counter and whether each increment is applied, for the Rust side
+// to compare with its own reads.
+//
+// stdin:  {"host", "project", "description", "sdk": "web" | "admin", "parent": "u/u1" | null,
+//          "increments": [{"id", "field", "by", "incrementId"}],
+//          "reads": [{"id", "field"}], "applied": [{"id", "incrementId"}]}
+// stdout: {"values": [n, ...], "applied": [bool, ...]}
+import { initializeApp } from "firebase/app";
+import { connectFirestoreEmulator, getFirestore, setLogLevel } from "firebase/firestore";
+
+import { ShardedCollection } from "../dist/index.js";
+import { ShardedAdminCollection } from "../dist/admin.js";
+
+const chunks = [];
+for await (const chunk of process.stdin) chunks.push(chunk);
+const input = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+const parent = input.parent ?? undefined;
+
+let collection;
+if (input.sdk === "admin") {
+  process.env.FIRESTORE_EMULATOR_HOST = input.host;
+  process.env.METADATA_SERVER_DETECTION = "none";
+  const server = await import("@google-cloud/firestore");
+  collection = new ShardedAdminCollection(new server.Firestore({ projectId: input.project }), input.description, parent);
+} else {
+  const [hostname, port] = input.host.split(":");
+  const db = getFirestore(initializeApp({ projectId: input.project, apiKey: "fake-api-key" }));
+  connectFirestoreEmulator(db, hostname, Number(port));
+  // A refused resend is an outcome here, not a warning to print.
+  setLogLevel("silent");
+  collection = new ShardedCollection(db, input.description, parent);
+}
+
+for (const { id, field, by, incrementId } of input.increments) {
+  for (let time = 0; time < 2; time++) {
+    const applied = await collection.increment(id, field, by, incrementId);
+    if (applied !== incrementId) throw new Error(`increment ${incrementId} resolved to ${applied}`);
+  }
+}
+const values = [];
+for (const { id, field } of input.reads) values.push(await collection.counter(id, field));
+const applied = [];
+for (const { id, incrementId } of input.applied) applied.push(await collection.wasApplied(id, incrementId));
+process.stdout.write(JSON.stringify({ values, applied }));
+process.exit(0);

@@ -1,0 +1,63 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+
+import {
+  checkIncrement,
+  counterOf,
+  descriptionsIn,
+  incrementPaths,
+  markerPath,
+  newIncrementId,
+  ShardedError,
+} from "../test-dist/index.js";
+
+const description = {
+  collectionGroup: "posts",
+  shardField: "shard",
+  orderField: "at",
+  direction: "DESCENDING",
+  indexedFields: [],
+  shardValues: ["0", "1", "2"],
+  counterFields: [
+    { field: "likes", shards: 4 },
+    { field: "views", shards: 1 },
+  ],
+};
+
+test("a counter is one the description declares, or an error naming those it does", () => {
+  assert.deepEqual(counterOf(description, "likes"), { field: "likes", shards: 4 });
+  assert.throws(() => counterOf(description, "shares"), (error) => {
+    assert.ok(error instanceof ShardedError);
+    assert.match(error.message, /`likes`, `views`/);
+    return true;
+  });
+  const file = { shardedManaged: { crates: { app: { collections: [description] } } } };
+  assert.equal(descriptionsIn(file)[0].counterFields.length, 2);
+  const bad = { ...description, counterFields: [{ field: "likes", shards: 0 }] };
+  assert.throws(() => descriptionsIn({ shardedManaged: { crates: { app: { collections: [bad] } } } }), ShardedError);
+});
+
+test("an increment's shard is drawn uniformly from the declared ones, its marker beside it", () => {
+  const seen = new Map();
+  for (let n = 0; n < 4000; n++) {
+    const { shard, marker } = incrementPaths("posts/p1", counterOf(description, "likes"), "i1");
+    assert.equal(marker, "posts/p1/_sharded_increments/i1");
+    const match = /^posts\/p1\/_sharded_counter_likes\/(\d+)$/.exec(shard);
+    assert.ok(match, shard);
+    seen.set(match[1], (seen.get(match[1]) ?? 0) + 1);
+  }
+  assert.deepEqual([...seen.keys()].sort(), ["0", "1", "2", "3"]);
+  for (const count of seen.values()) assert.ok(count > 800 && count < 1200, String(count));
+  assert.equal(markerPath("rooms/r/notes/n", "x"), "rooms/r/notes/n/_sharded_increments/x");
+});
+
+test("an increment is checked before anything is sent", () => {
+  assert.doesNotThrow(() => checkIncrement(-3, "request-17"));
+  for (const by of [1.5, Number.NaN, 2 ** 60]) assert.throws(() => checkIncrement(by, "i"), ShardedError);
+  for (const id of ["", "a/b", ".", "..", "__x__", "x".repeat(1501)]) {
+    assert.throws(() => checkIncrement(1, id), ShardedError, id);
+  }
+  const ids = new Set(Array.from({ length: 1000 }, newIncrementId));
+  assert.equal(ids.size, 1000);
+  for (const id of ids) assert.match(id, /^[A-Za-z0-9]{20}$/);
+});
