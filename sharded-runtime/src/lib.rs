@@ -85,7 +85,8 @@ pub mod writes {
 pub mod counters {
     pub use crate::counter::{
         COUNTER_COLLECTION_PREFIX, CounterField, CounterSnapshot, Folded, INCREMENTS_COLLECTION,
-        Increment, MARKER_EXPIRY_FIELD, MARKER_LIFETIME, SHARD_INCREMENT_FIELD, SHARD_VALUE_FIELD,
+        Increment, MARKER_EXPIRY_FIELD, MARKER_LIFETIME, MIN_FOLD_PERIOD, SHARD_INCREMENT_FIELD,
+        SHARD_VALUE_FIELD,
     };
 }
 

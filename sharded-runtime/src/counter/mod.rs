@@ -14,6 +14,7 @@
 
 mod apply;
 mod fold;
+mod keep_folded;
 mod listen;
 mod read;
 
@@ -33,6 +34,7 @@ use crate::write::Existing;
 pub use apply::MARKER_LIFETIME;
 pub(crate) use apply::commit_exactly_once;
 pub use fold::Folded;
+pub use keep_folded::MIN_FOLD_PERIOD;
 pub use listen::CounterSnapshot;
 
 pub use sharded_indexes::{

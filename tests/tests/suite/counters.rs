@@ -662,6 +662,113 @@ macro_rules! counted {
 
 counted!(CountedByMacro, 12);
 
+/// A counter kept folded: while 3 tasks increment, the stream folds at most once a period,
+/// each fold the counter's value at its commit (a read pinned there sums to it, and the
+/// document holds it), and once increments stop a fold writes the total. A period without
+/// increments makes no fold; dropping the stream stops it (a later increment leaves the field
+/// as it was). A period under a second is refused, and a document that does not exist ends the
+/// stream with the fold's error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_counter_kept_folded_folds_at_most_once_a_period() {
+    use futures::StreamExt;
+    use sharded_runtime::firestore::FirestoreConsistencySelector;
+    use std::time::Duration;
+    let test = test_db("counter-keep-folded").await;
+    let db = test.db.clone();
+    let posts = Post::collection(&db);
+    posts.upsert("k", &post("ada")).await.unwrap();
+    let likes = Post::counters().likes;
+    assert!(matches!(
+        posts.keep_folded("k", likes, Duration::from_millis(500)),
+        Err(Error::InvalidOptions {
+            option: "every",
+            ..
+        })
+    ));
+    let every = Duration::from_secs(1);
+    let patience = Duration::from_secs(30);
+    let mut folds = posts.keep_folded("k", likes, every).unwrap();
+    let first = tokio::time::timeout(patience, folds.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(first.value, 0, "the first value is folded at once");
+
+    // The writers run in tasks of their own while this one polls the stream, which folds
+    // only as it is polled.
+    let writers = tokio::spawn(futures::future::try_join_all((0..3i64).map(|task| {
+        let db = db.clone();
+        tokio::spawn(async move {
+            let mut added = 0;
+            for n in 0..15 {
+                let by = task * 100 + n + 1;
+                Post::collection(&db)
+                    .increment("k", likes, by)
+                    .await
+                    .unwrap();
+                added += by;
+                tokio::time::sleep(Duration::from_millis(150)).await;
+            }
+            added
+        })
+    })));
+    let started = std::time::Instant::now();
+    let mut writers = Some(writers);
+    let mut made = vec![first];
+    let mut total: Option<i64> = None;
+    loop {
+        if let Ok(fold) = tokio::time::timeout(every * 2, folds.next()).await {
+            made.push(fold.unwrap().unwrap());
+        }
+        if writers.as_ref().is_some_and(|w| w.is_finished()) {
+            let added = writers.take().unwrap().await.unwrap().unwrap();
+            total = Some(added.iter().sum());
+        }
+        if total.is_some_and(|total| made.last().unwrap().value == total) {
+            break;
+        }
+        assert!(
+            started.elapsed() < patience,
+            "no fold reached {total:?}: {made:?}"
+        );
+    }
+    let total = total.unwrap();
+    assert!(made.len() >= 3, "folds while increments landed: {made:?}");
+    for pair in made.windows(2) {
+        let apart = pair[1].at.duration_since(pair[0].at).unwrap();
+        assert!(
+            apart + Duration::from_millis(200) >= every,
+            "two folds {apart:?} apart: {made:?}"
+        );
+    }
+    for fold in &made {
+        let at = sharded_runtime::firestore::jiff::Timestamp::try_from(fold.at).unwrap();
+        let then = db.clone_with_consistency_selector(FirestoreConsistencySelector::ReadTime(at));
+        let there = Post::collection(&then);
+        assert_eq!(there.counter("k", likes).await.unwrap(), fold.value);
+        assert_eq!(there.get("k").await.unwrap().unwrap().likes, fold.value);
+    }
+    // Nothing changes: no fold.
+    assert!(
+        tokio::time::timeout(every * 2, folds.next()).await.is_err(),
+        "a fold without a change"
+    );
+    // Dropped, it folds no more.
+    drop(folds);
+    posts.increment("k", likes, 1_000).await.unwrap();
+    tokio::time::sleep(every * 2).await;
+    assert_eq!(posts.get("k").await.unwrap().unwrap().likes, total);
+    assert_eq!(posts.counter("k", likes).await.unwrap(), total + 1_000);
+
+    // A document that does not exist: the fold's error, then the end.
+    let mut absent = posts.keep_folded("absent", likes, every).unwrap();
+    let error = tokio::time::timeout(patience, absent.next()).await.unwrap();
+    assert!(matches!(error, Some(Err(_))), "{error:?}");
+    assert!(absent.next().await.is_none());
+    assert!(posts.get("absent").await.unwrap().is_none());
+}
+
 #[test]
 fn a_counter_sized_inside_a_macro_keeps_its_size() {
     assert_eq!(CountedByMacro::counters().likes.shards(), 12);
