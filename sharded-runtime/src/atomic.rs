@@ -252,15 +252,38 @@ impl<T: Sharded> InTransaction<'_, '_, T> {
         self.queue(delete::<T>(&self.db, &self.scope, id)?)
     }
 
-    /// Queues `increment` to the counter of the document `id`: its shard's addition and its
-    /// marker, which commit with the transaction. The transaction fails with `ALREADY_EXISTS`
-    /// (and applies nothing) if the same increment landed before.
-    pub fn increment(&mut self, id: &str, increment: &crate::counters::Increment<T>) -> Result<()> {
+    /// Queues `increment` to the counter of the document `id`, unless it was applied before:
+    /// the transaction reads the increment's marker (one read) and, when it is absent, queues
+    /// the shard's addition and the marker's creation, which commit with the transaction.
+    /// Returns whether it queued them.
+    ///
+    /// So a transaction that landed and is run again (the firestore crate's `run_transaction`
+    /// runs it again when a commit's answer is lost) counts the increment once and succeeds,
+    /// provided the `Increment` is made once, outside the function the transaction runs, so
+    /// that every run applies the same one. The read also holds the marker's absence until
+    /// the commit: an application of the same increment elsewhere meanwhile makes the
+    /// transaction run again.
+    pub async fn increment(
+        &mut self,
+        id: &str,
+        increment: &crate::counters::Increment<T>,
+    ) -> Result<bool> {
         let document = self.scope.document_name::<T>(&self.db, id)?;
+        let marker: Option<firestore::FirestoreDocument> = self
+            .db
+            .fluent()
+            .select()
+            .by_id_in(crate::counters::INCREMENTS_COLLECTION)
+            .parent(document.as_str())
+            .one(increment.id())
+            .await?;
+        if marker.is_some() {
+            return Ok(false);
+        }
         for write in increment.writes(&document) {
             self.queue(write)?;
         }
-        Ok(())
+        Ok(true)
     }
 
     pub(crate) fn scope(&self) -> &Scope {

@@ -466,7 +466,8 @@ async fn an_unsettled_increment_is_reported_and_settles_once() {
 /// An atomic batch holding an increment is idempotent whole: committed, then the same batch
 /// (the same increment, another write beside it) committed again, the document write and the
 /// increment both apply once, and the second commit answers with the first's time. Inside a
-/// transaction, the increment commits with it, and the value read there is the value before.
+/// transaction, the increment commits with it, and the value read there is the value before;
+/// a transaction run again with an increment that landed succeeds and adds nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn increments_in_batches_and_transactions_count_once() {
     let test = test_db("counter-atomic").await;
@@ -496,6 +497,7 @@ async fn increments_in_batches_and_transactions_count_once() {
                 let before = posts.counter("p", likes).await.map_err(transaction_error)?;
                 posts
                     .increment("p", &Increment::new(likes, before))
+                    .await
                     .map_err(transaction_error)?;
                 Ok::<_, sharded_runtime::writes::TransactionError>(before)
             }
@@ -509,6 +511,26 @@ async fn increments_in_batches_and_transactions_count_once() {
         10,
         "doubled in the transaction"
     );
+    // A transaction that landed, run again with the same increment (what `run_transaction`
+    // does when a commit's answer is lost): the second run finds the marker, queues nothing,
+    // and succeeds; the increment counts once.
+    let once = Increment::new(likes, 7);
+    for run in 0..2 {
+        let once = &once;
+        let queued = db
+            .run_transaction(|db, transaction| {
+                let once = once.clone();
+                async move {
+                    let mut posts = Post::collection(&db).in_transaction(transaction);
+                    posts.increment("p", &once).await.map_err(transaction_error)
+                }
+                .boxed()
+            })
+            .await
+            .unwrap();
+        assert_eq!(queued, run == 0, "run {run}");
+    }
+    assert_eq!(posts.counter("p", likes).await.unwrap(), 17);
     // An id is checked as a document id before anything is sent.
     assert!(matches!(
         Increment::with_id(likes, 1, "a/b"),
