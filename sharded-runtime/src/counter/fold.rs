@@ -50,19 +50,7 @@ impl<T: Sharded> ShardedCollection<'_, T> {
     /// document, Firestore's sustained rate for one document).
     pub async fn fold(&self, id: &str, field: CounterField<T>) -> Result<Folded> {
         let document = self.scope().document_name::<T>(self.db(), id)?;
-        let mut attempts = 0;
-        loop {
-            attempts += 1;
-            match self.fold_once(id, &document, field).await {
-                Err(Error::Firestore(err))
-                    if attempts < FOLD_ATTEMPTS.max_attempts && aborted(&err) =>
-                {
-                    tracing::debug!(%err, attempts, "sharded: a fold lost to increments; running it again");
-                    tokio::time::sleep(FOLD_ATTEMPTS.delay(attempts, StatusCode::Aborted)).await;
-                }
-                other => return other,
-            }
-        }
+        retry_aborted(|| self.fold_once(id, &document, field)).await
     }
 
     async fn fold_once(&self, id: &str, document: &str, field: CounterField<T>) -> Result<Folded> {
@@ -84,6 +72,27 @@ impl<T: Sharded> ShardedCollection<'_, T> {
             .commit_time
             .map_or_else(SystemTime::now, SystemTime::from);
         Ok(Folded { value, at })
+    }
+}
+
+/// Runs the transaction `run` makes until it is not aborted by contention (increments
+/// landing on what it read), up to 10 times.
+pub(super) async fn retry_aborted<R, F>(mut run: impl FnMut() -> F) -> Result<R>
+where
+    F: std::future::Future<Output = Result<R>>,
+{
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        match run().await {
+            Err(Error::Firestore(err))
+                if attempts < FOLD_ATTEMPTS.max_attempts && aborted(&err) =>
+            {
+                tracing::debug!(%err, attempts, "sharded: a counter's transaction lost to increments; running it again");
+                tokio::time::sleep(FOLD_ATTEMPTS.delay(attempts, StatusCode::Aborted)).await;
+            }
+            other => return other,
+        }
     }
 }
 

@@ -17,6 +17,7 @@ mod fold;
 mod keep_folded;
 mod listen;
 mod read;
+mod shrink;
 
 use std::marker::PhantomData;
 use std::time::SystemTime;

@@ -684,6 +684,69 @@ macro_rules! counted {
 
 counted!(CountedByMacro, 12);
 
+/// A counter resized from 20 shard documents to 5, its undeclared ones merged while
+/// increments land through the new declaration: the value is exact before, during and after,
+/// only the 5 declared shard documents are left, and merging again merges nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shrunk_counter_merges_its_undeclared_shards_while_increments_land() {
+    let test = test_db("counter-shrink").await;
+    let db = test.db.clone();
+    let old = Post::collection(&db);
+    for by in 1..=60 {
+        old.increment("s", Post::counters().likes, by)
+            .await
+            .unwrap();
+    }
+    let before: i64 = (1..=60).sum();
+    let likes = PostResized::counters().likes;
+    let shards = |db: FirestoreDb| async move {
+        let names: Vec<sharded_runtime::firestore::FirestoreDocument> = db
+            .fluent()
+            .select()
+            .from(format!("{COUNTER_COLLECTION_PREFIX}likes").as_str())
+            .parent(document_name(&db, "s").as_str())
+            .query()
+            .await
+            .unwrap();
+        names.len()
+    };
+    let spread = shards(db.clone()).await;
+    assert!(
+        spread > 5,
+        "60 increments over 20 shard documents took {spread}"
+    );
+    let writer = {
+        let db = db.clone();
+        tokio::spawn(async move {
+            for _ in 0..30 {
+                PostResized::collection(&db)
+                    .increment("s", likes, 2)
+                    .await
+                    .unwrap();
+            }
+        })
+    };
+    let resized = PostResized::collection(&db);
+    let merged = resized.merge_undeclared_shards("s", likes).await.unwrap();
+    let during = resized.counter("s", likes).await.unwrap();
+    assert!(
+        (before..=before + 60).contains(&during) && during % 2 == before % 2,
+        "{during}"
+    );
+    writer.await.unwrap();
+    assert!(merged > 0);
+    assert_eq!(resized.counter("s", likes).await.unwrap(), before + 60);
+    // Increments through the new declaration only reach 0..5; a merge after them leaves
+    // exactly the declared documents.
+    resized.merge_undeclared_shards("s", likes).await.unwrap();
+    assert!(shards(db.clone()).await <= 5);
+    assert_eq!(
+        resized.merge_undeclared_shards("s", likes).await.unwrap(),
+        0
+    );
+    assert_eq!(resized.counter("s", likes).await.unwrap(), before + 60);
+}
+
 /// A counter kept folded: while 3 tasks increment, the stream folds at most once a period,
 /// each fold the counter's value at its commit (a read pinned there sums to it, and the
 /// document holds it), and once increments stop a fold writes the total. A period without
