@@ -747,6 +747,123 @@ async fn a_shrunk_counter_merges_its_undeclared_shards_while_increments_land() {
     assert_eq!(resized.counter("s", likes).await.unwrap(), before + 60);
 }
 
+/// Counters against a model, for random sequences of every way to change or read one: new
+/// increments and ones applied before, each through a single write, an atomic batch, a
+/// transaction or the bulk writer, under the declared 20 shard documents or the resized 5,
+/// with merges of undeclared shard documents and folds between them. After every step, the
+/// value read alone, many at once and inside a transaction equals the model's: the sum of
+/// the distinct increments of each document (any amount, negatives included).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn counters_equal_the_sum_of_distinct_increments_for_random_sequences() {
+    use sharded_runtime::bulk::BulkWriter;
+    let test = test_db("counter-model").await;
+    let db = &test.db;
+    let mut rng = StdRng::seed_from_u64(sharded_tests::seed("counter-model"));
+    let ids = ["m0", "m1", "m2"];
+    for id in ids {
+        Post::collection(db).upsert(id, &post("ada")).await.unwrap();
+    }
+    // Each applied increment, by document; the model is their sum.
+    let mut applied: Vec<(usize, Increment<Post>)> = Vec::new();
+    let mut model = [0i64; 3];
+    let writer = BulkWriter::new(db, sharded_tests::migration::unthrottled()).unwrap();
+    let likes = Post::counters().likes;
+    let resized = PostResized::counters().likes;
+    for step in 0..40 {
+        let doc = rng.random_range(0..ids.len());
+        // An increment applied before (to its own document), or a new one.
+        let (doc, increment, new) = if !applied.is_empty() && rng.random_bool(0.3) {
+            let (doc, increment) = applied[rng.random_range(0..applied.len())].clone();
+            (doc, increment, false)
+        } else {
+            let by = rng.random_range(-1_000..1_000);
+            (doc, Increment::new(likes, by), true)
+        };
+        let id = ids[doc];
+        let path = rng.random_range(0..6);
+        let what = match path {
+            0 => {
+                Post::collection(db).apply(id, &increment).await.unwrap();
+                "a single write"
+            }
+            1 => {
+                let mut batch = AtomicBatch::new(db);
+                batch.increment(id, &increment).unwrap();
+                batch.commit().await.unwrap();
+                "an atomic batch"
+            }
+            2 => {
+                let increment = &increment;
+                db.run_transaction(|db, transaction| {
+                    let increment = increment.clone();
+                    async move {
+                        let mut posts = Post::collection(&db).in_transaction(transaction);
+                        posts
+                            .increment(id, &increment)
+                            .await
+                            .map_err(transaction_error)
+                    }
+                    .boxed()
+                })
+                .await
+                .unwrap();
+                "a transaction"
+            }
+            3 => {
+                writer
+                    .increment(id, &increment)
+                    .await
+                    .unwrap()
+                    .await
+                    .unwrap();
+                "the bulk writer"
+            }
+            4 => {
+                // The same increment under the resized declaration: its id and amount.
+                let again = Increment::with_id(resized, increment.by(), increment.id()).unwrap();
+                PostResized::collection(db).apply(id, &again).await.unwrap();
+                "a single write, resized"
+            }
+            _ => {
+                PostResized::collection(db)
+                    .merge_undeclared_shards(id, resized)
+                    .await
+                    .unwrap();
+                Post::collection(db).fold(id, likes).await.unwrap();
+                "a merge and a fold"
+            }
+        };
+        if path < 5 && new {
+            model[doc] += increment.by();
+            applied.push((doc, increment));
+        }
+        let posts = Post::collection(db);
+        let context = format!("step {step}: {what}, {}", if new { "new" } else { "again" });
+        assert_eq!(
+            posts.counters(ids, likes).await.unwrap(),
+            model.to_vec(),
+            "{context}"
+        );
+        assert_eq!(
+            posts.counter(id, likes).await.unwrap(),
+            model[doc],
+            "{context}"
+        );
+        let inside = db
+            .run_transaction(|db, transaction| {
+                async move {
+                    let posts = Post::collection(&db).in_transaction(transaction);
+                    posts.counter(id, likes).await.map_err(transaction_error)
+                }
+                .boxed()
+            })
+            .await
+            .unwrap();
+        assert_eq!(inside, model[doc], "{context}: inside a transaction");
+    }
+    writer.close().await.unwrap();
+}
+
 /// A counter kept folded: while 3 tasks increment, the stream folds at most once a period,
 /// each fold the counter's value at its commit (a read pinned there sums to it, and the
 /// document holds it), and once increments stop a fold writes the total. A period without
