@@ -6,17 +6,16 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use firestore::FirestoreDb;
-use firestore::gcloud_sdk::google::firestore::v1::{
-    BatchWriteResponse, CommitResponse, Document, Write,
-};
+use firestore::gcloud_sdk::google::firestore::v1::{BatchWriteResponse, CommitResponse, Document};
 use firestore::gcloud_sdk::tonic::{Code, Status};
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use futures::stream::FuturesUnordered;
 use tokio::sync::{mpsc, oneshot};
 
+pub(super) use super::op::{Op, Payload};
 use super::options::BulkWriterOptions;
-use super::outcome::{Reply, Shared, Unclaimed, WriteFailure, WriteOutcome};
+use super::outcome::{Shared, Unclaimed, WriteFailure, WriteOutcome};
 use super::rate_limiter::{RateLimiter, Throttling};
 use super::requests::{commit, read_back, send};
 use crate::retry::{retries_request, retries_write};
@@ -27,93 +26,6 @@ pub(super) enum Message {
     /// Answered, once every write received before it has an outcome, with the number of
     /// writes received before it.
     Flush(oneshot::Sender<u64>),
-}
-
-/// What an op sends.
-#[derive(Debug)]
-pub(super) enum Payload {
-    /// One write, batched with others in a BatchWrite (each write applied on its own).
-    Write(Write),
-    /// An increment's two writes (its marker's creation on `exists: false`, its shard's
-    /// addition), which must land together: a Commit of their own. The op's document is the
-    /// marker, which says whether it landed.
-    Increment(Vec<Write>),
-}
-
-#[derive(Debug)]
-pub(super) struct Op {
-    /// The document the op is ordered by and read back from: the written document, or an
-    /// increment's marker.
-    document: String,
-    payload: Payload,
-    /// The write's encoded size, which bounds a request's.
-    bytes: usize,
-    /// Its number among the writes queued, which its handle knows it by.
-    seq: u64,
-    /// Its number among the writes the task received, which flushes count by.
-    received: u64,
-    attempts: u32,
-    /// When it was queued, for a new write; when its wait ends, for a retry.
-    not_before: Duration,
-    /// When its last attempt was sent.
-    sent_at: Duration,
-    /// Set once an attempt's answer was lost (so the write may have been applied): until
-    /// when such an attempt may still be applied by the server, its deadline
-    /// ([`BulkWriterOptions::request_timeout`] after it was sent) and
-    /// [`LOST_REQUEST_SLACK`]. The document's next write waits until then.
-    stale_until: Option<Duration>,
-    /// Goes in a request of its own: its last request was refused as a whole.
-    alone: bool,
-    reply: Option<Reply>,
-}
-
-impl Op {
-    pub(super) fn new(document: String, payload: Payload, seq: u64, reply: Reply) -> Op {
-        let bytes = match &payload {
-            Payload::Write(write) => firestore::gcloud_sdk::prost::Message::encoded_len(write),
-            Payload::Increment(writes) => writes
-                .iter()
-                .map(firestore::gcloud_sdk::prost::Message::encoded_len)
-                .sum(),
-        };
-        Op {
-            document,
-            bytes,
-            payload,
-            seq,
-            received: 0,
-            attempts: 0,
-            not_before: Duration::ZERO,
-            sent_at: Duration::ZERO,
-            stale_until: None,
-            alone: false,
-            reply: Some(reply),
-        }
-    }
-
-    /// Whether an attempt's answer was lost, so that the write may have been applied.
-    fn maybe_applied(&self) -> bool {
-        self.stale_until.is_some()
-    }
-
-    /// Whether it goes in a request of its own.
-    fn alone(&self) -> bool {
-        self.alone || matches!(self.payload, Payload::Increment(_))
-    }
-
-    /// Whether `stored` (its document read back, `None` if missing) shows it applied, and
-    /// when: an increment's marker exists from its commit on.
-    fn shown_by(&self, stored: Option<&Document>) -> Option<Option<SystemTime>> {
-        let applied = match &self.payload {
-            Payload::Write(write) => super::landed::shows(write, stored),
-            Payload::Increment(_) => stored.is_some(),
-        };
-        let time = |document: &Document| match self.payload {
-            Payload::Write(_) => document.update_time,
-            Payload::Increment(_) => document.create_time,
-        };
-        applied.then(|| stored.and_then(time).map(crate::stored::system_time))
-    }
 }
 
 /// How long past its deadline a request whose answer was lost is still taken as possibly
@@ -646,6 +558,8 @@ fn request_prefix(queue: &VecDeque<Op>, size: usize) -> usize {
 
 #[cfg(test)]
 mod tests {
+    use firestore::gcloud_sdk::google::firestore::v1::Write;
+
     use super::*;
 
     fn op(document: &str, bytes: usize, alone: bool) -> Op {

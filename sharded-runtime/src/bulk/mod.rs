@@ -5,6 +5,7 @@ mod batcher;
 mod clock;
 mod field_names;
 mod landed;
+mod op;
 mod options;
 mod outcome;
 mod rate_limiter;
