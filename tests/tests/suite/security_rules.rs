@@ -80,21 +80,42 @@ service cloud.firestore {
 
 /// Runs the build for the three types in `dir`, whose `firestore.rules` is what it holds.
 fn build_rules(dir: &Path) -> (String, Vec<String>) {
+    build_rules_of(
+        dir,
+        "rules-test",
+        &[
+            ("Reading", &Reading::DESCRIPTION),
+            ("Note", &Note::DESCRIPTION),
+            ("Event", &Event::DESCRIPTION),
+        ],
+    )
+}
+
+/// Runs the build of the crate `crate_name` holding `types` in `dir`, whose
+/// `firestore.rules` is the owner's file (none: the build writes its starting file): the
+/// rules it leaves there, and its warnings.
+pub(crate) fn build_rules_of(
+    dir: &Path,
+    crate_name: &str,
+    types: &[(
+        &str,
+        &sharded_runtime::indexes::CollectionDescription<'static>,
+    )],
+) -> (String, Vec<String>) {
     std::fs::create_dir_all(dir.join("src")).unwrap();
-    let outcome = sharded_build::Indexes::from_env()
+    let mut build = sharded_build::Indexes::from_env()
         .sources(dir.join("src"))
         .output(dir.join("firestore.indexes.json"))
-        .crate_name("rules-test")
-        .include("Reading", &Reading::DESCRIPTION)
-        .include("Note", &Note::DESCRIPTION)
-        .include("Event", &Event::DESCRIPTION)
-        .run()
-        .unwrap();
+        .crate_name(crate_name);
+    for (name, description) in types {
+        build = build.include(name, description);
+    }
+    let outcome = build.run().unwrap();
     let rules = std::fs::read_to_string(dir.join("firestore.rules")).unwrap();
     (rules, outcome.warnings)
 }
 
-fn temp_dir(name: &str) -> PathBuf {
+pub(crate) fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
         "sharded-rules-{name}-{}-{:08x}",
         std::process::id(),
@@ -572,21 +593,13 @@ service cloud.firestore {
 async fn a_web_client_increments_a_counter_only_with_its_marker() {
     let emulator = shared_emulator();
     let dir = temp_dir("counter");
-    std::fs::create_dir_all(dir.join("src")).unwrap();
     std::fs::write(dir.join("firestore.rules"), COUNTER_OWNERS_RULES).unwrap();
-    let outcome = sharded_build::Indexes::from_env()
-        .sources(dir.join("src"))
-        .output(dir.join("firestore.indexes.json"))
-        .crate_name("counter-rules-test")
-        .include("Liked", &Liked::DESCRIPTION)
-        .run()
-        .unwrap();
+    let liked = [("Liked", &Liked::DESCRIPTION)];
+    let (rules, warnings) = build_rules_of(&dir, "counter-rules-test", &liked);
     assert!(
-        outcome.warnings.iter().all(|w| !w.contains("never calls")),
-        "{:?}",
-        outcome.warnings
+        warnings.iter().all(|w| !w.contains("never calls")),
+        "{warnings:?}"
     );
-    let rules = std::fs::read_to_string(dir.join("firestore.rules")).unwrap();
     assert_eq!(owners_part(&rules), COUNTER_OWNERS_RULES);
     let project = format!("counter-{:08x}", rand::random::<u32>());
     emulator.load_rules(&project, &rules).await.unwrap();
@@ -744,20 +757,11 @@ async fn a_web_client_increments_a_counter_only_with_its_marker() {
     // A crate without rules gets matches for the shard documents and markers that deny
     // every request, call the functions, and load.
     let fresh = temp_dir("counter-fresh");
-    std::fs::create_dir_all(fresh.join("src")).unwrap();
-    let outcome = sharded_build::Indexes::from_env()
-        .sources(fresh.join("src"))
-        .output(fresh.join("firestore.indexes.json"))
-        .crate_name("counter-rules-test")
-        .include("Liked", &Liked::DESCRIPTION)
-        .run()
-        .unwrap();
+    let (starting, warnings) = build_rules_of(&fresh, "counter-rules-test", &liked);
     assert!(
-        outcome.warnings.iter().all(|w| !w.contains("never calls")),
-        "{:?}",
-        outcome.warnings
+        warnings.iter().all(|w| !w.contains("never calls")),
+        "{warnings:?}"
     );
-    let starting = std::fs::read_to_string(fresh.join("firestore.rules")).unwrap();
     let project = format!("counter-fresh-{:08x}", rand::random::<u32>());
     emulator.load_rules(&project, &starting).await.unwrap();
     assert_eq!(

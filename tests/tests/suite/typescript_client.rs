@@ -987,21 +987,11 @@ async fn the_clients_increments_count_once_beside_the_rust_librarys() {
         let db = &test.db;
         let project = db.get_database_path().split('/').nth(1).unwrap().to_owned();
         if sdk == "web" {
-            let dir = std::env::temp_dir().join(format!(
-                "sharded-ts-counters-{}-{:08x}",
-                std::process::id(),
-                rand::random::<u32>()
-            ));
-            std::fs::create_dir_all(dir.join("src")).unwrap();
+            use crate::security_rules::{build_rules_of, temp_dir};
+            let dir = temp_dir("ts-counters");
             std::fs::write(dir.join("firestore.rules"), COUNTED_RULES).unwrap();
-            sharded_build::Indexes::from_env()
-                .sources(dir.join("src"))
-                .output(dir.join("firestore.indexes.json"))
-                .crate_name("ts-counters")
-                .include("Counted", &Counted::DESCRIPTION)
-                .run()
-                .unwrap();
-            let rules = std::fs::read_to_string(dir.join("firestore.rules")).unwrap();
+            let counted = [("Counted", &Counted::DESCRIPTION)];
+            let (rules, _) = build_rules_of(&dir, "ts-counters", &counted);
             test.emulator.load_rules(&project, &rules).await.unwrap();
             std::fs::remove_dir_all(&dir).unwrap();
         }
