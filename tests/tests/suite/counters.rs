@@ -265,17 +265,14 @@ async fn concurrent_increments_sum_exactly() {
     );
 }
 
-/// Through a proxy that drops connections and loses answers after the server applied the
-/// commit, every increment counts once: those acknowledged, plus those reported unsettled and
-/// applied again once the network is back (each of which may have landed the first time).
-/// The sum equals every increment's amount added once; none is lost, none counted twice.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn increments_through_lost_answers_count_once() {
-    let test = test_db("counter-faults").await;
+/// A proxy in front of `test`'s emulator that drops 3 % of the chunks it forwards and loses
+/// 10 % of the answers after the server applied the request, and a client of the same
+/// project through it.
+async fn losing_proxy(test: &sharded_tests::TestDb, seed: &str) -> (FaultProxy, FirestoreDb) {
     let proxy = FaultProxy::start(
         test.emulator.host(),
         Faults {
-            seed: sharded_tests::seed("counter-faults"),
+            seed: sharded_tests::seed(seed),
             drop_chance: 0.03,
             lost_answer_chance: 0.1,
             ..Faults::NONE
@@ -284,6 +281,17 @@ async fn increments_through_lost_answers_count_once() {
     .await
     .unwrap();
     let faulty = sharded_tests::same_project_via(&test.db, &proxy.host()).await;
+    (proxy, faulty)
+}
+
+/// Through a proxy that drops connections and loses answers after the server applied the
+/// commit, every increment counts once: those acknowledged, plus those reported unsettled and
+/// applied again once the network is back (each of which may have landed the first time).
+/// The sum equals every increment's amount added once; none is lost, none counted twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn increments_through_lost_answers_count_once() {
+    let test = test_db("counter-faults").await;
+    let (proxy, faulty) = losing_proxy(&test, "counter-faults").await;
     let mut rng = StdRng::seed_from_u64(sharded_tests::seed("counter-faults-amounts"));
     let mut total = 0;
     let mut unsettled = Vec::new();
@@ -322,18 +330,7 @@ async fn increments_through_lost_answers_count_once() {
 async fn bulk_increments_count_once_through_lost_answers() {
     use sharded_runtime::bulk::BulkWriter;
     let test = test_db("counter-bulk").await;
-    let proxy = FaultProxy::start(
-        test.emulator.host(),
-        Faults {
-            seed: sharded_tests::seed("counter-bulk"),
-            drop_chance: 0.03,
-            lost_answer_chance: 0.1,
-            ..Faults::NONE
-        },
-    )
-    .await
-    .unwrap();
-    let faulty = sharded_tests::same_project_via(&test.db, &proxy.host()).await;
+    let (proxy, faulty) = losing_proxy(&test, "counter-bulk").await;
     let likes = Post::counters().likes;
     let mut rng = StdRng::seed_from_u64(sharded_tests::seed("counter-bulk-amounts"));
     let increments: Vec<(String, Increment<Post>)> = (0..150)
