@@ -35,6 +35,11 @@ pub const MARKER_EXPIRY_FIELD: &str = "expire_at";
 /// The start of a counter's shard collection id, under the counted document: the field path
 /// follows (`_sharded_counter_likes`).
 pub const COUNTER_COLLECTION_PREFIX: &str = "_sharded_counter_";
+/// The collection id of the shard documents of the counter `field` (a stored path), under
+/// the counted document.
+pub fn counter_collection_id(field: &str) -> String {
+    format!("{COUNTER_COLLECTION_PREFIX}{field}")
+}
 /// The field of a shard document that holds its part of the value.
 pub const SHARD_VALUE_FIELD: &str = "value";
 /// The field of a shard document in which a client governed by security rules names the

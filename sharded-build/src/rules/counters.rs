@@ -6,8 +6,9 @@
 //! expiry.
 
 use sharded_indexes::{
-    COUNTER_COLLECTION_PREFIX, CounterBuf, INCREMENTS_COLLECTION, MARKER_EXPIRY_FIELD,
+    CounterBuf, INCREMENTS_COLLECTION, MARKER_EXPIRY_FIELD,
     SHARD_INCREMENT_FIELD as MARKER_NAME_FIELD, SHARD_VALUE_FIELD as VALUE_FIELD,
+    counter_collection_id,
 };
 
 use super::render::{Contract, identifier, literal};
@@ -19,23 +20,20 @@ pub(crate) struct CounterContract<'a> {
     pub(crate) owner: &'a Contract<'a>,
 }
 
-/// The counter functions of `contracts`' types: `sharded_<Type>_counter_<field>`.
-pub(crate) fn counter_contracts<'a>(contracts: &'a [Contract<'a>]) -> Vec<CounterContract<'a>> {
-    contracts
+/// The counter functions of `owner`'s type: `sharded_<Type>_counter_<field>`.
+pub(crate) fn counters_of<'a>(
+    owner: &'a Contract<'a>,
+) -> impl Iterator<Item = CounterContract<'a>> + 'a {
+    owner
+        .ty
+        .description
+        .counter_fields
         .iter()
-        .flat_map(|owner| {
-            owner
-                .ty
-                .description
-                .counter_fields
-                .iter()
-                .map(move |counter| CounterContract {
-                    function: format!("{}_counter_{}", owner.function, identifier(&counter.field)),
-                    counter,
-                    owner,
-                })
+        .map(move |counter| CounterContract {
+            function: format!("{}_counter_{}", owner.function, identifier(&counter.field)),
+            counter,
+            owner,
         })
-        .collect()
 }
 
 /// The marker function of a type with counters: `sharded_<Type>_increment_marker`.
@@ -43,17 +41,9 @@ pub(crate) fn marker_function(owner: &Contract<'_>) -> String {
     format!("{}_increment_marker", owner.function)
 }
 
-/// The collection id of a counter's shard documents.
-pub(crate) fn shard_collection(counter: &CounterBuf) -> String {
-    format!("{COUNTER_COLLECTION_PREFIX}{}", counter.field)
-}
-
 /// The text of a type's counter functions and of its marker function.
-pub(crate) fn functions(owner: &Contract<'_>, counters: &[CounterContract<'_>]) -> String {
-    let mine: Vec<&CounterContract<'_>> = counters
-        .iter()
-        .filter(|counter| std::ptr::eq(counter.owner, owner))
-        .collect();
+pub(crate) fn functions(owner: &Contract<'_>) -> String {
+    let mine: Vec<CounterContract<'_>> = counters_of(owner).collect();
     if mine.is_empty() {
         return String::new();
     }
@@ -118,7 +108,7 @@ pub(crate) fn shard_place(owner: &Contract<'_>, counter: &CounterBuf) -> String 
     format!(
         "{}/{}/{{shard}}",
         document_place(owner),
-        shard_collection(counter)
+        counter_collection_id(&counter.field)
     )
 }
 
@@ -168,9 +158,8 @@ pub(crate) fn counted_expression(owner: &Contract<'_>) -> String {
 /// markers, denied until the owner writes who may increment, and already calling the
 /// functions.
 pub(crate) fn starting_matches(contracts: &[Contract<'_>]) -> String {
-    let counters = counter_contracts(contracts);
     let mut out = String::new();
-    for counter in &counters {
+    for counter in contracts.iter().flat_map(counters_of) {
         let place = shard_place(counter.owner, counter.counter);
         out.push_str(&format!(
             "\n    // Who may increment {}'s `{}` is yours to decide: replace each `false`, and keep\n    // `{}()` on create and update, so that every increment counts once.\n    match {place} {{\n      allow read, delete: if false;\n      allow create, update: if false && {}({}, shard);\n    }}\n",
@@ -197,8 +186,9 @@ pub(crate) fn starting_matches(contracts: &[Contract<'_>]) -> String {
 /// Each counter and marker function with what a call looks like, for the warnings about a
 /// file that never calls one.
 pub(crate) fn calls<'a>(contracts: &'a [Contract<'a>]) -> Vec<(String, String)> {
-    let mut calls: Vec<(String, String)> = counter_contracts(contracts)
+    let mut calls: Vec<(String, String)> = contracts
         .iter()
+        .flat_map(counters_of)
         .map(|counter| {
             (
                 counter.function.clone(),

@@ -35,14 +35,13 @@ pub(crate) fn contracts(types: &[ShardedType]) -> Vec<Contract<'_>> {
 /// The fenced block's lines between its markers, indented for the documents match: each
 /// type's function, then its counters' and its markers'.
 pub(crate) fn functions(contracts: &[Contract<'_>]) -> String {
-    let counters = super::counters::counter_contracts(contracts);
     let mut out = String::new();
     for (i, contract) in contracts.iter().enumerate() {
         if i > 0 {
             out.push('\n');
         }
         out.push_str(&function(contract));
-        out.push_str(&super::counters::functions(contract, &counters));
+        out.push_str(&super::counters::functions(contract));
     }
     out
 }

@@ -78,7 +78,7 @@ impl<T> CounterField<T> {
 
     /// The collection id of its shard documents, under a counted document.
     pub(crate) fn collection_id(&self) -> String {
-        format!("{COUNTER_COLLECTION_PREFIX}{}", self.path)
+        sharded_indexes::counter_collection_id(self.path)
     }
 }
 

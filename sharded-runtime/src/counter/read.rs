@@ -54,18 +54,27 @@ impl<T: Sharded> InTransaction<'_, '_, T> {
     /// transaction holds them and is run again if an increment lands before it commits.
     pub async fn counter(&self, id: &str, field: CounterField<T>) -> Result<i64> {
         let document = self.scope().document_name::<T>(self.db(), id)?;
-        let collection = field.collection_id();
-        let shards: Vec<Document> = self
-            .db()
-            .fluent()
-            .select()
-            .from(collection.as_str())
-            .parent(document.as_str())
-            .query()
-            .await?;
+        let shards = shard_documents(self.db(), &document, field).await?;
         let values = shards.iter().map(shard_value).collect::<Result<Vec<_>>>()?;
         total(values, &document)
     }
+}
+
+/// Every shard document of `field` under `document`, read by `db` (in a transaction, each
+/// read locks its document).
+pub(super) async fn shard_documents<T>(
+    db: &FirestoreDb,
+    document: &str,
+    field: CounterField<T>,
+) -> Result<Vec<Document>> {
+    let collection = field.collection_id();
+    Ok(db
+        .fluent()
+        .select()
+        .from(collection.as_str())
+        .parent(document)
+        .query()
+        .await?)
 }
 
 /// The part of a counter a shard document holds (none is 0).

@@ -39,41 +39,28 @@ impl<T: Sharded> ShardedCollection<'_, T> {
     /// many documents it merged.
     async fn merge_once(&self, document: &str, field: CounterField<T>) -> Result<usize> {
         let mut transaction = self.db().begin_transaction().await?;
-        let read = {
+        // What to delete and how much it held, read inside the transaction.
+        let read = async {
             let inside = self.in_transaction(&mut transaction);
-            let collection = field.collection_id();
-            let shards: Result<Vec<Document>> = inside
-                .db()
-                .fluent()
-                .select()
-                .from(collection.as_str())
-                .parent(document)
-                .query()
-                .await
-                .map_err(Into::into);
-            shards
+            let shards = super::read::shard_documents(inside.db(), document, field).await?;
+            let undeclared: Vec<Document> = shards
+                .into_iter()
+                .filter(|shard| !declared(&shard.name, field.shards()))
+                .take(MERGED_PER_COMMIT)
+                .collect();
+            let values = undeclared
+                .iter()
+                .map(super::read::shard_value)
+                .collect::<Result<Vec<_>>>()?;
+            Ok::<_, crate::Error>((undeclared, super::read::total(values, document)?))
         };
-        let shards = match read {
-            Ok(shards) => shards,
-            Err(err) => {
+        let (undeclared, sum) = match read.await {
+            Ok((undeclared, sum)) if !undeclared.is_empty() => (undeclared, sum),
+            other => {
                 let _ = transaction.rollback().await;
-                return Err(err);
+                return other.map(|_| 0);
             }
         };
-        let undeclared: Vec<&Document> = shards
-            .iter()
-            .filter(|shard| !declared(&shard.name, field.shards()))
-            .take(MERGED_PER_COMMIT)
-            .collect();
-        if undeclared.is_empty() {
-            let _ = transaction.rollback().await;
-            return Ok(0);
-        }
-        let values = undeclared
-            .iter()
-            .map(|shard| super::read::shard_value(shard))
-            .collect::<Result<Vec<_>>>()?;
-        let sum = super::read::total(values, document)?;
         for shard in &undeclared {
             transaction.add(Built(Write {
                 operation: Some(Operation::Delete(shard.name.clone())),
