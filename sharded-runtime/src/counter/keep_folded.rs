@@ -10,7 +10,7 @@ use tokio::time::Instant;
 
 use super::{CounterField, CounterSnapshot, Folded};
 use crate::parent::Scope;
-use crate::{Error, Result, Sharded, ShardedCollection};
+use crate::{Result, Sharded, ShardedCollection};
 
 /// The shortest period between two folds of one document: about one write a second is what
 /// a Firestore document sustains.
@@ -20,8 +20,9 @@ impl<T: Sharded> ShardedCollection<'_, T> {
     /// Keeps the counter `field` of the document `id` folded into the document's own field,
     /// for clients that read one field: a stream of the folds it makes. It listens to the
     /// counter ([`listen_counter`](Self::listen_counter)) and, when the value has changed
-    /// since the last fold, [`fold`](Self::fold)s it, at most once every `every` (at least
-    /// [`MIN_FOLD_PERIOD`], or [`Error::InvalidOptions`]); the first fold comes with the first
+    /// since the last fold, [`fold`](Self::fold)s it, at most once every `every` (from
+    /// [`MIN_FOLD_PERIOD`] to [`MAX_DURATION`](crate::bulk::MAX_DURATION), or
+    /// [`Error::InvalidOptions`](crate::Error::InvalidOptions)); the first fold comes with the first
     /// value. Each fold is exact at its commit, as `fold` is.
     ///
     /// The work happens as the stream is polled: poll it (`while let Some(fold) =
@@ -38,12 +39,12 @@ impl<T: Sharded> ShardedCollection<'_, T> {
         field: CounterField<T>,
         every: Duration,
     ) -> Result<BoxStream<'static, Result<Folded>>> {
-        if every < MIN_FOLD_PERIOD {
-            return Err(Error::InvalidOptions {
-                option: "every",
-                expected: "at least MIN_FOLD_PERIOD (1 s): a document takes about one write a second",
-            });
-        }
+        // Past a day, the next fold's deadline could overflow the clock inside the stream.
+        crate::option_check::check(
+            (MIN_FOLD_PERIOD..=crate::option_check::MAX_DURATION).contains(&every),
+            "every",
+            "from MIN_FOLD_PERIOD (1 s: a document takes about one write a second) to MAX_DURATION (a day)",
+        )?;
         let folder = Folder {
             changes: self.listen_counter(id, field)?,
             db: self.db().clone(),

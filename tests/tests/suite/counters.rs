@@ -865,8 +865,8 @@ async fn counters_equal_the_sum_of_distinct_increments_for_random_sequences() {
 /// each fold the counter's value at its commit (a read pinned there sums to it, and the
 /// document holds it), and once increments stop a fold writes the total. A period without
 /// increments makes no fold; dropping the stream stops it (a later increment leaves the field
-/// as it was). A period under a second is refused, and a document that does not exist ends the
-/// stream with the fold's error.
+/// as it was). A period under a second or over a day is refused, and a document that does not
+/// exist ends the stream with the fold's error.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_counter_kept_folded_folds_at_most_once_a_period() {
     use futures::StreamExt;
@@ -877,13 +877,18 @@ async fn a_counter_kept_folded_folds_at_most_once_a_period() {
     let posts = Post::collection(&db);
     posts.upsert("k", &post("ada")).await.unwrap();
     let likes = Post::counters().likes;
-    assert!(matches!(
-        posts.keep_folded("k", likes, Duration::from_millis(500)),
-        Err(Error::InvalidOptions {
-            option: "every",
-            ..
-        })
-    ));
+    for every in [Duration::from_millis(500), Duration::MAX] {
+        assert!(
+            matches!(
+                posts.keep_folded("k", likes, every),
+                Err(Error::InvalidOptions {
+                    option: "every",
+                    ..
+                })
+            ),
+            "{every:?}"
+        );
+    }
     let every = Duration::from_secs(1);
     let patience = Duration::from_secs(30);
     let mut folds = posts.keep_folded("k", likes, every).unwrap();
