@@ -7,6 +7,7 @@ mod order;
 mod placement;
 mod queries;
 mod shard_sets;
+mod standalone;
 
 use crate::ast::Container;
 use crate::check::{

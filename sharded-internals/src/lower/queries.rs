@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use syn::ext::IdentExt as _;
 
 use super::order::field_hint;
+use super::standalone::{Standalone, query_kinds, standalone_fields};
 use crate::ast::Container;
 use crate::attr::IndexSpec;
 use crate::check::{Use, check_plain_serde, check_stored_by_name, not_stored};
@@ -432,52 +433,30 @@ pub(super) fn ranges<'a>(
 /// type), neither the order field nor a field of another query kind: a vector is compared by
 /// distance only.
 pub(super) fn vectors<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Vec<VectorField<'a>> {
-    let mut out = Vec::new();
-    for field in &cont.fields {
-        let Some(key) = &field.attrs.vector else {
-            continue;
-        };
-        if is_order_field(cont, field.ident) {
-            cx.error_spanned_by(
-                &key.key,
-                format!("`{}` is the order field, which orders the collection; a vector is searched by distance: declare `vector` on another field", field.ident),
-            );
-            continue;
-        }
-        let other = [
-            (field.attrs.index.as_ref().map(|index| &index.key), "index"),
-            (field.attrs.aggregate.as_ref(), "aggregate"),
-            (field.attrs.range.as_ref(), "range"),
-            (field.attrs.contains.as_ref(), "contains"),
-        ];
-        if let Some((_, name)) = other.iter().find(|(path, _)| path.is_some()) {
-            cx.error_spanned_by(
-                &key.key,
-                format!("a vector is searched by distance alone, so a field is `vector` or `{name}`, not both: drop one"),
-            );
-            continue;
-        }
-        let Some(dimension) = key.value else {
-            continue;
-        };
-        if !check_stored_by_name(cx, field, &key.key, "searched") {
-            continue;
-        }
-        if !check_plain_serde(
-            cx,
-            field,
+    let vector = Standalone {
+        kind: "vector",
+        not_the_order_field: "which orders the collection; a vector is searched by distance",
+        alone: "a vector is searched by distance alone",
+        used: "searched",
+        serde: [
             "searched by distance",
             "its vectors",
             "store the field as the firestore crate's `FirestoreVector`",
-        ) {
-            continue;
-        }
-        out.push(VectorField {
-            ident: field.ident,
-            ty: field.ty,
-            path: field_path([field.stored_name.as_str()]),
-            dimension,
-        });
-    }
-    out
+        ],
+    };
+    standalone_fields(
+        cx,
+        cont,
+        &vector,
+        |attrs| attrs.vector.as_ref(),
+        query_kinds,
+    )
+    .into_iter()
+    .map(|(field, dimension)| VectorField {
+        ident: field.ident,
+        ty: field.ty,
+        path: field_path([field.stored_name.as_str()]),
+        dimension,
+    })
+    .collect()
 }
