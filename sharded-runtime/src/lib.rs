@@ -33,6 +33,7 @@ mod stored;
 mod stored_names;
 mod task_part;
 mod transform;
+mod until_error;
 mod value_order;
 mod write;
 mod write_guard;

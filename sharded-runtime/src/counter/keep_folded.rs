@@ -55,16 +55,7 @@ impl<T: Sharded> ShardedCollection<'_, T> {
             last: None,
             changed: false,
         };
-        Ok(futures::stream::unfold(Some(folder), |folder| async move {
-            let mut folder = folder?;
-            match folder.next().await {
-                Some(Ok(fold)) => Some((Ok(fold), Some(folder))),
-                // An error ends the stream.
-                Some(Err(err)) => Some((Err(err), None)),
-                None => None,
-            }
-        })
-        .boxed())
+        Ok(crate::until_error::until_error(folder))
     }
 }
 
@@ -81,9 +72,11 @@ struct Folder<T> {
     changed: bool,
 }
 
-impl<T: Sharded> Folder<T> {
+impl<T: Sharded> crate::until_error::Source for Folder<T> {
+    type Item = Folded;
+
     /// The next fold, once one is due; `None` when the listener ends.
-    async fn next(&mut self) -> Option<Result<Folded>> {
+    async fn next_item(&mut self) -> Option<Result<Folded>> {
         loop {
             let due = self.changed.then(|| {
                 self.last
@@ -107,7 +100,9 @@ impl<T: Sharded> Folder<T> {
             }
         }
     }
+}
 
+impl<T> Folder<T> {
     /// Whether `snapshot` shows a value the last fold did not write: one read after the
     /// fold's commit (a value read at or before it is one the fold read past).
     fn is_news(&self, snapshot: &CounterSnapshot) -> bool {

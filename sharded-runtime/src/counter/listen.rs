@@ -95,17 +95,7 @@ impl<T: Sharded> ShardedCollection<'_, T> {
             stream: None,
             failures: 0,
         };
-        Ok(
-            futures::stream::unfold(Some(listener), |listener| async move {
-                let mut listener = listener?;
-                match listener.next().await {
-                    Ok(snapshot) => Some((Ok(snapshot), Some(listener))),
-                    // An error ends the stream.
-                    Err(err) => Some((Err(err), None)),
-                }
-            })
-            .boxed(),
-        )
+        Ok(crate::until_error::until_error(listener))
     }
 }
 
@@ -137,6 +127,14 @@ struct CounterListener {
     stream: Option<Open>,
     /// Failed connections in a row.
     failures: u32,
+}
+
+impl crate::until_error::Source for CounterListener {
+    type Item = CounterSnapshot;
+
+    async fn next_item(&mut self) -> Option<Result<CounterSnapshot>> {
+        Some(self.next().await)
+    }
 }
 
 impl CounterListener {

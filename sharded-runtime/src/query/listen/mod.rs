@@ -239,7 +239,14 @@ pub(crate) struct Listener<T> {
     responses: Option<tonic::Streaming<ListenResponse>>,
     options: ListenOptions,
     failures: u32,
-    done: bool,
+}
+
+impl<T: Send + Sync + 'static> crate::until_error::Source for Listener<T> {
+    type Item = QuerySnapshot<T>;
+
+    async fn next_item(&mut self) -> Option<Result<QuerySnapshot<T>>> {
+        Some(self.next_snapshot().await)
+    }
 }
 
 impl<T: Send + Sync + 'static> Listener<T> {
@@ -284,24 +291,11 @@ impl<T: Send + Sync + 'static> Listener<T> {
             responses: None,
             options,
             failures: 0,
-            done: false,
         })
     }
 
     pub(crate) fn into_stream(self) -> SnapshotStream<T> {
-        futures::stream::unfold(self, |mut listener| async move {
-            if listener.done {
-                return None;
-            }
-            let next = listener.next_snapshot().await;
-            if next.is_err() {
-                listener.done = true;
-                listener.requests = None;
-                listener.responses = None;
-            }
-            Some((next, listener))
-        })
-        .boxed()
+        crate::until_error::until_error(self)
     }
 
     async fn next_snapshot(&mut self) -> Result<QuerySnapshot<T>> {
