@@ -11,7 +11,7 @@ use sharded_indexes::{
     counter_collection_id,
 };
 
-use super::render::{Contract, identifier, literal};
+use super::contract::{Contract, identifier, literal, places};
 
 /// A counter's rules function.
 pub(crate) struct CounterContract<'a> {
@@ -122,7 +122,7 @@ pub(crate) fn marker_place(owner: &Contract<'_>) -> String {
 
 /// The counted document's match path (its parents' ids named as `places` names them).
 fn document_place(owner: &Contract<'_>) -> String {
-    super::render::places(&owner.ty.description)
+    places(&owner.ty.description)
         .into_iter()
         .next()
         .expect("a type has a place")

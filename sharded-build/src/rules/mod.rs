@@ -8,6 +8,7 @@
 //! byte of the file stays the user's. A crate without a rules file gets one that denies
 //! everything until its owner writes the conditions, and already calls each function.
 
+mod contract;
 mod counters;
 mod render;
 
@@ -37,7 +38,7 @@ pub(crate) fn merge(
     types: &[ShardedType],
     crate_name: &str,
 ) -> Result<Merged, String> {
-    let contracts = render::contracts(types);
+    let contracts = contract::contracts(types);
     let block = if contracts.is_empty() {
         String::new()
     } else {
@@ -62,7 +63,7 @@ pub(crate) fn merge(
                 warnings.push(format!(
                     "firestore.rules never calls `{}()`: a client the rules let write {} can store a document without a valid shard, which no sharded query returns; call it in that match's `allow create, update` condition",
                     contract.function,
-                    render::places(&contract.ty.description).join(" or ")
+                    contract::places(&contract.ty.description).join(" or ")
                 ));
             }
         }

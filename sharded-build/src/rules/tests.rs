@@ -145,7 +145,7 @@ fn two_types_of_one_name_get_functions_named_by_their_paths() {
             d.parent_collections = vec!["rooms".into()];
         }),
     ];
-    let names: Vec<String> = render::contracts(&types)
+    let names: Vec<String> = contract::contracts(&types)
         .into_iter()
         .map(|contract| contract.function)
         .collect();

@@ -91,6 +91,15 @@ fn stored_type(ty: &syn::Type, server_timestamp: bool) -> sharded_indexes::Store
     sharded_indexes::StoredType::of_rust_type(&name)
 }
 
+/// Whether `field` is the one `order_by` names: by the attribute, not the validated order
+/// field, so a misuse is reported even when the order field itself has an error.
+pub(super) fn is_order_field(cont: &Container<'_>, field: &syn::Ident) -> bool {
+    cont.attrs
+        .order_by
+        .as_ref()
+        .is_some_and(|o| field == &o.value.value())
+}
+
 /// Why `name` names no field of `cont`, when it can tell: it is the name a field is stored
 /// under (attributes name Rust fields), or it is close to a field's name.
 pub(super) fn field_hint(cont: &Container, name: &str) -> String {

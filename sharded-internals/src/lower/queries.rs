@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use syn::ext::IdentExt as _;
 
-use super::order::field_hint;
+use super::order::{field_hint, is_order_field};
 use super::standalone::{Standalone, query_kinds, standalone_fields};
 use crate::ast::Container;
 use crate::attr::IndexSpec;
@@ -20,15 +20,6 @@ use crate::model::{
 use crate::suggest::did_you_mean;
 use crate::symbol::WHOLE_COLLECTION_METHOD;
 use crate::types::{option_inner, value_type, vec_element};
-
-/// Whether `field` is the one `order_by` names: by the attribute, not the validated order
-/// field, so a misuse is reported even when the order field itself has an error.
-pub(super) fn is_order_field(cont: &Container<'_>, field: &syn::Ident) -> bool {
-    cont.attrs
-        .order_by
-        .as_ref()
-        .is_some_and(|o| field == &o.value.value())
-}
 
 pub(super) fn indexed_fields<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Vec<IndexedField<'a>> {
     let mut indexes = Vec::new();

@@ -7,7 +7,7 @@ use crate::attr::{FieldAttrs, Keyed};
 use crate::check::{check_plain_serde, check_stored_by_name};
 use crate::ctxt::Ctxt;
 
-use super::queries::is_order_field;
+use super::order::is_order_field;
 
 /// What a kind of field says in its errors.
 pub(super) struct Standalone {
