@@ -161,7 +161,7 @@ pub use firestore;
 #[doc(hidden)]
 pub mod __private {
     // The constructors generated code calls, each generic argument written out.
-    pub use crate::counter::{CounterValue, counter_field};
+    pub use crate::counter::{CounterValue, ValueRange, counter_field};
     pub use crate::fields::field;
     pub use crate::order_key::NoOrderField;
     pub use crate::query::queries::{Contained, Indexed, NotIndexed};

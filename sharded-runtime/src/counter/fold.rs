@@ -48,6 +48,10 @@ impl<T: Sharded> ShardedCollection<'_, T> {
     /// of the type (`upsert`, `update`) writes the struct's value of the field; the next fold
     /// puts the counter's back. Call it at the rate readers need (one a second at most per
     /// document, Firestore's sustained rate for one document).
+    ///
+    /// A value the field's Rust type cannot hold (a negative count in a `u32` field, or one
+    /// past its largest) is [`Error::InvalidUpdate`] and writes nothing, since the document
+    /// would no longer read back as `T`; the counter's value is still exact.
     pub async fn fold(&self, id: &str, field: CounterField<T>) -> Result<Folded> {
         let document = self.scope().document_name::<T>(self.db(), id)?;
         retry_aborted(|| self.fold_once(id, &document, field)).await
@@ -66,6 +70,19 @@ impl<T: Sharded> ShardedCollection<'_, T> {
                 return Err(err);
             }
         };
+        // The document is read back as `T`: a value its field's type cannot hold would make
+        // it unreadable.
+        let holds = field.holds();
+        if !holds.holds(value) {
+            let _ = transaction.rollback().await;
+            return Err(Error::InvalidUpdate(format!(
+                "the counter `{}` of `{id}` is {value}, which its field's type `{}` cannot hold ({} to {}): nothing was written; declare the field `i64` to fold any value",
+                field.path(),
+                holds.name,
+                holds.min,
+                holds.max
+            )));
+        }
         transaction.add(Built(field_write(document, field.path(), value)))?;
         let response = transaction.commit().await?;
         let at = response

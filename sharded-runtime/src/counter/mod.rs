@@ -50,10 +50,41 @@ pub use sharded_indexes::{
     label = "a counter's value is an integer",
     note = "declare the field as `i64` (Firestore's integer) or a smaller integer type, or remove `counter`"
 )]
-pub trait CounterValue {}
+pub trait CounterValue {
+    /// The values the type holds, and its name, so that a fold refuses a value the field
+    /// cannot be read back as.
+    const HOLDS: ValueRange;
+}
+
+/// The integers a counter field's type holds: `min..=max`, of the type `name`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[doc(hidden)]
+pub struct ValueRange {
+    pub min: i64,
+    pub max: i64,
+    pub name: &'static str,
+}
+
+impl ValueRange {
+    /// Whether `value` is one of them.
+    pub(crate) fn holds(&self, value: i64) -> bool {
+        (self.min..=self.max).contains(&value)
+    }
+}
 
 macro_rules! counter_values {
-    ($($ty:ty),*) => { $(impl CounterValue for $ty {} impl CounterValue for Option<$ty> {})* };
+    ($($ty:ty),*) => { $(
+        impl CounterValue for $ty {
+            const HOLDS: ValueRange = ValueRange {
+                min: <$ty>::MIN as i64,
+                max: <$ty>::MAX as i64,
+                name: stringify!($ty),
+            };
+        }
+        impl CounterValue for Option<$ty> {
+            const HOLDS: ValueRange = <$ty as CounterValue>::HOLDS;
+        }
+    )* };
 }
 counter_values!(i8, i16, i32, i64, u8, u16, u32);
 
@@ -62,6 +93,8 @@ counter_values!(i8, i16, i32, i64, u8, u16, u32);
 pub struct CounterField<T> {
     path: &'static str,
     shards: u32,
+    /// What the field's Rust type holds: a fold writes nothing else.
+    holds: ValueRange,
     marker: PhantomData<fn() -> T>,
 }
 
@@ -79,6 +112,11 @@ impl<T> CounterField<T> {
     /// The collection id of its shard documents, under a counted document.
     pub(crate) fn collection_id(&self) -> String {
         sharded_indexes::counter_collection_id(self.path)
+    }
+
+    /// What the field's Rust type holds.
+    pub(crate) fn holds(&self) -> ValueRange {
+        self.holds
     }
 }
 
@@ -112,6 +150,7 @@ pub fn counter_field<T, V: CounterValue>(path: &'static str, shards: u32) -> Cou
     CounterField {
         path,
         shards: shards.max(1),
+        holds: V::HOLDS,
         marker: PhantomData,
     }
 }

@@ -675,6 +675,76 @@ async fn a_fold_writes_the_value_at_its_commit_while_increments_land() {
     assert!(posts.get("absent").await.unwrap().is_none());
 }
 
+/// A fold writes only what the field's Rust type holds. Measured first: a document whose
+/// `Option<u32>` field holds a negative integer does not read back as the type. A counter
+/// of that field brought below zero, or past `u32::MAX`, is `InvalidUpdate` on a fold, which
+/// writes nothing (the document reads as before, and a kept-folded stream ends with the
+/// error); its value is still exact, and a fold once it fits again writes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fold_writes_only_what_the_fields_type_holds() {
+    use futures::StreamExt as _;
+    let test = test_db("counter-fold-range").await;
+    let posts = Post::collection(&test.db);
+    let views = Post::counters().views;
+
+    posts.upsert("raw", &post("ada")).await.unwrap();
+    #[derive(Debug, Serialize, Deserialize)]
+    struct RawViews {
+        views: i64,
+    }
+    let _: RawViews = test
+        .db
+        .fluent()
+        .update()
+        .fields(["views"])
+        .in_col("counted_posts")
+        .document_id("raw")
+        .object(&RawViews { views: -1 })
+        .execute()
+        .await
+        .unwrap();
+    assert!(
+        posts.get("raw").await.is_err(),
+        "a negative integer read back as an Option<u32>"
+    );
+
+    posts.upsert("p", &post("ada")).await.unwrap();
+    posts.increment("p", views, 7).await.unwrap();
+    assert_eq!(posts.fold("p", views).await.unwrap().value, 7);
+    for (by, value) in [(-12, -5), (i64::from(u32::MAX), i64::from(u32::MAX) + 7)] {
+        posts.increment("p", views, by).await.unwrap();
+        assert_eq!(posts.counter("p", views).await.unwrap(), value);
+        match posts.fold("p", views).await {
+            Err(Error::InvalidUpdate(why)) => {
+                assert!(why.contains("u32"), "{why}");
+            }
+            other => panic!("{by}: {other:?}"),
+        }
+        assert_eq!(
+            posts.get("p").await.unwrap().unwrap().views,
+            Some(7),
+            "{by}: the refused fold wrote"
+        );
+        let mut kept = posts
+            .keep_folded("p", views, std::time::Duration::from_secs(1))
+            .unwrap();
+        assert!(
+            matches!(kept.next().await, Some(Err(Error::InvalidUpdate(_)))),
+            "{by}"
+        );
+        assert!(
+            kept.next().await.is_none(),
+            "{by}: the error is the last item"
+        );
+        // Back within the type: the next fold writes the exact value.
+        posts.increment("p", views, -by).await.unwrap();
+        assert_eq!(posts.counter("p", views).await.unwrap(), 7);
+    }
+    posts.increment("p", views, 3).await.unwrap();
+    assert_eq!(posts.fold("p", views).await.unwrap().value, 10);
+    assert_eq!(posts.get("p").await.unwrap().unwrap().views, Some(10));
+}
+
 // A counter sized by a `macro_rules!` literal, which arrives in an invisible group.
 macro_rules! counted {
     ($name:ident, $shards:literal) => {
