@@ -351,3 +351,129 @@ async fn inequalities_on_two_other_fields_order_by_their_names() {
         .unwrap();
     assert_eq!(read(explicit), implicit);
 }
+
+/// What a Listen target with inequalities on two fields gets from the emulator, beside one
+/// on a single field (measured before a sharded listener on a `ranges(...)` set relies on
+/// it): the query over a field and the same over two, each opened as the only target of a
+/// stream of its own, its responses counted until it is marked current. The two-field
+/// target is served as the one-field one is: its documents, then `CURRENT`.
+#[tokio::test]
+async fn a_listen_target_with_inequalities_on_two_fields() {
+    use sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::{
+        ListenRequest, StructuredQuery, Target, listen_request, listen_response::ResponseType,
+        target, target_change::TargetChangeType,
+    };
+    use sharded_runtime::firestore::{
+        FirestoreQueryCollection, FirestoreQueryDirection, FirestoreQueryFilter,
+        FirestoreQueryFilterCompare, FirestoreQueryFilterComposite,
+        FirestoreQueryFilterCompositeOperator, FirestoreQueryOrder, FirestoreQueryParams,
+        FirestoreValue,
+    };
+    let test = test_db("server-two-inequalities-listen").await;
+    let db = &test.db;
+    write(db).await;
+    for i in 0..12i64 {
+        db.fluent()
+            .update()
+            .fields(["g"])
+            .in_col("c")
+            .document_id(format!("d{i:02}"))
+            .object(&serde_json::json!({ "g": (i * 7) % 4 }))
+            .execute::<serde_json::Value>()
+            .await
+            .unwrap();
+    }
+    let int = |i: i64| -> FirestoreValue { i.into() };
+    // What each target is sent, and whether it is marked current.
+    let mut seen = Vec::new();
+    for fields in [vec!["f"], vec!["f", "g"]] {
+        let mut filters = vec![FirestoreQueryFilter::Compare(Some(
+            FirestoreQueryFilterCompare::In("shard".into(), vec!["0", "1", "2"].into()),
+        ))];
+        let mut order = vec!["at".to_owned()];
+        for field in &fields {
+            filters.push(FirestoreQueryFilter::Compare(Some(
+                FirestoreQueryFilterCompare::GreaterThan((*field).into(), int(0)),
+            )));
+            order.push((*field).to_owned());
+        }
+        order.push("__name__".to_owned());
+        let params = FirestoreQueryParams::new(FirestoreQueryCollection::Single("c".into()))
+            .with_filter(FirestoreQueryFilter::Composite(
+                FirestoreQueryFilterComposite::new(
+                    filters,
+                    FirestoreQueryFilterCompositeOperator::And,
+                ),
+            ))
+            .with_order_by(
+                order
+                    .into_iter()
+                    .map(|field_name| FirestoreQueryOrder {
+                        field_name,
+                        direction: FirestoreQueryDirection::Ascending,
+                    })
+                    .collect(),
+            );
+        let query = StructuredQuery::try_from(params).unwrap();
+        let request = ListenRequest {
+            database: db.get_database_path().to_string(),
+            target_change: Some(listen_request::TargetChange::AddTarget(Target {
+                target_id: 7,
+                target_type: Some(target::TargetType::Query(target::QueryTarget {
+                    parent: db.get_documents_path().to_string(),
+                    query_type: Some(target::query_target::QueryType::StructuredQuery(query)),
+                })),
+                ..Default::default()
+            })),
+            ..Default::default()
+        };
+        let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
+        sender.send(request).unwrap();
+        let requests = futures::stream::poll_fn(move |cx| receiver.poll_recv(cx));
+        let mut client = db.client().get();
+        let mut responses = client
+            .listen(sharded_runtime::firestore::gcloud_sdk::tonic::Request::new(
+                requests,
+            ))
+            .await
+            .unwrap()
+            .into_inner();
+        let (mut documents, mut current, mut error) = (0, false, None);
+        let until = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+        while let Ok(response) = tokio::time::timeout_at(until, responses.message()).await {
+            match response {
+                Ok(Some(response)) => match response.response_type {
+                    Some(ResponseType::DocumentChange(_)) => documents += 1,
+                    Some(ResponseType::TargetChange(change))
+                        if change.target_change_type == TargetChangeType::Current as i32 =>
+                    {
+                        current = true
+                    }
+                    _ => {}
+                },
+                Ok(None) => break,
+                Err(status) => {
+                    error = Some(status.code());
+                    break;
+                }
+            }
+            if current {
+                break;
+            }
+        }
+        drop(sender);
+        seen.push((fields.len(), documents, current, error));
+    }
+    let matching = |fields: usize| {
+        (0..12i64)
+            .filter(|i| (i * 7) % 5 > 0 && (fields == 1 || (i * 7) % 4 > 0))
+            .count()
+    };
+    // Each is sent its documents and marked current, as one field is.
+    assert_eq!(
+        seen,
+        [(1, matching(1), true, None), (2, matching(2), true, None)],
+        "{seen:?}"
+    );
+    assert!(matching(2) < matching(1));
+}
