@@ -61,6 +61,11 @@ pub struct CollectionDescription<'a> {
     /// Range filters declared for some queries only (`#[sharded(range(all, x))]`): each field
     /// with each query that filters on it.
     pub ranges: &'a [FieldOfQuery<'a>],
+    /// Sets of range fields filtered together in one query (`#[sharded(ranges(a, b))]`),
+    /// each in the order Firestore orders them (by field path): a query filtering on all of
+    /// a set's fields orders by the order field, then each of them, in every query that
+    /// filters on each.
+    pub range_sets: &'a [&'a [&'a str]],
     /// Array field paths with `array-contains` and `array-contains-any` queries
     /// (`#[sharded(contains)]`), in declaration order.
     pub array_fields: &'a [&'a str],
@@ -139,6 +144,7 @@ impl CollectionDescription<'static> {
         aggregations: &[],
         range_fields: &[],
         ranges: &[],
+        range_sets: &[],
         array_fields: &[],
         vector_fields: &[],
         counter_fields: &[],
@@ -317,6 +323,8 @@ pub struct CollectionDescriptionBuf {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ranges: Vec<FieldOfQueryBuf>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub range_sets: Vec<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub array_fields: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub vector_fields: Vec<VectorFieldBuf>,
@@ -350,6 +358,8 @@ impl CollectionDescriptionBuf {
         }
         let sets: Vec<Vec<&str>> = self.field_sets.iter().map(|set| strs(set)).collect();
         let sets: Vec<&[&str]> = sets.iter().map(Vec::as_slice).collect();
+        let range_sets: Vec<Vec<&str>> = self.range_sets.iter().map(|set| strs(set)).collect();
+        let range_sets: Vec<&[&str]> = range_sets.iter().map(Vec::as_slice).collect();
         fn compared(fields: &[FieldOfQueryBuf]) -> Vec<Vec<&str>> {
             fields.iter().map(|field| strs(&field.compared)).collect()
         }
@@ -406,6 +416,7 @@ impl CollectionDescriptionBuf {
             aggregations: &aggregations,
             range_fields: &strs(&self.range_fields),
             ranges: &ranges,
+            range_sets: &range_sets,
             array_fields: &strs(&self.array_fields),
             vector_fields: &vectors,
             counter_fields: &counters,
@@ -450,6 +461,11 @@ impl From<&CollectionDescription<'_>> for CollectionDescriptionBuf {
             aggregations: owned(description.aggregations),
             range_fields: strings(description.range_fields),
             ranges: owned(description.ranges),
+            range_sets: description
+                .range_sets
+                .iter()
+                .map(|set| strings(set))
+                .collect(),
             array_fields: strings(description.array_fields),
             vector_fields: description
                 .vector_fields
@@ -538,6 +554,7 @@ mod tests {
                 compared: &["tags"],
                 contains: true,
             }],
+            range_sets: &[&["price", "qty"]],
             array_fields: &["tags"],
             vector_fields: &[],
             counter_fields: &[Counter {

@@ -127,8 +127,26 @@ pub fn segments(path: &str) -> Vec<String> {
     segments
 }
 
+/// The order of field paths by their unquoted segments, one after another: the order
+/// Firestore adds inequality fields to a query's order in (by their names, measured on
+/// top-level fields in `server_inequalities.rs`).
+pub fn path_order(a: &str, b: &str) -> std::cmp::Ordering {
+    segments(a).cmp(&segments(b))
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn paths_order_by_their_segments_not_their_text() {
+        use std::cmp::Ordering::{Equal, Greater, Less};
+        assert_eq!(path_order("price", "qty"), Less);
+        assert_eq!(path_order("qty", "price"), Greater);
+        assert_eq!(path_order("a.b", "a.b"), Equal);
+        // As text, `a!` (0x21) sorts before `a.z` (0x2E); by segments `a` comes first.
+        assert_eq!(path_order("a.z", "`a!`"), Less);
+        assert_eq!(path_order("`x.y`", "x.y"), Greater);
+    }
     use super::*;
 
     #[test]

@@ -324,6 +324,7 @@ mod tests {
         aggregations: &[],
         range_fields: &[],
         ranges: &[],
+        range_sets: &[],
         array_fields: &[],
         vector_fields: &[],
         counter_fields: &[],

@@ -92,39 +92,68 @@ pub fn plan(spec: &CollectionDescription<'_>) -> IndexPlan {
     // so that the merge and its cursors know it): the query's index with it after the order
     // field, in each direction the type reads. A query that compares the field for equality
     // already takes no range on it (refused at run time), so it gets no index.
-    let ranged = |(fields, array): &(Vec<&str>, bool), field: &str| {
+    let ranged = |(fields, array): &(Vec<&str>, bool), filtered: &[&str]| {
         let directions = match spec.reversible {
             true => vec![spec.direction, spec.direction.reversed()],
             false => vec![spec.direction],
         };
         directions
             .into_iter()
-            .filter(|_| !fields.contains(&field) && field != spec.order_field)
+            .filter(|_| {
+                filtered
+                    .iter()
+                    .all(|field| !fields.contains(field) && *field != spec.order_field)
+            })
             .map(|direction| CompositeIndex {
                 collection_group: spec.collection.to_owned(),
                 query_scope: QueryScope::Collection,
                 fields: std::iter::once(shard())
                     .chain(compared(fields, *array))
-                    .chain([
-                        IndexField::ordered(spec.order_field, direction),
-                        IndexField::ordered(field, direction),
-                    ])
+                    .chain(std::iter::once(IndexField::ordered(
+                        spec.order_field,
+                        direction,
+                    )))
+                    .chain(
+                        filtered
+                            .iter()
+                            .map(|field| IndexField::ordered(field, direction)),
+                    )
                     .collect(),
             })
             .collect::<Vec<_>>()
     };
     let declared_ranges = spec.ranges.iter().flat_map(|range| {
         let shape = (range.compared.to_vec(), range.contains);
-        ranged(&shape, range.field)
+        ranged(&shape, &[range.field])
     });
+    // A set of range fields filtered together (`ranges(a, b)`) orders by each after the
+    // order field, by their paths as Firestore does: in each query that filters on every one.
+    let filters_on = |(fields, array): &(Vec<&str>, bool), field: &str| {
+        spec.range_fields.contains(&field)
+            || spec.ranges.iter().any(|range| {
+                range.field == field
+                    && range.compared == fields.as_slice()
+                    && range.contains == *array
+            })
+    };
+    let range_sets = std::iter::once(&whole)
+        .chain(&shapes)
+        .flat_map(|shape| {
+            spec.range_sets
+                .iter()
+                .filter(move |set| set.iter().all(|field| filters_on(shape, field)))
+                .flat_map(move |set| ranged(shape, set))
+        })
+        .collect::<Vec<_>>();
     let ranges = std::iter::once(&whole)
         .chain(&shapes)
         .flat_map(|fields| {
             spec.range_fields
                 .iter()
-                .flat_map(move |field| ranged(fields, field))
+                .flat_map(move |field| ranged(fields, &[*field]))
         })
         .chain(declared_ranges)
+        .chain(range_sets)
         .collect::<Vec<_>>();
     let queries: Vec<CompositeIndex> = std::iter::once(whole_collection).chain(queries).collect();
     // A reversible type's queries also run in the other direction (and its pages go back):
@@ -351,6 +380,77 @@ mod tests {
         }
         // 3 queries × 2 directions, and 2 × 2 ranges on `price` and 2 on `qty`.
         assert_eq!(plan.indexes.len(), 6 + 4 + 2);
+    }
+
+    #[test]
+    fn a_set_of_range_fields_follows_the_order_field_in_each_query_that_filters_on_each() {
+        let spec = CollectionDescription {
+            collection: "trades",
+            shard_field: "shard",
+            shard_values: &["0", "1"],
+            order_field: "at",
+            direction: Direction::Descending,
+            reversible: true,
+            indexed_fields: &["venue", "price"],
+            range_fields: &["price", "qty"],
+            ranges: &[FieldOfQuery {
+                field: "weight",
+                compared: &["venue"],
+                contains: false,
+            }],
+            range_sets: &[&["price", "qty"], &["price", "weight"]],
+            ..CollectionDescription::EMPTY
+        };
+        let index = |middle: &[&str], direction: Direction, ranges: &[&str]| CompositeIndex {
+            collection_group: "trades".into(),
+            query_scope: QueryScope::Collection,
+            fields: std::iter::once(IndexField::ordered("shard", Direction::Descending))
+                .chain(
+                    middle
+                        .iter()
+                        .map(|f| IndexField::ordered(f, Direction::Ascending)),
+                )
+                .chain(std::iter::once(IndexField::ordered("at", direction)))
+                .chain(ranges.iter().map(|f| IndexField::ordered(f, direction)))
+                .collect(),
+        };
+        let plan = plan(&spec);
+        for direction in [Direction::Descending, Direction::Ascending] {
+            for middle in [&[][..], &["venue"]] {
+                assert!(
+                    plan.indexes
+                        .contains(&index(middle, direction, &["price", "qty"])),
+                    "{middle:?} {direction:?}"
+                );
+            }
+            // `weight` is filtered by the `venue` query alone, so the set is too.
+            assert!(
+                plan.indexes
+                    .contains(&index(&["venue"], direction, &["price", "weight"]))
+            );
+            assert!(
+                !plan
+                    .indexes
+                    .contains(&index(&[], direction, &["price", "weight"]))
+            );
+            // The `price` query compares `price`: no range on it, alone or in a set.
+            assert!(
+                !plan
+                    .indexes
+                    .contains(&index(&["price"], direction, &["price", "qty"]))
+            );
+        }
+        // Indexes with two fields after the order field: the sets'.
+        let sets: Vec<&CompositeIndex> = plan
+            .indexes
+            .iter()
+            .filter(|index| {
+                let at = index.fields.iter().position(|f| f.field_path == "at");
+                at.is_some_and(|at| index.fields.len() - at - 1 == 2)
+            })
+            .collect();
+        // (all, venue) × 2 directions for (price, qty), venue × 2 for (price, weight).
+        assert_eq!(sets.len(), 4 + 2, "{sets:#?}");
     }
 
     #[test]

@@ -35,6 +35,9 @@ pub struct Model<'a> {
     /// The fields with range, `!=` and `not-in` filters (`#[sharded(range)]`), in the same
     /// form: the field and the queries that filter on it.
     pub ranges: Vec<DeclaredField<'a>>,
+    /// The sets of range fields filtered together (`ranges(a, b)`), each as stored paths in
+    /// the order Firestore orders them.
+    pub range_sets: Vec<Vec<String>>,
     /// The array fields with typed `array-contains` queries (`#[sharded(contains)]`).
     pub arrays: Vec<ArrayField<'a>>,
     /// The vector fields searched with `find_nearest` (`#[sharded(vector(dimension = n))]`).
@@ -73,6 +76,7 @@ impl Model<'_> {
             aggregations: per_query(&self.aggregates),
             range_fields: everywhere(&self.ranges),
             ranges: per_query(&self.ranges),
+            range_sets: self.range_sets.clone(),
             array_fields: self.arrays.iter().map(|field| field.path.clone()).collect(),
             vector_fields: self
                 .vectors

@@ -19,6 +19,8 @@ pub const PARENT: &str = "parent";
 pub const COLLECTION_GROUP: &str = "collection_group";
 pub const REVERSIBLE: &str = "reversible";
 pub const SERVER_TIMESTAMP: &str = "server_timestamp";
+/// `ranges(a, b)`: range fields filtered together in one query.
+pub const RANGES: &str = "ranges";
 
 // Keys inside `previous(...)`.
 pub const SINCE: &str = "since";
@@ -44,6 +46,7 @@ pub const CONTAINER_KEYS: &[&str] = &[
     REVERSIBLE,
     SERVER_TIMESTAMP,
     INDEX,
+    RANGES,
 ];
 
 // Field keys.

@@ -189,17 +189,17 @@ pub fn compare_documents(
     order_field: &str,
     direction: Direction,
 ) -> Ordering {
-    compare_documents_then(a, b, order_field, None, direction)
+    compare_documents_then(a, b, order_field, &[], direction)
 }
 
-/// The position of a document in a sharded query's order with a filter on another field:
-/// (order field, `then_by`, document name), all in `direction`, as Firestore orders a query
-/// with an inequality on `then_by`.
+/// The position of a document in a sharded query's order with filters on other fields:
+/// (order field, each of `then_by`, document name), all in `direction`, as Firestore orders
+/// a query with inequalities on `then_by`.
 pub(crate) fn compare_documents_then(
     a: &Document,
     b: &Document,
     order_field: &str,
-    then_by: Option<&str>,
+    then_by: &[&str],
     direction: Direction,
 ) -> Ordering {
     let by = |field: &str| match (field_value(a, field), field_value(b, field)) {
@@ -209,7 +209,13 @@ pub(crate) fn compare_documents_then(
         (Some(_), None) => Ordering::Greater,
     };
     let ord = by(order_field)
-        .then_with(|| then_by.map_or(Ordering::Equal, by))
+        .then_with(|| {
+            then_by
+                .iter()
+                .map(|field| by(field))
+                .find(|ord| ord.is_ne())
+                .unwrap_or(Ordering::Equal)
+        })
         .then_with(|| compare_references(&a.name, &b.name));
     match direction {
         Direction::Ascending => ord,

@@ -25,6 +25,9 @@ export interface CollectionDescription {
   rangeFields?: string[];
   /** Range filters declared for some queries only: each field with each query. */
   ranges?: FieldOfQuery[];
+  /** Range fields filtered together in one query (`ranges(a, b)`), each set by path; this
+   * client filters on one field per query and leaves them to the Rust library. */
+  rangeSets?: string[][];
   arrayFields?: string[];
   /** The values writes draw. */
   shardValues: string[];

@@ -52,6 +52,7 @@ impl Managed {
                 aggregations: Vec::new(),
                 range_fields: Vec::new(),
                 ranges: Vec::new(),
+                range_sets: Vec::new(),
                 array_fields: Vec::new(),
                 vector_fields: Vec::new(),
                 counter_fields: Vec::new(),

@@ -148,6 +148,10 @@ pub(super) fn description_rest(model: &Model, paths: &[(TokenStream, TokenStream
             rest.extend(quote!(#declared_key: &[#(#declared),*],));
         }
     }
+    if !model.range_sets.is_empty() {
+        let sets = model.range_sets.iter().map(|set| quote!(&[#(#set),*]));
+        rest.extend(quote!(range_sets: &[#(#sets),*],));
+    }
     if !model.arrays.is_empty() {
         let arrays = model.arrays.iter().map(|field| &field.path);
         rest.extend(quote!(array_fields: &[#(#arrays),*],));

@@ -34,7 +34,8 @@ impl ContainerAttrs {
                     REVERSIBLE => flag(cx, &mut out.reversible, &meta)?,
                     SERVER_TIMESTAMP => flag(cx, &mut out.server_timestamp, &meta)?,
                     SHARD_FIELD => set(cx, &mut out.shard_field, &meta, |v| string(cx, &meta, v))?,
-                    INDEX => field_set(cx, &mut out.field_sets, &meta)?,
+                    INDEX => field_set(cx, &mut out.field_sets, &meta, &INDEX_SET)?,
+                    RANGES => field_set(cx, &mut out.range_sets, &meta, &RANGE_SET)?,
                     AGGREGATE => {
                         cx.error_spanned_by(
                             &meta.path,
@@ -52,7 +53,7 @@ impl ContainerAttrs {
                     RANGE => {
                         cx.error_spanned_by(
                             &meta.path,
-                            "`range` goes on a field, not on the struct: write `#[sharded(range)]` on each field to filter by range (a range on the order field needs no key: `.range(..)`)",
+                            "`range` goes on a field, not on the struct: write `#[sharded(range)]` on each field to filter by range (a range on the order field needs no key: `.range(..)`), and `ranges(a, b)` on the struct to filter on several at once",
                         );
                         skip_value(&meta)?
                     }
@@ -68,17 +69,34 @@ impl ContainerAttrs {
     }
 }
 
-/// `index(a, b, ...)` on the struct: the fields one equality query compares together.
+/// What a list of fields on the struct says in its errors.
+pub(super) struct FieldList {
+    /// For the key without a list.
+    without_list: &'static str,
+    /// For a field inside another named in the list.
+    nested: &'static str,
+}
+
+const INDEX_SET: FieldList = FieldList {
+    without_list: "`index` on the struct names the fields queried together, e.g. `index(exchange, instrument_type)`; to query by one field, put `#[sharded(index)]` on that field",
+    nested: "a field set names top-level fields; to query a field inside another, put `#[sharded(index(inner: Type))]` on the outer field",
+};
+
+const RANGE_SET: FieldList = FieldList {
+    without_list: "`ranges` on the struct names the range fields filtered together, e.g. `ranges(price, quantity)`; to filter on one field, put `#[sharded(range)]` on that field",
+    nested: "`ranges(...)` names top-level `#[sharded(range)]` fields",
+};
+
+/// `index(a, b, ...)` on the struct: the fields one equality query compares together; or
+/// `ranges(a, b, ...)`: the range fields one query filters on together.
 pub(super) fn field_set(
     cx: &Ctxt,
     sets: &mut Vec<Keyed<Vec<syn::Ident>>>,
     meta: &ParseNestedMeta,
+    list: &FieldList,
 ) -> syn::Result<()> {
     if !meta.input.peek(syn::token::Paren) {
-        cx.error_spanned_by(
-            &meta.path,
-            "`index` on the struct names the fields queried together, e.g. `index(exchange, instrument_type)`; to query by one field, put `#[sharded(index)]` on that field",
-        );
+        cx.error_spanned_by(&meta.path, list.without_list);
         return skip_value(meta);
     }
     let content;
@@ -95,10 +113,7 @@ pub(super) fn field_set(
             )
             .is_ok_and(|list| list.iter().any(|e| matches!(e, Expr::Field(_))));
             if nested {
-                cx.error_spanned_by(
-                    &tokens,
-                    "a field set names top-level fields; to query a field inside another, put `#[sharded(index(inner: Type))]` on the outer field",
-                );
+                cx.error_spanned_by(&tokens, list.nested);
             } else {
                 cx.syn_error(err);
             }

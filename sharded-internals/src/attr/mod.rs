@@ -51,6 +51,8 @@ pub struct ContainerAttrs {
     pub shard_field: Option<Keyed<LitStr>>,
     /// `index(a, b, ...)`: fields queried for equality together, one entry per attribute.
     pub field_sets: Vec<Keyed<Vec<syn::Ident>>>,
+    /// `ranges(a, b, ...)`: range fields one query filters on together.
+    pub range_sets: Vec<Keyed<Vec<syn::Ident>>>,
 }
 
 /// The keys that each give a shard set; at most one may be used.

@@ -6,6 +6,7 @@ mod counters;
 mod order;
 mod placement;
 mod queries;
+mod range_sets;
 mod shard_sets;
 mod standalone;
 
@@ -55,6 +56,7 @@ pub fn validate<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Option<Model<'a>> {
     let known = queries::KnownQueries::of(&indexes, &field_sets, &arrays);
     let aggregates = queries::aggregates(cx, cont, &known);
     let ranges = queries::ranges(cx, cont, &known);
+    let range_sets = range_sets::range_sets(cx, cont, &ranges);
     let vectors = queries::vectors(cx, cont);
     let counters = counters::counters(cx, cont);
     check_array_methods_are_free(cx, &arrays, &methods);
@@ -77,6 +79,7 @@ pub fn validate<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Option<Model<'a>> {
         field_sets,
         aggregates,
         ranges,
+        range_sets,
         arrays,
         vectors,
         counters,

@@ -3,11 +3,9 @@
 use crate::{Error, Result, Sharded, StoredNames};
 
 /// The field paths a projection of `T` into `P` reads: `P`'s stored names, each one `T`
-/// stores, then `T`'s order and shard fields, and the field a range filter orders by after
+/// stores, then `T`'s order and shard fields, and the fields range filters order by after
 /// the order field (`then_by`), which the merge and the cursors compare.
-pub(super) fn projection_mask<T: Sharded, P: StoredNames>(
-    then_by: Option<&str>,
-) -> Result<Vec<String>> {
+pub(super) fn projection_mask<T: Sharded, P: StoredNames>(then_by: &[&str]) -> Result<Vec<String>> {
     let mut mask = Vec::with_capacity(P::STORED_NAMES.len() + 2);
     for (rust, stored) in P::STORED_NAMES {
         let Some(stored) = stored else {
@@ -28,7 +26,7 @@ pub(super) fn projection_mask<T: Sharded, P: StoredNames>(
     }
     for field in [T::ORDER_FIELD, T::SHARD_FIELD_PATH]
         .into_iter()
-        .chain(then_by)
+        .chain(then_by.iter().copied())
     {
         if !mask.iter().any(|path| path == field) {
             mask.push(field.to_owned());

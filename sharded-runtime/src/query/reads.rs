@@ -124,7 +124,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     {
         // Not `async fn`: a future whose type does not carry `P`'s bounds has them checked
         // once, at the call.
-        let mask = projection::projection_mask::<T, P>(self.then_by());
+        let mask = projection::projection_mask::<T, P>(&self.then_by());
         let mut masked = self.clone();
         Box::pin(async move {
             masked.mask = Some(mask?);
@@ -156,7 +156,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     where
         P: DeserializeOwned + StoredNames + Send + 'static,
     {
-        let mask = projection::projection_mask::<T, P>(self.then_by());
+        let mask = projection::projection_mask::<T, P>(&self.then_by());
         let mut masked = self.clone();
         Box::pin(async move {
             masked.mask = Some(mask?);
@@ -202,7 +202,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     where
         P: DeserializeOwned + StoredNames + 'q,
     {
-        let mask = projection::projection_mask::<T, P>(self.then_by());
+        let mask = projection::projection_mask::<T, P>(&self.then_by());
         let mut masked = self.clone();
         Box::pin(async move {
             masked.mask = Some(mask?);
@@ -502,7 +502,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         P: DeserializeOwned + StoredNames + Send + Sync + 'static,
     {
         let mut masked = self.clone();
-        masked.mask = Some(projection::projection_mask::<T, P>(self.then_by())?);
+        masked.mask = Some(projection::projection_mask::<T, P>(&self.then_by())?);
         listen::listener(
             &masked,
             db,

@@ -27,7 +27,7 @@ pub struct Place {
     collection = "visits",
     shard_field = "shard-id"
 )]
-#[sharded(index(venue_code, kind))]
+#[sharded(index(venue_code, kind), ranges(wait_minutes, rating))]
 pub struct Visit {
     #[sharded(index(region_code: String, postal: String))]
     place: Place,
@@ -36,6 +36,10 @@ pub struct Visit {
     kind: String,
     #[sharded(aggregate)]
     spend: i64,
+    #[sharded(range)]
+    rating: i64,
+    #[sharded(range)]
+    wait_minutes: i64,
     visited_at: i64,
 }
 
@@ -98,6 +102,8 @@ fn the_derive_and_the_build_describe_a_collection_alike() {
         ["place.regionCode", "place.`postal code`", "venueCode"]
     );
     assert_eq!(visit.field_sets, [["venueCode", "kind"]]);
+    // Stored names, in the order Firestore orders inequality fields.
+    assert_eq!(visit.range_sets, [["rating", "waitMinutes"]]);
     assert_eq!(visit.reshard_since, Some(1_767_225_600));
     assert_eq!(
         built("Reading"),

@@ -72,14 +72,17 @@ fn generated_files_pass_the_firebase_cli_validation() {
     let instruments = write(&dir, "instruments.json", &Instrument::indexes().to_json());
     let ticks = write(&dir, "ticks.json", &Tick::indexes().to_json());
     let fills = write(&dir, "fills.json", &Fill::indexes().to_json());
-    let (ok, report) = validate(&[committed, instruments, ticks, fills]);
+    // A set of range fields filtered together: its indexes end with the order field, then
+    // each of the set's fields.
+    let lots = write(&dir, "lots.json", &super::query_range_sets::indexes_json());
+    let (ok, report) = validate(&[committed, instruments, ticks, fills, lots]);
     assert!(ok, "{report}");
     assert_eq!(
         report
             .lines()
             .filter(|line| line.starts_with("valid: "))
             .count(),
-        4,
+        5,
         "{report}"
     );
     // (shard, time), venue, the set, the array's elements; each of those four with each of

@@ -35,6 +35,7 @@ mod query_failures;
 mod query_in;
 mod query_or;
 mod query_plan;
+mod query_range_sets;
 mod query_ranges;
 mod query_reversed;
 mod read_time;

@@ -220,7 +220,7 @@ macro_rules! every_shape {
                 .plan()
                 .unwrap();
             check::<T>("range", &plan, top, own, 1);
-            assert_eq!(plan.then_by(), Some("price"));
+            assert_eq!(plan.then_by(), ["price"]);
             assert_eq!(
                 plan.index_needs()[0].orders[1],
                 ("price".to_owned(), own),

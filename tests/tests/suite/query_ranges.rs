@@ -352,7 +352,7 @@ async fn misuse_of_filters_is_refused_before_sending() {
             .filter(qty.less_than(2.0))
             .fetch(db)
             .await,
-        "range filters on `price` and `qty`",
+        "range filters on `price`, `qty`",
     );
     refused(
         Trade3::query()

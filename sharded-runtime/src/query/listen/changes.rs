@@ -35,7 +35,7 @@ pub(super) type Diff<V> = (Vec<Change<V>>, Vec<Shown<V>>);
 pub(super) fn diff<V: Clone>(
     previous: Vec<Shown<V>>,
     next: &[&Document],
-    order: crate::query::DocumentOrder,
+    order: &crate::query::DocumentOrder,
     read: impl Fn(&Document) -> Result<V>,
 ) -> Result<Diff<V>> {
     // Where each change stands, worked out over borrowed documents.
@@ -202,7 +202,7 @@ mod tests {
             after.sort_by(by_key);
             let label = |d: &Document| format!("{}@{:?}", d.name, d.update_time.map(|t| t.seconds));
             let refs: Vec<&Document> = before.iter().collect();
-            let (first, shown) = diff(Vec::new(), &refs, DocumentOrder::by(by_key), |d| {
+            let (first, shown) = diff(Vec::new(), &refs, &DocumentOrder::by(by_key), |d| {
                 Ok(label(d))
             })
             .unwrap();
@@ -211,7 +211,7 @@ mod tests {
             assert_eq!(apply(&[], &first), labels(&before));
             let refs: Vec<&Document> = after.iter().collect();
             let (changes, shown) =
-                diff(shown, &refs, DocumentOrder::by(by_key), |d| Ok(label(d))).unwrap();
+                diff(shown, &refs, &DocumentOrder::by(by_key), |d| Ok(label(d))).unwrap();
             assert_eq!(apply(&labels(&before), &changes), labels(&after));
             assert_eq!(
                 shown.iter().map(|s| s.value.clone()).collect::<Vec<_>>(),

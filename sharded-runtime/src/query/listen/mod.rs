@@ -272,8 +272,8 @@ impl<T: Send + Sync + 'static> Listener<T> {
                 ));
             }
             targets.restore(resume.targets);
-            let documents = targets.merged(order, limit);
-            (_, shown) = changes::diff(Vec::new(), &documents, order, decode)?;
+            let documents = targets.merged(&order, limit);
+            (_, shown) = changes::diff(Vec::new(), &documents, &order, decode)?;
         }
         Ok(Listener {
             decode,
@@ -479,9 +479,9 @@ impl<T: Send + Sync + 'static> Listener<T> {
 
     /// The merged results now, if they differ from the last snapshot (or there was none).
     fn snapshot(&mut self, read_time: Timestamp) -> Result<Option<QuerySnapshot<T>>> {
-        let documents = self.targets.merged(self.order, self.limit);
+        let documents = self.targets.merged(&self.order, self.limit);
         let previous = std::mem::take(&mut self.shown);
-        let (changes, shown) = changes::diff(previous, &documents, self.order, self.decode)?;
+        let (changes, shown) = changes::diff(previous, &documents, &self.order, self.decode)?;
         let first = std::mem::take(&mut self.first);
         let unchanged = changes.is_empty() && !first;
         let checkpoint = (self.options.checkpoints && !unchanged).then(|| ListenCheckpoint {

@@ -359,7 +359,7 @@ impl ChunkTargets {
     /// hold it), in `order`, the first `limit`.
     pub(super) fn merged(
         &self,
-        order: crate::query::DocumentOrder,
+        order: &crate::query::DocumentOrder,
         limit: Option<usize>,
     ) -> Vec<&Document> {
         let mut merged: HashMap<&str, &Document> = HashMap::new();
@@ -444,7 +444,7 @@ mod tests {
 
     fn names(targets: &ChunkTargets) -> Vec<String> {
         targets
-            .merged(DocumentOrder::by(|a, b| a.name.cmp(&b.name)), None)
+            .merged(&DocumentOrder::by(|a, b| a.name.cmp(&b.name)), None)
             .iter()
             .map(|d| d.name.clone())
             .collect()
@@ -489,7 +489,7 @@ mod tests {
         assert_eq!(names(&targets), ["a", "b"]);
         targets.receive(put("b", 3, &[1], &[])).unwrap();
         assert_eq!(names(&targets), ["a", "b"]);
-        let merged = targets.merged(DocumentOrder::by(|a, b| a.name.cmp(&b.name)), None);
+        let merged = targets.merged(&DocumentOrder::by(|a, b| a.name.cmp(&b.name)), None);
         assert_eq!(
             merged[1].update_time.unwrap().seconds,
             3,

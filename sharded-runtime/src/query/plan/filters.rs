@@ -16,10 +16,13 @@ use crate::query::{MAX_DISJUNCTIONS, QueryShape, shape};
 use crate::value_order;
 use crate::{Error, Result, Sharded};
 
-/// Checks the range filters (`filter`) on `path`, the field they order by after the order
-/// field, and adds them to `filters`; whether one is a `not-in`.
+/// Checks the range filters (`filter`) on `paths` (the fields they order by after the order
+/// field, in the order Firestore orders them), and adds them to `filters`; whether one is a
+/// `not-in`. Several fields are one of the type's `range_sets` (`ranges(a, b)`), whose
+/// indexes the plan holds.
 pub(super) fn range_filters(
-    path: Option<&'static str>,
+    paths: &[&'static str],
+    range_sets: &[&[&str]],
     field_filters: &[FieldFilter],
     shape: &QueryShape,
     filters: &mut Vec<FirestoreQueryFilter>,
@@ -27,27 +30,38 @@ pub(super) fn range_filters(
     any_of: bool,
 ) -> Result<bool> {
     let invalid = |why: String| Err(Error::InvalidQuery(why));
-    let Some(path) = path else {
+    let Some(&first) = paths.first() else {
         return Ok(false);
+    };
+    let named = || {
+        paths
+            .iter()
+            .map(|path| format!("`{path}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
     };
     if or {
         return invalid("a range filter on another field does not go with an OR: Firestore would order each disjunct by it; filter each query apart".into());
     }
-    if let Some(other) = field_filters.iter().find(|filter| filter.path != path) {
+    if paths.len() > 1
+        && !range_sets
+            .iter()
+            .any(|set| set.len() == paths.len() && paths.iter().all(|path| set.contains(path)))
+    {
         return invalid(format!(
-            "range filters on `{path}` and `{}`: each orders the query by its field, which needs an index of its own; filter on one field",
-            other.path
+            "range filters on {}: each orders the query by its field, so filtering on them together needs an index of its own, planned for the sets declared with `#[sharded(ranges(...))]` on the struct; declare this one, or filter on one field",
+            named()
         ));
     }
-    if shape.fields.contains(&path) {
+    if let Some(path) = paths.iter().find(|path| shape.fields.contains(path)) {
         return invalid(format!(
             "`{}` compares `{path}` for equality already; a range on it is that value or nothing",
             shape.name
         ));
     }
     // Firestore takes one filter of the `!=` kind per query (`!=`, `not-in`, and the
-    // `is not NaN` and `is not null` a `!=` of NaN or null is), whatever their values
-    // (measured in `tests/tests/suite/server_inequalities.rs`).
+    // `is not NaN` and `is not null` a `!=` of NaN or null is), whatever their fields and
+    // values (measured in `tests/tests/suite/server_inequalities.rs`).
     let not_ins = field_filters
         .iter()
         .filter(|filter| matches!(filter.kind, FilterKind::NotIn(_)))
@@ -57,25 +71,36 @@ pub(super) fn range_filters(
         .filter(|filter| matches!(filter.kind, FilterKind::NotEqual(_)))
         .count();
     if not_ins + not_equals > 1 {
+        let on = match paths.len() {
+            1 => format!("on `{first}`"),
+            _ => format!("on {}", named()),
+        };
         return invalid(format!(
-            "{} `!=` and {} `not-in` filters on `{path}`: Firestore takes one `!=` or `not-in` per query; merge them into one `not_in([..])`",
+            "{} `!=` and {} `not-in` filters {on}: Firestore takes one `!=` or `not-in` per query; merge them into one `not_in([..])`",
             not_equals, not_ins
         ));
     }
-    if not_ins == 1 && any_of {
+    if let Some(not_in) = field_filters
+        .iter()
+        .find(|filter| matches!(filter.kind, FilterKind::NotIn(_)))
+        && any_of
+    {
         return invalid(format!(
-            "Firestore takes no `not-in` (on `{path}`) beside an `in` or `array-contains-any`"
+            "Firestore takes no `not-in` (on `{}`) beside an `in` or `array-contains-any`",
+            not_in.path
         ));
     }
     use FirestoreQueryFilterCompare::{
         GreaterThan, GreaterThanOrEqual, LessThan, LessThanOrEqual, NotEqual, NotIn,
     };
-    let checked = |value: &std::result::Result<Value, String>| -> Result<FirestoreValue> {
+    let checked = |path: &str, value: &std::result::Result<Value, String>| {
         let value = value.clone().map_err(Error::InvalidQuery)?;
         check_filter_value(path, &value)?;
-        Ok(FirestoreValue { value })
+        Ok::<_, Error>(FirestoreValue { value })
     };
     for filter in field_filters {
+        let path = filter.path;
+        let checked = |value: &std::result::Result<Value, String>| checked(path, value);
         match &filter.kind {
             FilterKind::Range { lower, upper } => {
                 for (bound, inclusive, exclusive) in [

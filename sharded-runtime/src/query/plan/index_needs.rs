@@ -61,7 +61,7 @@ pub(super) fn of(plan: &QueryPlan, shapes: &[QueryShape]) -> Vec<IndexNeed> {
         }
     }
     let orders = std::iter::once(plan.order_field)
-        .chain(plan.then_by)
+        .chain(plan.then_by.iter().copied())
         .map(|field| (field.to_owned(), plan.direction))
         .collect();
     vec![need(equalities, contains, orders)]

@@ -47,8 +47,9 @@ pub struct QueryPlan {
     pub(crate) scope: Scope,
     pub(crate) shard_field: &'static str,
     pub(crate) order_field: &'static str,
-    /// The field a range filter is on, which the query orders by after the order field.
-    pub(crate) then_by: Option<&'static str>,
+    /// The fields range filters are on, which the query orders by after the order field,
+    /// in the order Firestore orders them (by path).
+    pub(crate) then_by: Vec<&'static str>,
     /// The direction the chunk queries read in (the query's own, or the other for `before`).
     pub(crate) direction: Direction,
     /// Reads backwards from a `before` cursor: the documents come in reverse.
@@ -120,10 +121,11 @@ impl QueryPlan {
         self.limit
     }
 
-    /// The field a range, `!=` or `not-in` filter is on, which the query orders by after the
-    /// order field (and before the document name).
-    pub fn then_by(&self) -> Option<&'static str> {
-        self.then_by
+    /// The fields range, `!=` or `not-in` filters are on, which the query orders by after
+    /// the order field (and before the document name), by path as Firestore orders them:
+    /// none, one, or a set declared with `#[sharded(ranges(...))]`.
+    pub fn then_by(&self) -> &[&'static str] {
+        &self.then_by
     }
 
     /// Refuses the plan of a query that ends `before` a cursor, for the reads that take none.
@@ -243,7 +245,8 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         };
         let then_by = self.then_by();
         let not_in = range_filters(
-            then_by,
+            &then_by,
+            T::DESCRIPTION.range_sets,
             &self.filters,
             &shape,
             &mut filters,
@@ -309,7 +312,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         debug_assert!(self.before.is_none());
         let direction = super::reach::query_direction::<T, R>();
         let orders = std::iter::once(order)
-            .chain(then_by.map(str::to_owned))
+            .chain(then_by.iter().map(|path| (*path).to_owned()))
             .chain(["__name__".to_owned()])
             .map(|field_name| FirestoreQueryOrder {
                 field_name,
@@ -395,7 +398,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         }
         cursor.check_scope(&self.scope)?;
         let mut values = vec![cursor.order_value.clone()];
-        if let Some(path) = self.then_by() {
+        for path in self.then_by() {
             let value = cursor.value_of(path)?;
             if !value_order::usable_in_cursor(value) {
                 return Err(Error::InvalidCursor(format!(
@@ -412,8 +415,16 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         })
     }
 
-    /// The field a range filter is on, which the query orders by after the order field.
-    pub(super) fn then_by(&self) -> Option<&'static str> {
-        self.filters.first().map(|filter| filter.path)
+    /// The fields range filters are on, each once, in the order Firestore orders them by
+    /// after the order field (by path).
+    pub(super) fn then_by(&self) -> Vec<&'static str> {
+        let mut paths: Vec<&'static str> = Vec::new();
+        for filter in &self.filters {
+            if !paths.contains(&filter.path) {
+                paths.push(filter.path);
+            }
+        }
+        paths.sort_by(|a, b| sharded_indexes::field_path::path_order(a, b));
+        paths
     }
 }

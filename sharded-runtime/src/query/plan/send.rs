@@ -174,7 +174,7 @@ impl QueryPlan {
     /// as a cursor value (over 1,500 bytes).
     pub(crate) fn after_document_values(&self, document: &Document) -> Option<Vec<FirestoreValue>> {
         let mut values = vec![value_order::field_value(document, self.order_field)?.clone()];
-        if let Some(path) = self.then_by {
+        for path in &self.then_by {
             values.push(value_order::field_value(document, path)?.clone());
         }
         if !values.iter().all(value_order::usable_in_cursor) {
@@ -187,7 +187,7 @@ impl QueryPlan {
     pub(crate) fn document_order(&self) -> DocumentOrder {
         DocumentOrder {
             order_field: self.order_field,
-            then_by: self.then_by,
+            then_by: self.then_by.clone(),
             direction: self.direction,
             #[cfg(test)]
             by: None,
@@ -208,11 +208,11 @@ fn cursor_values(values: Vec<Value>, name: String) -> Vec<FirestoreValue> {
 }
 
 /// The order a query's documents come in, to merge chunk queries by: the order field, then
-/// the field a range filter is on (if any), then the document name, in the query's direction.
-#[derive(Debug, Clone, Copy)]
+/// the fields range filters are on (if any), then the document name, in the query's direction.
+#[derive(Debug, Clone)]
 pub(crate) struct DocumentOrder {
     order_field: &'static str,
-    then_by: Option<&'static str>,
+    then_by: Vec<&'static str>,
     direction: sharded_indexes::Direction,
     /// An order of the unit tests' own, in place of the fields'.
     #[cfg(test)]
@@ -225,7 +225,7 @@ impl DocumentOrder {
     pub(crate) fn by(by: fn(&Document, &Document) -> std::cmp::Ordering) -> Self {
         DocumentOrder {
             order_field: "",
-            then_by: None,
+            then_by: Vec::new(),
             direction: sharded_indexes::Direction::Ascending,
             by: Some(by),
         }
@@ -240,7 +240,7 @@ impl DocumentOrder {
             a,
             b,
             self.order_field,
-            self.then_by,
+            &self.then_by,
             self.direction,
         )
     }
