@@ -25,8 +25,8 @@ export interface CollectionDescription {
   rangeFields?: string[];
   /** Range filters declared for some queries only: each field with each query. */
   ranges?: FieldOfQuery[];
-  /** Range fields filtered together in one query (`ranges(a, b)`), each set by path; this
-   * client filters on one field per query and leaves them to the Rust library. */
+  /** Range fields filtered together in one query (`ranges(a, b)`), each set by path: a
+   * query filtering on all of a set's fields orders by each after the order field. */
   rangeSets?: string[][];
   arrayFields?: string[];
   /** The values writes draw. */

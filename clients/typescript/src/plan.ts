@@ -47,9 +47,10 @@ export function splitEvenly<T>(items: T[], max: number): T[][] {
 export interface Cursor {
   /** The order field's value of the last document. */
   order: unknown;
-  /** On a query with a range filter on another field (`rangeFields`), that field's value of
-   * the last document: the query orders by it after the order field. */
-  then?: unknown;
+  /** On a query with range filters on other fields (`rangeFields`, or a `rangeSets` set),
+   * those fields' values of the last document, in the plan's order: the query orders by them
+   * after the order field. */
+  then?: unknown[];
   /** Its path (`rooms/r1/messages/m1`). */
   path: string;
 }
@@ -174,28 +175,51 @@ function checkTogether(d: CollectionDescription, filters: Filter[]): void {
       );
     }
   }
+  const paths = rangedPaths(d, filters);
+  if (paths.length === 0) return;
+  const named = paths.map((p) => `\`${p}\``).join(", ");
+  if (paths.length > 1) {
+    const declared = (d.rangeSets ?? []).some(
+      (set) => set.length === paths.length && paths.every((p) => set.includes(p)),
+    );
+    if (!declared) {
+      throw new ShardedError(
+        `range filters on ${named}: each orders the query by its field, so filtering on them together needs an index of its own, planned for the sets declared with #[sharded(ranges(...))] on the struct; declare this one, or filter on one field`,
+      );
+    }
+  }
+  const compared = paths.find((p) => comparedFields(filters).includes(p));
+  if (compared !== undefined) {
+    throw new ShardedError(`the query compares \`${compared}\` for equality already; a range on it is that value or nothing`);
+  }
   const ranged = filters.filter((f) => isFieldRange(d, f));
-  const path = ranged[0]?.field;
-  if (path === undefined) return;
-  const other = ranged.find((f) => f.field !== path);
-  if (other) {
-    throw new ShardedError(
-      `range filters on \`${path}\` and \`${other.field}\`: each orders the query by its field, which needs an index of its own; filter on one field`,
-    );
-  }
-  if (comparedFields(filters).includes(path)) {
-    throw new ShardedError(`the query compares \`${path}\` for equality already; a range on it is that value or nothing`);
-  }
   const notEquals = ranged.filter((f) => f.op === "!=").length;
-  const notIns = ranged.filter((f) => f.op === "not-in").length;
-  if (notEquals + notIns > 1) {
+  const notIns = ranged.filter((f) => f.op === "not-in");
+  if (notEquals + notIns.length > 1) {
     throw new ShardedError(
-      `${notEquals} \`!=\` and ${notIns} \`not-in\` filters on \`${path}\`: Firestore takes one \`!=\` or \`not-in\` per query; merge them into one \`not-in\``,
+      `${notEquals} \`!=\` and ${notIns.length} \`not-in\` filters on ${named}: Firestore takes one \`!=\` or \`not-in\` per query; merge them into one \`not-in\``,
     );
   }
-  if (notIns === 1 && filters.some((f) => f.op === "in")) {
-    throw new ShardedError(`Firestore takes no \`not-in\` (on \`${path}\`) beside an \`in\``);
+  if (notIns.length === 1 && filters.some((f) => f.op === "in")) {
+    throw new ShardedError(`Firestore takes no \`not-in\` (on \`${notIns[0]!.field}\`) beside an \`in\``);
   }
+}
+
+/** The fields range filters are on, each once, in the order Firestore orders them after the
+ * order field: by path, segment by segment (the Rust `path_order`). */
+function rangedPaths(d: CollectionDescription, filters: Filter[]): string[] {
+  const paths: string[] = [];
+  for (const f of filters) if (isFieldRange(d, f) && !paths.includes(f.field)) paths.push(f.field);
+  return paths.sort(comparePaths);
+}
+
+/** Field paths by their unquoted segments, one after another. */
+function comparePaths(a: string, b: string): number {
+  const [x, y] = [segments(a), segments(b)];
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    if (x[i] !== y[i]) return x[i]! < y[i]! ? -1 : 1;
+  }
+  return x.length - y.length;
 }
 
 /** Whether a declaration for some queries (`range(all, x)`, `aggregate(all, x)`) covers the
@@ -233,22 +257,23 @@ export interface QueryPlan {
  * filters), read forward or (`backward`) the other way; checks what depends on the whole
  * query (a range declared for some queries only, an OR's parts). */
 export function planOf(d: CollectionDescription, filters: Filter[], backward = false, or: Filter[][] = []): QueryPlan {
-  const ranged = filters.find((f) => isFieldRange(d, f));
-  if (ranged && or.length > 0) {
+  const ranged = rangedPaths(d, filters);
+  if (ranged.length > 0 && or.length > 0) {
     throw new ShardedError(
-      `a range filter on \`${ranged.field}\` does not go with an OR: Firestore would order each query by it; filter each query apart`,
+      `a range filter on \`${ranged[0]}\` does not go with an OR: Firestore would order each query by it; filter each query apart`,
     );
   }
-  if (ranged && !(d.rangeFields ?? []).includes(ranged.field)) {
-    const declared = (d.ranges ?? []).filter((r) => r.field === ranged.field);
+  for (const field of ranged) {
+    if ((d.rangeFields ?? []).includes(field)) continue;
+    const declared = (d.ranges ?? []).filter((r) => r.field === field);
     if (!declared.some((r) => declaredFor(r, filters))) {
       throw new ShardedError(
-        `\`${ranged.field}\` has range filters declared for some queries only (#[sharded(range(...))]), not this one: add it to the list`,
+        `\`${field}\` has range filters declared for some queries only (#[sharded(range(...))]), not this one: add it to the list`,
       );
     }
   }
   const direction = {
-    orderBy: ranged ? [d.orderField, ranged.field] : [d.orderField],
+    orderBy: [d.orderField, ...ranged],
     descending: (d.direction === "DESCENDING") !== backward,
   };
   if (or.length > 0) {
@@ -283,18 +308,19 @@ export function planOf(d: CollectionDescription, filters: Filter[], backward = f
  * field the plan orders by. */
 export function cursorValues(plan: QueryPlan, cursor: Cursor): unknown[] {
   if (plan.orderBy.length === 1) return [cursor.order];
-  if (!("then" in cursor)) {
+  const then = cursor.then ?? [];
+  if (then.length !== plan.orderBy.length - 1) {
     throw new ShardedError(
-      `the cursor holds no value of \`${plan.orderBy[1]}\`, which this query orders by: use a cursor of a page of this query`,
+      `the cursor holds no value of \`${plan.orderBy.slice(1 + then.length).join("`, `") || plan.orderBy[1]}\`, which this query orders by: use a cursor of a page of this query`,
     );
   }
-  return [cursor.order, cursor.then];
+  return [cursor.order, ...then];
 }
 
 /** The cursor after (or before) a document whose values of the plan's order fields are
  * `values`. */
 export function cursorAt(values: unknown[], path: string): Cursor {
-  return values.length > 1 ? { order: values[0], then: values[1], path } : { order: values[0], path };
+  return values.length > 1 ? { order: values[0], then: values.slice(1), path } : { order: values[0], path };
 }
 
 /** One chunk query's share of the fan-out: some of the shard values read and, for an `in`

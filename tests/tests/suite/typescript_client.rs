@@ -81,6 +81,8 @@ struct Doc {
     micros: i32,
     /// A `#[sharded(range, aggregate)]` field: filtered, ordered by after `at`, summed.
     level: i64,
+    /// A `#[sharded(range)]` field filtered together with `level` (`ranges(level, weight)`).
+    weight: i64,
 }
 
 impl Doc {
@@ -104,6 +106,7 @@ impl Doc {
             "tags": self.tags,
             "at": {"$timestamp": [self.seconds, self.micros * 1_000]},
             "level": self.level,
+            "weight": self.weight,
         })
     }
 }
@@ -125,6 +128,7 @@ fn dataset(seed: u64, parents: &[&str]) -> Vec<Doc> {
             seconds: 1_700_000_000 + rng.random_range(0..25),
             micros: [0, 0, 0, 1, 999_999][rng.random_range(0..5)],
             level: rng.random_range(-3..7),
+            weight: rng.random_range(0..4),
         })
         .collect()
 }
@@ -132,25 +136,38 @@ fn dataset(seed: u64, parents: &[&str]) -> Vec<Doc> {
 /// The unsharded query's answer: the matching documents by `at` descending, then by name
 /// descending (segment by segment).
 fn truth(docs: &[Doc], collection: &str, keep: impl Fn(&Doc) -> bool) -> Vec<String> {
-    truth_by(docs, collection, false, keep)
+    truth_by(docs, collection, 0, keep)
 }
 
 /// The unsharded answer of a query with a range filter on `level`: by `at`, then `level`,
 /// then name, descending (Firestore orders by the filtered field after the explicit order).
 fn truth_ranged(docs: &[Doc], collection: &str, keep: impl Fn(&Doc) -> bool) -> Vec<String> {
-    truth_by(docs, collection, true, keep)
+    truth_by(docs, collection, 1, keep)
 }
 
+/// The unsharded answer of a query with range filters on `level` and `weight`: by `at`,
+/// then `level`, then `weight` (the fields by name), then name, descending.
+fn truth_two_ranged(docs: &[Doc], collection: &str, keep: impl Fn(&Doc) -> bool) -> Vec<String> {
+    truth_by(docs, collection, 2, keep)
+}
+
+/// `ranged` is how many of (`level`, `weight`) the query orders by after `at`.
 fn truth_by(
     docs: &[Doc],
     collection: &str,
-    by_level: bool,
+    ranged: usize,
     keep: impl Fn(&Doc) -> bool,
 ) -> Vec<String> {
     let mut matching: Vec<&Doc> = docs.iter().filter(|d| keep(d)).collect();
     matching.sort_by(|a, b| {
-        let level = |d: &Doc| if by_level { d.level } else { 0 };
-        let by_at = (a.seconds, a.micros, level(a)).cmp(&(b.seconds, b.micros, level(b)));
+        let level = |d: &Doc| if ranged >= 1 { d.level } else { 0 };
+        let weight = |d: &Doc| if ranged >= 2 { d.weight } else { 0 };
+        let by_at = (a.seconds, a.micros, level(a), weight(a)).cmp(&(
+            b.seconds,
+            b.micros,
+            level(b),
+            weight(b),
+        ));
         let path_a = a.path(collection);
         let path_b = b.path(collection);
         let by_name = path_a.split('/').cmp(path_b.split('/'));
@@ -316,7 +333,7 @@ macro_rules! rust_answer {
 macro_rules! top_level_case {
     ($test:ident, $name:ident, $shards:literal, $collection:literal, $sdks:expr) => {
         #[derive(Debug, Clone, Serialize, Deserialize, Sharded)]
-        #[sharded(shards = $shards, order_by = "at", collection = $collection)]
+        #[sharded(shards = $shards, order_by = "at", collection = $collection, ranges(level, weight))]
         struct $name {
             #[sharded(index)]
             device: String,
@@ -325,11 +342,13 @@ macro_rules! top_level_case {
             at: FirestoreTimestamp,
             #[sharded(range, aggregate)]
             level: i64,
+            #[sharded(range)]
+            weight: i64,
         }
 
         impl $name {
             fn of(doc: &Doc) -> Self {
-                $name { device: doc.device.into(), tags: doc.tags.clone(), at: doc.at(), level: doc.level }
+                $name { device: doc.device.into(), tags: doc.tags.clone(), at: doc.at(), level: doc.level, weight: doc.weight }
             }
         }
 
@@ -362,6 +381,7 @@ macro_rules! top_level_case {
                 rust_answer!(db, $name::query().all().filter(level.at_least(2))),
                 rust_answer!(db, $name::query().device("d1").filter(level.not_equal(0))),
                 rust_answer!(db, $name::query().all().filter(level.not_in([0, 1]))),
+                rust_answer!(db, $name::query().device("d1").filter(level.at_least(0)).filter($name::ranges().weight.less_than(3))),
                 rust_answer!(db, $name::query().device("d1").or($name::query().tags_contains("t1".to_owned())), summed),
             ];
             let top = json!({"parent": null});
@@ -378,6 +398,7 @@ macro_rules! top_level_case {
                 json!({"scope": top, "where": [["level", ">=", 2]], "pageSize": PAGE}),
                 json!({"scope": top, "where": [["device", "==", "d1"], ["level", "!=", 0]], "pageSize": PAGE}),
                 json!({"scope": top, "where": [["level", "not-in", [0, 1]]], "pageSize": PAGE}),
+                json!({"scope": top, "where": [["device", "==", "d1"], ["weight", "<", 3], ["level", ">=", 0]], "pageSize": PAGE}),
                 json!({"scope": top, "where": [["device", "==", "d1"]], "or": [[["tags", "array-contains", "t1"]]], "pageSize": PAGE, "aggregate": "level"}),
             ];
             let c = $collection;
@@ -392,6 +413,7 @@ macro_rules! top_level_case {
                 (truth_ranged(&docs, c, |d| d.level >= 2), None),
                 (truth_ranged(&docs, c, |d| d.device == "d1" && d.level != 0), None),
                 (truth_ranged(&docs, c, |d| d.level != 0 && d.level != 1), None),
+                (truth_two_ranged(&docs, c, |d| d.device == "d1" && d.level >= 0 && d.weight < 3), None),
                 (truth(&docs, c, |d| d.device == "d1" || t1(d)), Some(total_of(&docs, |d| d.device == "d1" || t1(d)))),
             ];
             for sdk in $sdks {
