@@ -329,6 +329,24 @@ mod tests {
         assert_eq!(reversible.indexes.len(), forward.indexes.len() + 2);
     }
 
+    /// The index of a `trades` query comparing `middle` (descending shard) with `ranges`
+    /// after the order field `at`, all in `direction`.
+    fn ranged_index(middle: &[&str], direction: Direction, ranges: &[&str]) -> CompositeIndex {
+        CompositeIndex {
+            collection_group: "trades".into(),
+            query_scope: QueryScope::Collection,
+            fields: std::iter::once(IndexField::ordered("shard", Direction::Descending))
+                .chain(
+                    middle
+                        .iter()
+                        .map(|f| IndexField::ordered(f, Direction::Ascending)),
+                )
+                .chain(std::iter::once(IndexField::ordered("at", direction)))
+                .chain(ranges.iter().map(|f| IndexField::ordered(f, direction)))
+                .collect(),
+        }
+    }
+
     #[test]
     fn a_range_field_follows_the_order_field_in_each_direction() {
         let spec = CollectionDescription {
@@ -347,20 +365,8 @@ mod tests {
             }],
             ..CollectionDescription::EMPTY
         };
-        let index = |middle: &[&str], direction: Direction, range: &str| CompositeIndex {
-            collection_group: "trades".into(),
-            query_scope: QueryScope::Collection,
-            fields: std::iter::once(IndexField::ordered("shard", Direction::Descending))
-                .chain(
-                    middle
-                        .iter()
-                        .map(|f| IndexField::ordered(f, Direction::Ascending)),
-                )
-                .chain([
-                    IndexField::ordered("at", direction),
-                    IndexField::ordered(range, direction),
-                ])
-                .collect(),
+        let index = |middle: &[&str], direction: Direction, range: &str| {
+            ranged_index(middle, direction, &[range])
         };
         let plan = plan(&spec);
         for direction in [Direction::Descending, Direction::Ascending] {
@@ -401,44 +407,32 @@ mod tests {
             range_sets: &[&["price", "qty"], &["price", "weight"]],
             ..CollectionDescription::EMPTY
         };
-        let index = |middle: &[&str], direction: Direction, ranges: &[&str]| CompositeIndex {
-            collection_group: "trades".into(),
-            query_scope: QueryScope::Collection,
-            fields: std::iter::once(IndexField::ordered("shard", Direction::Descending))
-                .chain(
-                    middle
-                        .iter()
-                        .map(|f| IndexField::ordered(f, Direction::Ascending)),
-                )
-                .chain(std::iter::once(IndexField::ordered("at", direction)))
-                .chain(ranges.iter().map(|f| IndexField::ordered(f, direction)))
-                .collect(),
-        };
         let plan = plan(&spec);
         for direction in [Direction::Descending, Direction::Ascending] {
             for middle in [&[][..], &["venue"]] {
                 assert!(
                     plan.indexes
-                        .contains(&index(middle, direction, &["price", "qty"])),
+                        .contains(&ranged_index(middle, direction, &["price", "qty"])),
                     "{middle:?} {direction:?}"
                 );
             }
             // `weight` is filtered by the `venue` query alone, so the set is too.
-            assert!(
-                plan.indexes
-                    .contains(&index(&["venue"], direction, &["price", "weight"]))
-            );
+            assert!(plan.indexes.contains(&ranged_index(
+                &["venue"],
+                direction,
+                &["price", "weight"]
+            )));
             assert!(
                 !plan
                     .indexes
-                    .contains(&index(&[], direction, &["price", "weight"]))
+                    .contains(&ranged_index(&[], direction, &["price", "weight"]))
             );
             // The `price` query compares `price`: no range on it, alone or in a set.
-            assert!(
-                !plan
-                    .indexes
-                    .contains(&index(&["price"], direction, &["price", "qty"]))
-            );
+            assert!(!plan.indexes.contains(&ranged_index(
+                &["price"],
+                direction,
+                &["price", "qty"]
+            )));
         }
         // Indexes with two fields after the order field: the sets'.
         let sets: Vec<&CompositeIndex> = plan

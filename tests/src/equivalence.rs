@@ -5,7 +5,7 @@ use futures::TryStreamExt as _;
 use sharded_runtime::__private::usable_in_cursor;
 use std::ops::Bound;
 
-use sharded_runtime::bounds::{Reach, Window};
+use sharded_runtime::bounds::{RangedOver, Reach, Window};
 use sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::{
     Document, Value, value::ValueType,
 };
@@ -15,6 +15,7 @@ use sharded_runtime::firestore::{
     FirestoreDb, FirestoreQueryCursor, FirestoreQueryDirection, FirestoreQueryFilter,
     FirestoreQueryOrder, FirestoreValue,
 };
+use sharded_runtime::reads::{OrderKey, RangeField};
 use sharded_runtime::{
     Cursor, Error, Page, Sharded, ShardedQuery, Stored, limits::MAX_DISJUNCTIONS,
 };
@@ -215,6 +216,53 @@ pub enum Inequality {
     NotEqual,
     /// The value an array of the values.
     NotIn,
+}
+
+/// One filter on a range field: an inequality with a value, or a `not-in` of values.
+#[derive(Debug, Clone)]
+pub enum FilterOp<V> {
+    One(Inequality, V),
+    NotIn(Vec<V>),
+}
+
+/// `query` with `ops` on `field`, and its unsharded `reference` with the same.
+pub fn filtered<T, V, S, const Q: u64>(
+    mut query: ShardedQuery<T, Q>,
+    mut reference: Unsharded,
+    field: RangeField<T, V, S>,
+    ops: &[FilterOp<V>],
+) -> (ShardedQuery<T, Q>, Unsharded)
+where
+    T: Sharded,
+    V: OrderKey,
+    S: RangedOver<Q>,
+{
+    for op in ops {
+        let (filter, inequality, value) = match op.clone() {
+            FilterOp::One(inequality, value) => {
+                let filter = match inequality {
+                    Inequality::GreaterThan => field.greater_than(value.clone()),
+                    Inequality::AtLeast => field.at_least(value.clone()),
+                    Inequality::LessThan => field.less_than(value.clone()),
+                    Inequality::AtMost => field.at_most(value.clone()),
+                    Inequality::NotEqual => field.not_equal(value.clone()),
+                    Inequality::NotIn => unreachable!("a not-in is FilterOp::NotIn"),
+                };
+                (
+                    filter,
+                    inequality,
+                    <FirestoreValue as From<&V>>::from(&value),
+                )
+            }
+            FilterOp::NotIn(values) => {
+                let array = <FirestoreValue as From<&Vec<V>>>::from(&values);
+                (field.not_in(values), Inequality::NotIn, array)
+            }
+        };
+        query = query.filter(filter);
+        reference = reference.inequality(field.path(), inequality, value);
+    }
+    (query, reference)
 }
 
 impl Unsharded {

@@ -11,15 +11,14 @@ use futures::StreamExt as _;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
-use sharded_runtime::bounds::RangedOver;
-use sharded_runtime::firestore::{FirestoreDb, FirestoreValue};
+use sharded_runtime::firestore::FirestoreDb;
 use sharded_runtime::{
     Error, Sharded, ShardedQuery,
-    reads::{OrderKey, RangeField, WHOLE_COLLECTION, query_id},
+    reads::{WHOLE_COLLECTION, query_id},
 };
 use sharded_tests::equivalence::{
-    Inequality, Unsharded, check_paging_back, check_query, for_each_dataset, pages_forward,
-    write_both,
+    FilterOp, Inequality, Unsharded, check_paging_back, check_query, filtered, for_each_dataset,
+    pages_forward, write_both,
 };
 use sharded_tests::test_db;
 
@@ -66,8 +65,8 @@ macro_rules! lot {
             fn both_in_all(
                 query: ShardedQuery<Self, WHOLE_COLLECTION>,
                 reference: Unsharded,
-                price: &[Op<i64>],
-                qty: &[Op<f64>],
+                price: &[FilterOp<i64>],
+                qty: &[FilterOp<f64>],
             ) -> (ShardedQuery<Self, WHOLE_COLLECTION>, Unsharded) {
                 let (query, reference) = filtered(query, reference, $name::ranges().price, price);
                 filtered(query, reference, $name::ranges().qty, qty)
@@ -75,8 +74,8 @@ macro_rules! lot {
             fn both_in_venue(
                 query: ShardedQuery<Self, VENUE>,
                 reference: Unsharded,
-                price: &[Op<i64>],
-                qty: &[Op<f64>],
+                price: &[FilterOp<i64>],
+                qty: &[FilterOp<f64>],
             ) -> (ShardedQuery<Self, VENUE>, Unsharded) {
                 let (query, reference) = filtered(query, reference, $name::ranges().price, price);
                 filtered(query, reference, $name::ranges().qty, qty)
@@ -102,14 +101,14 @@ trait Lot:
     fn both_in_all(
         query: ShardedQuery<Self, WHOLE_COLLECTION>,
         reference: Unsharded,
-        price: &[Op<i64>],
-        qty: &[Op<f64>],
+        price: &[FilterOp<i64>],
+        qty: &[FilterOp<f64>],
     ) -> (ShardedQuery<Self, WHOLE_COLLECTION>, Unsharded);
     fn both_in_venue(
         query: ShardedQuery<Self, VENUE>,
         reference: Unsharded,
-        price: &[Op<i64>],
-        qty: &[Op<f64>],
+        price: &[FilterOp<i64>],
+        qty: &[FilterOp<f64>],
     ) -> (ShardedQuery<Self, VENUE>, Unsharded);
 }
 
@@ -145,19 +144,12 @@ fn random_lots<T: Lot>(rng: &mut StdRng) -> Vec<(String, T)> {
         .collect()
 }
 
-/// One filter: an inequality with a value, or a `not-in` of values.
-#[derive(Debug, Clone)]
-enum Op<V> {
-    One(Inequality, V),
-    NotIn(Vec<V>),
-}
-
 /// One or two filters on one field; a `!=` kind of filter (one per query, whatever the
 /// fields: the server refuses a second, and so must sharded) now and then.
-fn random_ops<V: Clone>(rng: &mut StdRng, pool: &[V]) -> Vec<Op<V>> {
+fn random_ops<V: Clone>(rng: &mut StdRng, pool: &[V]) -> Vec<FilterOp<V>> {
     let kind = rng.random_range(0..8);
     let mut value = || pool[rng.random_range(0..pool.len())].clone();
-    let one = |inequality, value| Op::One(inequality, value);
+    let one = |inequality, value| FilterOp::One(inequality, value);
     match kind {
         0 => vec![one(Inequality::GreaterThan, value())],
         1 => vec![one(Inequality::AtLeast, value())],
@@ -168,51 +160,12 @@ fn random_ops<V: Clone>(rng: &mut StdRng, pool: &[V]) -> Vec<Op<V>> {
             one(Inequality::LessThan, value()),
         ],
         5 => vec![one(Inequality::NotEqual, value())],
-        6 => vec![Op::NotIn(vec![value(), value()])],
+        6 => vec![FilterOp::NotIn(vec![value(), value()])],
         _ => vec![
             one(Inequality::GreaterThan, value()),
             one(Inequality::AtMost, value()),
         ],
     }
-}
-
-/// `query` with `ops` on `field`, and the unsharded reference with the same.
-fn filtered<T: Lot, V, S, const Q: u64>(
-    mut query: ShardedQuery<T, Q>,
-    mut reference: Unsharded,
-    field: RangeField<T, V, S>,
-    ops: &[Op<V>],
-) -> (ShardedQuery<T, Q>, Unsharded)
-where
-    V: OrderKey,
-    S: RangedOver<Q>,
-{
-    for op in ops {
-        let (filter, inequality, value) = match op.clone() {
-            Op::One(inequality, value) => {
-                let filter = match inequality {
-                    Inequality::GreaterThan => field.greater_than(value.clone()),
-                    Inequality::AtLeast => field.at_least(value.clone()),
-                    Inequality::LessThan => field.less_than(value.clone()),
-                    Inequality::AtMost => field.at_most(value.clone()),
-                    Inequality::NotEqual => field.not_equal(value.clone()),
-                    Inequality::NotIn => unreachable!(),
-                };
-                (
-                    filter,
-                    inequality,
-                    <FirestoreValue as From<&V>>::from(&value),
-                )
-            }
-            Op::NotIn(values) => {
-                let array = <FirestoreValue as From<&Vec<V>>>::from(&values);
-                (field.not_in(values), Inequality::NotIn, array)
-            }
-        };
-        query = query.filter(filter);
-        reference = reference.inequality(field.path(), inequality, value);
-    }
-    (query, reference)
 }
 
 async fn check_one<T: Lot, const Q: u64, R: sharded_runtime::bounds::Reach>(
@@ -582,11 +535,10 @@ async fn a_declared_set_per_parent_and_over_the_group_equals_the_unsharded_query
         }
         let mut live = group.clone().listen(db).unwrap();
         let first = live.next().await.unwrap().unwrap();
-        let shown: Vec<(Option<String>, String)> = first
-            .documents
-            .iter()
-            .map(|d| (d.parent.clone(), d.id.clone()))
-            .collect();
-        assert_eq!(shown, expected, "{what}: the group's first snapshot");
+        assert_eq!(
+            sharded_tests::equivalence::places(&first.documents),
+            expected,
+            "{what}: the group's first snapshot"
+        );
     }
 }

@@ -11,15 +11,15 @@ use futures::StreamExt as _;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
-use sharded_runtime::bounds::{RangedOver, Reach};
-use sharded_runtime::firestore::{FirestoreDb, FirestoreValue};
+use sharded_runtime::bounds::Reach;
+use sharded_runtime::firestore::FirestoreDb;
 use sharded_runtime::{
     Cursor, Error, Sharded, ShardedQuery,
-    reads::{OrderKey, RangeField, WHOLE_COLLECTION, query_id},
+    reads::{RangeField, WHOLE_COLLECTION, query_id},
 };
 use sharded_tests::equivalence::{
-    Inequality, Unsharded, check_paging_back, check_query, for_each_dataset, paged, pages_forward,
-    place_of, write_both,
+    FilterOp, Inequality, Unsharded, check_paging_back, check_query, filtered, for_each_dataset,
+    paged, pages_forward, place_of, write_both,
 };
 use sharded_tests::test_db;
 
@@ -71,14 +71,14 @@ macro_rules! trade {
             fn qty_in_all(
                 query: ShardedQuery<Self, WHOLE_COLLECTION>,
                 reference: Unsharded,
-                ops: &[Op<f64>],
+                ops: &[FilterOp<f64>],
             ) -> (ShardedQuery<Self, WHOLE_COLLECTION>, Unsharded) {
                 filtered(query, reference, $name::ranges().qty, ops)
             }
             fn qty_in_venue(
                 query: ShardedQuery<Self, VENUE>,
                 reference: Unsharded,
-                ops: &[Op<f64>],
+                ops: &[FilterOp<f64>],
             ) -> (ShardedQuery<Self, VENUE>, Unsharded) {
                 filtered(query, reference, $name::ranges().qty, ops)
             }
@@ -103,12 +103,12 @@ trait Trade:
     fn qty_in_all(
         query: ShardedQuery<Self, WHOLE_COLLECTION>,
         reference: Unsharded,
-        ops: &[Op<f64>],
+        ops: &[FilterOp<f64>],
     ) -> (ShardedQuery<Self, WHOLE_COLLECTION>, Unsharded);
     fn qty_in_venue(
         query: ShardedQuery<Self, VENUE>,
         reference: Unsharded,
-        ops: &[Op<f64>],
+        ops: &[FilterOp<f64>],
     ) -> (ShardedQuery<Self, VENUE>, Unsharded);
 }
 
@@ -139,25 +139,18 @@ fn random_trades<T: Trade>(rng: &mut StdRng) -> Vec<(String, T)> {
         .collect()
 }
 
-/// One filter: an inequality with a value, or a `not-in` of values.
-#[derive(Debug, Clone)]
-enum Op<V> {
-    One(Inequality, V),
-    NotIn(Vec<V>),
-}
-
-fn random_ops<V: Clone>(rng: &mut StdRng, pool: &[V]) -> Vec<Op<V>> {
+fn random_ops<V: Clone>(rng: &mut StdRng, pool: &[V]) -> Vec<FilterOp<V>> {
     let kind = rng.random_range(0..10);
     let count = rng.random_range(1..=4);
     let mut value = || pool[rng.random_range(0..pool.len())].clone();
-    let one = |inequality, value| Op::One(inequality, value);
+    let one = |inequality, value| FilterOp::One(inequality, value);
     match kind {
         0 => vec![one(Inequality::GreaterThan, value())],
         1 => vec![one(Inequality::AtLeast, value())],
         2 => vec![one(Inequality::LessThan, value())],
         3 => vec![one(Inequality::AtMost, value())],
         4 => vec![one(Inequality::NotEqual, value())],
-        5 => vec![Op::NotIn((0..count).map(|_| value()).collect())],
+        5 => vec![FilterOp::NotIn((0..count).map(|_| value()).collect())],
         // Two filters on one field: a window.
         6 => vec![
             one(Inequality::AtLeast, value()),
@@ -174,48 +167,9 @@ fn random_ops<V: Clone>(rng: &mut StdRng, pool: &[V]) -> Vec<Op<V>> {
         ],
         _ => vec![
             one(Inequality::NotEqual, value()),
-            Op::NotIn((0..count).map(|_| value()).collect()),
+            FilterOp::NotIn((0..count).map(|_| value()).collect()),
         ],
     }
-}
-
-/// `query` with `ops` on `field`, and the unsharded reference with the same.
-fn filtered<T: Trade, V, S, const Q: u64>(
-    mut query: ShardedQuery<T, Q>,
-    mut reference: Unsharded,
-    field: RangeField<T, V, S>,
-    ops: &[Op<V>],
-) -> (ShardedQuery<T, Q>, Unsharded)
-where
-    V: OrderKey,
-    S: RangedOver<Q>,
-{
-    for op in ops {
-        let (filter, inequality, value) = match op.clone() {
-            Op::One(inequality, value) => {
-                let filter = match inequality {
-                    Inequality::GreaterThan => field.greater_than(value.clone()),
-                    Inequality::AtLeast => field.at_least(value.clone()),
-                    Inequality::LessThan => field.less_than(value.clone()),
-                    Inequality::AtMost => field.at_most(value.clone()),
-                    Inequality::NotEqual => field.not_equal(value.clone()),
-                    Inequality::NotIn => unreachable!(),
-                };
-                (
-                    filter,
-                    inequality,
-                    <FirestoreValue as From<&V>>::from(&value),
-                )
-            }
-            Op::NotIn(values) => {
-                let array = <FirestoreValue as From<&Vec<V>>>::from(&values);
-                (field.not_in(values), Inequality::NotIn, array)
-            }
-        };
-        query = query.filter(filter);
-        reference = reference.inequality(field.path(), inequality, value);
-    }
-    (query, reference)
 }
 
 async fn check_one<T: Trade, const Q: u64, R: Reach>(
@@ -508,7 +462,7 @@ metered!(Metered61, 61, "asc", "metered61");
 async fn metered_reference<T: Sharded>(
     db: &FirestoreDb,
     meter: Option<&str>,
-    ops: &[Op<i64>],
+    ops: &[FilterOp<i64>],
 ) -> Result<Vec<(Option<String>, String)>, String> {
     let plain = format!("plain_{}", T::COLLECTION);
     let direction = match T::DESCRIPTION.direction {
@@ -530,13 +484,13 @@ async fn metered_reference<T: Sharded>(
             q.for_all(ops.iter().map(|op| {
                 let field = q.field("value");
                 match op.clone() {
-                    Op::One(Inequality::GreaterThan, v) => field.greater_than(v),
-                    Op::One(Inequality::AtLeast, v) => field.greater_than_or_equal(v),
-                    Op::One(Inequality::LessThan, v) => field.less_than(v),
-                    Op::One(Inequality::AtMost, v) => field.less_than_or_equal(v),
-                    Op::One(Inequality::NotEqual, v) => field.not_equal(v),
-                    Op::One(Inequality::NotIn, _) => unreachable!(),
-                    Op::NotIn(values) => field.is_not_in(values),
+                    FilterOp::One(Inequality::GreaterThan, v) => field.greater_than(v),
+                    FilterOp::One(Inequality::AtLeast, v) => field.greater_than_or_equal(v),
+                    FilterOp::One(Inequality::LessThan, v) => field.less_than(v),
+                    FilterOp::One(Inequality::AtMost, v) => field.less_than_or_equal(v),
+                    FilterOp::One(Inequality::NotEqual, v) => field.not_equal(v),
+                    FilterOp::One(Inequality::NotIn, _) => unreachable!(),
+                    FilterOp::NotIn(values) => field.is_not_in(values),
                 }
             }))
         })
@@ -549,18 +503,18 @@ async fn metered_reference<T: Sharded>(
 
 fn with_ops<T: Metered, const Q: u64, R: Reach>(
     mut query: ShardedQuery<T, Q, R>,
-    ops: &[Op<i64>],
+    ops: &[FilterOp<i64>],
 ) -> ShardedQuery<T, Q, R> {
     let field = T::value();
     for op in ops {
         query = query.filter(match op.clone() {
-            Op::One(Inequality::GreaterThan, v) => field.greater_than(v),
-            Op::One(Inequality::AtLeast, v) => field.at_least(v),
-            Op::One(Inequality::LessThan, v) => field.less_than(v),
-            Op::One(Inequality::AtMost, v) => field.at_most(v),
-            Op::One(Inequality::NotEqual, v) => field.not_equal(v),
-            Op::One(Inequality::NotIn, _) => unreachable!(),
-            Op::NotIn(values) => field.not_in(values),
+            FilterOp::One(Inequality::GreaterThan, v) => field.greater_than(v),
+            FilterOp::One(Inequality::AtLeast, v) => field.at_least(v),
+            FilterOp::One(Inequality::LessThan, v) => field.less_than(v),
+            FilterOp::One(Inequality::AtMost, v) => field.at_most(v),
+            FilterOp::One(Inequality::NotEqual, v) => field.not_equal(v),
+            FilterOp::One(Inequality::NotIn, _) => unreachable!(),
+            FilterOp::NotIn(values) => field.not_in(values),
         });
     }
     query

@@ -323,11 +323,15 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
             })
             .collect();
         let start = match &self.after {
-            Some(cursor) => Some(self.planned_cursor(cursor, self.start_inclusive, "starts")?),
+            Some(cursor) => {
+                Some(self.planned_cursor(cursor, &then_by, self.start_inclusive, "starts")?)
+            }
             None => None,
         };
         let end = match &self.end {
-            Some((cursor, inclusive)) => Some(self.planned_cursor(cursor, *inclusive, "ends")?),
+            Some((cursor, inclusive)) => {
+                Some(self.planned_cursor(cursor, &then_by, *inclusive, "ends")?)
+            }
             None => None,
         };
         let mut plan = QueryPlan {
@@ -369,11 +373,13 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         Ok(plan)
     }
 
-    /// The cursor's document and its values in the query's order, checked as Firestore
-    /// takes cursor values; `where_` says which end of the query it is ("starts", "ends").
+    /// The cursor's document and its values in the query's order (the order field, then
+    /// `then_by`), checked as Firestore takes cursor values; `where_` says which end of the
+    /// query it is ("starts", "ends").
     fn planned_cursor(
         &self,
         cursor: &super::cursor::Position,
+        then_by: &[&'static str],
         inclusive: bool,
         where_: &str,
     ) -> Result<PlannedCursor> {
@@ -398,7 +404,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         }
         cursor.check_scope(&self.scope)?;
         let mut values = vec![cursor.order_value.clone()];
-        for path in self.then_by() {
+        for path in then_by {
             let value = cursor.value_of(path)?;
             if !value_order::usable_in_cursor(value) {
                 return Err(Error::InvalidCursor(format!(
