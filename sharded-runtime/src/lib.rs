@@ -16,6 +16,7 @@ mod fields;
 mod get_many;
 pub mod guide;
 mod job;
+mod numeric;
 mod option_check;
 mod order_key;
 mod parent;
@@ -76,7 +77,7 @@ pub mod writes {
     pub use crate::document_id::check_document_id;
     pub use crate::fields::Field;
     pub use crate::status::StatusCode;
-    pub use crate::transform::{ServerTime, Transform, TransformNumber, TypedField};
+    pub use crate::transform::{ServerTime, Transform, TypedField};
     pub use crate::write::{OrderStamp, Written};
 }
 
@@ -138,9 +139,10 @@ pub mod indexes {
 /// `fn feed<T: Sharded + bounds::TopLevel + bounds::Reversible>(..)`, or `R: bounds::Reach` for
 /// a query of either reach.
 pub mod bounds {
+    pub use crate::numeric::Numeric;
     pub use crate::parent::{CollectionGroup, ParentDepth, Reversible, Subcollection, TopLevel};
     pub use crate::query::{
-        AllQueries, Numeric, PagedQuery, RangedOver, Reach, Summable, SummedOver, Window,
+        AllQueries, PagedQuery, RangedOver, Reach, Summable, SummedOver, Window,
     };
     pub use crate::sharded::{HasAggregates, HasRanges};
 

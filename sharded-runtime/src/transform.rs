@@ -13,22 +13,8 @@ use firestore::gcloud_sdk::google::firestore::v1::document_transform::field_tran
 use firestore::gcloud_sdk::google::firestore::v1::{ArrayValue, Value, value::ValueType};
 use serde::Serialize;
 
+use crate::numeric::Numeric;
 use crate::{Error, Result, Sharded};
-
-/// A Rust number type Firestore transforms arithmetically: what
-/// [`increment`](TypedField::increment), [`maximum`](TypedField::maximum) and
-/// [`minimum`](TypedField::minimum) take. Not `u64`/`usize`, stored wrapped past `i64::MAX`.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a number Firestore can increment",
-    label = "increment, maximum and minimum take a field stored as a Firestore number",
-    note = "they take `i8`, `i16`, `i32`, `i64`, `isize`, `u8`, `u16`, `u32`, `f32` or `f64` fields"
-)]
-pub trait TransformNumber: Serialize {}
-
-macro_rules! transform_numbers {
-    ($($ty:ty),*) => { $(impl TransformNumber for $ty {})* };
-}
-transform_numbers!(i8, i16, i32, i64, isize, u8, u16, u32, f32, f64);
 
 /// A Rust type a field set to the server's time can be read back as: what
 /// [`server_time`](TypedField::server_time) takes.
@@ -92,7 +78,7 @@ impl<T, V> TypedField<T, V> {
     }
 }
 
-impl<T, V: TransformNumber> TypedField<T, V> {
+impl<T, V: Numeric> TypedField<T, V> {
     /// Adds `by` to the stored number, on the server (Firestore's `increment`): concurrent
     /// increments all count. A missing or non-numeric field becomes `by`; integers saturate
     /// at the ends of `i64`, a double beside an integer gives a double.

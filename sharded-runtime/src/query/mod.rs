@@ -33,8 +33,8 @@ pub use crate::value_order::{
 };
 pub(crate) use aggregate::aggregate_asked;
 pub use aggregate::{
-    Aggregation, Aggregations, Avg, Count, Number, Numeric, NumericField, Sum, SummedOver, avg,
-    count, numeric_field, sum,
+    Aggregation, Aggregations, Avg, Count, Number, NumericField, Sum, SummedOver, avg, count,
+    numeric_field, sum,
 };
 pub use builder::ShardedQuery;
 pub(crate) use count::count_of;
@@ -108,7 +108,6 @@ pub(crate) fn query_name<T: Sharded>(query: u64) -> &'static str {
 /// One page of results and the cursor of the next. `I` is what its items read as: the
 /// query's type `T`, or a projection of it ([`page_as`](ShardedQuery::page_as)), whose
 /// cursors are the query's all the same.
-#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Page<T, const QUERY: u64, R: Reach = InCollection, I = T> {
     /// The documents of this page, in query order.
@@ -127,6 +126,38 @@ pub struct Page<T, const QUERY: u64, R: Reach = InCollection, I = T> {
     pub previous: Option<Cursor<T, QUERY, R>>,
     /// What fetching the page cost.
     pub stats: QueryStats,
+}
+
+// By hand: derives would also ask `T` and `R`, which a page only names in its cursors' type.
+impl<T, const QUERY: u64, R: Reach, I: Clone> Clone for Page<T, QUERY, R, I> {
+    fn clone(&self) -> Self {
+        Page {
+            items: self.items.clone(),
+            next: self.next.clone(),
+            previous: self.previous.clone(),
+            stats: self.stats,
+        }
+    }
+}
+
+impl<T, const QUERY: u64, R: Reach, I: PartialEq> PartialEq for Page<T, QUERY, R, I> {
+    fn eq(&self, other: &Self) -> bool {
+        self.items == other.items
+            && self.next == other.next
+            && self.previous == other.previous
+            && self.stats == other.stats
+    }
+}
+
+impl<T, const QUERY: u64, R: Reach, I: std::fmt::Debug> std::fmt::Debug for Page<T, QUERY, R, I> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Page")
+            .field("items", &self.items)
+            .field("next", &self.next)
+            .field("previous", &self.previous)
+            .field("stats", &self.stats)
+            .finish()
+    }
 }
 
 /// What a fetch cost. Firestore bills one read per document a query returns. With more than
@@ -162,5 +193,38 @@ impl QueryStats {
             documents_read,
             rounds: 1,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Stored;
+
+    /// Neither `Clone` nor `PartialEq` nor `Debug`: a page's traits ask them of its items only.
+    struct Unclonable;
+
+    #[test]
+    fn a_page_of_projections_is_cloned_and_compared_without_its_query_type() {
+        let page: Page<Unclonable, 7, InGroup, u32> = Page {
+            items: vec![Stored {
+                id: "a".to_owned(),
+                parent: None,
+                shard: "0".to_owned(),
+                document: 5,
+            }],
+            next: None,
+            previous: None,
+            stats: QueryStats::default(),
+        };
+        let copy = page.clone();
+        assert_eq!(copy, page);
+        assert_eq!(copy.items[0].document, 5);
+        assert!(format!("{page:?}").contains("document: 5"));
+        let other = Page {
+            items: Vec::new(),
+            ..page.clone()
+        };
+        assert_ne!(other, page);
     }
 }

@@ -23,17 +23,17 @@ pub trait Reach: sealed::Sealed + 'static {
 
 /// One collection: the top-level one, or one parent's
 /// ([`in_parent`](crate::ShardedQuery::in_parent)). What `T::query()` builds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug)]
 pub enum InCollection {}
 
 /// Every collection with the type's id, under every parent: what
 /// [`in_group`](crate::ShardedQuery::in_group) turns a query into.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug)]
 pub enum InGroup {}
 
 /// `R` read in the other direction than the type's, for a `reversible` type: what
 /// [`reversed`](crate::ShardedQuery::reversed) turns a query into. Never constructed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug)]
 pub struct Reversed<R>(std::convert::Infallible, PhantomData<fn() -> R>);
 
 impl Reach for InCollection {

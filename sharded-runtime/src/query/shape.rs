@@ -41,5 +41,5 @@ impl QueryShape {
 
 /// The queries a field declared for all of them takes: `#[sharded(aggregate)]` is summed and
 /// `#[sharded(range)]` filtered by every query of its type.
-#[derive(Debug, Clone, Copy)]
-pub struct AllQueries;
+#[derive(Debug)]
+pub enum AllQueries {}

@@ -22,11 +22,11 @@ pub trait Window: sealed::Sealed + 'static {
 }
 
 /// Every document the query matches: what `T::query()` builds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug)]
 pub enum Whole {}
 
 /// Some of them: a limit, or a cursor to start or end at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug)]
 pub enum Windowed {}
 
 /// A query of window `W` OR-ed with the typed query `OTHER`
@@ -43,7 +43,7 @@ impl<W, const OTHER: u64> std::fmt::Debug for Or<W, OTHER> {
 /// An OR built at run time ([`or_dynamic`](crate::ShardedQuery::or_dynamic)): its
 /// queries are not in its type, which stays the same however many are OR-ed in a loop. Its
 /// sum takes a field every query sums (`#[sharded(aggregate)]`) only.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug)]
 pub enum DynamicOr {}
 
 impl Window for Whole {

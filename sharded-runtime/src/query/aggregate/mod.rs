@@ -30,7 +30,7 @@ mod totals;
 
 use asked::hidden::{Asked, Totals};
 pub use asked::{Aggregation, Aggregations, Avg, Count, Sum, avg, count, sum};
-pub use numeric::{Number, Numeric, NumericField, SummedOver, numeric_field};
+pub use numeric::{Number, NumericField, SummedOver, numeric_field};
 use totals::{ChunkAggregate, Subtotal, Subtotals};
 
 use super::fetch::begin_requests;

@@ -1,24 +1,10 @@
-//! What can be summed: the `Numeric` types, the typed field a `sum` names, and the number
+//! What can be summed: the typed field a `sum` names, the queries that sum it, and the number
 //! it returns.
 
-use crate::query::shape::AllQueries;
 use std::marker::PhantomData;
 
-use serde::Serialize;
-
-/// A Rust type stored as a Firestore number on every document: what `#[sharded(aggregate)]`
-/// accepts. `Option` is not one (a `None` is stored as null, which `avg` skips but a count
-/// does not), and neither are `u64`/`usize` (values above `i64::MAX` are stored wrapped).
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be summed or averaged by sharded",
-    label = "not a number stored on every document",
-    note = "`#[sharded(aggregate)]` takes `i8`, `i16`, `i32`, `i64`, `isize`, `u8`, `u16`, `u32`, `f32` or `f64`: a value every document stores as a number, so an average across chunk queries can be weighted by their counts"
-)]
-pub trait Numeric: Serialize {
-    /// Whether Firestore stores it as an integer: a sum of integers is exact, so a chunk's
-    /// sum that comes back a double (past `i64::MAX`) is added again from its values.
-    const INTEGER: bool;
-}
+use crate::numeric::Numeric;
+use crate::query::shape::AllQueries;
 
 /// A numeric field of `T` (`T::aggregates().price`), to pass to
 /// [`ShardedQuery::sum`](crate::ShardedQuery::sum) and [`avg`](crate::ShardedQuery::avg). `S`
@@ -104,9 +90,3 @@ impl Number {
         }
     }
 }
-
-macro_rules! numeric {
-    ($integer:literal: $($ty:ty),*) => { $(impl Numeric for $ty { const INTEGER: bool = $integer; })* };
-}
-numeric!(true: i8, i16, i32, i64, isize, u8, u16, u32);
-numeric!(false: f32, f64);
