@@ -627,6 +627,26 @@ pub async fn check_paging_back<T, const Q: u64, R: Reach, W: Window>(
     assert_eq!(index, 0, "{what}: back to the first page");
 }
 
+/// [`check_query`], then, when the server ran the query (`expected` is `Ok`), every page of
+/// `limit` forward and from the last back to the first ([`check_paging_back`]): what a test of
+/// one query shape checks of each query it draws. `query` may be reversed already.
+pub async fn check_query_and_paging<T, const Q: u64, R: Reach>(
+    db: &FirestoreDb,
+    query: ShardedQuery<T, Q, R>,
+    expected: Result<Vec<String>, String>,
+    limit: u32,
+    what: &str,
+) where
+    T: Sharded + sharded_runtime::bounds::Reversible + PartialEq + std::fmt::Debug,
+{
+    let ran = expected.is_ok();
+    check_query(db, query.clone(), expected, limit, what).await;
+    if ran {
+        let forward = pages_forward(db, &query, limit).await;
+        check_paging_back(db, &query, &forward, limit, what).await;
+    }
+}
+
 /// Where `document` is: its path below the database root (`rooms/r1/notes/n1`).
 pub fn relative_path(document: &Document) -> &str {
     document
