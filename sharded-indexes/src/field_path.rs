@@ -146,6 +146,8 @@ mod tests {
         // As text, `a!` (0x21) sorts before `a.z` (0x2E); by segments `a` comes first.
         assert_eq!(path_order("a.z", "`a!`"), Less);
         assert_eq!(path_order("`x.y`", "x.y"), Greater);
+        // By code points: U+FF21 before U+1F600 (as UTF-16 code units it would be after).
+        assert_eq!(path_order("\u{FF21}", "\u{1F600}"), Less);
     }
     use super::*;
 

@@ -205,19 +205,35 @@ function checkTogether(d: CollectionDescription, filters: Filter[]): void {
   }
 }
 
-/** The fields range filters are on, each once, in the order Firestore orders them after the
- * order field: by path, segment by segment (the Rust `path_order`). */
+/** The fields range filters are on, each once, in the order the chunk queries order by them
+ * after the order field: a declared set's order, which the Rust derive wrote in the
+ * description (the order of its indexes), so both SDKs send what one index serves. */
 function rangedPaths(d: CollectionDescription, filters: Filter[]): string[] {
   const paths: string[] = [];
   for (const f of filters) if (isFieldRange(d, f) && !paths.includes(f.field)) paths.push(f.field);
-  return paths.sort(comparePaths);
+  const set = (d.rangeSets ?? []).find(
+    (declared) => declared.length === paths.length && paths.every((p) => declared.includes(p)),
+  );
+  return set !== undefined ? [...set] : paths.sort(comparePaths);
 }
 
-/** Field paths by their unquoted segments, one after another. */
+/** Field paths by their unquoted segments, one after another, each by its Unicode code points
+ * (the Rust `path_order`; JavaScript's `<` compares UTF-16 code units, which put a character
+ * past U+FFFF before one in U+E000..U+FFFF). */
 function comparePaths(a: string, b: string): number {
   const [x, y] = [segments(a), segments(b)];
   for (let i = 0; i < Math.min(x.length, y.length); i++) {
-    if (x[i] !== y[i]) return x[i]! < y[i]! ? -1 : 1;
+    const order = compareCodePoints(x[i]!, y[i]!);
+    if (order !== 0) return order;
+  }
+  return x.length - y.length;
+}
+
+function compareCodePoints(a: string, b: string): number {
+  const [x, y] = [Array.from(a), Array.from(b)];
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const order = x[i]!.codePointAt(0)! - y[i]!.codePointAt(0)!;
+    if (order !== 0) return order;
   }
   return x.length - y.length;
 }

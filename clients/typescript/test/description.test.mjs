@@ -171,6 +171,19 @@ test("filters on a declared set of range fields order by each, by path, as the R
   assert.ok(compareInPlan(plan, [5, 2, 1], "c/a", [5, 2, 1], "c/b") > 0);
 });
 
+test("a set's fields order as the description lists them, past U+FFFF too, where UTF-16 order differs", async () => {
+  const { withFilter, planOf } = await import("../test-dist/index.js");
+  // The Rust derive orders a set by code points: U+FF21 before U+1F600. As UTF-16 code units
+  // the emoji (0xD83D 0xDE00) would come first, and the query would need another index.
+  const [wide, emoji] = ["\uFF21", "\u{1F600}"];
+  assert.ok(emoji < wide, "JavaScript's own order is the other one");
+  const d = { ...base, rangeFields: [wide, emoji], rangeSets: [[wide, emoji]] };
+  const f = (filters, field, op, value) => withFilter(d, filters, field, op, value);
+  for (const filters of [f(f([], emoji, "<", 9), wide, ">", 1), f(f([], wide, ">", 1), emoji, "<", 9)]) {
+    assert.deepEqual(planOf(d, filters).orderBy, ["at", wide, emoji]);
+  }
+});
+
 test("an `in` query's pairs of (shard value, `in` value) are cut as the Rust fan-out cuts them", async () => {
   const { chunksOf, weightOf, withFilter } = await import("../test-dist/index.js");
   for (const n of [1, 2, 3, 6, 29, 30, 31, 40, 61, 100]) {
