@@ -329,6 +329,21 @@ mod tests {
         assert_eq!(reversible.indexes.len(), forward.indexes.len() + 2);
     }
 
+    /// A reversible `trades` type ordered by `at` descending, with queries on `venue` and
+    /// `price`: what the range tests declare their range fields on.
+    fn trades() -> CollectionDescription<'static> {
+        CollectionDescription {
+            collection: "trades",
+            shard_field: "shard",
+            shard_values: &["0", "1"],
+            order_field: "at",
+            direction: Direction::Descending,
+            reversible: true,
+            indexed_fields: &["venue", "price"],
+            ..CollectionDescription::EMPTY
+        }
+    }
+
     /// The index of a `trades` query comparing `middle` (descending shard) with `ranges`
     /// after the order field `at`, all in `direction`.
     fn ranged_index(middle: &[&str], direction: Direction, ranges: &[&str]) -> CompositeIndex {
@@ -350,20 +365,13 @@ mod tests {
     #[test]
     fn a_range_field_follows_the_order_field_in_each_direction() {
         let spec = CollectionDescription {
-            collection: "trades",
-            shard_field: "shard",
-            shard_values: &["0", "1"],
-            order_field: "at",
-            direction: Direction::Descending,
-            reversible: true,
-            indexed_fields: &["venue", "price"],
             range_fields: &["price"],
             ranges: &[FieldOfQuery {
                 field: "qty",
                 compared: &["venue"],
                 contains: false,
             }],
-            ..CollectionDescription::EMPTY
+            ..trades()
         };
         let index = |middle: &[&str], direction: Direction, range: &str| {
             ranged_index(middle, direction, &[range])
@@ -391,13 +399,6 @@ mod tests {
     #[test]
     fn a_set_of_range_fields_follows_the_order_field_in_each_query_that_filters_on_each() {
         let spec = CollectionDescription {
-            collection: "trades",
-            shard_field: "shard",
-            shard_values: &["0", "1"],
-            order_field: "at",
-            direction: Direction::Descending,
-            reversible: true,
-            indexed_fields: &["venue", "price"],
             range_fields: &["price", "qty"],
             ranges: &[FieldOfQuery {
                 field: "weight",
@@ -405,7 +406,7 @@ mod tests {
                 contains: false,
             }],
             range_sets: &[&["price", "qty"], &["price", "weight"]],
-            ..CollectionDescription::EMPTY
+            ..trades()
         };
         let plan = plan(&spec);
         for direction in [Direction::Descending, Direction::Ascending] {
