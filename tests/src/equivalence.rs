@@ -20,8 +20,8 @@ use sharded_runtime::{
     Cursor, Error, Page, Sharded, ShardedQuery, Stored, limits::MAX_DISJUNCTIONS,
 };
 
-pub fn ids<T>(stored: &[Stored<T>]) -> Vec<String> {
-    stored.iter().map(|s| s.id.clone()).collect()
+pub fn ids<T, S: std::borrow::Borrow<Stored<T>>>(stored: &[S]) -> Vec<String> {
+    stored.iter().map(|s| s.borrow().id.clone()).collect()
 }
 
 /// Checks `query` against `expected`, the unsharded query's ids (or its refusal by the server,
@@ -216,6 +216,57 @@ pub enum Inequality {
     NotEqual,
     /// The value an array of the values.
     NotIn,
+}
+
+/// What a property test's query narrows the collection to by one equality field: every
+/// document, those with one value, or those with any of some values (`in`).
+#[derive(Debug, Clone)]
+pub enum Scope<V> {
+    All,
+    Equal(V),
+    AnyOf(Vec<V>),
+}
+
+impl<V: Clone + std::fmt::Debug> Scope<V> {
+    /// One of the three, equally likely, with values from `pool`: `in_sizes` of them for `in`.
+    pub fn draw(
+        rng: &mut rand::rngs::StdRng,
+        pool: &[V],
+        in_sizes: std::ops::Range<usize>,
+    ) -> Self {
+        use rand::Rng;
+        let value = |rng: &mut rand::rngs::StdRng| pool[rng.random_range(0..pool.len())].clone();
+        match rng.random_range(0..3) {
+            0 => Scope::All,
+            1 => Scope::Equal(value(rng)),
+            _ => {
+                let count = rng.random_range(in_sizes);
+                Scope::AnyOf((0..count).map(|_| value(rng)).collect())
+            }
+        }
+    }
+
+    /// `reference` narrowed on `field` as the sharded query is.
+    pub fn narrow(&self, reference: Unsharded, field: &str) -> Unsharded
+    where
+        V: Into<FirestoreValue>,
+        Vec<V>: Into<FirestoreValue>,
+    {
+        match self {
+            Scope::All => reference,
+            Scope::Equal(value) => reference.equal(field, value.clone()),
+            Scope::AnyOf(values) => reference.any_of(field, values.clone()),
+        }
+    }
+
+    /// How a failure names it: `all`, `venue "v1"`, `venue in ["v1", "v2"]`.
+    pub fn describe(&self, field: &str) -> String {
+        match self {
+            Scope::All => "all".to_owned(),
+            Scope::Equal(value) => format!("{field} {value:?}"),
+            Scope::AnyOf(values) => format!("{field} in {values:?}"),
+        }
+    }
 }
 
 /// One filter on a range field: an inequality with a value, or a `not-in` of values.

@@ -17,7 +17,8 @@ use sharded_runtime::{
     reads::{WHOLE_COLLECTION, query_id},
 };
 use sharded_tests::equivalence::{
-    FilterOp, Inequality, Unsharded, check_query_and_paging, filtered, for_each_dataset, write_both,
+    FilterOp, Inequality, Scope, Unsharded, check_query_and_paging, filtered, for_each_dataset,
+    ids, write_both,
 };
 use sharded_tests::test_db;
 
@@ -199,38 +200,27 @@ async fn check_random_sets<T: Lot>(db: &FirestoreDb, rng: &mut StdRng, label: &s
         let reversed = rng.random_bool(0.5);
         let price_ops = random_ops(rng, &prices);
         let qty_ops = random_ops(rng, &QTYS);
-        let label = format!(
-            "{label} round {round} limit {limit} reversed {reversed}: price {price_ops:?}, qty {qty_ops:?}"
+        let scope = Scope::draw(rng, &venues, 1..3);
+        let what = format!(
+            "{label} round {round} limit {limit} reversed {reversed}: price {price_ops:?}, qty {qty_ops:?}, {}",
+            scope.describe("venue")
         );
         let reference = match reversed {
             true => Unsharded::default().reversed(),
             false => Unsharded::default(),
         };
-        match rng.random_range(0..3) {
-            0 => {
+        let reference = scope.narrow(reference, "venue");
+        let query = match scope {
+            Scope::All => {
                 let (query, reference) = T::both_in_all(T::all(), reference, &price_ops, &qty_ops);
-                let what = format!("{label}, all");
                 check_either_way(db, &plain, query, reference, reversed, limit, &what).await;
+                continue;
             }
-            1 => {
-                let venue = venues[rng.random_range(0..venues.len())].clone();
-                let reference = reference.equal("venue", venue.clone());
-                let (query, reference) =
-                    T::both_in_venue(T::venue(venue.clone()), reference, &price_ops, &qty_ops);
-                let what = format!("{label}, venue {venue}");
-                check_either_way(db, &plain, query, reference, reversed, limit, &what).await;
-            }
-            _ => {
-                let some: Vec<String> = (0..rng.random_range(1..3))
-                    .map(|_| venues[rng.random_range(0..venues.len())].clone())
-                    .collect();
-                let reference = reference.any_of("venue", some.clone());
-                let (query, reference) =
-                    T::both_in_venue(T::venues_in(some.clone()), reference, &price_ops, &qty_ops);
-                let what = format!("{label}, venue in {some:?}");
-                check_either_way(db, &plain, query, reference, reversed, limit, &what).await;
-            }
-        }
+            Scope::Equal(venue) => T::venue(venue),
+            Scope::AnyOf(venues) => T::venues_in(venues),
+        };
+        let (query, reference) = T::both_in_venue(query, reference, &price_ops, &qty_ops);
+        check_either_way(db, &plain, query, reference, reversed, limit, &what).await;
     }
 }
 
@@ -281,13 +271,7 @@ async fn a_listener_on_a_declared_set_follows_its_fetch() {
     let mut live = query.listen(db).unwrap();
     let mut shown: Option<Vec<String>> = None;
     for step in 0..4 {
-        let fetched: Vec<String> = query
-            .fetch_stored(db)
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|stored| stored.id)
-            .collect();
+        let fetched = ids(&query.fetch_stored(db).await.unwrap());
         // A listener shows a snapshot when its result changes: wait for the one that
         // shows what the fetch read (each snapshot between is a state the writes passed).
         while shown.as_ref() != Some(&fetched) {
@@ -300,13 +284,7 @@ async fn a_listener_on_a_declared_set_follows_its_fetch() {
                 })
                 .expect("the listener goes on")
                 .unwrap();
-            shown = Some(
-                snapshot
-                    .documents
-                    .iter()
-                    .map(|stored| stored.id.clone())
-                    .collect(),
-            );
+            shown = Some(ids(&snapshot.documents));
         }
         // Writes that enter the result at its start (the earliest `at`, ordered among the
         // ties by price, then qty) and one that leaves it (its price below the filter's).

@@ -18,8 +18,8 @@ use sharded_runtime::{
     reads::{RangeField, WHOLE_COLLECTION, query_id},
 };
 use sharded_tests::equivalence::{
-    FilterOp, Inequality, Unsharded, check_query_and_paging, filtered, for_each_dataset, paged,
-    place_of, write_both,
+    FilterOp, Inequality, Scope, Unsharded, check_query_and_paging, filtered, for_each_dataset,
+    paged, place_of, write_both,
 };
 use sharded_tests::test_db;
 
@@ -198,12 +198,9 @@ async fn check_random_filters<T: Trade>(db: &FirestoreDb, rng: &mut StdRng, labe
     let prices: Vec<i64> = (-1..9).collect();
     for round in 0..8 {
         let limit = rng.random_range(1..25);
-        let venue = venues[rng.random_range(0..venues.len())].clone();
-        let some_venues: Vec<String> = (0..rng.random_range(1..4))
-            .map(|_| venues[rng.random_range(0..venues.len())].clone())
-            .collect();
+        // The query: the whole collection, one venue, or some (`in`).
+        let scope = Scope::draw(rng, &venues, 1..4);
         let reversed = rng.random_bool(0.5);
-        let label = format!("{label} round {round} limit {limit} reversed {reversed}");
         let price = rng.random_bool(0.5);
         let price_ops = random_ops(rng, &prices);
         let qty_ops = random_ops(rng, &QTYS);
@@ -211,41 +208,32 @@ async fn check_random_filters<T: Trade>(db: &FirestoreDb, rng: &mut StdRng, labe
             true => format!("price {price_ops:?}"),
             false => format!("qty {qty_ops:?}"),
         };
+        let what = format!(
+            "{label} round {round} limit {limit} reversed {reversed}: {}, {filters}",
+            scope.describe("venue")
+        );
         let reference = match reversed {
             true => Unsharded::default().reversed(),
             false => Unsharded::default(),
         };
-        // The query: the whole collection, one venue, or some (`in`).
-        match rng.random_range(0..3) {
-            0 => {
+        let reference = scope.narrow(reference, "venue");
+        let query = match scope {
+            Scope::All => {
                 let (query, reference) = match price {
                     true => filtered(T::all(), reference, T::price(), &price_ops),
                     false => T::qty_in_all(T::all(), reference, &qty_ops),
                 };
-                let what = format!("{label}: all, {filters}");
                 check_either_way(db, &plain, query, reference, reversed, limit, &what).await;
+                continue;
             }
-            choice => {
-                let (query, reference, shape) = match choice {
-                    1 => (
-                        T::venue(venue.clone()),
-                        reference.equal("venue", venue.clone()),
-                        format!("venue {venue}"),
-                    ),
-                    _ => (
-                        T::venues_in(some_venues.clone()),
-                        reference.any_of("venue", some_venues.clone()),
-                        format!("venue in {some_venues:?}"),
-                    ),
-                };
-                let (query, reference) = match price {
-                    true => filtered(query, reference, T::price(), &price_ops),
-                    false => T::qty_in_venue(query, reference, &qty_ops),
-                };
-                let what = format!("{label}: {shape}, {filters}");
-                check_either_way(db, &plain, query, reference, reversed, limit, &what).await;
-            }
-        }
+            Scope::Equal(venue) => T::venue(venue),
+            Scope::AnyOf(venues) => T::venues_in(venues),
+        };
+        let (query, reference) = match price {
+            true => filtered(query, reference, T::price(), &price_ops),
+            false => T::qty_in_venue(query, reference, &qty_ops),
+        };
+        check_either_way(db, &plain, query, reference, reversed, limit, &what).await;
     }
 }
 
