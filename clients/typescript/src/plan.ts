@@ -179,10 +179,7 @@ function checkTogether(d: CollectionDescription, filters: Filter[]): void {
   if (paths.length === 0) return;
   const named = paths.map((p) => `\`${p}\``).join(", ");
   if (paths.length > 1) {
-    const declared = (d.rangeSets ?? []).some(
-      (set) => set.length === paths.length && paths.every((p) => set.includes(p)),
-    );
-    if (!declared) {
+    if (declaredSet(d, paths) === undefined) {
       throw new ShardedError(
         `range filters on ${named}: each orders the query by its field, so filtering on them together needs an index of its own, planned for the sets declared with #[sharded(ranges(...))] on the struct; declare this one, or filter on one field`,
       );
@@ -211,10 +208,13 @@ function checkTogether(d: CollectionDescription, filters: Filter[]): void {
 function rangedPaths(d: CollectionDescription, filters: Filter[]): string[] {
   const paths: string[] = [];
   for (const f of filters) if (isFieldRange(d, f) && !paths.includes(f.field)) paths.push(f.field);
-  const set = (d.rangeSets ?? []).find(
-    (declared) => declared.length === paths.length && paths.every((p) => declared.includes(p)),
-  );
+  const set = declaredSet(d, paths);
   return set !== undefined ? [...set] : paths.sort(comparePaths);
+}
+
+/** The set declared with `#[sharded(ranges(...))]` that holds exactly `paths`, if any. */
+function declaredSet(d: CollectionDescription, paths: string[]): string[] | undefined {
+  return (d.rangeSets ?? []).find((set) => set.length === paths.length && paths.every((p) => set.includes(p)));
 }
 
 /** Field paths by their unquoted segments, one after another, each by its Unicode code points
