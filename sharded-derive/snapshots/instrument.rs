@@ -220,6 +220,8 @@ const _: () = {
         }
     }
     #[automatically_derived]
+    impl ::sharded_runtime::__private::DeclaredTopLevel for Instrument {}
+    #[automatically_derived]
     impl ::sharded_runtime::bounds::TopLevel for Instrument {}
     #[automatically_derived]
     impl ::sharded_runtime::__private::Derived for Instrument {}

@@ -155,11 +155,19 @@ const _: () = {
         }
     }
     #[automatically_derived]
+    impl ::sharded_runtime::__private::DeclaredSubcollection for Message {}
+    #[automatically_derived]
     impl ::sharded_runtime::bounds::Subcollection for Message {}
+    #[automatically_derived]
+    impl ::sharded_runtime::__private::DeclaredParentDepth<1usize> for Message {}
     #[automatically_derived]
     impl ::sharded_runtime::bounds::ParentDepth<1usize> for Message {}
     #[automatically_derived]
+    impl ::sharded_runtime::__private::DeclaredCollectionGroup for Message {}
+    #[automatically_derived]
     impl ::sharded_runtime::bounds::CollectionGroup for Message {}
+    #[automatically_derived]
+    impl ::sharded_runtime::__private::DeclaredReversible for Message {}
     #[automatically_derived]
     impl ::sharded_runtime::bounds::Reversible for Message {}
     #[automatically_derived]

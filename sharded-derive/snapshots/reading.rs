@@ -103,6 +103,8 @@ const _: () = {
         }
     }
     #[automatically_derived]
+    impl ::sharded_runtime::__private::DeclaredTopLevel for Reading {}
+    #[automatically_derived]
     impl ::sharded_runtime::bounds::TopLevel for Reading {}
     #[automatically_derived]
     impl ::sharded_runtime::__private::Derived for Reading {}

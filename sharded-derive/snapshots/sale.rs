@@ -263,13 +263,19 @@ const _: () = {
         }
     }
     #[automatically_derived]
+    impl ::sharded_runtime::__private::DeclaredTopLevel for Sale {}
+    #[automatically_derived]
     impl ::sharded_runtime::bounds::TopLevel for Sale {}
+    #[automatically_derived]
+    impl ::sharded_runtime::__private::DeclaredAggregates for Sale {}
     #[automatically_derived]
     impl ::sharded_runtime::bounds::HasAggregates for Sale {
         fn fields() -> SaleAggregates {
             Sale::aggregates()
         }
     }
+    #[automatically_derived]
+    impl ::sharded_runtime::__private::DeclaredRanges for Sale {}
     #[automatically_derived]
     impl ::sharded_runtime::bounds::HasRanges for Sale {
         fn fields() -> SaleRanges {

@@ -208,6 +208,8 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
     let top_level = container.attrs.parent.is_none().then(|| {
         quote! {
             #[automatically_derived]
+            impl ::sharded_runtime::__private::DeclaredTopLevel for #ident {}
+            #[automatically_derived]
             impl ::sharded_runtime::bounds::TopLevel for #ident {}
         }
     });

@@ -8,6 +8,7 @@ mod declined;
 pub mod bulk;
 mod collection;
 mod counter;
+mod declared;
 mod document;
 mod document_id;
 mod document_path;
@@ -135,7 +136,11 @@ pub mod indexes {
 
 /// The traits that generic code over sharded types names in its bounds. The derive implements
 /// them for each `#[derive(Sharded)]` type (and this crate for its own marker types); no user
-/// type implements them by hand. Name them to write code generic over sharded types:
+/// type implements them by hand. Those a declaration implies (`TopLevel`, `Subcollection`,
+/// `ParentDepth`, `CollectionGroup`, `Reversible`, `HasAggregates`, `HasRanges`) are sealed:
+/// an `impl` written by hand does not compile, and its error names the attribute to declare,
+/// so no query compiles without the index its declaration plans. Name them to write code
+/// generic over sharded types:
 /// `fn feed<T: Sharded + bounds::TopLevel + bounds::Reversible>(..)`, or `R: bounds::Reach` for
 /// a query of either reach.
 pub mod bounds {
@@ -164,6 +169,7 @@ pub use firestore;
 pub mod __private {
     // The constructors generated code calls, each generic argument written out.
     pub use crate::counter::{CounterValue, ValueRange, counter_field};
+    pub use crate::declared::*;
     pub use crate::fields::field;
     pub use crate::order_key::NoOrderField;
     pub use crate::query::queries::{Contained, Indexed, NotIndexed};

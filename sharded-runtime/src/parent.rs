@@ -17,7 +17,7 @@ use crate::{Error, Result, Sharded};
     label = "not declared with a parent",
     note = "for a subcollection, declare where it lives: `#[sharded(parent = \"rooms\")]`"
 )]
-pub trait Subcollection: Sharded {}
+pub trait Subcollection: Sharded + crate::declared::DeclaredSubcollection {}
 
 /// A sharded type that declares queries across every parent (`collection_group`):
 /// implemented by the derive, and what [`in_group`](crate::ShardedQuery::in_group) requires,
@@ -32,7 +32,7 @@ pub trait Subcollection: Sharded {}
     label = "not declared with `collection_group`",
     note = "add `collection_group` to its `#[sharded(...)]`: the build then plans the COLLECTION_GROUP indexes these queries need"
 )]
-pub trait CollectionGroup: Sharded {}
+pub trait CollectionGroup: Sharded + crate::declared::DeclaredCollectionGroup {}
 
 /// A sharded type stored at the top level of the database (no `parent`): implemented by the
 /// derive, and what the writes and reads that take no parent require
@@ -45,7 +45,7 @@ pub trait CollectionGroup: Sharded {}
     note = "write and read it under a parent: `{Self}::collection_in(&db, &parent)`, `batch.in_parent(&parent)`, `writer.in_parent(&parent)`, `query.in_parent(&parent)`, with `let parent = Parent::<{Self}>::new(&[..])?`",
     note = "in generic code over top-level types, bound the type `T: TopLevel`"
 )]
-pub trait TopLevel: Sharded {}
+pub trait TopLevel: Sharded + crate::declared::DeclaredTopLevel {}
 
 /// A subcollection type `N` levels down: implemented by the derive for the number of
 /// collections its `#[sharded(parent = "...")]` names, and what [`Parent::new`] requires of
@@ -55,7 +55,10 @@ pub trait TopLevel: Sharded {}
     label = "one id per collection of the type's `parent`",
     note = "give `Parent::new` one id per collection of `{Self}`'s `#[sharded(parent = \"...\")]`, outermost first (`parent = \"users/devices\"` takes two: `users/{{uid}}/devices/{{did}}`); `Parent::from_ids` takes a slice whose length is checked when it runs"
 )]
-pub trait ParentDepth<const N: usize>: Subcollection {}
+pub trait ParentDepth<const N: usize>:
+    Subcollection + crate::declared::DeclaredParentDepth<N>
+{
+}
 
 /// A sharded type whose queries run in both directions (`reversible`): implemented by the
 /// derive, and what [`reversed`](crate::ShardedQuery::reversed) and
@@ -66,7 +69,7 @@ pub trait ParentDepth<const N: usize>: Subcollection {}
     label = "not declared `reversible`",
     note = "add `reversible` to its `#[sharded(...)]`: the build then plans each query's index in the other direction too, which reversed queries and previous pages need"
 )]
-pub trait Reversible: Sharded {}
+pub trait Reversible: Sharded + crate::declared::DeclaredReversible {}
 
 /// The parent document a subcollection's documents live under, for one sharded type: the ids
 /// along its path, one per collection of `#[sharded(parent = "...")]`. A `Parent<Message>`

@@ -197,7 +197,7 @@ pub struct NoFields;
     label = "no field of it is `#[sharded(aggregate)]`",
     note = "add `#[sharded(aggregate)]` to a numeric field (or `aggregate(all, ..)`, naming the queries that sum it): it gets `T::aggregates().<field>` for `sum` and `avg`, and the indexes they need"
 )]
-pub trait HasAggregates: Sharded {
+pub trait HasAggregates: Sharded + crate::declared::DeclaredAggregates {
     /// The derive's `aggregates()`: one `NumericField` per aggregate field.
     fn fields() -> Self::AggregateFields;
 }
@@ -209,7 +209,7 @@ pub trait HasAggregates: Sharded {
     label = "no field of it is `#[sharded(range)]`",
     note = "add `#[sharded(range)]` to the field to filter (or `range(all, ..)`, naming the queries that filter it): it gets `T::ranges().<field>` for `filter`, and the indexes it needs"
 )]
-pub trait HasRanges: Sharded {
+pub trait HasRanges: Sharded + crate::declared::DeclaredRanges {
     /// The derive's `ranges()`: one `RangeField` per range field.
     fn fields() -> Self::RangeFields;
 }

@@ -9,19 +9,26 @@ use sharded_internals::Model;
 use crate::namespace::Kind;
 
 /// Where the collection lives, as the traits that let a type take a parent
-/// (`Subcollection`) and group queries (`CollectionGroup`).
+/// (`Subcollection`) and group queries (`CollectionGroup`), each beside its seal
+/// (`__private::Declared...`), which only generated code implements.
 pub(super) fn placement(model: &Model) -> TokenStream {
     let ident = model.ident;
     let depth = model.parent_collections.len();
     let subcollection = match model.parent_collections.is_empty() {
         false => quote! {
             #[automatically_derived]
+            impl ::sharded_runtime::__private::DeclaredSubcollection for #ident {}
+            #[automatically_derived]
             impl ::sharded_runtime::bounds::Subcollection for #ident {}
 
+            #[automatically_derived]
+            impl ::sharded_runtime::__private::DeclaredParentDepth<#depth> for #ident {}
             #[automatically_derived]
             impl ::sharded_runtime::bounds::ParentDepth<#depth> for #ident {}
         },
         true => quote! {
+            #[automatically_derived]
+            impl ::sharded_runtime::__private::DeclaredTopLevel for #ident {}
             #[automatically_derived]
             impl ::sharded_runtime::bounds::TopLevel for #ident {}
         },
@@ -29,11 +36,15 @@ pub(super) fn placement(model: &Model) -> TokenStream {
     let group = model.collection_group.then(|| {
         quote! {
             #[automatically_derived]
+            impl ::sharded_runtime::__private::DeclaredCollectionGroup for #ident {}
+            #[automatically_derived]
             impl ::sharded_runtime::bounds::CollectionGroup for #ident {}
         }
     });
     let reversible = model.reversible.then(|| {
         quote! {
+            #[automatically_derived]
+            impl ::sharded_runtime::__private::DeclaredReversible for #ident {}
             #[automatically_derived]
             impl ::sharded_runtime::bounds::Reversible for #ident {}
         }
@@ -42,18 +53,24 @@ pub(super) fn placement(model: &Model) -> TokenStream {
 }
 
 /// `HasAggregates` and `HasRanges` for a type with such fields, whose `fields()` are its own
-/// `aggregates()` and `ranges()`: a type without them has neither, so the trait's
-/// `T::aggregates()` is an error there that names the fix.
+/// `aggregates()` and `ranges()`, each beside its seal: a type without them has neither, so
+/// the trait's `T::aggregates()` is an error there that names the fix.
 pub(super) fn has_fields(model: &Model) -> TokenStream {
     let ident = model.ident;
     let mut out = TokenStream::new();
-    for (present, kind, trait_name) in [
+    for (present, kind, trait_name, seal) in [
         (
             !model.aggregates.is_empty(),
             Kind::Aggregates,
             quote!(HasAggregates),
+            quote!(DeclaredAggregates),
         ),
-        (!model.ranges.is_empty(), Kind::Ranges, quote!(HasRanges)),
+        (
+            !model.ranges.is_empty(),
+            Kind::Ranges,
+            quote!(HasRanges),
+            quote!(DeclaredRanges),
+        ),
     ] {
         if !present {
             continue;
@@ -61,6 +78,9 @@ pub(super) fn has_fields(model: &Model) -> TokenStream {
         let fields = kind.struct_ident(ident);
         let constructor = kind.constructor().0;
         out.extend(quote! {
+            #[automatically_derived]
+            impl ::sharded_runtime::__private::#seal for #ident {}
+
             #[automatically_derived]
             impl ::sharded_runtime::bounds::#trait_name for #ident {
                 fn fields() -> #fields {
