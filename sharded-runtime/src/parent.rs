@@ -6,6 +6,10 @@ use std::marker::PhantomData;
 
 use firestore::FirestoreDb;
 
+use crate::declared::{
+    DeclaredCollectionGroup, DeclaredParentDepth, DeclaredReversible, DeclaredSubcollection,
+    DeclaredTopLevel,
+};
 use crate::{Error, Result, Sharded};
 
 /// A sharded type declared under parent documents (`#[sharded(parent = "rooms")]`):
@@ -17,7 +21,7 @@ use crate::{Error, Result, Sharded};
     label = "not declared with a parent",
     note = "for a subcollection, declare where it lives: `#[sharded(parent = \"rooms\")]`"
 )]
-pub trait Subcollection: Sharded + crate::declared::DeclaredSubcollection {}
+pub trait Subcollection: Sharded + DeclaredSubcollection {}
 
 /// A sharded type that declares queries across every parent (`collection_group`):
 /// implemented by the derive, and what [`in_group`](crate::ShardedQuery::in_group) requires,
@@ -32,7 +36,7 @@ pub trait Subcollection: Sharded + crate::declared::DeclaredSubcollection {}
     label = "not declared with `collection_group`",
     note = "add `collection_group` to its `#[sharded(...)]`: the build then plans the COLLECTION_GROUP indexes these queries need"
 )]
-pub trait CollectionGroup: Sharded + crate::declared::DeclaredCollectionGroup {}
+pub trait CollectionGroup: Sharded + DeclaredCollectionGroup {}
 
 /// A sharded type stored at the top level of the database (no `parent`): implemented by the
 /// derive, and what the writes and reads that take no parent require
@@ -45,7 +49,7 @@ pub trait CollectionGroup: Sharded + crate::declared::DeclaredCollectionGroup {}
     note = "write and read it under a parent: `{Self}::collection_in(&db, &parent)`, `batch.in_parent(&parent)`, `writer.in_parent(&parent)`, `query.in_parent(&parent)`, with `let parent = Parent::<{Self}>::new(&[..])?`",
     note = "in generic code over top-level types, bound the type `T: TopLevel`"
 )]
-pub trait TopLevel: Sharded + crate::declared::DeclaredTopLevel {}
+pub trait TopLevel: Sharded + DeclaredTopLevel {}
 
 /// A subcollection type `N` levels down: implemented by the derive for the number of
 /// collections its `#[sharded(parent = "...")]` names, and what [`Parent::new`] requires of
@@ -55,10 +59,7 @@ pub trait TopLevel: Sharded + crate::declared::DeclaredTopLevel {}
     label = "one id per collection of the type's `parent`",
     note = "give `Parent::new` one id per collection of `{Self}`'s `#[sharded(parent = \"...\")]`, outermost first (`parent = \"users/devices\"` takes two: `users/{{uid}}/devices/{{did}}`); `Parent::from_ids` takes a slice whose length is checked when it runs"
 )]
-pub trait ParentDepth<const N: usize>:
-    Subcollection + crate::declared::DeclaredParentDepth<N>
-{
-}
+pub trait ParentDepth<const N: usize>: Subcollection + DeclaredParentDepth<N> {}
 
 /// A sharded type whose queries run in both directions (`reversible`): implemented by the
 /// derive, and what [`reversed`](crate::ShardedQuery::reversed) and
@@ -69,7 +70,7 @@ pub trait ParentDepth<const N: usize>:
     label = "not declared `reversible`",
     note = "add `reversible` to its `#[sharded(...)]`: the build then plans each query's index in the other direction too, which reversed queries and previous pages need"
 )]
-pub trait Reversible: Sharded + crate::declared::DeclaredReversible {}
+pub trait Reversible: Sharded + DeclaredReversible {}
 
 /// The parent document a subcollection's documents live under, for one sharded type: the ids
 /// along its path, one per collection of `#[sharded(parent = "...")]`. A `Parent<Message>`

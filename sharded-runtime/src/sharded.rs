@@ -4,6 +4,7 @@ use sharded_indexes::{CollectionDescription, Direction, IndexPlan};
 
 use crate::OrderKey;
 use crate::collection::ShardedCollection;
+use crate::declared::{DeclaredAggregates, DeclaredRanges};
 
 /// What the runtime reads besides [`Sharded::DESCRIPTION`], computed by the derive from the
 /// same attributes: the query names, which paths a write must hold (the description does not
@@ -197,7 +198,7 @@ pub struct NoFields;
     label = "no field of it is `#[sharded(aggregate)]`",
     note = "add `#[sharded(aggregate)]` to a numeric field (or `aggregate(all, ..)`, naming the queries that sum it): it gets `T::aggregates().<field>` for `sum` and `avg`, and the indexes they need"
 )]
-pub trait HasAggregates: Sharded + crate::declared::DeclaredAggregates {
+pub trait HasAggregates: Sharded + DeclaredAggregates {
     /// The derive's `aggregates()`: one `NumericField` per aggregate field.
     fn fields() -> Self::AggregateFields;
 }
@@ -209,7 +210,7 @@ pub trait HasAggregates: Sharded + crate::declared::DeclaredAggregates {
     label = "no field of it is `#[sharded(range)]`",
     note = "add `#[sharded(range)]` to the field to filter (or `range(all, ..)`, naming the queries that filter it): it gets `T::ranges().<field>` for `filter`, and the indexes it needs"
 )]
-pub trait HasRanges: Sharded + crate::declared::DeclaredRanges {
+pub trait HasRanges: Sharded + DeclaredRanges {
     /// The derive's `ranges()`: one `RangeField` per range field.
     fn fields() -> Self::RangeFields;
 }
