@@ -206,12 +206,7 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
     );
     // As the expansion places it, so that the type's own uses do not fail a second time.
     let top_level = container.attrs.parent.is_none().then(|| {
-        quote! {
-            #[automatically_derived]
-            impl ::sharded_runtime::__private::DeclaredTopLevel for #ident {}
-            #[automatically_derived]
-            impl ::sharded_runtime::bounds::TopLevel for #ident {}
-        }
+        crate::declared::declared(ident, quote!(DeclaredTopLevel), quote!(TopLevel), quote!())
     });
     let wrapped = wrap(quote! {
         #namespaces

@@ -1,6 +1,7 @@
 //! `#[derive(Sharded)]`. Depend on `sharded-runtime`, which re-exports it and documents the
 //! attributes.
 
+mod declared;
 mod expand;
 mod fallback;
 mod namespace;

@@ -6,6 +6,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use sharded_internals::Model;
 
+use crate::declared::declared;
 use crate::namespace::Kind;
 
 /// Where the collection lives, as the traits that let a type take a parent
@@ -15,39 +16,38 @@ pub(super) fn placement(model: &Model) -> TokenStream {
     let ident = model.ident;
     let depth = model.parent_collections.len();
     let subcollection = match model.parent_collections.is_empty() {
-        false => quote! {
-            #[automatically_derived]
-            impl ::sharded_runtime::__private::DeclaredSubcollection for #ident {}
-            #[automatically_derived]
-            impl ::sharded_runtime::bounds::Subcollection for #ident {}
-
-            #[automatically_derived]
-            impl ::sharded_runtime::__private::DeclaredParentDepth<#depth> for #ident {}
-            #[automatically_derived]
-            impl ::sharded_runtime::bounds::ParentDepth<#depth> for #ident {}
-        },
-        true => quote! {
-            #[automatically_derived]
-            impl ::sharded_runtime::__private::DeclaredTopLevel for #ident {}
-            #[automatically_derived]
-            impl ::sharded_runtime::bounds::TopLevel for #ident {}
-        },
+        false => {
+            let subcollection = declared(
+                ident,
+                quote!(DeclaredSubcollection),
+                quote!(Subcollection),
+                quote!(),
+            );
+            let depth = declared(
+                ident,
+                quote!(DeclaredParentDepth<#depth>),
+                quote!(ParentDepth<#depth>),
+                quote!(),
+            );
+            quote!(#subcollection #depth)
+        }
+        true => declared(ident, quote!(DeclaredTopLevel), quote!(TopLevel), quote!()),
     };
     let group = model.collection_group.then(|| {
-        quote! {
-            #[automatically_derived]
-            impl ::sharded_runtime::__private::DeclaredCollectionGroup for #ident {}
-            #[automatically_derived]
-            impl ::sharded_runtime::bounds::CollectionGroup for #ident {}
-        }
+        declared(
+            ident,
+            quote!(DeclaredCollectionGroup),
+            quote!(CollectionGroup),
+            quote!(),
+        )
     });
     let reversible = model.reversible.then(|| {
-        quote! {
-            #[automatically_derived]
-            impl ::sharded_runtime::__private::DeclaredReversible for #ident {}
-            #[automatically_derived]
-            impl ::sharded_runtime::bounds::Reversible for #ident {}
-        }
+        declared(
+            ident,
+            quote!(DeclaredReversible),
+            quote!(Reversible),
+            quote!(),
+        )
     });
     quote!(#subcollection #group #reversible)
 }
@@ -77,17 +77,16 @@ pub(super) fn has_fields(model: &Model) -> TokenStream {
         }
         let fields = kind.struct_ident(ident);
         let constructor = kind.constructor().0;
-        out.extend(quote! {
-            #[automatically_derived]
-            impl ::sharded_runtime::__private::#seal for #ident {}
-
-            #[automatically_derived]
-            impl ::sharded_runtime::bounds::#trait_name for #ident {
+        out.extend(declared(
+            ident,
+            seal,
+            trait_name,
+            quote! {
                 fn fields() -> #fields {
                     #ident::#constructor()
                 }
-            }
-        });
+            },
+        ));
     }
     out
 }
