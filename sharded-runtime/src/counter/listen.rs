@@ -1,27 +1,35 @@
-//! A counter's live value: one Listen target over its shard documents, whose values are
-//! added up at each consistent point the server marks (a target-less `NO_CHANGE` with a read
-//! time, once the target is `CURRENT`), so each value shown is the counter's exact value at
-//! that read time. A dropped stream is opened again and reads every shard document afresh
-//! (at most 1,000, one read each) rather than resuming from a token: a counter's target is
-//! small, and a resumed target is what the live queries must check (`verify.rs`); a silent
-//! stream is given up after [`ListenOptions::idle_timeout`] and opened over a fresh
-//! connection, as a live query's is.
+//! A counter's live value: one Listen target over its shard documents, which says when the
+//! value may have changed, and at each point the server then marks consistent (a target-less
+//! `NO_CHANGE` with a read time, once the target is `CURRENT`) the value read at that read
+//! time, one sum aggregation. The stream's own documents are not added up: with several
+//! writers the emulator marks points consistent before it has sent every commit at or before
+//! them (measured: `server_listen_consistency.rs`), so a sum of what it sent can be lower
+//! than the value at its read time. A dropped stream is opened again (its first point read
+//! the same way); a silent stream is given up after [`ListenOptions::idle_timeout`] and
+//! opened over a fresh connection, as a live query's is. Transient failures, of the stream or
+//! of a read, go through the same reconnections.
 
-use std::collections::HashMap;
 use std::time::SystemTime;
 
 use firestore::FirestoreDb;
+use firestore::errors::FirestoreError;
 use firestore::gcloud_sdk::google::firestore::v1::listen_response::ResponseType;
+use firestore::gcloud_sdk::google::firestore::v1::structured_aggregation_query::{
+    self, Aggregation, aggregation,
+};
 use firestore::gcloud_sdk::google::firestore::v1::structured_query::CollectionSelector;
+use firestore::gcloud_sdk::google::firestore::v1::structured_query::FieldReference;
 use firestore::gcloud_sdk::google::firestore::v1::target_change::TargetChangeType;
 use firestore::gcloud_sdk::google::firestore::v1::{
-    ListenRequest, ListenResponse, StructuredQuery, Target, listen_request, target,
+    ListenRequest, ListenResponse, RunAggregationQueryRequest, StructuredAggregationQuery,
+    StructuredQuery, Target, listen_request, run_aggregation_query_request, target,
 };
 use firestore::gcloud_sdk::tonic;
+use futures::TryStreamExt as _;
 use futures::stream::{BoxStream, StreamExt as _};
 use tokio::sync::mpsc;
 
-use super::CounterField;
+use super::{CounterField, SHARD_VALUE_FIELD};
 use crate::listen::ListenOptions;
 use crate::query::listen::connection::{self, Connection};
 use crate::retry::retries_request;
@@ -43,12 +51,13 @@ pub struct CounterSnapshot {
 impl<T: Sharded> ShardedCollection<'_, T> {
     /// The live value of the counter `field` of the document `id`: a stream of its exact
     /// value, the first as soon as the server has sent every shard document, then one each
-    /// time it changes, each at a read time the server marked consistent (so never a sum of
-    /// two moments). [`listen_counter_with`](Self::listen_counter_with) with the default
-    /// [`ListenOptions`].
+    /// time it changes, each the value at a read time the server marked consistent (so never
+    /// a sum of two moments, nor one short of a commit before it).
+    /// [`listen_counter_with`](Self::listen_counter_with) with the default [`ListenOptions`].
     ///
-    /// It reads each shard document once, then each changed one: Firestore bills a listener
-    /// a read per document sent.
+    /// Firestore bills a listener a read per document sent: each shard document once, then
+    /// each changed one; and each value is read at its read time by one sum aggregation
+    /// (one read), since the stream's documents alone were seen short of it.
     pub fn listen_counter(
         &self,
         id: &str,
@@ -88,10 +97,9 @@ impl<T: Sharded> ShardedCollection<'_, T> {
             db: self.db().clone(),
             document,
             collection: field.collection_id(),
-            shards: HashMap::new(),
             current: false,
+            changed: true,
             shown: None,
-            unverified: true,
             stream: None,
             failures: 0,
         };
@@ -114,16 +122,13 @@ struct CounterListener {
     db: FirestoreDb,
     document: String,
     collection: String,
-    /// Each shard document's value, by name, as the target holds it now.
-    shards: HashMap<String, i64>,
     /// Whether the target has been in sync since it was (re)opened.
     current: bool,
+    /// A shard document changed (or the target was opened) since the last value was read:
+    /// the next consistent point reads the value at its read time.
+    changed: bool,
     /// The last value shown.
     shown: Option<i64>,
-    /// The target was (re)opened and has not been checked yet: the emulator has marked a
-    /// fresh target current without all of its documents (what the live queries check in
-    /// `verify.rs`), so its first consistent point is read again at its read time.
-    unverified: bool,
     stream: Option<Open>,
     /// Failed connections in a row.
     failures: u32,
@@ -141,10 +146,12 @@ impl CounterListener {
     /// The next value that differs from the last shown.
     async fn next(&mut self) -> Result<CounterSnapshot> {
         loop {
-            if self.stream.is_none() {
+            // A failed connection leaves no stream: connect again (after its backoff) until
+            // one opens or the failures end the stream.
+            let Some((_, responses)) = self.stream.as_mut() else {
                 self.connect().await?;
-            }
-            let (_, responses) = self.stream.as_mut().expect("connected");
+                continue;
+            };
             let next = responses.next();
             let next = match self.options.idle_timeout {
                 Some(idle) => tokio::time::timeout(idle, next).await.ok(),
@@ -155,10 +162,21 @@ impl CounterListener {
                     let Some(read_time) = self.receive(response)? else {
                         continue;
                     };
-                    if self.unverified {
-                        self.read_shards_at(read_time).await?;
+                    if !self.changed {
+                        continue;
                     }
-                    let value = super::read::total(self.shards.values().copied(), &self.document)?;
+                    // The stream marks points consistent before it has sent every commit at
+                    // or before them (measured: `server_listen_consistency.rs`), so the value
+                    // is the sum at the point's read time, one aggregation.
+                    let value = match self.sum_at(read_time).await {
+                        Ok(value) => value,
+                        Err(status) if retries_request(status.code()) => {
+                            self.failed(status).await?;
+                            continue;
+                        }
+                        Err(status) => return Err(FirestoreError::from(status).into()),
+                    };
+                    self.changed = false;
                     if self.shown != Some(value) {
                         self.shown = Some(value);
                         return Ok(CounterSnapshot { value, read_time });
@@ -178,38 +196,57 @@ impl CounterListener {
         }
     }
 
-    /// Replaces the shard documents with those a read at `read_time` returns, over the
-    /// stream's own connection (after a silence, the client's may be the dead one).
-    async fn read_shards_at(&mut self, read_time: SystemTime) -> Result<()> {
-        use firestore::gcloud_sdk::google::firestore::v1::{RunQueryRequest, run_query_request};
-        let request = RunQueryRequest {
+    /// The counter's value at `read_time`: a sum aggregation over the shard documents, over
+    /// the stream's own connection (after a silence, the client's may be the dead one),
+    /// retried after transient failures as the listener reconnects.
+    async fn sum_at(&self, read_time: SystemTime) -> std::result::Result<i64, tonic::Status> {
+        let request = RunAggregationQueryRequest {
             parent: self.document.clone(),
-            query_type: Some(run_query_request::QueryType::StructuredQuery(self.query())),
-            consistency_selector: Some(run_query_request::ConsistencySelector::ReadTime(
-                read_time.into(),
-            )),
+            query_type: Some(
+                run_aggregation_query_request::QueryType::StructuredAggregationQuery(
+                    StructuredAggregationQuery {
+                        aggregations: vec![Aggregation {
+                            alias: "sum".to_owned(),
+                            operator: Some(aggregation::Operator::Sum(aggregation::Sum {
+                                field: Some(FieldReference {
+                                    field_path: SHARD_VALUE_FIELD.to_owned(),
+                                }),
+                            })),
+                        }],
+                        query_type: Some(structured_aggregation_query::QueryType::StructuredQuery(
+                            self.query(),
+                        )),
+                    },
+                ),
+            ),
+            consistency_selector: Some(
+                run_aggregation_query_request::ConsistencySelector::ReadTime(read_time.into()),
+            ),
             ..Default::default()
         };
-        let mut answers = self
-            .connection
-            .get()
-            .run_query(request)
-            .await
-            .map_err(firestore::errors::FirestoreError::from)?
-            .into_inner();
-        let mut read = HashMap::new();
-        while let Some(answer) = answers.next().await {
-            let answer = answer.map_err(firestore::errors::FirestoreError::from)?;
-            if let Some(shard) = answer.document {
-                read.insert(shard.name.clone(), super::read::shard_value(&shard)?);
-            }
-        }
-        if read != self.shards {
-            tracing::debug!("sharded: a counter's fresh target was short; read again");
-        }
-        self.shards = read;
-        self.unverified = false;
-        Ok(())
+        let backoff = crate::retry::Backoff {
+            max_attempts: crate::query::listen::CHECK_ATTEMPTS,
+            ..self.options.backoff()
+        };
+        let answers = crate::query::listen::retried(backoff, || async {
+            let responses: Vec<_> = self
+                .connection
+                .get()
+                .run_aggregation_query(tonic::Request::new(request.clone()))
+                .await?
+                .into_inner()
+                .try_collect()
+                .await?;
+            Ok(responses)
+        })
+        .await?;
+        let sum = answers
+            .iter()
+            .filter_map(|answer| answer.result.as_ref())
+            .find_map(|result| result.aggregate_fields.get("sum"))
+            .ok_or_else(|| tonic::Status::internal("a sum aggregation answered without its sum"))?;
+        super::read::integer(sum.value_type.as_ref(), &self.document)
+            .map_err(|err| tonic::Status::out_of_range(err.to_string()))
     }
 
     async fn connect(&mut self) -> Result<()> {
@@ -242,10 +279,10 @@ impl CounterListener {
         match opened {
             Ok(response) => {
                 self.stream = Some((sender, response.into_inner()));
-                // Every shard document comes again, as the target is new.
-                self.shards.clear();
+                // Every shard document comes again, as the target is new, and its first
+                // consistent point is read.
                 self.current = false;
-                self.unverified = true;
+                self.changed = true;
                 Ok(())
             }
             Err(status) => self.failed(status).await,
@@ -303,27 +340,12 @@ impl CounterListener {
     /// Applies one response; the read time of a consistent point it completes.
     fn receive(&mut self, response: ListenResponse) -> Result<Option<SystemTime>> {
         match response.response_type {
-            Some(ResponseType::DocumentChange(change)) => {
-                let Some(document) = change.document else {
-                    return Ok(None);
-                };
-                if change.target_ids.contains(&TARGET) {
-                    let value = super::read::shard_value(&document)?;
-                    self.shards.insert(document.name, value);
-                } else if change.removed_target_ids.contains(&TARGET) {
-                    self.shards.remove(&document.name);
-                }
-            }
-            Some(ResponseType::DocumentDelete(delete)) => {
-                self.shards.remove(&delete.document);
-            }
-            Some(ResponseType::DocumentRemove(remove)) => {
-                self.shards.remove(&remove.document);
-            }
-            // The server counts otherwise: start over.
-            Some(ResponseType::Filter(filter)) if filter.count as usize != self.shards.len() => {
-                self.stream = None;
-            }
+            Some(
+                ResponseType::DocumentChange(_)
+                | ResponseType::DocumentDelete(_)
+                | ResponseType::DocumentRemove(_)
+                | ResponseType::Filter(_),
+            ) => self.changed = true,
             Some(ResponseType::TargetChange(change)) => {
                 let ours = change.target_ids.is_empty() || change.target_ids.contains(&TARGET);
                 match TargetChangeType::try_from(change.target_change_type) {
@@ -335,8 +357,8 @@ impl CounterListener {
                         });
                     }
                     Ok(TargetChangeType::Reset) if ours => {
-                        self.shards.clear();
                         self.current = false;
+                        self.changed = true;
                     }
                     Ok(TargetChangeType::Current) if ours => self.current = true,
                     Ok(TargetChangeType::NoChange)
@@ -352,7 +374,7 @@ impl CounterListener {
                     _ => {}
                 }
             }
-            Some(ResponseType::Filter(_)) | None => {}
+            None => {}
         }
         Ok(None)
     }

@@ -119,7 +119,7 @@ pub(crate) async fn shard_sum<T>(
 
 /// A counter's integer (a sum of none is 0); a double is a sum past i64, which Firestore
 /// answers when integers overflow.
-fn integer(value: Option<&ValueType>, document: &str) -> Result<i64> {
+pub(super) fn integer(value: Option<&ValueType>, document: &str) -> Result<i64> {
     match value {
         Some(ValueType::IntegerValue(n)) => Ok(*n),
         Some(ValueType::NullValue(_)) | None => Ok(0),

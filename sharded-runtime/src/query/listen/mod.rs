@@ -31,6 +31,7 @@ mod verify;
 
 pub use checkpoint::ListenCheckpoint;
 pub(crate) use entry::listener;
+pub(crate) use verify::{ATTEMPTS as CHECK_ATTEMPTS, retried};
 
 use changes::Shown;
 use targets::{ChunkTarget, ChunkTargets, Step};

@@ -67,11 +67,11 @@ pub(super) async fn check_resets(
 
 /// Attempts of each check's read: a check that fails makes the target start over, so it is
 /// worth a few.
-pub(super) const ATTEMPTS: u32 = 5;
+pub(crate) const ATTEMPTS: u32 = 5;
 
 /// `read`, again after a transient failure (a dropped connection), waiting as the listener's
 /// reconnections do ([`Backoff`]), up to its `max_attempts`.
-async fn retried<R, F: std::future::Future<Output = Result<R, Status>>>(
+pub(crate) async fn retried<R, F: std::future::Future<Output = Result<R, Status>>>(
     backoff: Backoff,
     read: impl Fn() -> F,
 ) -> Result<R, Status> {
