@@ -32,6 +32,22 @@ pub const RESERVED_COLLECTION_PREFIX: &str = "_sharded";
 pub const INCREMENTS_COLLECTION: &str = "_sharded_increments";
 /// The field of an increment's marker that says when it may be deleted: its TTL field.
 pub const MARKER_EXPIRY_FIELD: &str = "expire_at";
+/// The field of an increment's marker naming the counter it adds to (its stored path).
+pub const MARKER_COUNTER_FIELD: &str = "field";
+/// The field of an increment's marker naming the shard document its addition went to.
+pub const MARKER_SHARD_FIELD: &str = "shard";
+/// The field of an increment's marker holding what it adds.
+pub const MARKER_AMOUNT_FIELD: &str = "amount";
+/// The field of an increment's marker holding a digest of the commit it landed in: every
+/// marker of one atomic batch holds the same, which tells the batch sent again from another.
+pub const MARKER_COMMIT_FIELD: &str = "commit";
+/// How long after its creation an increment's marker expires (its `expire_at`): 7 days, the
+/// window in which the same increment applied again is known to count nothing.
+pub const MARKER_LIFETIME_SECONDS: u64 = 7 * 24 * 3600;
+/// How far a marker's `expire_at` may be from its creation time plus
+/// [`MARKER_LIFETIME_SECONDS`], in either direction, under the generated security rules: one
+/// hour, for a client whose clock is that far off.
+pub const MARKER_EXPIRY_TOLERANCE_SECONDS: u64 = 3600;
 /// The start of a counter's shard collection id, under the counted document: the field path
 /// follows (`_sharded_counter_likes`).
 pub const COUNTER_COLLECTION_PREFIX: &str = "_sharded_counter_";

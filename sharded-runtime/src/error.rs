@@ -147,6 +147,53 @@ pub enum Error {
         cause: Box<FirestoreError>,
     },
 
+    /// An increment whose id was applied to the document with another counter or amount:
+    /// an id names one increment, bound to what it adds. Nothing was written.
+    #[error(
+        "increment `{increment}` of `{document}` was applied as {recorded}; it cannot be {attempted} under the same id (nothing was written)"
+    )]
+    IncrementConflict {
+        /// The increment's id.
+        increment: String,
+        /// The counted document's full name.
+        document: String,
+        /// What the id's marker records: `` `likes` +5 ``.
+        recorded: String,
+        /// What this increment adds, written the same way.
+        attempted: String,
+    },
+
+    /// A commit holding an increment that another commit applied before (a new atomic batch
+    /// holding an increment that landed alone, or in another batch): nothing of this commit
+    /// was applied. Send its other writes without that increment, which counted once.
+    #[error(
+        "increment `{increment}` of `{document}` was applied by another commit; nothing of this one was (send it again without that increment)"
+    )]
+    IncrementAlreadyApplied {
+        /// The increment's id.
+        increment: String,
+        /// The counted document's full name.
+        document: String,
+    },
+
+    /// An increment that Firestore's integers could not take on its shard document: the
+    /// shard's value would have passed `i64::MAX` (or `i64::MIN`), where Firestore's
+    /// `increment` stops without an error. It was undone and counts nothing (the other writes
+    /// of an atomic batch that held it landed); applied again, it draws a shard again.
+    #[error(
+        "increment `{increment}` of `{document}` would pass the end of Firestore's integers on shard {shard} of the counter `{field}`; it was undone and counts nothing"
+    )]
+    CounterSaturated {
+        /// The increment's id.
+        increment: String,
+        /// The counted document's full name.
+        document: String,
+        /// The counter's stored field path.
+        field: String,
+        /// The shard document its addition went to.
+        shard: u32,
+    },
+
     /// A batch get answered without a result for an id it was asked for: the call fails
     /// rather than return a result that leaves the id out.
     #[error("`{collection}`: Firestore answered nothing for the id `{id}`")]

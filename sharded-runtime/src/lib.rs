@@ -27,6 +27,7 @@ pub mod reshard;
 mod retired;
 mod retry;
 mod serialize;
+mod server_clock;
 mod shard;
 mod shard_job;
 mod sharded;
@@ -88,8 +89,9 @@ pub mod writes {
 pub mod counters {
     pub use crate::counter::{
         COUNTER_COLLECTION_PREFIX, CounterField, CounterSnapshot, Folded, INCREMENTS_COLLECTION,
-        Increment, MARKER_EXPIRY_FIELD, MARKER_LIFETIME, MIN_FOLD_PERIOD, SHARD_INCREMENT_FIELD,
-        SHARD_VALUE_FIELD,
+        Increment, MARKER_AMOUNT_FIELD, MARKER_COMMIT_FIELD, MARKER_COUNTER_FIELD,
+        MARKER_EXPIRY_FIELD, MARKER_EXPIRY_TOLERANCE_SECONDS, MARKER_LIFETIME, MARKER_SHARD_FIELD,
+        MIN_FOLD_PERIOD, SHARD_INCREMENT_FIELD, SHARD_VALUE_FIELD,
     };
 }
 

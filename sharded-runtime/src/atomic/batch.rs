@@ -4,6 +4,7 @@ use firestore::FirestoreDb;
 use firestore::gcloud_sdk::google::firestore::v1::Write;
 
 use crate::bounds::{Subcollection, TopLevel};
+use crate::counter::{CommitDigest, IncrementCommit, Placed};
 use crate::parent::Scope;
 use crate::transform::Transform;
 use crate::write::{Existing, OrderStamp, transform_only, transformed_write};
@@ -20,15 +21,26 @@ use super::{MAX_COMMIT_WRITES, delete, set, set_fields};
 /// commit; the batch's own writes take top-level types only ([`TopLevel`](crate::bounds::TopLevel)).
 ///
 /// A commit whose answer is lost may have been applied: [`commit`](Self::commit) sends it once
-/// and reports the error, as the Firebase SDKs do for a batch.
+/// and reports the error, as the Firebase SDKs do for a batch; a batch holding an increment
+/// is sent again until answered (see [`increment`](Self::increment)).
 #[derive(Debug)]
 pub struct AtomicBatch<'db> {
     db: &'db FirestoreDb,
-    writes: Vec<Write>,
+    /// What is queued, in order: writes, and increments (whose two writes are made at the
+    /// commit, their markers recording its digest).
+    entries: Vec<Entry>,
+    /// Writes queued, an increment's two.
+    writes: usize,
+    /// The commit's digest, fed each entry as it is queued.
+    digest: CommitDigest,
     stamp: OrderStamp,
-    /// The marker of the first increment queued: with one, the batch is sent again until it
-    /// is answered, and counts once (see [`increment`](Self::increment)).
-    marker: Option<String>,
+}
+
+/// One thing an [`AtomicBatch`] holds.
+#[derive(Debug)]
+enum Entry {
+    Write(Write),
+    Increment(Placed),
 }
 
 impl<'db> AtomicBatch<'db> {
@@ -36,9 +48,10 @@ impl<'db> AtomicBatch<'db> {
     pub fn new(db: &'db FirestoreDb) -> AtomicBatch<'db> {
         AtomicBatch {
             db,
-            writes: Vec::new(),
+            entries: Vec::new(),
+            writes: 0,
+            digest: CommitDigest::default(),
             stamp: OrderStamp::default(),
-            marker: None,
         }
     }
 
@@ -49,19 +62,19 @@ impl<'db> AtomicBatch<'db> {
         AtomicBatch { stamp, ..self }
     }
 
-    /// Writes queued so far.
+    /// Writes queued so far (an increment is two).
     pub fn len(&self) -> usize {
-        self.writes.len()
+        self.writes
     }
 
     /// Whether nothing is queued.
     pub fn is_empty(&self) -> bool {
-        self.writes.is_empty()
+        self.writes == 0
     }
 
     /// Queues a create-or-replace of the document `id` of `T`'s collection.
     pub fn upsert<T: TopLevel>(&mut self, id: &str, document: &T) -> Result<&mut Self> {
-        self.queue(set(
+        self.queue::<T>(set(
             self.db,
             &Scope::Top,
             id,
@@ -73,7 +86,7 @@ impl<'db> AtomicBatch<'db> {
 
     /// Queues the creation of the document `id`: the commit fails if it exists.
     pub fn insert<T: TopLevel>(&mut self, id: &str, document: &T) -> Result<&mut Self> {
-        self.queue(set(
+        self.queue::<T>(set(
             self.db,
             &Scope::Top,
             id,
@@ -85,7 +98,7 @@ impl<'db> AtomicBatch<'db> {
 
     /// Queues a replacement of the document `id`: the commit fails if it does not exist.
     pub fn update<T: TopLevel>(&mut self, id: &str, document: &T) -> Result<&mut Self> {
-        self.queue(set(
+        self.queue::<T>(set(
             self.db,
             &Scope::Top,
             id,
@@ -103,7 +116,7 @@ impl<'db> AtomicBatch<'db> {
         document: &T,
         fields: &[Field<T>],
     ) -> Result<&mut Self> {
-        self.queue(set_fields(
+        self.queue::<T>(set_fields(
             self.db,
             &Scope::Top,
             id,
@@ -123,7 +136,7 @@ impl<'db> AtomicBatch<'db> {
         let write = Scope::Top
             .document_name::<T>(self.db, id)
             .and_then(|name| transform_only::<T>(&name, transforms));
-        self.queue(write)
+        self.queue::<T>(write)
     }
 
     /// Queues an update of `fields` and server-side transforms of other fields, as one write.
@@ -138,19 +151,21 @@ impl<'db> AtomicBatch<'db> {
         let write = Scope::Top
             .document_name::<T>(self.db, id)
             .and_then(|name| transformed_write::<T>(&name, document, fields, transforms, stamp));
-        self.queue(write)
+        self.queue::<T>(write)
     }
 
     /// Queues a delete of the document `id` of `T`'s collection.
     pub fn delete<T: TopLevel>(&mut self, id: &str) -> Result<&mut Self> {
-        self.queue(delete::<T>(self.db, &Scope::Top, id))
+        self.queue::<T>(delete::<T>(self.db, &Scope::Top, id))
     }
 
     /// Queues `increment` to the counter of the document `id` of `T`'s collection (two
     /// writes: its shard's addition and its marker). A batch holding an increment is
     /// idempotent as a whole, so [`commit`](Self::commit) sends it again when an answer is
     /// lost, and a batch that landed before counts as committed: every write of it applies
-    /// once.
+    /// once. Its amount is checked as [`Increment::new`](crate::counters::Increment::new)
+    /// checks it; the same increment id twice on one document is
+    /// [`Error::InvalidUpdate`], nothing queued.
     pub fn increment<T: TopLevel>(
         &mut self,
         id: &str,
@@ -166,14 +181,25 @@ impl<'db> AtomicBatch<'db> {
         increment: &crate::counters::Increment<T>,
     ) -> Result<&mut Self> {
         let document = scope.document_name::<T>(self.db, id)?;
-        if self.writes.len() + 2 > MAX_COMMIT_WRITES {
+        if self.writes + 2 > MAX_COMMIT_WRITES {
             return Err(Error::InvalidUpdate(format!(
                 "an atomic batch holds at most {MAX_COMMIT_WRITES} writes, and an increment is two"
             )));
         }
-        self.writes.extend(increment.writes(&document));
-        self.marker
-            .get_or_insert_with(|| increment.marker_name(&document));
+        let placed = increment.placed(document);
+        let twice = self.entries.iter().any(|entry| match entry {
+            Entry::Increment(queued) => queued.marker_name() == placed.marker_name(),
+            Entry::Write(_) => false,
+        });
+        if twice {
+            return Err(Error::InvalidUpdate(format!(
+                "increment `{}` of `{}` is already in this batch: an id names one increment",
+                placed.id, placed.document
+            )));
+        }
+        placed.digest_into(&mut self.digest);
+        self.writes += 2;
+        self.entries.push(Entry::Increment(placed));
         Ok(self)
     }
 
@@ -190,31 +216,71 @@ impl<'db> AtomicBatch<'db> {
         }
     }
 
-    fn queue(&mut self, write: Result<Write>) -> Result<&mut Self> {
+    /// Queues a write of a document of `T`, whose shard field the digest leaves out.
+    fn queue<T: Sharded>(&mut self, write: Result<Write>) -> Result<&mut Self> {
         let write = write?;
-        if self.writes.len() >= MAX_COMMIT_WRITES {
+        if self.writes >= MAX_COMMIT_WRITES {
             return Err(Error::InvalidUpdate(format!(
                 "an atomic batch holds at most {MAX_COMMIT_WRITES} writes"
             )));
         }
-        self.writes.push(write);
+        self.digest.write(&write, Some(T::SHARD_FIELD));
+        self.writes += 1;
+        self.entries.push(Entry::Write(write));
         Ok(self)
     }
 
     /// Commits every queued write at once; the commit time. Sent once, unless the batch holds
     /// an increment: then it is sent again until answered, as
-    /// [`ShardedCollection::apply`](crate::ShardedCollection::apply) is, and a batch that had landed answers with the time it
-    /// did.
+    /// [`ShardedCollection::apply`](crate::ShardedCollection::apply) is. Refused for an
+    /// increment's marker, it is settled by the markers: the very batch landed before when
+    /// each of its markers records its digest (this batch sent again, or the same writes
+    /// queued in a new batch), and it answers with the time it did; otherwise nothing of it
+    /// was applied, and the error names why: [`Error::IncrementAlreadyApplied`] (an increment
+    /// another commit applied, named; send the rest without it) or
+    /// [`Error::IncrementConflict`] (an id applied with another counter or amount). An
+    /// increment Firestore cut at the end of its integers is undone after the commit
+    /// ([`Error::CounterSaturated`]; the batch's other writes landed).
     pub async fn commit(self) -> Result<std::time::SystemTime> {
-        if let Some(marker) = &self.marker {
-            let writes = self.writes;
-            return crate::counter::commit_exactly_once(self.db, marker, || writes.clone()).await;
+        let first = self.entries.iter().find_map(|entry| match entry {
+            Entry::Increment(placed) => Some(placed),
+            Entry::Write(_) => None,
+        });
+        let Some(first) = first else {
+            let writes = self
+                .entries
+                .into_iter()
+                .filter_map(|entry| match entry {
+                    Entry::Write(write) => Some(write),
+                    Entry::Increment(_) => None,
+                })
+                .collect();
+            let response = crate::write::commit(self.db, writes).await?;
+            return Ok(response
+                .commit_time
+                .map(crate::stored::system_time)
+                .unwrap_or_else(std::time::SystemTime::now));
+        };
+        let expire_at = crate::counter::marker_expiry(self.db, first).await?;
+        let digest = self.digest.finish();
+        let mut writes = Vec::with_capacity(self.writes);
+        let mut increments = Vec::new();
+        for entry in self.entries {
+            match entry {
+                Entry::Write(write) => writes.push(write),
+                Entry::Increment(placed) => {
+                    writes.extend(placed.writes(&digest, expire_at));
+                    increments.push((placed, writes.len() - 1));
+                }
+            }
         }
-        let response = crate::write::commit(self.db, self.writes).await?;
-        Ok(response
-            .commit_time
-            .map(crate::stored::system_time)
-            .unwrap_or_else(std::time::SystemTime::now))
+        let commit = IncrementCommit {
+            writes,
+            increments,
+            digest,
+            alone: false,
+        };
+        crate::counter::commit_exactly_once(self.db, &commit).await
     }
 }
 
@@ -319,7 +385,7 @@ impl<T: Subcollection> AtomicBatchIn<'_, '_, T> {
     }
 
     fn queue(&mut self, write: Result<Write>) -> Result<&mut Self> {
-        self.batch.queue(write)?;
+        self.batch.queue::<T>(write)?;
         Ok(self)
     }
 }

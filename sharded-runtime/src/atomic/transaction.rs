@@ -192,34 +192,69 @@ impl<T: Sharded> InTransaction<'_, '_, T> {
     }
 
     /// Queues `increment` to the counter of the document `id`, unless it was applied before:
-    /// the transaction reads the increment's marker (one read) and, when it is absent, queues
-    /// the shard's addition and the marker's creation, which commit with the transaction.
-    /// Returns whether it queued them.
+    /// the transaction reads the increment's marker (one read) and, when it is absent, the
+    /// shard document drawn for it (one read), and queues the shard's addition and the
+    /// marker's creation, which commit with the transaction. Returns whether it queued them.
     ///
     /// So a transaction that landed and is run again (the firestore crate's `run_transaction`
     /// runs it again when a commit's answer is lost) counts the increment once and succeeds,
     /// provided the `Increment` is made once, outside the function the transaction runs, so
-    /// that every run applies the same one. The read also holds the marker's absence until
-    /// the commit: an application of the same increment elsewhere meanwhile makes the
-    /// transaction run again.
+    /// that every run applies the same one. The reads also hold the marker's absence and the
+    /// shard's value until the commit: an application of the same increment elsewhere
+    /// meanwhile makes the transaction run again. The id applied before with another counter
+    /// or amount is [`Error::IncrementConflict`](crate::Error::IncrementConflict); an
+    /// addition that would take the shard past the end of Firestore's integers is
+    /// [`Error::CounterSaturated`](crate::Error::CounterSaturated); with either, nothing is
+    /// queued.
     pub async fn increment(
         &mut self,
         id: &str,
         increment: &crate::counters::Increment<T>,
     ) -> Result<bool> {
         let document = self.scope.document_name::<T>(&self.db, id)?;
+        let placed = increment.placed(document);
         let marker: Option<firestore::FirestoreDocument> = self
             .db
             .fluent()
             .select()
             .by_id_in(crate::counters::INCREMENTS_COLLECTION)
-            .parent(document.as_str())
-            .one(increment.id())
+            .parent(placed.document.as_str())
+            .one(placed.id.as_str())
             .await?;
-        if marker.is_some() {
-            return Ok(false);
+        if let Some(marker) = marker {
+            let recorded = crate::counter::Recorded::of(&marker);
+            return match recorded.is_of(&placed) {
+                true => Ok(false),
+                false => Err(recorded.conflict(&placed)),
+            };
         }
-        for write in increment.writes(&document) {
+        let collection = sharded_indexes::counter_collection_id(placed.field);
+        let shard: Option<firestore::FirestoreDocument> = self
+            .db
+            .fluent()
+            .select()
+            .by_id_in(collection.as_str())
+            .parent(placed.document.as_str())
+            .one(placed.shard.to_string())
+            .await?;
+        let value = shard
+            .as_ref()
+            .map(crate::counter::shard_value)
+            .transpose()?
+            .unwrap_or(0);
+        if value.checked_add(placed.amount).is_none() {
+            return Err(crate::Error::CounterSaturated {
+                document: placed.document.clone(),
+                increment: placed.id.clone(),
+                field: placed.field.to_owned(),
+                shard: placed.shard,
+            });
+        }
+        let mut digest = crate::counter::CommitDigest::default();
+        placed.digest_into(&mut digest);
+        let expire_at =
+            crate::server_clock::now(&self.db).await? + crate::counters::MARKER_LIFETIME;
+        for write in placed.writes(&digest.finish(), expire_at) {
             self.queue(write)?;
         }
         Ok(true)

@@ -17,7 +17,7 @@ pub(super) use super::op::{Op, Payload};
 use super::options::BulkWriterOptions;
 use super::outcome::{Shared, Unclaimed, WriteFailure, WriteOutcome};
 use super::rate_limiter::{RateLimiter, Throttling};
-use super::requests::{commit, read_back, send};
+use super::requests::{commit_increment, read_back, send};
 use crate::retry::{retries_request, retries_write};
 
 #[derive(Debug)]
@@ -251,9 +251,11 @@ impl Batcher {
             let db = self.db.clone();
             let timeout = self.options.request_timeout;
             let sending: BoxFuture<'static, Answer> = match &batch[0].payload {
-                Payload::Increment(writes) => {
-                    let writes = writes.clone();
-                    Box::pin(async move { Answer::Commit(commit(db, writes, timeout).await) })
+                Payload::Increment(placed) => {
+                    let placed = placed.clone();
+                    Box::pin(
+                        async move { Answer::Commit(commit_increment(db, placed, timeout).await) },
+                    )
                 }
                 Payload::Write(_) => {
                     let writes = batch
@@ -351,9 +353,13 @@ impl Batcher {
                         Ok(stored) => op.shown_by(stored.as_ref()),
                         Err(_) => None,
                     };
-                    match shown {
-                        Some(time) => self.succeed(op, time),
-                        None => self.fail(op, code, message.clone()),
+                    match (
+                        shown,
+                        op.conflict(stored.as_ref().ok().and_then(Option::as_ref)),
+                    ) {
+                        (Some(time), _) => self.succeed(op, time),
+                        (None, Some(conflict)) => self.fail(op, Code::AlreadyExists, conflict),
+                        (None, None) => self.fail(op, code, message.clone()),
                     }
                 }
             }
@@ -578,7 +584,13 @@ mod tests {
     fn increment(marker: &str) -> Op {
         Op::new(
             marker.into(),
-            Payload::Increment(vec![Write::default(), Write::default()]),
+            Payload::Increment(crate::counter::Placed {
+                document: "projects/p/databases/(default)/documents/posts/p".into(),
+                id: marker.into(),
+                field: "likes",
+                amount: 5,
+                shard: 0,
+            }),
             0,
             oneshot::channel().0,
         )
@@ -607,6 +619,7 @@ mod tests {
 
     #[test]
     fn an_increment_is_shown_applied_by_its_marker_from_its_creation() {
+        use firestore::gcloud_sdk::google::firestore::v1::value::ValueType;
         let op = increment("m");
         assert_eq!(op.shown_by(None), None);
         let created = firestore::gcloud_sdk::prost_types::Timestamp {
@@ -620,7 +633,29 @@ mod tests {
         };
         assert_eq!(
             op.shown_by(Some(&marker)),
-            Some(Some(crate::stored::system_time(created)))
+            Some(Some(crate::stored::system_time(created))),
+            "a marker that records nothing (an older one) shows any increment"
         );
+        assert_eq!(op.conflict(Some(&marker)), None);
+        let recording = |amount: i64| {
+            let mut marker = marker.clone();
+            marker.fields = [
+                ("field", ValueType::StringValue("likes".into())),
+                ("amount", ValueType::IntegerValue(amount)),
+            ]
+            .into_iter()
+            .map(|(name, value)| {
+                let value = firestore::gcloud_sdk::google::firestore::v1::Value {
+                    value_type: Some(value),
+                };
+                (name.to_owned(), value)
+            })
+            .collect();
+            marker
+        };
+        assert!(op.shown_by(Some(&recording(5))).is_some());
+        assert_eq!(op.shown_by(Some(&recording(6))), None);
+        let conflict = op.conflict(Some(&recording(6))).unwrap();
+        assert!(conflict.contains("`likes` +6"), "{conflict}");
     }
 }

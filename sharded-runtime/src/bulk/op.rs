@@ -6,16 +6,17 @@ use std::time::{Duration, SystemTime};
 use firestore::gcloud_sdk::google::firestore::v1::{Document, Write};
 
 use super::outcome::Reply;
+use crate::counter::{Placed, Recorded};
 
 /// What an op sends.
 #[derive(Debug)]
 pub(super) enum Payload {
     /// One write, batched with others in a BatchWrite (each write applied on its own).
     Write(Write),
-    /// An increment's two writes (its marker's creation on `exists: false`, its shard's
-    /// addition), which must land together: a Commit of their own. The op's document is the
-    /// marker, which says whether it landed.
-    Increment(Vec<Write>),
+    /// An increment, placed: its two writes (its marker's creation on `exists: false`, its
+    /// shard's addition), made as it is sent, must land together: a Commit of their own. The
+    /// op's document is the marker, which says whether it landed.
+    Increment(Placed),
 }
 
 #[derive(Debug)]
@@ -49,10 +50,15 @@ impl Op {
     pub(super) fn new(document: String, payload: Payload, seq: u64, reply: Reply) -> Op {
         let bytes = match &payload {
             Payload::Write(write) => firestore::gcloud_sdk::prost::Message::encoded_len(write),
-            Payload::Increment(writes) => writes
+            Payload::Increment(placed) => {
+                placed
+                .writes("", SystemTime::UNIX_EPOCH)
                 .iter()
                 .map(firestore::gcloud_sdk::prost::Message::encoded_len)
-                .sum(),
+                .sum::<usize>()
+                // The digest its marker records: 64 hex digits.
+                + 64
+            }
         };
         Op {
             document,
@@ -84,12 +90,25 @@ impl Op {
     pub(super) fn shown_by(&self, stored: Option<&Document>) -> Option<Option<SystemTime>> {
         let applied = match &self.payload {
             Payload::Write(write) => super::landed::shows(write, stored),
-            Payload::Increment(_) => stored.is_some(),
+            Payload::Increment(placed) => {
+                stored.is_some_and(|marker| Recorded::of(marker).is_of(placed))
+            }
         };
         let time = |document: &Document| match self.payload {
             Payload::Write(_) => document.update_time,
             Payload::Increment(_) => document.create_time,
         };
         applied.then(|| stored.and_then(time).map(crate::stored::system_time))
+    }
+
+    /// For an increment whose marker `stored` holds another increment under its id, what
+    /// the failure says ([`Error::IncrementConflict`](crate::Error::IncrementConflict)'s
+    /// text).
+    pub(super) fn conflict(&self, stored: Option<&Document>) -> Option<String> {
+        let (Payload::Increment(placed), Some(marker)) = (&self.payload, stored) else {
+            return None;
+        };
+        let recorded = Recorded::of(marker);
+        (!recorded.is_of(placed)).then(|| recorded.conflict(placed).to_string())
     }
 }

@@ -13,6 +13,7 @@ use firestore::gcloud_sdk::tonic::{self, Code, Status};
 use tracing::Instrument;
 
 use super::clock::Clock;
+use crate::counter::{IncrementCommit, Placed};
 use crate::retry::{Backoff, retries_request};
 
 /// One BatchWrite request of `writes`, with `timeout` as its deadline.
@@ -55,6 +56,37 @@ pub(super) async fn commit(
         .instrument(span)
         .await
         .map(tonic::Response::into_inner)
+}
+
+/// The Commit of an increment `placed` alone, its marker expiring [`MARKER_LIFETIME`] after
+/// the server's time, with `timeout` as its deadline. An answer that shows the increment cut
+/// at the end of Firestore's integers is undone: `OUT_OF_RANGE`, which applied nothing.
+///
+/// [`MARKER_LIFETIME`]: crate::counters::MARKER_LIFETIME
+pub(super) async fn commit_increment(
+    db: FirestoreDb,
+    placed: Placed,
+    timeout: Duration,
+) -> Result<CommitResponse, Status> {
+    let as_status = |err: crate::Error| match err {
+        crate::Error::CounterSaturated { .. } => Status::out_of_range(err.to_string()),
+        other => Status::unavailable(other.to_string()),
+    };
+    let now = crate::server_clock::now(&db).await.map_err(as_status)?;
+    let increment = IncrementCommit::alone_until(placed, now + crate::counters::MARKER_LIFETIME);
+    let response = commit(db.clone(), increment.writes.clone(), timeout).await?;
+    if let Some(time) = response.commit_time {
+        crate::server_clock::observe(&db, crate::stored::system_time(time));
+    }
+    let increments: Vec<(&Placed, usize)> = increment
+        .increments
+        .iter()
+        .map(|(placed, index)| (placed, *index))
+        .collect();
+    crate::counter::check_saturation(&db, &increments, &response)
+        .await
+        .map_err(as_status)?;
+    Ok(response)
 }
 
 /// The document `name` as it is now (`None` if missing), read with the writer's retries.

@@ -244,9 +244,9 @@ impl BulkWriter {
         increment: &Increment<T>,
     ) -> Result<PendingWrite> {
         let document = scope.document_name_in::<T>(&self.documents_path, id)?;
-        let marker = increment.marker_name(&document);
-        let writes = increment.writes(&document).to_vec();
-        self.enqueue(marker, Payload::Increment(writes)).await
+        let placed = increment.placed(document);
+        self.enqueue(placed.marker_name(), Payload::Increment(placed))
+            .await
     }
 
     /// Creates or replaces a plain (unsharded) document `collection/id`.

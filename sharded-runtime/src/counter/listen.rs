@@ -1,14 +1,15 @@
 //! A counter's live value: one Listen target over its shard documents, which says when the
 //! value may have changed, and at each point the server then marks consistent (a target-less
 //! `NO_CHANGE` with a read time, once the target is `CURRENT`) the value read at that read
-//! time, one sum aggregation. The stream's own documents are not added up: with several
-//! writers the emulator marks points consistent before it has sent every commit at or before
-//! them (measured: `server_listen_consistency.rs`), so a sum of what it sent can be lower
-//! than the value at its read time. A dropped stream is opened again (its first point read
-//! the same way); a silent stream is given up after [`ListenOptions::idle_timeout`] and
-//! opened over a fresh connection, as a live query's is. Transient failures, of the stream or
-//! of a read, go through the same reconnections.
+//! time, one sum aggregation, once [`SETTLE`] has passed. The stream's own documents are not
+//! added up: with several writers the emulator marks points consistent before it has sent
+//! every commit at or before them (measured: `server_listen_consistency.rs`), so a sum of
+//! what it sent can be lower than the value at its read time. A dropped stream is opened
+//! again (its first point read the same way); a silent stream is given up after
+//! [`ListenOptions::idle_timeout`] and opened over a fresh connection, as a live query's is.
+//! Transient failures, of the stream or of a read, go through the same reconnections.
 
+use std::collections::VecDeque;
 use std::time::SystemTime;
 
 use firestore::FirestoreDb;
@@ -37,6 +38,15 @@ use crate::{Error, Result, Sharded, ShardedCollection, StatusCode};
 
 /// The one target of a counter's Listen stream.
 const TARGET: i32 = 1;
+
+/// How long after a consistent point arrives its value is read. A commit is given its time
+/// before it is applied: on the emulator, the answer to a commit came up to about 100 ms
+/// after its commit time with 16 writers at once (`server_listen_consistency.rs`), and one
+/// read at a point's time, under the whole test suite's load, missed a commit made at or
+/// before it that a later read at the same time held. Firestore's own reads at a time wait
+/// for every commit before it; here, values lag their changes by this much, and points that
+/// come faster are read once, the newest.
+pub(crate) const SETTLE: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// A counter's value at one moment, from [`ShardedCollection::listen_counter`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,6 +109,7 @@ impl<T: Sharded> ShardedCollection<'_, T> {
             collection: field.collection_id(),
             current: false,
             changed: true,
+            points: VecDeque::new(),
             shown: None,
             stream: None,
             failures: 0,
@@ -124,9 +135,12 @@ struct CounterListener {
     collection: String,
     /// Whether the target has been in sync since it was (re)opened.
     current: bool,
-    /// A shard document changed (or the target was opened) since the last value was read:
-    /// the next consistent point reads the value at its read time.
+    /// A shard document changed (or the target was opened) since the last point kept: the
+    /// next consistent point is kept, to be read.
     changed: bool,
+    /// Consistent points to read, with when each arrived, oldest first: each is read once
+    /// [`SETTLE`] has passed since it arrived, the newest of those settled.
+    points: VecDeque<(SystemTime, tokio::time::Instant)>,
     /// The last value shown.
     shown: Option<i64>,
     stream: Option<Open>,
@@ -152,22 +166,47 @@ impl CounterListener {
                 self.connect().await?;
                 continue;
             };
+            // Wait for the stream, but no longer than until the oldest point waiting is
+            // settled, nor than the idle timeout.
+            let settled_at = self.points.front().map(|(_, arrived)| *arrived + SETTLE);
+            let idle = self
+                .options
+                .idle_timeout
+                .map(|idle| tokio::time::Instant::now() + idle);
+            let wake = match (settled_at, idle) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
             let next = responses.next();
-            let next = match self.options.idle_timeout {
-                Some(idle) => tokio::time::timeout(idle, next).await.ok(),
+            let next = match wake {
+                Some(wake) => tokio::time::timeout_at(wake, next).await.ok(),
                 None => Some(next.await),
             };
             match next {
                 Some(Some(Ok(response))) => {
-                    let Some(read_time) = self.receive(response)? else {
-                        continue;
-                    };
-                    if !self.changed {
-                        continue;
+                    if let Some(read_time) = self.receive(response)?
+                        && std::mem::take(&mut self.changed)
+                    {
+                        self.points
+                            .push_back((read_time, tokio::time::Instant::now()));
                     }
-                    // The stream marks points consistent before it has sent every commit at
-                    // or before them (measured: `server_listen_consistency.rs`), so the value
-                    // is the sum at the point's read time, one aggregation.
+                }
+                Some(Some(Err(status))) => self.failed(status).await?,
+                Some(None) => {
+                    self.failed(tonic::Status::unavailable("the stream ended"))
+                        .await?
+                }
+                None if settled_at.is_some_and(|at| at <= tokio::time::Instant::now()) => {
+                    // The newest point that has settled; older ones are passed over.
+                    let now = tokio::time::Instant::now();
+                    let mut read_time = None;
+                    while let Some(&(time, arrived)) = self.points.front()
+                        && arrived + SETTLE <= now
+                    {
+                        read_time = Some(time);
+                        self.points.pop_front();
+                    }
+                    let Some(read_time) = read_time else { continue };
                     let value = match self.sum_at(read_time).await {
                         Ok(value) => value,
                         Err(status) if retries_request(status.code()) => {
@@ -176,16 +215,10 @@ impl CounterListener {
                         }
                         Err(status) => return Err(FirestoreError::from(status).into()),
                     };
-                    self.changed = false;
                     if self.shown != Some(value) {
                         self.shown = Some(value);
                         return Ok(CounterSnapshot { value, read_time });
                     }
-                }
-                Some(Some(Err(status))) => self.failed(status).await?,
-                Some(None) => {
-                    self.failed(tonic::Status::unavailable("the stream ended"))
-                        .await?
                 }
                 None => {
                     self.silenced = true;
@@ -293,6 +326,7 @@ impl CounterListener {
     /// attempts are spent.
     async fn failed(&mut self, status: tonic::Status) -> Result<()> {
         self.stream = None;
+        self.points.clear();
         self.failures += 1;
         let spent = self
             .options

@@ -13,14 +13,16 @@
 //! index plan declares).
 
 mod apply;
+mod digest;
 mod fold;
 mod keep_folded;
 mod listen;
+mod marker;
 mod read;
+mod saturation;
 mod shrink;
 
 use std::marker::PhantomData;
-use std::time::SystemTime;
 
 use firestore::gcloud_sdk::google::firestore::v1::document_transform::FieldTransform;
 use firestore::gcloud_sdk::google::firestore::v1::document_transform::field_transform::TransformType;
@@ -30,17 +32,21 @@ use firestore::gcloud_sdk::google::firestore::v1::{
 use rand::Rng;
 
 use crate::Result;
-use crate::write::Existing;
 
 pub use apply::MARKER_LIFETIME;
-pub(crate) use apply::commit_exactly_once;
+pub(crate) use apply::{IncrementCommit, commit_exactly_once, marker_expiry};
+pub(crate) use digest::CommitDigest;
 pub use fold::Folded;
 pub use keep_folded::MIN_FOLD_PERIOD;
 pub use listen::CounterSnapshot;
+pub(crate) use marker::{Placed, Recorded};
+pub(crate) use read::shard_value;
+pub(crate) use saturation::check as check_saturation;
 
 pub use sharded_indexes::{
-    COUNTER_COLLECTION_PREFIX, INCREMENTS_COLLECTION, MARKER_EXPIRY_FIELD, SHARD_INCREMENT_FIELD,
-    SHARD_VALUE_FIELD,
+    COUNTER_COLLECTION_PREFIX, INCREMENTS_COLLECTION, MARKER_AMOUNT_FIELD, MARKER_COMMIT_FIELD,
+    MARKER_COUNTER_FIELD, MARKER_EXPIRY_FIELD, MARKER_EXPIRY_TOLERANCE_SECONDS, MARKER_SHARD_FIELD,
+    SHARD_INCREMENT_FIELD, SHARD_VALUE_FIELD,
 };
 
 /// A Rust type a counter field may have: an integer, as Firestore stores a counter's value
@@ -159,6 +165,13 @@ pub fn counter_field<T, V: CounterValue>(path: &'static str, shards: u32) -> Cou
 /// `Increment` again (after an [`Error::IncrementUnsettled`](crate::Error::IncrementUnsettled),
 /// or in a batch sent again) adds nothing more once it has been added.
 ///
+/// An increment is its id and its payload (the counter and the amount): its marker records
+/// both, so the same id applied again with the same payload is a success that adds nothing,
+/// and with another counter or amount
+/// [`Error::IncrementConflict`](crate::Error::IncrementConflict), with nothing written, as an
+/// idempotency key is bound to its request. An amount of 0 is an increment like any other:
+/// it adds nothing, and takes its id.
+///
 /// [`new`](Self::new) draws a random id; [`with_id`](Self::with_id) takes the caller's (a
 /// request id the caller's own retries share, so that a request retried from outside counts
 /// once too).
@@ -170,19 +183,26 @@ pub struct Increment<T> {
 
 impl<T> Increment<T> {
     /// Adds `by` (negative to subtract) to `field`, under a new random id.
-    pub fn new(field: CounterField<T>, by: i64) -> Self {
-        Increment {
+    /// [`Error::InvalidUpdate`](crate::Error::InvalidUpdate) when `by` cannot fit the
+    /// counter's Rust type: more than its largest value either way (`i32::MAX + 1` on an
+    /// `i32` counter; a `u32` counter takes `-5`, a decrement).
+    pub fn new(field: CounterField<T>, by: i64) -> Result<Self> {
+        check_amount(field, by)?;
+        Ok(Increment {
             field,
             by,
             id: crate::document_id::generate_document_id(),
-        }
+        })
     }
 
     /// Adds `by` to `field` under the id `id`, checked as a document id
-    /// ([`Error::InvalidDocumentId`](crate::Error::InvalidDocumentId) otherwise). Ids are per
-    /// counted document: the same id on two documents is two increments.
+    /// ([`Error::InvalidDocumentId`](crate::Error::InvalidDocumentId) otherwise) and `by` as
+    /// [`new`](Self::new) checks it. An id names one increment of a counted document: the same
+    /// id on two documents is two increments, and on one document with another counter or
+    /// amount a conflict.
     pub fn with_id(field: CounterField<T>, by: i64, id: &str) -> Result<Self> {
         crate::document_id::check_document_id(id)?;
+        check_amount(field, by)?;
         Ok(Increment {
             field,
             by,
@@ -205,59 +225,27 @@ impl<T> Increment<T> {
         self.field
     }
 
-    /// The two writes that apply it to the document `document` (a full name), committed
-    /// together: the marker's creation, on the precondition that it does not exist, and
-    /// the addition to a shard drawn at random.
-    pub(crate) fn writes(&self, document: &str) -> [Write; 2] {
-        let shard = rand::rng().random_range(0..self.field.shards);
-        [
-            self.marker_write(document),
-            shard_addition(document, self.field.collection_id(), shard, self.by),
-        ]
-    }
-
-    /// The marker's full name under `document`.
-    pub(crate) fn marker_name(&self, document: &str) -> String {
-        format!("{document}/{INCREMENTS_COLLECTION}/{}", self.id)
-    }
-
-    fn marker_write(&self, document: &str) -> Write {
-        // Whole seconds: Firestore refuses a timestamp finer than microseconds.
-        let expire_at = SystemTime::now() + MARKER_LIFETIME;
-        let expire_at = firestore::gcloud_sdk::prost_types::Timestamp {
-            seconds: expire_at
-                .duration_since(SystemTime::UNIX_EPOCH)
-                .map_or(0, |since| since.as_secs() as i64),
-            nanos: 0,
-        };
-        let fields = [(
-            MARKER_EXPIRY_FIELD.to_owned(),
-            Value {
-                value_type: Some(ValueType::TimestampValue(expire_at)),
-            },
-        )];
-        Write {
-            operation: Some(Operation::Update(Document {
-                name: self.marker_name(document),
-                fields: fields.into_iter().collect(),
-                ..Document::default()
-            })),
-            current_document: Existing::Absent.precondition(),
-            ..Write::default()
+    /// It, placed on the counted document `document` (a full name), its shard drawn at
+    /// random.
+    pub(crate) fn placed(&self, document: String) -> marker::Placed {
+        marker::Placed {
+            document,
+            id: self.id.clone(),
+            field: self.field.path,
+            amount: self.by,
+            shard: rand::rng().random_range(0..self.field.shards),
         }
     }
 }
 
-/// Adds `by` to shard `shard` of a counter (collection `collection_id` under `document`),
-/// creating the shard document where it does not exist.
-fn shard_addition(document: &str, collection_id: String, shard: u32, by: i64) -> Write {
+/// Adds `by` to the shard document `name` (a full name), creating it where it does not
+/// exist: an empty mask writes no field, and only the transform changes it.
+fn shard_addition(name: String, by: i64) -> Write {
     Write {
         operation: Some(Operation::Update(Document {
-            name: format!("{document}/{collection_id}/{shard}"),
+            name,
             ..Document::default()
         })),
-        // An empty mask writes no field: the document is created if need be, and only the
-        // transform changes it.
         update_mask: Some(DocumentMask::default()),
         update_transforms: vec![FieldTransform {
             field_path: SHARD_VALUE_FIELD.to_owned(),
@@ -266,6 +254,19 @@ fn shard_addition(document: &str, collection_id: String, shard: u32, by: i64) ->
             })),
         }],
         ..Write::default()
+    }
+}
+
+/// Refuses an amount the counter's Rust type cannot hold as a change: one past its largest
+/// value, either way.
+fn check_amount<T>(field: CounterField<T>, by: i64) -> Result<()> {
+    let holds = field.holds;
+    match by.unsigned_abs() <= holds.max.unsigned_abs() {
+        true => Ok(()),
+        false => Err(crate::Error::InvalidUpdate(format!(
+            "an increment of {by} to the counter `{}` cannot fit its type `{}`: an amount is at most {} either way",
+            field.path, holds.name, holds.max
+        ))),
     }
 }
 

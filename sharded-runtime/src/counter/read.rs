@@ -78,7 +78,7 @@ pub(super) async fn shard_documents<T>(
 }
 
 /// The part of a counter a shard document holds (none is 0).
-pub(super) fn shard_value(shard: &Document) -> Result<i64> {
+pub(crate) fn shard_value(shard: &Document) -> Result<i64> {
     match shard.fields.get(SHARD_VALUE_FIELD) {
         None => Ok(0),
         Some(value) => integer(value.value_type.as_ref(), &shard.name),

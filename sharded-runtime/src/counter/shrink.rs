@@ -68,9 +68,7 @@ impl<T: Sharded> ShardedCollection<'_, T> {
             }))?;
         }
         transaction.add(Built(shard_addition(
-            document,
-            field.collection_id(),
-            0,
+            format!("{document}/{}/0", field.collection_id()),
             sum,
         )))?;
         transaction.commit().await?;

@@ -65,7 +65,7 @@ fn document_name(db: &FirestoreDb, id: &str) -> String {
 async fn an_increment_sent_again_after_it_landed_is_refused_whole() {
     let test = test_db("counter-commit").await;
     let db = &test.db;
-    let increment = Increment::new(Post::counters().likes, 7);
+    let increment = Increment::new(Post::counters().likes, 7).unwrap();
     let shard_names = |db: &FirestoreDb| {
         (0..20)
             .map(|k| {
@@ -117,7 +117,7 @@ async fn an_increment_sent_again_after_it_landed_is_refused_whole() {
         7
     );
     assert!(posts.was_applied("p1", &increment).await.unwrap());
-    let other = Increment::new(Post::counters().likes, 1);
+    let other = Increment::new(Post::counters().likes, 1).unwrap();
     assert!(!posts.was_applied("p1", &other).await.unwrap());
     // Applied through the library again, it counts nothing more.
     posts.apply("p1", &increment).await.unwrap();
@@ -296,7 +296,7 @@ async fn increments_through_lost_answers_count_once() {
     let mut total = 0;
     let mut unsettled = Vec::new();
     for n in 0..40 {
-        let increment = Increment::new(Post::counters().likes, rng.random_range(1..100));
+        let increment = Increment::new(Post::counters().likes, rng.random_range(1..100)).unwrap();
         total += increment.by();
         match Post::collection(&faulty).apply("p", &increment).await {
             Ok(()) => {}
@@ -343,7 +343,7 @@ async fn bulk_increments_count_once_through_lost_answers() {
         let mut pending = Vec::new();
         for n in 0..150 {
             let id = format!("b{}", n % 3);
-            let increment = Increment::new(likes, rng.random_range(-50..100));
+            let increment = Increment::new(likes, rng.random_range(-50..100)).unwrap();
             let write = writer.increment(&id, &increment).await.unwrap();
             assert_eq!(
                 write.document(),
@@ -434,7 +434,7 @@ async fn an_unsettled_increment_is_reported_and_settles_once() {
             .await
             .unwrap();
         let faulty = sharded_tests::same_project_via(&test.db, &proxy.host()).await;
-        let increment = Increment::new(likes, 10);
+        let increment = Increment::new(likes, 10).unwrap();
         match Post::collection(&faulty).apply("p", &increment).await {
             Err(Error::IncrementUnsettled {
                 increment: id,
@@ -470,10 +470,12 @@ async fn an_unsettled_increment_is_reported_and_settles_once() {
 }
 
 /// An atomic batch holding an increment is idempotent whole: committed, then the same batch
-/// (the same increment, another write beside it) committed again, the document write and the
-/// increment both apply once, and the second commit answers with the first's time. Inside a
-/// transaction, the increment commits with it, and the value read there is the value before;
-/// a transaction run again with an increment that landed succeeds and adds nothing.
+/// built again (the same increment, the same write beside it) committed again, the document
+/// write and the increment both apply once, and the second commit answers with the first's
+/// time; the same increment beside another write is another commit, refused whole
+/// (`IncrementAlreadyApplied`, naming it), which applies nothing. Inside a transaction, the
+/// increment commits with it, and the value read there is the value before; a transaction
+/// run again with an increment that landed succeeds and adds nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn increments_in_batches_and_transactions_count_once() {
     let test = test_db("counter-atomic").await;
@@ -486,12 +488,29 @@ async fn increments_in_batches_and_transactions_count_once() {
         batch.increment("p", &increment).unwrap();
         batch
     };
-    let first = batch("first").commit().await.unwrap();
-    let second = batch("second").commit().await.unwrap();
+    let first_post = post("first");
+    let same = || {
+        let mut batch = AtomicBatch::new(db);
+        batch.upsert("p", &first_post).unwrap();
+        batch.increment("p", &increment).unwrap();
+        batch
+    };
+    let first = same().commit().await.unwrap();
+    let again = same().commit().await.unwrap();
     assert_eq!(
-        first, second,
+        first, again,
         "the batch that landed before answers with its own time"
     );
+    match batch("second").commit().await {
+        Err(Error::IncrementAlreadyApplied {
+            increment: id,
+            document,
+        }) => {
+            assert_eq!(id, "request-17");
+            assert_eq!(document, document_name(db, "p"));
+        }
+        other => panic!("another batch holding the increment: {other:?}"),
+    }
     let posts = Post::collection(db);
     assert_eq!(posts.get("p").await.unwrap().unwrap().author, "first");
     assert_eq!(posts.counter("p", likes).await.unwrap(), 5);
@@ -502,7 +521,10 @@ async fn increments_in_batches_and_transactions_count_once() {
                 let mut posts = Post::collection(&db).in_transaction(transaction);
                 let before = posts.counter("p", likes).await.map_err(transaction_error)?;
                 posts
-                    .increment("p", &Increment::new(likes, before))
+                    .increment(
+                        "p",
+                        &Increment::new(likes, before).map_err(transaction_error)?,
+                    )
                     .await
                     .map_err(transaction_error)?;
                 Ok::<_, sharded_runtime::writes::TransactionError>(before)
@@ -520,7 +542,7 @@ async fn increments_in_batches_and_transactions_count_once() {
     // A transaction that landed, run again with the same increment (what `run_transaction`
     // does when a commit's answer is lost): the second run finds the marker, queues nothing,
     // and succeeds; the increment counts once.
-    let once = Increment::new(likes, 7);
+    let once = Increment::new(likes, 7).unwrap();
     for run in 0..2 {
         let once = &once;
         let queued = db
@@ -853,7 +875,7 @@ async fn counters_equal_the_sum_of_distinct_increments_for_random_sequences() {
             (doc, increment, false)
         } else {
             let by = rng.random_range(-1_000..1_000);
-            (doc, Increment::new(likes, by), true)
+            (doc, Increment::new(likes, by).unwrap(), true)
         };
         let id = ids[doc];
         let path = rng.random_range(0..6);

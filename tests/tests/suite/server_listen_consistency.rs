@@ -5,11 +5,14 @@
 //! consistent point's sum of the shard documents is compared with a query pinned at its read
 //! time.
 //!
-//! What it shows (kept as the test's assertions): with one writer every point is exact; with
-//! several, the emulator marks points consistent at a read time whose commits it has not all
-//! sent yet (a point's sum is lower than the pinned read's). So the stream alone cannot
-//! guarantee a value exact at its read time, and the live counter checks each value it is
-//! about to show with an aggregation at that read time (`counter/listen.rs`).
+//! What it shows (kept as the test's assertions): with several writers, the emulator marks
+//! points consistent at a read time whose commits it has not all sent yet (a point's sum is
+//! lower than the pinned read's): 33 of 161 with four writers when first measured. With one
+//! writer, none of 41 alone, and 1 of 41 beside another test's 16 writers. So the stream
+//! alone cannot guarantee a value exact at its read time, and the live counter reads each
+//! value it shows at that read time (`counter/listen.rs`). The emulator's stream also failed
+//! once under that load with INTERNAL ("failed to decode Protobuf message"): a run whose
+//! stream fails is run again.
 
 use std::time::{Duration, SystemTime};
 
@@ -28,7 +31,11 @@ const COLLECTION: &str = "shards";
 
 /// The points a raw Listen stream marks consistent while `writers` tasks each add 1 to a
 /// random one of 8 documents under `parent` 40 times: (read time, sum then) per point.
-async fn consistent_points(db: &FirestoreDb, parent: &str, writers: u64) -> Vec<(SystemTime, i64)> {
+async fn consistent_points(
+    db: &FirestoreDb,
+    parent: &str,
+    writers: u64,
+) -> Result<Vec<(SystemTime, i64)>, tonic::Status> {
     let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
     let query = StructuredQuery {
         from: vec![CollectionSelector {
@@ -78,8 +85,7 @@ async fn consistent_points(db: &FirestoreDb, parent: &str, writers: u64) -> Vec<
         let response = tokio::time::timeout(Duration::from_secs(30), responses.next())
             .await
             .expect("a response within 30 s")
-            .expect("the stream goes on")
-            .unwrap();
+            .expect("the stream goes on")?;
         match response.response_type {
             Some(ResponseType::DocumentChange(change)) => {
                 let document = change.document.unwrap();
@@ -107,11 +113,12 @@ async fn consistent_points(db: &FirestoreDb, parent: &str, writers: u64) -> Vec<
     for task in tasks {
         task.await.unwrap();
     }
-    points
+    Ok(points)
 }
 
-/// Adds 1 to the `value` of the document `name` (created if need be), as an increment does.
-async fn add_one(db: &FirestoreDb, name: &str) {
+/// Adds 1 to the `value` of the document `name` (created if need be), as an increment does;
+/// the commit's time.
+async fn add_one(db: &FirestoreDb, name: &str) -> SystemTime {
     use sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::document_transform::FieldTransform;
     use sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::document_transform::field_transform::TransformType;
     use sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::{
@@ -131,7 +138,8 @@ async fn add_one(db: &FirestoreDb, name: &str) {
         }],
         ..Default::default()
     };
-    db.client()
+    let time = db
+        .client()
         .get()
         .commit(CommitRequest {
             database: db.get_database_path().clone(),
@@ -139,7 +147,11 @@ async fn add_one(db: &FirestoreDb, name: &str) {
             ..Default::default()
         })
         .await
+        .unwrap()
+        .into_inner()
+        .commit_time
         .unwrap();
+    SystemTime::UNIX_EPOCH + Duration::new(time.seconds as u64, time.nanos as u32)
 }
 
 /// The sum of `value` over the documents under `parent`, read at `read_time`.
@@ -162,7 +174,16 @@ async fn sum_at(db: &FirestoreDb, parent: &str, read_time: SystemTime) -> i64 {
 /// How many of a stream's consistent points are below the sum read at their read time (and
 /// asserts none is above it: a point never shows a commit from after its read time).
 async fn points_behind(db: &FirestoreDb, parent: &str, writers: u64) -> (usize, usize) {
-    let points = consistent_points(db, parent, writers).await;
+    let mut run = 0;
+    let points = loop {
+        match consistent_points(db, &format!("{parent}-{run}"), writers).await {
+            Ok(points) => break points,
+            Err(status) if run < 3 => eprintln!("the stream failed ({status}); run again"),
+            Err(status) => panic!("the stream failed in 4 runs: {status}"),
+        }
+        run += 1;
+    };
+    let parent = &format!("{parent}-{run}");
     let mut behind = 0;
     for (read_time, sum) in &points {
         let truth = sum_at(db, parent, *read_time).await;
@@ -189,14 +210,59 @@ async fn the_emulators_consistent_points_lag_behind_their_read_time_with_several
             break;
         }
     }
+    // One writer: printed, not asserted (see above).
     eprintln!("one writer: {alone} of {alone_points} behind; four writers: {several:?}");
-    assert_eq!(
-        alone, 0,
-        "one writer: {alone} of {alone_points} points behind"
-    );
     assert!(
         several.iter().any(|(behind, _)| *behind > 0),
         "with four writers no point lagged in 5 runs: {several:?}; if the emulator now keeps \
          its points exact, the live counter's check is a cost without a cause"
+    );
+}
+
+/// A commit's time is given before its answer, and between the two the commit is not yet
+/// seen by every read: with 16 writers at once, how long after its commit time each answer
+/// came (printed; 68 ms at most when measured, which the live counter's settling time
+/// covers). Each commit time lies between the request's sending and its answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commit_is_answered_after_its_commit_time() {
+    let test = test_db("server-commit-latency").await;
+    let db = &test.db;
+    let parent = format!("{}/counted/x", db.get_documents_path());
+    let tasks: Vec<_> = (0..16u64)
+        .map(|task| {
+            let db = db.clone();
+            let parent = parent.clone();
+            tokio::spawn(async move {
+                let mut after = Vec::new();
+                for n in 0..40u64 {
+                    let shard = (task * 7 + n * 3) % 8;
+                    let sent = SystemTime::now();
+                    let time = add_one(&db, &format!("{parent}/{COLLECTION}/{shard}")).await;
+                    let answered = SystemTime::now();
+                    // Microseconds: the server's times are truncated to them.
+                    let floor = |t: SystemTime| {
+                        let since = t.duration_since(SystemTime::UNIX_EPOCH).unwrap();
+                        SystemTime::UNIX_EPOCH + Duration::from_micros(since.as_micros() as u64)
+                    };
+                    assert!(
+                        floor(sent) <= time && time <= answered,
+                        "{sent:?} {time:?} {answered:?}"
+                    );
+                    after.push(answered.duration_since(time).unwrap());
+                }
+                after
+            })
+        })
+        .collect();
+    let mut after = Vec::new();
+    for task in tasks {
+        after.extend(task.await.unwrap());
+    }
+    after.sort();
+    eprintln!(
+        "answers after their commit time: median {:?}, 99th percentile {:?}, most {:?}",
+        after[after.len() / 2],
+        after[after.len() * 99 / 100],
+        after.last().unwrap()
     );
 }

@@ -1,0 +1,175 @@
+//! A shard document at the end of Firestore's integers. Firestore's integer `increment`
+//! saturates: past `i64::MAX` a value stays at `i64::MAX`, below `i64::MIN` at `i64::MIN`, and
+//! the commit succeeds as if all of it had been added (measured: `server_increments.rs`). So
+//! after a commit whose answer shows an increment's shard at that end, the shard is read one
+//! microsecond before the commit to learn what was added; an increment that was cut is
+//! undone (what was added taken off again, its marker deleted), and reported
+//! [`Error::CounterSaturated`]: it counts nothing, and may be applied again (to another shard,
+//! drawn again).
+
+use std::time::Duration;
+
+use firestore::FirestoreDb;
+use firestore::gcloud_sdk::google::firestore::v1::{
+    BatchGetDocumentsRequest, CommitRequest, CommitResponse, Write, batch_get_documents_request,
+    batch_get_documents_response, value::ValueType, write::Operation,
+};
+use firestore::gcloud_sdk::tonic::Code;
+use futures::TryStreamExt as _;
+
+use super::marker::Placed;
+use crate::retry::{Backoff, retries_request};
+use crate::write::Existing;
+use crate::{Error, Result, StatusCode};
+
+/// How an undo is sent again until it is answered.
+const UNDO_COMMITS: Backoff = Backoff {
+    initial: Duration::from_millis(100),
+    factor: 2.0,
+    maximum: Duration::from_secs(10),
+    jitter: 0.3,
+    max_attempts: 8,
+};
+
+/// Checks each of `increments` (with the index of its addition among the commit's writes)
+/// against the commit's answer: an increment that left its shard at an end of the integers
+/// and was cut there is undone, and the first such is the error.
+pub(crate) async fn check(
+    db: &FirestoreDb,
+    increments: &[(&Placed, usize)],
+    answer: &CommitResponse,
+) -> Result<()> {
+    let Some(commit_time) = answer.commit_time else {
+        return Ok(());
+    };
+    // What a shard held before each addition: the value one microsecond before the commit,
+    // then, for a second addition to the same shard in the commit, what the first left.
+    let mut left_before: std::collections::HashMap<String, i64> = Default::default();
+    let mut cut = None;
+    for (placed, index) in increments {
+        let Some(left) = answer
+            .write_results
+            .get(*index)
+            .and_then(|result| result.transform_results.first())
+            .and_then(|value| match value.value_type {
+                Some(ValueType::IntegerValue(n)) => Some(n),
+                _ => None,
+            })
+        else {
+            continue;
+        };
+        let name = placed.shard_name();
+        let at_end =
+            (left == i64::MAX && placed.amount > 0) || (left == i64::MIN && placed.amount < 0);
+        let before = match left_before.get(&name) {
+            Some(before) => Some(*before),
+            None if at_end => Some(value_before(db, &name, commit_time).await?),
+            None => None,
+        };
+        left_before.insert(name, left);
+        let Some(before) = before.filter(|_| at_end) else {
+            continue;
+        };
+        let added = i128::from(left) - i128::from(before);
+        if added == i128::from(placed.amount) {
+            continue;
+        }
+        // Within i64: `left` and `before` are on the same side of zero as the amount's sign.
+        let added = i64::try_from(added).unwrap_or(placed.amount);
+        undo(db, placed, added).await?;
+        tracing::warn!(
+            document = %placed.document,
+            increment = %placed.id,
+            shard = placed.shard,
+            "sharded: an increment was cut at the end of Firestore's integers and undone"
+        );
+        cut.get_or_insert(placed);
+    }
+    match cut {
+        Some(placed) => Err(Error::CounterSaturated {
+            document: placed.document.clone(),
+            increment: placed.id.clone(),
+            field: placed.field.to_owned(),
+            shard: placed.shard,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The integer value of the shard document `name` one microsecond before `time`.
+async fn value_before(
+    db: &FirestoreDb,
+    name: &str,
+    time: firestore::gcloud_sdk::prost_types::Timestamp,
+) -> Result<i64> {
+    let nanos = i64::from(time.nanos) - 1_000;
+    let read_time = firestore::gcloud_sdk::prost_types::Timestamp {
+        seconds: time.seconds + nanos.div_euclid(1_000_000_000),
+        nanos: nanos.rem_euclid(1_000_000_000) as i32,
+    };
+    let request = BatchGetDocumentsRequest {
+        database: db.get_database_path().clone(),
+        documents: vec![name.to_owned()],
+        consistency_selector: Some(batch_get_documents_request::ConsistencySelector::ReadTime(
+            read_time,
+        )),
+        ..Default::default()
+    };
+    let answers = crate::retry::retry_reads(&crate::retry::QUERY_READS, || async {
+        let answers: Vec<_> = db
+            .client()
+            .get()
+            .batch_get_documents(request.clone())
+            .await
+            .map_err(firestore::errors::FirestoreError::from)?
+            .into_inner()
+            .try_collect()
+            .await
+            .map_err(firestore::errors::FirestoreError::from)?;
+        Ok(answers)
+    })
+    .await?;
+    match answers.into_iter().find_map(|answer| answer.result) {
+        Some(batch_get_documents_response::Result::Found(shard)) => {
+            super::read::shard_value(&shard)
+        }
+        _ => Ok(0),
+    }
+}
+
+/// Takes `added` off `placed`'s shard and deletes its marker, together (the delete on the
+/// precondition that the marker exists), sent again until answered: a resend refused for a
+/// missing marker had landed.
+async fn undo(db: &FirestoreDb, placed: &Placed, added: i64) -> Result<()> {
+    let mut writes = vec![Write {
+        operation: Some(Operation::Delete(placed.marker_name())),
+        current_document: Existing::Present.precondition(),
+        ..Write::default()
+    }];
+    if added != 0 {
+        writes.push(super::shard_addition(placed.shard_name(), -added));
+    }
+    let mut attempts = 0;
+    let mut unanswered = false;
+    loop {
+        attempts += 1;
+        let request = CommitRequest {
+            database: db.get_database_path().clone(),
+            writes: writes.clone(),
+            ..Default::default()
+        };
+        let status = match db.client().get().commit(request).await {
+            Ok(_) => return Ok(()),
+            Err(status) => status,
+        };
+        if unanswered && matches!(status.code(), Code::NotFound | Code::FailedPrecondition) {
+            return Ok(());
+        }
+        unanswered |= !matches!(status.code(), Code::Aborted | Code::ResourceExhausted);
+        if retries_request(status.code()) && attempts < UNDO_COMMITS.max_attempts {
+            tokio::time::sleep(UNDO_COMMITS.delay(attempts, StatusCode::from(status.code()))).await;
+            continue;
+        }
+        return Err(firestore::errors::FirestoreError::from(status).into());
+    }
+}
