@@ -43,7 +43,7 @@ pub const MARKER_AMOUNT_FIELD: &str = "amount";
 pub const MARKER_COMMIT_FIELD: &str = "commit";
 /// How long after its creation an increment's marker expires (its `expire_at`): 7 days, the
 /// window in which the same increment applied again is known to count nothing.
-pub const MARKER_LIFETIME_SECONDS: u64 = 7 * 24 * 3600;
+pub const MARKER_LIFETIME_SECONDS: u64 = 604_800;
 /// How far a marker's `expire_at` may be from its creation time plus
 /// [`MARKER_LIFETIME_SECONDS`], in either direction, under the generated security rules: one
 /// hour, for a client whose clock is that far off.
