@@ -5,8 +5,9 @@
 //
 // stdin:  {"host", "project", "description", "sdk": "web" | "admin", "parent": "u/u1" | null,
 //          "increments": [{"id", "field", "by", "incrementId"}],
-//          "reads": [{"id", "field"}], "applied": [{"id", "incrementId"}]}
-// stdout: {"values": [n, ...], "applied": [bool, ...]}
+//          "reads": [{"id", "field"}], "applied": [{"id", "incrementId"}],
+//          "conflicts": [{"id", "field", "by", "incrementId"}] (ids applied with another payload)}
+// stdout: {"values": [n, ...], "applied": [bool, ...], "conflicts": [error name, ...]}
 import { initializeApp } from "firebase/app";
 import { connectFirestoreEmulator, getFirestore, setLogLevel } from "firebase/firestore";
 
@@ -39,9 +40,18 @@ for (const { id, field, by, incrementId } of input.increments) {
     if (applied !== incrementId) throw new Error(`increment ${incrementId} resolved to ${applied}`);
   }
 }
+const conflicts = [];
+for (const { id, field, by, incrementId } of input.conflicts ?? []) {
+  try {
+    await collection.increment(id, field, by, incrementId);
+    conflicts.push("applied");
+  } catch (error) {
+    conflicts.push(error.name ?? String(error));
+  }
+}
 const values = [];
 for (const { id, field } of input.reads) values.push(await collection.counter(id, field));
 const applied = [];
 for (const { id, incrementId } of input.applied) applied.push(await collection.wasApplied(id, incrementId));
-process.stdout.write(JSON.stringify({ values, applied }));
+process.stdout.write(JSON.stringify({ values, applied, conflicts }));
 process.exit(0);

@@ -22,8 +22,10 @@ import {
 import { type CollectionDescription, ShardedError } from "./description.js";
 import {
   checkIncrement,
+  checkRecorded,
   counterOf,
   incrementPaths,
+  markerFields,
   MARKER_EXPIRY_FIELD,
   markerExpiry,
   markerPath,
@@ -106,13 +108,16 @@ export class ShardedAdminCollection<T extends DocumentData = DocumentData> {
   }
 
   /** `ShardedCollection.increment` through the server SDK, as the Rust library commits it:
-   * one batch that adds to a shard document drawn at random and creates the marker on the
-   * precondition that it does not exist. Sent again after it landed, the batch is refused
-   * whole (ALREADY_EXISTS) and the marker says it counted; nothing is read otherwise. */
+   * one batch that adds to a shard document drawn at random and creates the marker, recording
+   * the counter, the shard and the amount, on the precondition that it does not exist. Sent
+   * again after it landed, the batch is refused whole (ALREADY_EXISTS) and the marker says it
+   * counted; the same id with another counter or amount is an `IncrementConflict`, nothing
+   * written. Nothing is read otherwise. */
   async increment(id: string, field: string, by: number, incrementId = newIncrementId()): Promise<string> {
     const counter = counterOf(this.description, field);
     checkIncrement(by, incrementId);
-    const { shard, marker } = incrementPaths(this.ref.doc(id).path, counter, incrementId);
+    const document = this.ref.doc(id).path;
+    const { shard, shardId, marker } = incrementPaths(document, counter, incrementId);
     const batch = this.db.batch();
     batch.set(
       this.db.doc(shard),
@@ -120,20 +125,33 @@ export class ShardedAdminCollection<T extends DocumentData = DocumentData> {
       { merge: true },
     );
     batch.create(this.db.doc(marker), {
+      ...(await markerFields(document, counter, shardId, by, incrementId)),
       [MARKER_EXPIRY_FIELD]: Timestamp.fromMillis(markerExpiry()),
     });
     try {
       await batch.commit();
     } catch (error) {
-      if (mayBeMarkerRefusal(error) && (await this.wasApplied(id, incrementId))) return incrementId;
+      if (mayBeMarkerRefusal(error)) {
+        const found = await this.db.doc(marker).get();
+        if (found.exists) {
+          checkRecorded(found.data() ?? {}, document, incrementId, counter.field, by);
+          return incrementId;
+        }
+      }
       throw error;
     }
     return incrementId;
   }
 
-  /** Whether the increment `incrementId` was applied to the document `id`. */
-  async wasApplied(id: string, incrementId: string): Promise<boolean> {
-    return (await this.db.doc(markerPath(this.ref.doc(id).path, incrementId)).get()).exists;
+  /** Whether the increment `incrementId` was applied to the document `id`. Given the counter
+   * and the amount, an `IncrementConflict` when the id was applied with others. */
+  async wasApplied(id: string, incrementId: string, field?: string, by?: number): Promise<boolean> {
+    const document = this.ref.doc(id).path;
+    const found = await this.db.doc(markerPath(document, incrementId)).get();
+    if (found.exists && field !== undefined && by !== undefined) {
+      checkRecorded(found.data() ?? {}, document, incrementId, field, by);
+    }
+    return found.exists;
   }
 
   /** The exact value of the counter `field` of the document `id`: one sum aggregation. */

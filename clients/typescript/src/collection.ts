@@ -44,8 +44,10 @@ import {
 import { type CollectionDescription, ShardedError } from "./description.js";
 import {
   checkIncrement,
+  checkRecorded,
   counterOf,
   incrementPaths,
+  markerFields,
   MARKER_EXPIRY_FIELD,
   markerExpiry,
   markerPath,
@@ -132,43 +134,66 @@ export class ShardedCollection<T extends DocumentData = DocumentData> {
   /**
    * Adds `by` to the counter `field` of the document `id`, exactly once: a transaction that
    * reads the increment's marker and, when it is not there, adds to a shard document drawn
-   * at random and creates the marker. The JS SDK commits a write to a document read as missing
-   * on the precondition that it still is, so the increment lands once however often the SDK
-   * runs the transaction again (a lost answer, contention); one already applied (the same
-   * `incrementId` before) adds nothing. Pass your own `incrementId` (a request id) so that a
-   * retry of yours counts once too. Resolves to the increment's id. Costs one read (the
-   * marker) and two writes; under the generated rules, reading the marker must be allowed.
+   * at random and creates the marker, which records the counter, the shard and the amount.
+   * The JS SDK commits a write to a document read as missing on the precondition that it
+   * still is, so the increment lands once however often the SDK runs the transaction again
+   * (a lost answer, contention); one already applied (the same `incrementId`, counter and
+   * amount before) adds nothing, and the same `incrementId` with another counter or amount
+   * is an `IncrementConflict`, nothing written. Pass your own `incrementId` (a request id) so
+   * that a retry of yours counts once too. Resolves to the increment's id. Costs one read
+   * (the marker) and two writes; under the generated rules, reading the marker must be
+   * allowed.
    */
   async increment(id: string, field: string, by: number, incrementId = newIncrementId()): Promise<string> {
     const counter = counterOf(this.description, field);
     checkIncrement(by, incrementId);
     const document = doc(this.ref, id).path;
-    const { shard, marker } = incrementPaths(document, counter, incrementId);
+    const { shard, shardId, marker } = incrementPaths(document, counter, incrementId);
     const markerRef = doc(this.db, marker);
+    const recorded = await markerFields(document, counter, shardId, by, incrementId);
     try {
       await runTransaction(this.db, async (transaction) => {
-        if ((await transaction.get(markerRef)).exists()) return;
+        const found = await transaction.get(markerRef);
+        if (found.exists()) {
+          checkRecorded(found.data(), document, incrementId, counter.field, by);
+          return;
+        }
         transaction.set(
           doc(this.db, shard),
           { [SHARD_VALUE_FIELD]: fieldIncrement(by), [SHARD_INCREMENT_FIELD]: incrementId },
           { merge: true },
         );
-        transaction.set(markerRef, { [MARKER_EXPIRY_FIELD]: Timestamp.fromMillis(markerExpiry()) });
+        transaction.set(markerRef, {
+          ...recorded,
+          [MARKER_EXPIRY_FIELD]: Timestamp.fromMillis(markerExpiry()),
+        });
       });
     } catch (error) {
+      if (error instanceof ShardedError) throw error;
       // A commit refused for its marker (the rules' `!exists`, or its precondition) after
       // one that landed: the marker says.
-      if (mayBeMarkerRefusal(error) && (await this.wasApplied(id, incrementId))) return incrementId;
+      if (mayBeMarkerRefusal(error)) {
+        const found = await getDoc(markerRef);
+        if (found.exists()) {
+          checkRecorded(found.data(), document, incrementId, counter.field, by);
+          return incrementId;
+        }
+      }
       throw error;
     }
     return incrementId;
   }
 
   /** Whether the increment `incrementId` was applied to the document `id` (its marker exists,
-   * within the 7 days it is kept). */
-  async wasApplied(id: string, incrementId: string): Promise<boolean> {
+   * within the 7 days it is kept). Given the counter and the amount, an `IncrementConflict`
+   * when the id was applied with others. */
+  async wasApplied(id: string, incrementId: string, field?: string, by?: number): Promise<boolean> {
     const document = doc(this.ref, id).path;
-    return (await getDoc(doc(this.db, markerPath(document, incrementId)))).exists();
+    const found = await getDoc(doc(this.db, markerPath(document, incrementId)));
+    if (found.exists() && field !== undefined && by !== undefined) {
+      checkRecorded(found.data(), document, incrementId, field, by);
+    }
+    return found.exists();
   }
 
   /** The exact value of the counter `field` of the document `id`: the sum of its shard

@@ -2,9 +2,11 @@
 // shard documents `d/_sharded_counter_<field>/0..n-1`, each holding a part of the value in
 // `value`. An increment is one commit of two writes: the addition to one shard document drawn
 // at random, naming the increment in `increment`, and the creation of its marker
-// `d/_sharded_increments/<id>`. Sent again after it landed, the commit is refused whole (the
-// marker exists: ALREADY_EXISTS, or PERMISSION_DENIED under the generated rules), so an
-// increment counts once; the value is the sum of the shard documents. As the Rust library does.
+// `d/_sharded_increments/<id>`, which records the counter, the shard, the amount and a digest
+// of the commit. Sent again after it landed, the commit is refused whole (the marker exists:
+// ALREADY_EXISTS, or PERMISSION_DENIED under the generated rules), so an increment counts
+// once; the same id with another counter or amount is an IncrementConflict; the value is the
+// sum of the shard documents. As the Rust library does.
 
 import { type CollectionDescription, ShardedError } from "./description.js";
 
@@ -24,6 +26,14 @@ export const SHARD_VALUE_FIELD = "value";
 export const SHARD_INCREMENT_FIELD = "increment";
 /** A marker's expiry, its TTL field. */
 export const MARKER_EXPIRY_FIELD = "expire_at";
+/** A marker's field naming its counter. */
+export const MARKER_COUNTER_FIELD = "field";
+/** A marker's field naming the shard document its addition went to. */
+export const MARKER_SHARD_FIELD = "shard";
+/** A marker's field holding the amount added. */
+export const MARKER_AMOUNT_FIELD = "amount";
+/** A marker's field holding a digest of the commit it landed in. */
+export const MARKER_COMMIT_FIELD = "commit";
 /** How long a marker is kept: the window in which an increment applied again counts nothing. */
 export const MARKER_LIFETIME_MS = 7 * 24 * 3600 * 1000;
 
@@ -39,10 +49,12 @@ export function counterOf(d: CollectionDescription, field: string): CounterField
   return counter;
 }
 
-/** Checks an increment before anything is sent: a safe integer, and an id Firestore takes. */
+/** Checks an increment before anything is sent: a safe integer (not `-0`, which the SDKs
+ * store as a double that the Rust library then cannot read as a count), and an id Firestore
+ * takes. */
 export function checkIncrement(by: number, id: string): void {
-  if (!Number.isSafeInteger(by)) {
-    throw new ShardedError(`an increment adds an integer, not ${by}`);
+  if (typeof by !== "number" || !Number.isSafeInteger(by) || Object.is(by, -0)) {
+    throw new ShardedError(`an increment adds an integer, not ${Object.is(by, -0) ? "-0" : String(by)}`);
   }
   const bytes = new TextEncoder().encode(id).length;
   if (
@@ -74,17 +86,70 @@ export function newIncrementId(): string {
 }
 
 /** Where an increment of `counter` on the document `document` (a path) writes: a shard
- * document drawn uniformly, and the marker. */
+ * document drawn uniformly (`shardId`, its id), and the marker. */
 export function incrementPaths(
   document: string,
   counter: CounterField,
   id: string,
-): { shard: string; marker: string } {
-  const shard = Math.floor(Math.random() * counter.shards);
+): { shard: string; shardId: string; marker: string } {
+  const shardId = String(Math.floor(Math.random() * counter.shards));
   return {
-    shard: `${document}/${COUNTER_COLLECTION_PREFIX}${counter.field}/${shard}`,
+    shard: `${document}/${COUNTER_COLLECTION_PREFIX}${counter.field}/${shardId}`,
+    shardId,
     marker: markerPath(document, id),
   };
+}
+
+/** What an increment's marker holds, but its expiry (a timestamp of the SDK in use): the
+ * counter, the shard, the amount and the commit's digest. */
+export async function markerFields(
+  document: string,
+  counter: CounterField,
+  shardId: string,
+  by: number,
+  id: string,
+): Promise<Record<string, string | number>> {
+  return {
+    [MARKER_COUNTER_FIELD]: counter.field,
+    [MARKER_SHARD_FIELD]: shardId,
+    [MARKER_AMOUNT_FIELD]: by,
+    [MARKER_COMMIT_FIELD]: await incrementDigest(document, counter.field, by, id),
+  };
+}
+
+/** The digest of a commit of one increment: SHA-256, in hex, of its document, counter, amount
+ * and id. A marker of it records it; only the counter and the amount are compared when the
+ * same id is applied again. */
+export async function incrementDigest(document: string, field: string, by: number, id: string): Promise<string> {
+  const bytes = new TextEncoder().encode(JSON.stringify(["increment", document, field, by, id]));
+  const digest = await globalThis.crypto.subtle.digest("SHA-256", bytes);
+  return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
+/** Whether a marker's data records the increment of `by` to `field` (a marker written before
+ * markers recorded their increment matches any), or else the error to throw: the id names
+ * another increment of the document. */
+export function checkRecorded(
+  marker: Record<string, unknown>,
+  document: string,
+  id: string,
+  field: string,
+  by: number,
+): void {
+  const recordedField = marker[MARKER_COUNTER_FIELD];
+  const recordedAmount = marker[MARKER_AMOUNT_FIELD];
+  if (recordedField === undefined || recordedAmount === undefined) return;
+  if (recordedField === field && Number(recordedAmount) === by) return;
+  const show = (f: unknown, n: unknown) => `\`${String(f)}\` ${Number(n) >= 0 ? "+" : ""}${String(n)}`;
+  throw new IncrementConflict(
+    `increment \`${id}\` of \`${document}\` was applied as ${show(recordedField, recordedAmount)}; it cannot be ${show(field, by)} under the same id (nothing was written)`,
+  );
+}
+
+/** The same increment id applied with another counter or amount: an id names one increment,
+ * bound to what it adds (the Rust library's `Error::IncrementConflict`). Nothing was written. */
+export class IncrementConflict extends ShardedError {
+  override name = "IncrementConflict";
 }
 
 /** The marker of the increment `id` on the document `document`. */
@@ -97,7 +162,9 @@ export function shardCollectionPath(document: string, counter: CounterField): st
   return `${document}/${COUNTER_COLLECTION_PREFIX}${counter.field}`;
 }
 
-/** When a marker made now expires. */
+/** When a marker made now expires, by this machine's clock. The generated rules take an
+ * expiry within an hour of the request's own time plus the lifetime, so a clock more than an
+ * hour off is refused there, rather than writing a marker that expires early. */
 export function markerExpiry(): number {
   return Date.now() + MARKER_LIFETIME_MS;
 }

@@ -3,7 +3,10 @@ import assert from "node:assert/strict";
 
 import {
   checkIncrement,
+  checkRecorded,
   counterOf,
+  IncrementConflict,
+  incrementDigest,
   descriptionsIn,
   incrementPaths,
   markerPath,
@@ -53,11 +56,37 @@ test("an increment's shard is drawn uniformly from the declared ones, its marker
 
 test("an increment is checked before anything is sent", () => {
   assert.doesNotThrow(() => checkIncrement(-3, "request-17"));
-  for (const by of [1.5, Number.NaN, 2 ** 60]) assert.throws(() => checkIncrement(by, "i"), ShardedError);
+  for (const by of [1.5, Number.NaN, 2 ** 60, -0, Infinity, "1", 1n]) {
+    assert.throws(() => checkIncrement(by, "i"), ShardedError, String(by));
+  }
+  assert.throws(() => checkIncrement(-0, "i"), /not -0/);
+  assert.doesNotThrow(() => checkIncrement(0, "i"));
   for (const id of ["", "a/b", ".", "..", "__x__", "x".repeat(1501)]) {
     assert.throws(() => checkIncrement(1, id), ShardedError, id);
   }
   const ids = new Set(Array.from({ length: 1000 }, newIncrementId));
   assert.equal(ids.size, 1000);
   for (const id of ids) assert.match(id, /^[A-Za-z0-9]{20}$/);
+});
+
+test("an increment id is bound to its counter and amount", async () => {
+  const marker = { field: "likes", shard: "2", amount: 5, commit: "c" };
+  assert.doesNotThrow(() => checkRecorded(marker, "posts/p", "r", "likes", 5));
+  for (const [field, by] of [["likes", 7], ["views", 5], ["likes", -5]]) {
+    assert.throws(
+      () => checkRecorded(marker, "posts/p", "r", field, by),
+      (error) => {
+        assert.ok(error instanceof IncrementConflict && error instanceof ShardedError);
+        assert.match(error.message, /applied as `likes` \+5/);
+        assert.ok(error.message.includes(`\`${field}\` ${by >= 0 ? "+" : ""}${by}`), error.message);
+        return true;
+      },
+    );
+  }
+  // A marker from before markers recorded their increment matches any.
+  assert.doesNotThrow(() => checkRecorded({ expire_at: 1 }, "posts/p", "r", "views", 9));
+  const digest = await incrementDigest("posts/p", "likes", 5, "r");
+  assert.match(digest, /^[0-9a-f]{64}$/);
+  assert.equal(digest, await incrementDigest("posts/p", "likes", 5, "r"));
+  assert.notEqual(digest, await incrementDigest("posts/p", "likes", 6, "r"));
 });

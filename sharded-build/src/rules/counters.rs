@@ -1,14 +1,21 @@
-//! The rules of a type's counters (`#[sharded(counter(..))]`): a client's increment is one
-//! commit that adds to one shard document and creates the increment's marker, named in the
-//! shard document's `increment`. The functions hold a write to that: the shard document one
-//! of the declared ones, its value an integer, its marker created by the same commit (and so
-//! never there before: an increment sent again is refused), the marker holding only its
-//! expiry.
+//! The rules of a type's counters (`#[sharded(counter(..))]`). A client's increment is one
+//! commit of two writes: an addition to one shard document, which names its marker in
+//! `increment`, and the marker's creation, which records the counter, the shard and the
+//! amount added. The functions bind each side to the other: the shard document one of the
+//! declared ones, its value an integer raised by exactly its marker's amount, its marker new
+//! and recording this counter and this shard (so one marker covers one addition, and an
+//! increment sent again is refused); the marker holding only its fields, expiring one
+//! lifetime after the request's time (within a tolerance), and created beside the addition
+//! it records. Paths are read from `request.path` and built from `$()` segments, so the
+//! functions take no argument, work whatever the match's variables are named (the
+//! database's included), and take every id Firestore does (`+`, `%`, spaces, any Unicode),
+//! which `path()` of a string would decode.
 
 use sharded_indexes::{
-    CounterBuf, INCREMENTS_COLLECTION, MARKER_EXPIRY_FIELD,
-    SHARD_INCREMENT_FIELD as MARKER_NAME_FIELD, SHARD_VALUE_FIELD as VALUE_FIELD,
-    counter_collection_id,
+    CounterBuf, INCREMENTS_COLLECTION, MARKER_AMOUNT_FIELD, MARKER_COMMIT_FIELD,
+    MARKER_COUNTER_FIELD, MARKER_EXPIRY_FIELD, MARKER_EXPIRY_TOLERANCE_SECONDS,
+    MARKER_LIFETIME_SECONDS, MARKER_SHARD_FIELD, SHARD_INCREMENT_FIELD as MARKER_NAME_FIELD,
+    SHARD_VALUE_FIELD as VALUE_FIELD, counter_collection_id,
 };
 
 use super::contract::{Contract, identifier, literal, places};
@@ -41,17 +48,28 @@ pub(crate) fn marker_function(owner: &Contract<'_>) -> String {
     format!("{}_increment_marker", owner.function)
 }
 
+/// The function binding a type's markers to the additions they record:
+/// `sharded_<Type>_marker_records`.
+fn records_function(owner: &Contract<'_>) -> String {
+    format!("{}_marker_records", owner.function)
+}
+
 /// The text of a type's counter functions and of its marker function.
 pub(crate) fn functions(owner: &Contract<'_>) -> String {
     let mine: Vec<CounterContract<'_>> = counters_of(owner).collect();
     if mine.is_empty() {
         return String::new();
     }
+    let depth = owner.ty.description.parent_collections.len();
+    // request.path: databases, the database, documents, then the counted document's segments
+    // (two per parent, then its collection and id), then the counter's or the markers'
+    // collection and the document's id.
+    let collection_segment = 5 + 2 * depth;
+    let id_segment = collection_segment + 1;
+    let counted = counted_segments(owner);
     let mut text = String::new();
     for counter in &mine {
-        let shards: Vec<String> = (0..counter.counter.shards)
-            .map(|shard| literal(&shard.to_string()))
-            .collect();
+        let shards = shard_list(counter.counter);
         let place = shard_place(owner, counter.counter);
         let range = match counter.counter.shards {
             1 => "'0'".to_owned(),
@@ -62,45 +80,114 @@ pub(crate) fn functions(owner: &Contract<'_>) -> String {
                 "{}'s counter `{}`: call from `allow create, update` on",
                 owner.ty.name, counter.counter.field
             ),
-            format!("{place} as"),
+            format!("{place} as {}().", counter.function),
             format!(
-                "{}({}, shard).",
-                counter.function,
-                counted_expression(owner)
+                "An increment adds to one shard document ({range}) with increment() on `{VALUE_FIELD}`, and"
             ),
             format!(
-                "An increment adds to one shard document ({range}) with increment() on `{VALUE_FIELD}`,"
+                "names in `{MARKER_NAME_FIELD}` its marker, new in the same commit and recording this counter,"
             ),
-            format!("and names in `{MARKER_NAME_FIELD}` the marker the same commit creates"),
+            "this shard and exactly the amount added: one marker covers one addition, so an"
+                .to_owned(),
+            "increment sent again, or added twice, is refused. How much one may add is yours to"
+                .to_owned(),
             format!(
-                "({}()), so an increment sent again is refused.",
-                marker_function(owner)
+                "check: request.resource.data.{VALUE_FIELD} against resource.data.{VALUE_FIELD}."
             ),
-            format!(
-                "How much one may add is yours to check: request.resource.data.{VALUE_FIELD} against"
-            ),
-            format!("resource.data.{VALUE_FIELD}."),
         ];
         text.push('\n');
         for line in comment {
             text.push_str(&format!("    // {line}\n"));
         }
         text.push_str(&format!(
-            "    function {}(counted, shard) {{\n      let data = request.resource.data;\n      let marker = path('/databases/' + database + '/documents/' + counted + '/{INCREMENTS_COLLECTION}/' + data.get({name}, ''));\n      return shard in [{}]\n        && data.keys().hasOnly([{value}, {name}])\n        && data.get({value}, null) is int\n        && data.get({name}, null) is string\n        && !exists(marker)\n        && existsAfter(marker);\n    }}\n",
-            counter.function,
-            shards.join(", "),
+            "    function {function}() {{\n      let p = request.path;\n      let data = request.resource.data;\n      let before = resource == null ? 0 : resource.data.get({value}, 0);\n      let marker = /databases/$(p[1])/documents{counted}/{INCREMENTS_COLLECTION}/$(data.get({name}, ''));\n      return {collections}p[{collection_segment}] == {collection}\n        && p[{id_segment}] in [{shards}]\n        && data.keys().hasOnly([{value}, {name}])\n        && data.get({value}, null) is int\n        && data.get({name}, null) is string\n        && !exists(marker)\n        && {records}(getAfter(marker).data, {field}, p[{id_segment}], data.get({value}, 0) - before);\n    }}\n",
+            function = counter.function,
+            collections = collection_checks(owner),
+            collection = literal(&counter_collection_id(&counter.counter.field)),
+            shards = shards.join(", "),
+            field = literal(&counter.counter.field),
+            records = records_function(owner),
             name = literal(MARKER_NAME_FIELD),
             value = literal(VALUE_FIELD),
         ));
     }
+    let fields = [
+        MARKER_EXPIRY_FIELD,
+        MARKER_COUNTER_FIELD,
+        MARKER_SHARD_FIELD,
+        MARKER_AMOUNT_FIELD,
+        MARKER_COMMIT_FIELD,
+    ]
+    .map(literal)
+    .join(", ");
+    let declared = mine
+        .iter()
+        .map(|counter| {
+            format!(
+                "(data.get({counter_field}, null) == {field} && data.get({shard_field}, null) in [{shards}])",
+                counter_field = literal(MARKER_COUNTER_FIELD),
+                field = literal(&counter.counter.field),
+                shard_field = literal(MARKER_SHARD_FIELD),
+                shards = shard_list(counter.counter).join(", "),
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n          || ");
     text.push_str(&format!(
-        "\n    // {}'s increment markers: call from `allow create` on\n    // {}\n    // (never allow update or delete: a marker is what makes an increment count once).\n    function {}() {{\n      let data = request.resource.data;\n      return data.keys().hasOnly([{expiry}])\n        && data.get({expiry}, null) is timestamp;\n    }}\n",
-        owner.ty.name,
-        marker_place(owner),
-        marker_function(owner),
+        "\n    // What a marker of {name}'s records: the counter, the shard and the amount of one addition.\n    function {records}(marker, field, shard, amount) {{\n      return marker.get({counter_field}, null) == field\n        && marker.get({shard_field}, null) == shard\n        && marker.get({amount_field}, null) == amount;\n    }}\n",
+        name = owner.ty.name,
+        records = records_function(owner),
+        counter_field = literal(MARKER_COUNTER_FIELD),
+        shard_field = literal(MARKER_SHARD_FIELD),
+        amount_field = literal(MARKER_AMOUNT_FIELD),
+    ));
+    text.push_str(&format!(
+        "\n    // {name}'s increment markers: call from `allow create` on\n    // {place} as {function}()\n    // (never allow update or delete: a marker is what makes an increment count once). A marker\n    // holds its fields, expires {days} days after the request (within {tolerance} s), and records an\n    // addition of the same commit: its shard document, raised by its amount and naming it.\n    function {function}() {{\n      let p = request.path;\n      let data = request.resource.data;\n      let shard = /databases/$(p[1])/documents{counted}/$({prefix} + data.get({counter_field}, ''))/$(data.get({shard_field}, ''));\n      let before = exists(shard) ? get(shard).data.get({value}, 0) : 0;\n      return {collections}p[{collection_segment}] == {increments}\n        && data.keys().hasOnly([{fields}])\n        && data.keys().hasAll([{fields}])\n        && data.get({expiry}, null) is timestamp\n        && data.get({expiry}, null) > request.time + duration.value({earliest}, 's')\n        && data.get({expiry}, null) < request.time + duration.value({latest}, 's')\n        && data.get({commit}, null) is string\n        && data.get({amount_field}, null) is int\n        && ({declared})\n        && getAfter(shard).data.get({name_field}, null) == p[{id_segment}]\n        && getAfter(shard).data.get({value}, null) == before + data.get({amount_field}, 0);\n    }}\n",
+        name = owner.ty.name,
+        place = marker_place(owner),
+        function = marker_function(owner),
+        days = MARKER_LIFETIME_SECONDS / 86_400,
+        tolerance = MARKER_EXPIRY_TOLERANCE_SECONDS,
+        prefix = literal(sharded_indexes::COUNTER_COLLECTION_PREFIX),
+        counter_field = literal(MARKER_COUNTER_FIELD),
+        shard_field = literal(MARKER_SHARD_FIELD),
+        amount_field = literal(MARKER_AMOUNT_FIELD),
+        value = literal(VALUE_FIELD),
+        collections = collection_checks(owner),
+        increments = literal(INCREMENTS_COLLECTION),
         expiry = literal(MARKER_EXPIRY_FIELD),
+        earliest = MARKER_LIFETIME_SECONDS - MARKER_EXPIRY_TOLERANCE_SECONDS,
+        latest = MARKER_LIFETIME_SECONDS + MARKER_EXPIRY_TOLERANCE_SECONDS,
+        commit = literal(MARKER_COMMIT_FIELD),
+        name_field = literal(MARKER_NAME_FIELD),
     ));
     text
+}
+
+/// The declared shard document ids of `counter` as rules literals: `'0'` to `'n-1'`.
+fn shard_list(counter: &CounterBuf) -> Vec<String> {
+    (0..counter.shards)
+        .map(|shard| literal(&shard.to_string()))
+        .collect()
+}
+
+/// The counted document's path after `/documents`, from `request.path`'s segments:
+/// `/$(p[3])/$(p[4])` for a top-level document, two more per parent.
+fn counted_segments(owner: &Contract<'_>) -> String {
+    let depth = owner.ty.description.parent_collections.len();
+    (3..5 + 2 * depth).map(|i| format!("/$(p[{i}])")).collect()
+}
+
+/// The checks that `request.path` is under the counted document's collections, each
+/// followed by ` && `: `p[3] == 'users' && p[5] == 'posts' && `.
+fn collection_checks(owner: &Contract<'_>) -> String {
+    let d = &owner.ty.description;
+    d.parent_collections
+        .iter()
+        .chain(std::iter::once(&d.collection))
+        .enumerate()
+        .map(|(n, collection)| format!("p[{}] == {} && ", 3 + 2 * n, literal(collection)))
+        .collect()
 }
 
 /// The match path of a counter's shard documents.
@@ -128,32 +215,6 @@ fn document_place(owner: &Contract<'_>) -> String {
         .expect("a type has a place")
 }
 
-/// The counted document's path as a rules string, from the match's variables:
-/// `'rooms/' + rooms_id + '/notes/' + id`.
-pub(crate) fn counted_expression(owner: &Contract<'_>) -> String {
-    let d = &owner.ty.description;
-    let mut parts: Vec<String> = Vec::new();
-    for parent in &d.parent_collections {
-        parts.push(literal(&format!("{parent}/")));
-        parts.push(format!("{}_id", identifier(parent)));
-        parts.push(literal("/"));
-    }
-    parts.push(literal(&format!("{}/", d.collection)));
-    parts.push("id".to_owned());
-    // Adjacent literals joined: 'rooms/' + rooms_id + '/notes/' + id.
-    let mut out: Vec<String> = Vec::new();
-    for part in parts {
-        match (out.last_mut(), part.starts_with('\'')) {
-            (Some(last), true) if last.starts_with('\'') => {
-                last.pop();
-                last.push_str(&part[1..]);
-            }
-            _ => out.push(part),
-        }
-    }
-    out.join(" + ")
-}
-
 /// The starting file's matches for the counters of `contracts`' types: shard documents and
 /// markers, denied until the owner writes who may increment, and already calling the
 /// functions.
@@ -162,12 +223,11 @@ pub(crate) fn starting_matches(contracts: &[Contract<'_>]) -> String {
     for counter in contracts.iter().flat_map(counters_of) {
         let place = shard_place(counter.owner, counter.counter);
         out.push_str(&format!(
-            "\n    // Who may increment {}'s `{}` is yours to decide: replace each `false`, and keep\n    // `{}()` on create and update, so that every increment counts once.\n    match {place} {{\n      allow read, delete: if false;\n      allow create, update: if false && {}({}, shard);\n    }}\n",
+            "\n    // Who may increment {}'s `{}` is yours to decide: replace each `false`, and keep\n    // `{}()` on create and update, so that every increment counts once.\n    match {place} {{\n      allow read, delete: if false;\n      allow create, update: if false && {}();\n    }}\n",
             counter.owner.ty.name,
             counter.counter.field,
             counter.function,
             counter.function,
-            counted_expression(counter.owner),
         ));
     }
     for owner in contracts {

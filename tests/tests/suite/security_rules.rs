@@ -563,17 +563,18 @@ struct Liked {
 }
 
 /// The owner's rules for `Liked`'s counter: anyone may like or unlike, one at a time (the
-/// owner's own check of the amount, beside the generated function).
+/// owner's own check of the amount, beside the generated function). The database's variable
+/// is named `db`, not `database`: the generated functions do not depend on it.
 const COUNTER_OWNERS_RULES: &str = "rules_version = '2';
 service cloud.firestore {
-  match /databases/{database}/documents {
+  match /databases/{db}/documents {
     match /ruled_users/{user}/ruled_posts/{id} {
       allow read: if true;
       allow create, update: if sharded_Liked();
     }
     match /ruled_users/{user}/ruled_posts/{id}/_sharded_counter_likes/{shard} {
       allow read: if true;
-      allow create, update: if sharded_Liked_counter_likes('ruled_users/' + user + '/ruled_posts/' + id, shard)
+      allow create, update: if sharded_Liked_counter_likes()
         && request.resource.data.value - (resource == null ? 0 : resource.data.get('value', 0)) in [1, -1];
     }
     match /ruled_users/{user}/ruled_posts/{id}/_sharded_increments/{increment} {
@@ -585,10 +586,14 @@ service cloud.firestore {
 ";
 
 /// A web client's increments under the generated counter rules: one commit that adds to a
-/// declared shard document and creates the marker it names is allowed, and counts in the
-/// library's exact value; the same increment sent again (its marker there), an addition
-/// without its marker, a shard outside the declared ones, a shard document or marker with
-/// other fields, and a marker changed afterwards are each denied.
+/// declared shard document and creates the marker it names, recording that counter, shard and
+/// amount, is allowed, and counts in the library's exact value, whatever characters Firestore
+/// allows the ids to hold (`+`, `%`, spaces, Unicode). Each hostile or broken write is denied:
+/// the same increment again, an addition without its marker, several additions under one
+/// marker (on several shards, or twice on one), a marker recording another amount, shard or
+/// counter, a marker alone, a marker expiring outside its window of the request's time, a
+/// shard outside the declared ones, other fields on either document, and a marker changed or
+/// deleted afterwards.
 #[tokio::test]
 async fn a_web_client_increments_a_counter_only_with_its_marker() {
     let emulator = shared_emulator();
@@ -604,116 +609,190 @@ async fn a_web_client_increments_a_counter_only_with_its_marker() {
     let project = format!("counter-{:08x}", rand::random::<u32>());
     emulator.load_rules(&project, &rules).await.unwrap();
 
-    let post = "ruled_users/u1/ruled_posts/p1";
-    let shard = |n: &str| format!("{post}/_sharded_counter_likes/{n}");
-    let marker = |id: &str| format!("{post}/_sharded_increments/{id}");
-    let expiry = ts(4_102_444_800_000);
-    let increment = |shard_id: &str, by: i64, id: &str| {
+    let post = |id: &str| format!("ruled_users/u1/ruled_posts/{id}");
+    let shard = |post_id: &str, n: &str| format!("{}/_sharded_counter_likes/{n}", post(post_id));
+    let marker_of = |post_id: &str, id: &str| format!("{}/_sharded_increments/{id}", post(post_id));
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let lifetime = sharded_runtime::counters::MARKER_LIFETIME.as_millis() as i64;
+    let expiry = ts(now + lifetime);
+    let recording = |shard_id: &str, by: i64, expire_at: Value| json!({"expire_at": expire_at, "field": "likes", "shard": shard_id, "amount": by, "commit": "c"});
+    let addition = |post_id: &str, shard_id: &str, by: i64, id: &str| {
+        json!({"op": "set_merge", "path": shard(post_id, shard_id),
+               "data": {"value": {"$increment": by}, "increment": id}})
+    };
+    let marker = |post_id: &str, id: &str, data: Value| json!({"op": "set", "path": marker_of(post_id, id), "data": data});
+    let increment_on = |post_id: &str, shard_id: &str, by: i64, id: &str| {
         json!([
-            {"op": "set_merge", "path": shard(shard_id),
-             "data": {"value": {"$increment": by}, "increment": id}},
-            {"op": "set", "path": marker(id), "data": {"expire_at": expiry}},
+            addition(post_id, shard_id, by, id),
+            marker(post_id, id, recording(shard_id, by, expiry.clone())),
         ])
     };
+    let increment = |shard_id: &str, by: i64, id: &str| increment_on("p1", shard_id, by, id);
     let (allowed, denied) = (true, false);
+    let batch = |writes: Value, expected: bool, what: &'static str| {
+        ("batch", String::new(), writes, expected, what)
+    };
+    let odd = "a+b%2Bc d é😀";
     let cases: Vec<(&str, String, Value, bool, &str)> = vec![
-        (
-            "batch",
-            String::new(),
-            increment("0", 1, "i1"),
+        batch(increment("0", 1, "i1"), allowed, "an increment"),
+        batch(increment("2", 1, "i1"), denied, "the same increment again"),
+        batch(increment("1", 1, "i2"), allowed, "another"),
+        batch(increment("1", -1, "i3"), allowed, "a decrement"),
+        batch(
+            increment_on(odd, "2", 1, "r+1%20x y ü"),
             allowed,
-            "an increment",
+            "ids holding +, %, spaces and Unicode",
         ),
-        (
-            "batch",
-            String::new(),
-            increment("2", 1, "i1"),
+        batch(
+            increment_on(odd, "2", 1, "r+1%20x y ü"),
             denied,
-            "the same increment again",
+            "the same odd increment again",
         ),
-        (
-            "batch",
-            String::new(),
-            increment("1", 1, "i2"),
-            allowed,
-            "another",
-        ),
-        (
-            "batch",
-            String::new(),
-            increment("1", -1, "i3"),
-            allowed,
-            "a decrement",
-        ),
-        (
-            "batch",
-            String::new(),
+        batch(
             increment("4", 1, "i4"),
             denied,
             "a shard outside the declared ones",
         ),
-        (
-            "batch",
-            String::new(),
+        batch(
             increment("0", 5, "i5"),
             denied,
             "an amount the owner refuses",
         ),
-        (
-            "batch",
-            String::new(),
-            json!([{"op": "set_merge", "path": shard("0"),
-                    "data": {"value": {"$increment": 1}, "increment": "i6"}}]),
+        batch(
+            json!([addition("p1", "0", 1, "i6")]),
             denied,
             "an addition without its marker",
         ),
-        (
-            "batch",
-            String::new(),
-            json!([{"op": "set_merge", "path": shard("0"), "data": {"value": {"$increment": 1}}}]),
+        batch(
+            json!([{"op": "set_merge", "path": shard("p1", "0"), "data": {"value": {"$increment": 1}}}]),
             denied,
             "an addition naming no marker",
         ),
-        (
-            "batch",
-            String::new(),
-            json!([{"op": "set_merge", "path": shard("3"),
-                    "data": {"value": {"$increment": 1}, "increment": "i1"}}]),
+        batch(
+            json!([addition("p1", "3", 1, "i1")]),
             denied,
             "an addition naming a marker that was there before",
         ),
-        (
-            "batch",
-            String::new(),
+        batch(
             json!([
-                {"op": "set_merge", "path": shard("0"),
+                addition("p1", "0", 1, "m4"),
+                addition("p1", "1", 1, "m4"),
+                addition("p1", "2", 1, "m4"),
+                addition("p1", "3", 1, "m4"),
+                marker("p1", "m4", recording("0", 1, expiry.clone())),
+            ]),
+            denied,
+            "four additions under one marker",
+        ),
+        batch(
+            json!([
+                addition("p1", "0", 1, "m2"),
+                addition("p1", "0", 1, "m2"),
+                marker("p1", "m2", recording("0", 1, expiry.clone())),
+            ]),
+            denied,
+            "one shard added to twice under one marker",
+        ),
+        batch(
+            json!([
+                addition("p1", "0", 1, "m5"),
+                marker("p1", "m5", recording("0", -1, expiry.clone())),
+            ]),
+            denied,
+            "a marker recording another amount",
+        ),
+        batch(
+            json!([
+                addition("p1", "0", 1, "m6"),
+                marker("p1", "m6", recording("1", 1, expiry.clone())),
+            ]),
+            denied,
+            "a marker recording another shard",
+        ),
+        batch(
+            json!([
+                addition("p1", "0", 1, "m7"),
+                marker(
+                    "p1",
+                    "m7",
+                    json!({"expire_at": expiry, "field": "views", "shard": "0", "amount": 1, "commit": "c"})
+                ),
+            ]),
+            denied,
+            "a marker recording another counter",
+        ),
+        batch(
+            json!([marker("p1", "m8", recording("0", 1, expiry.clone()))]),
+            denied,
+            "a marker alone",
+        ),
+        batch(
+            json!([marker("p1", "m9", recording("0", 0, expiry.clone()))]),
+            denied,
+            "a marker alone, adding nothing",
+        ),
+        batch(
+            json!([
+                addition("p1", "0", 1, "m10"),
+                marker("p1", "m10", recording("0", 1, ts(now - 1000))),
+            ]),
+            denied,
+            "a marker already expired",
+        ),
+        batch(
+            json!([
+                addition("p1", "0", 1, "m11"),
+                marker("p1", "m11", recording("0", 1, ts(now + 2 * lifetime))),
+            ]),
+            denied,
+            "a marker expiring past its lifetime",
+        ),
+        batch(
+            json!([
+                {"op": "set_merge", "path": shard("p1", "0"),
                  "data": {"value": {"$increment": 1}, "increment": "i7", "note": "x"}},
-                {"op": "set", "path": marker("i7"), "data": {"expire_at": expiry}},
+                marker("p1", "i7", recording("0", 1, expiry.clone())),
             ]),
             denied,
             "a shard document with another field",
         ),
-        (
-            "batch",
-            String::new(),
+        batch(
             json!([
-                {"op": "set_merge", "path": shard("0"),
-                 "data": {"value": {"$increment": 1}, "increment": "i8"}},
-                {"op": "set", "path": marker("i8"), "data": {"expire_at": expiry, "by": 1}},
+                addition("p1", "0", 1, "i8"),
+                marker(
+                    "p1",
+                    "i8",
+                    json!({"expire_at": expiry, "field": "likes", "shard": "0", "amount": 1, "commit": "c", "by": 1})
+                ),
             ]),
             denied,
             "a marker with another field",
         ),
+        batch(
+            json!([
+                addition("p1", "0", 1, "i9"),
+                marker(
+                    "p1",
+                    "i9",
+                    json!({"expire_at": expiry, "field": "likes", "shard": "0", "amount": 1})
+                ),
+            ]),
+            denied,
+            "a marker without its commit",
+        ),
         (
             "set",
-            marker("i1"),
+            marker_of("p1", "i1"),
             json!({"expire_at": ts(1)}),
             denied,
             "a marker changed",
         ),
         (
             "delete",
-            marker("i1"),
+            marker_of("p1", "i1"),
             json!({}),
             denied,
             "a marker deleted",
@@ -739,19 +818,20 @@ async fn a_web_client_increments_a_counter_only_with_its_marker() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 
-    // The library reads what the web client wrote: +1 +1 -1.
+    // The library reads what the web client wrote: +1 +1 -1, and +1 on the odd document.
     let db = emulator.db(&project).await.unwrap();
     let parent = Parent::<Liked>::new(&["u1"]).unwrap();
     let posts = Liked::collection_in(&db, &parent);
-    assert_eq!(
-        posts.counter("p1", Liked::counters().likes).await.unwrap(),
-        1
-    );
-    for id in ["i1", "i2", "i3"] {
-        let applied =
-            sharded_runtime::counters::Increment::with_id(Liked::counters().likes, 1, id).unwrap();
+    let likes = Liked::counters().likes;
+    assert_eq!(posts.counter("p1", likes).await.unwrap(), 1);
+    assert_eq!(posts.counter(odd, likes).await.unwrap(), 1);
+    for (id, by) in [("i1", 1), ("i2", 1), ("i3", -1)] {
+        let applied = sharded_runtime::counters::Increment::with_id(likes, by, id).unwrap();
         assert!(posts.was_applied("p1", &applied).await.unwrap(), "{id}");
     }
+    let odd_increment =
+        sharded_runtime::counters::Increment::with_id(likes, 1, "r+1%20x y ü").unwrap();
+    assert!(posts.was_applied(odd, &odd_increment).await.unwrap());
     std::fs::remove_dir_all(&dir).unwrap();
 
     // A crate without rules gets matches for the shard documents and markers that deny
@@ -768,7 +848,7 @@ async fn a_web_client_increments_a_counter_only_with_its_marker() {
         probe(
             emulator.host(),
             &project,
-            &[("batch", "", increment("0", 1, "f1"))]
+            &[("batch", "", increment_on("p1", "0", 1, "f1"))]
         ),
         [Err("permission-denied".to_owned())]
     );

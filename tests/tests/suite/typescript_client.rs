@@ -973,17 +973,18 @@ struct Counted {
 }
 
 /// What the web client may do with `Counted`'s counters: increment, and read the markers (to
-/// tell an increment that landed from a denied one).
+/// tell an increment that landed from a denied one). The database's variable is not named
+/// `database`: the generated functions read the path from the request.
 const COUNTED_RULES: &str = "rules_version = '2';
 service cloud.firestore {
-  match /databases/{database}/documents {
+  match /databases/{db}/documents {
     match /ts_users/{user}/ts_counted/{id}/_sharded_counter_likes/{shard} {
       allow read: if true;
-      allow create, update: if sharded_Counted_counter_likes('ts_users/' + user + '/ts_counted/' + id, shard);
+      allow create, update: if sharded_Counted_counter_likes();
     }
     match /ts_users/{user}/ts_counted/{id}/_sharded_counter_views/{shard} {
       allow read: if true;
-      allow create, update: if sharded_Counted_counter_views('ts_users/' + user + '/ts_counted/' + id, shard);
+      allow create, update: if sharded_Counted_counter_views();
     }
     match /ts_users/{user}/ts_counted/{id}/_sharded_increments/{increment} {
       allow read: if true;
@@ -1001,6 +1002,8 @@ service cloud.firestore {
 /// there, and the client reads its marker to know it landed) and through the server SDK. The
 /// client applies each of its increments twice and some of Rust's again, Rust applies some
 /// of the client's again; every counter, read by each, is the sum of the distinct increments.
+/// An id applied again with another amount or counter is a conflict in either language, and
+/// adds nothing.
 #[tokio::test]
 async fn the_clients_increments_count_once_beside_the_rust_librarys() {
     use sharded_runtime::counters::{CounterField, Increment};
@@ -1063,10 +1066,17 @@ async fn the_clients_increments_count_once_beside_the_rust_librarys() {
             .map(|(doc, _, _, id)| json!({"id": doc, "incrementId": id}))
             .collect();
         applied.push(json!({"id": "c0", "incrementId": "never"}));
+        // Rust's first increment with another amount, the client's first on the other counter.
+        let other_field = |name: &str| if name == "likes" { "views" } else { "likes" };
+        let (doc, name, by, id) = &rust[0];
+        let mut conflicts =
+            vec![json!({"id": doc, "field": name, "by": by + 1, "incrementId": id})];
+        let (doc, name, by, id) = &client[0];
+        conflicts.push(json!({"id": doc, "field": other_field(name), "by": by, "incrementId": id}));
         let input = json!({
             "host": test.emulator.host(), "project": project,
             "description": description_json::<Counted>(), "sdk": sdk, "parent": "ts_users/u1",
-            "increments": increments, "reads": reads, "applied": applied,
+            "increments": increments, "reads": reads, "applied": applied, "conflicts": conflicts,
         });
         let output = run_script(
             &built_client().join("probe/counters.mjs"),
@@ -1074,10 +1084,24 @@ async fn the_clients_increments_count_once_beside_the_rust_librarys() {
         );
         let answer: Value = serde_json::from_slice(&output).unwrap();
 
+        assert_eq!(
+            answer["conflicts"],
+            json!(["IncrementConflict", "IncrementConflict"]),
+            "{sdk}"
+        );
         for (doc, name, by, id) in &client[..4] {
             let increment = Increment::with_id(field(name), *by, id).unwrap();
             counted.apply(doc, &increment).await.unwrap();
         }
+        let (doc, name, by, id) = &client[1];
+        let other = Increment::with_id(field(name), by + 1, id).unwrap();
+        assert!(
+            matches!(
+                counted.apply(doc, &other).await,
+                Err(sharded_runtime::Error::IncrementConflict { .. })
+            ),
+            "{sdk}: Rust, on the client's id"
+        );
         let expected_values: Vec<i64> = expected.values().copied().collect();
         let client_values: Vec<i64> = serde_json::from_value(answer["values"].clone()).unwrap();
         assert_eq!(client_values, expected_values, "{sdk}: the client's reads");
