@@ -1,8 +1,10 @@
 //! Which part of a partitioned job a task runs, as the engine running it says: Cloud Run jobs
 //! tell each task `CLOUD_RUN_TASK_INDEX`, `CLOUD_RUN_TASK_COUNT` and `CLOUD_RUN_TASK_ATTEMPT`;
 //! a Kubernetes Indexed Job tells each pod `JOB_COMPLETION_INDEX`, and its manifest sets the
-//! count (`SHARDED_TASK_COUNT`, the job's `completions`). A missing, malformed or
-//! inconsistent value is a typed error before the task does anything.
+//! count (`SHARDED_TASK_COUNT`, the job's `completions`) and, through the downward API, the
+//! Job's name and uid and the pod's own name, which tell a replacement pod of the same Job
+//! from any other. A missing, malformed or inconsistent value is a typed error before the
+//! task does anything.
 
 use serde::{Deserialize, Serialize};
 
@@ -20,9 +22,17 @@ pub(crate) const CLOUD_RUN_TASK_ATTEMPT: &str = "CLOUD_RUN_TASK_ATTEMPT";
 pub(crate) const CLOUD_RUN_EXECUTION: &str = "CLOUD_RUN_EXECUTION";
 /// A Kubernetes Indexed Job's completion index (from 0), which it sets in every pod.
 pub(crate) const JOB_COMPLETION_INDEX: &str = "JOB_COMPLETION_INDEX";
-/// A pod's name, which Kubernetes sets as its host name: `{job}-{index}-{suffix}` for a pod
-/// of an Indexed Job, a new one for each pod it starts for an index.
-pub(crate) const HOSTNAME: &str = "HOSTNAME";
+/// The Job's name, which the manifest passes through the downward API
+/// (`fieldRef: metadata.labels['batch.kubernetes.io/job-name']`). Not `HOSTNAME`: the Job
+/// controller names every pod's host `{job}-{index}`, the same for each pod of an index, and
+/// `adopt-1-3` could be job `adopt-1`'s index 3 or a job `adopt-1-3`'s.
+pub(crate) const SHARDED_JOB_NAME: &str = "SHARDED_JOB_NAME";
+/// The Job's uid (`fieldRef: metadata.labels['batch.kubernetes.io/controller-uid']`), which
+/// tells a Job deleted and created again under the same name from the first. Optional.
+pub(crate) const SHARDED_JOB_UID: &str = "SHARDED_JOB_UID";
+/// The pod's own name (`fieldRef: metadata.name`): each pod the Job starts for an index has
+/// its own.
+pub(crate) const SHARDED_POD_NAME: &str = "SHARDED_POD_NAME";
 /// The number of parts of a Kubernetes Indexed Job, which Kubernetes does not tell a pod: its
 /// manifest sets it to the job's `completions`.
 pub(crate) const SHARDED_TASK_COUNT: &str = "SHARDED_TASK_COUNT";
@@ -58,10 +68,15 @@ pub enum Engine {
         /// The execution's name.
         execution: String,
     },
-    /// A pod of a Kubernetes Indexed Job (`HOSTNAME`): Kubernetes starts a new pod for an
-    /// index after the last one failed.
+    /// A pod of a Kubernetes Indexed Job (`SHARDED_JOB_NAME`, `SHARDED_POD_NAME` and, where
+    /// the manifest passes it, `SHARDED_JOB_UID`): Kubernetes starts a new pod for an index
+    /// after the last one failed.
     Kubernetes {
-        /// The pod's name, `{job}-{index}-{suffix}`.
+        /// The Job's name.
+        job: String,
+        /// The Job's uid, where the manifest passes it.
+        job_uid: Option<String>,
+        /// The pod's name.
         pod: String,
     },
     /// Anything else: a task made by [`TaskPart::new`], or whose engine did not name it.
@@ -88,29 +103,44 @@ struct StoredHolder {
     /// The Cloud Run execution's name, or the pod's.
     #[serde(default)]
     run: Option<String>,
+    /// A pod's Job's name (a holder written before it was stored has none, and is no pod any
+    /// attempt can follow).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    job: Option<String>,
+    /// A pod's Job's uid, where its manifest passes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    job_uid: Option<String>,
 }
 
 impl From<Holder> for StoredHolder {
     fn from(holder: Holder) -> StoredHolder {
-        let (engine, run) = match holder.engine {
-            Engine::CloudRun { execution } => ("cloud_run", Some(execution)),
-            Engine::Kubernetes { pod } => ("kubernetes", Some(pod)),
-            Engine::Unknown => ("unknown", None),
+        let (engine, run, job, job_uid) = match holder.engine {
+            Engine::CloudRun { execution } => ("cloud_run", Some(execution), None, None),
+            Engine::Kubernetes { job, job_uid, pod } => {
+                ("kubernetes", Some(pod), Some(job), job_uid)
+            }
+            Engine::Unknown => ("unknown", None, None, None),
         };
         StoredHolder {
             index: holder.index,
             attempt: holder.attempt,
             engine: engine.to_owned(),
             run,
+            job,
+            job_uid,
         }
     }
 }
 
 impl From<StoredHolder> for Holder {
     fn from(stored: StoredHolder) -> Holder {
-        let engine = match (stored.engine.as_str(), stored.run) {
-            ("cloud_run", Some(execution)) => Engine::CloudRun { execution },
-            ("kubernetes", Some(pod)) => Engine::Kubernetes { pod },
+        let engine = match (stored.engine.as_str(), stored.run, stored.job) {
+            ("cloud_run", Some(execution), _) => Engine::CloudRun { execution },
+            ("kubernetes", Some(pod), Some(job)) => Engine::Kubernetes {
+                job,
+                job_uid: stored.job_uid,
+                pod,
+            },
             // Written by another version, or by hand: no attempt can follow it.
             _ => Engine::Unknown,
         };
@@ -152,9 +182,11 @@ impl TaskPart {
 
     /// Whether this attempt comes after `holder`'s, as its engine tells: the same part of the
     /// same Cloud Run execution on a later attempt, or another pod of the same Kubernetes
-    /// job for the same index. The engine starts it only once that attempt ended, so the part
-    /// can be taken over at once, without waiting out the lease; the preconditions on every
-    /// state write still stop a holder that was alive after all.
+    /// Job (its name, and its uid where both say) for the same index. The engine starts it
+    /// only once that attempt ended, so the part can be taken over at once, without waiting
+    /// out the lease; the preconditions on every state write still stop a holder that was
+    /// alive after all (Kubernetes may start a replacement pod while the old one is still
+    /// terminating). A pod of another Job never supersedes, whatever the names look like.
     pub(crate) fn supersedes(&self, holder: &Holder) -> bool {
         if holder.index != self.index {
             return false;
@@ -163,9 +195,14 @@ impl TaskPart {
             (Engine::CloudRun { execution }, Engine::CloudRun { execution: theirs }) => {
                 execution == theirs && self.attempt > holder.attempt
             }
-            (Engine::Kubernetes { pod }, Engine::Kubernetes { pod: theirs }) => {
-                pod != theirs && pod_job(pod).is_some() && pod_job(pod) == pod_job(theirs)
-            }
+            (
+                Engine::Kubernetes { job, job_uid, pod },
+                Engine::Kubernetes {
+                    job: their_job,
+                    job_uid: their_uid,
+                    pod: their_pod,
+                },
+            ) => job == their_job && job_uid == their_uid && pod != their_pod,
             _ => false,
         }
     }
@@ -181,8 +218,13 @@ impl TaskPart {
 
     /// The part the engine running this process says it runs: Cloud Run jobs' variables, or
     /// a Kubernetes Indexed Job's `JOB_COMPLETION_INDEX` with `SHARDED_TASK_COUNT` from its
-    /// manifest. [`Error::InvalidOptions`], naming the variable, when neither engine's index
-    /// is set, a value is not a number, the count is missing, or the index is not below it.
+    /// manifest, and the pod's identity where the manifest passes it through the downward API
+    /// (`SHARDED_JOB_NAME`, `SHARDED_POD_NAME`, optionally `SHARDED_JOB_UID`; see
+    /// `examples/deploy/indexed-job.json`). [`Error::InvalidOptions`], naming the variable,
+    /// when neither engine's index is set, a value is not a number, the count is missing,
+    /// the index is not below it, or only one of the Job's and the pod's names is set.
+    /// Without both, the engine is [`Engine::Unknown`]: a replacement pod then waits out the
+    /// lease of the pod it replaces.
     pub fn from_env() -> Result<TaskPart> {
         Self::from_vars(|name| std::env::var(name).ok())
     }
@@ -216,9 +258,26 @@ impl TaskPart {
             }
             (None, Some(index)) => {
                 let index = number(JOB_COMPLETION_INDEX, &index)?;
-                let engine = match lookup(HOSTNAME) {
-                    Some(pod) if !pod.is_empty() => Engine::Kubernetes { pod },
-                    _ => Engine::Unknown,
+                let named = |name: &str| lookup(name).filter(|value| !value.is_empty());
+                let engine = match (named(SHARDED_JOB_NAME), named(SHARDED_POD_NAME)) {
+                    (Some(job), Some(pod)) => Engine::Kubernetes {
+                        job,
+                        job_uid: named(SHARDED_JOB_UID),
+                        pod,
+                    },
+                    (None, None) => Engine::Unknown,
+                    (Some(_), None) => {
+                        return Err(Error::InvalidOptions {
+                            option: SHARDED_POD_NAME,
+                            expected: "the pod's own name (fieldRef: metadata.name) beside SHARDED_JOB_NAME",
+                        });
+                    }
+                    (None, Some(_)) => {
+                        return Err(Error::InvalidOptions {
+                            option: SHARDED_JOB_NAME,
+                            expected: "the Job's name (fieldRef: metadata.labels['batch.kubernetes.io/job-name']) beside SHARDED_POD_NAME",
+                        });
+                    }
                 };
                 (index, required(&lookup, SHARDED_TASK_COUNT)?, 0, engine)
             }
@@ -236,15 +295,6 @@ impl TaskPart {
     pub fn range(&self) -> IdRange {
         IdRange::part(self.index, self.count).expect("a TaskPart is checked when made")
     }
-}
-
-/// The job of an Indexed Job's pod, from its name `{job}-{index}-{suffix}`; `None` for a name
-/// of another form.
-fn pod_job(pod: &str) -> Option<&str> {
-    let (rest, suffix) = pod.rsplit_once('-')?;
-    let (job, index) = rest.rsplit_once('-')?;
-    let digits = !index.is_empty() && index.bytes().all(|b| b.is_ascii_digit());
-    (digits && !suffix.is_empty() && !job.is_empty()).then_some(job)
 }
 
 /// The variable `name`, which must be set, as a number.
@@ -381,6 +431,16 @@ mod tests {
             (JOB_COMPLETION_INDEX, "2"),
         ]));
         assert_eq!(refused(disagreeing), JOB_COMPLETION_INDEX);
+        // One of the Job's and the pod's names without the other.
+        let half = |name: &'static str| {
+            TaskPart::from_vars(vars(&[
+                (JOB_COMPLETION_INDEX, "0"),
+                (SHARDED_TASK_COUNT, "2"),
+                (name, "x"),
+            ]))
+        };
+        assert_eq!(refused(half(SHARDED_JOB_NAME)), SHARDED_POD_NAME);
+        assert_eq!(refused(half(SHARDED_POD_NAME)), SHARDED_JOB_NAME);
     }
 
     #[test]
@@ -402,20 +462,58 @@ mod tests {
         assert!(!cloud_run("adopt-x7k2p", 1, 2).supersedes(&holder));
         assert!(!cloud_run("adopt-x7k2p", 2, 4).supersedes(&holder));
         assert!(!cloud_run("adopt-q1w2e", 1, 4).supersedes(&holder));
-        let pod = |name: &str, index: u32| {
-            TaskPart::from_vars(vars(&[
-                (JOB_COMPLETION_INDEX, &index.to_string()),
+        // Pods as Kubernetes runs them: the host name `{job}-{index}` for every pod of an
+        // index (which the part ignores), the Job's name and uid and the pod's own name from
+        // the downward API.
+        let pod = |job: &str, uid: Option<&str>, name: &str, index: u32| {
+            let index = index.to_string();
+            let host = format!("{job}-{index}");
+            let mut pairs = vec![
+                (JOB_COMPLETION_INDEX, index.as_str()),
                 (SHARDED_TASK_COUNT, "8"),
-                (HOSTNAME, name),
-            ]))
-            .unwrap()
+                ("HOSTNAME", host.as_str()),
+                (SHARDED_JOB_NAME, job),
+                (SHARDED_POD_NAME, name),
+            ];
+            if let Some(uid) = uid {
+                pairs.push((SHARDED_JOB_UID, uid));
+            }
+            TaskPart::from_vars(vars(&pairs)).unwrap()
         };
-        let holder = pod("adopt-instruments-3-abcde", 3).holder();
-        assert!(pod("adopt-instruments-3-fghij", 3).supersedes(&holder));
-        assert!(!pod("adopt-instruments-3-abcde", 3).supersedes(&holder));
-        assert!(!pod("other-job-3-fghij", 3).supersedes(&holder));
-        assert!(!pod("adopt-instruments-4-fghij", 4).supersedes(&holder));
-        assert!(!pod("not-a-pod", 3).supersedes(&holder));
+        let uid = Some("0c1f3e2a");
+        let holder = pod("adopt-1", uid, "adopt-1-3-abcde", 3).holder();
+        assert!(pod("adopt-1", uid, "adopt-1-3-fghij", 3).supersedes(&holder));
+        // The same pod (a duplicate), another index, another Job: with a host name that
+        // parses the same (`adopt-1-3`: job `adopt-1` index 3, or job `adopt` index 1),
+        // or the same name but another uid (deleted and created again).
+        assert!(!pod("adopt-1", uid, "adopt-1-3-abcde", 3).supersedes(&holder));
+        assert!(!pod("adopt-1", uid, "adopt-1-4-fghij", 4).supersedes(&holder));
+        assert!(!pod("adopt-2", uid, "adopt-2-3-fghij", 3).supersedes(&holder));
+        assert!(!pod("adopt", uid, "adopt-1-3-fghij", 3).supersedes(&holder));
+        assert!(!pod("adopt-1", Some("77aa"), "adopt-1-3-fghij", 3).supersedes(&holder));
+        assert!(!pod("adopt-1", None, "adopt-1-3-fghij", 3).supersedes(&holder));
+        // Without the uid on either side, the Job's name decides.
+        let unnamed = pod("adopt-1", None, "adopt-1-3-abcde", 3).holder();
+        assert!(pod("adopt-1", None, "adopt-1-3-fghij", 3).supersedes(&unnamed));
+        // Stored and read back, a holder keeps what tells it.
+        let stored = serde_json::to_value(&holder).unwrap();
+        assert_eq!(stored["job"], "adopt-1");
+        assert_eq!(serde_json::from_value::<Holder>(stored).unwrap(), holder);
+        // A pod holder stored before the Job's name was: no pod follows it.
+        let old: Holder = serde_json::from_value(serde_json::json!(
+            {"index": 3, "attempt": 0, "engine": "kubernetes", "run": "adopt-1-3-abcde"}
+        ))
+        .unwrap();
+        assert_eq!(old.engine, Engine::Unknown);
+        assert!(!pod("adopt-1", uid, "adopt-1-3-fghij", 3).supersedes(&old));
+        // The host name alone tells nothing.
+        let host_only = TaskPart::from_vars(vars(&[
+            (JOB_COMPLETION_INDEX, "3"),
+            (SHARDED_TASK_COUNT, "8"),
+            ("HOSTNAME", "adopt-1-3"),
+        ]))
+        .unwrap();
+        assert_eq!(host_only.engine, Engine::Unknown);
         // Engines that do not say, or say differently, never supersede.
         assert!(!TaskPart::new(3, 8).unwrap().supersedes(&holder));
         assert!(!cloud_run("adopt-x7k2p", 3, 4).supersedes(&holder));

@@ -11,8 +11,10 @@
 //! project `GOOGLE_CLOUD_PROJECT` with the task's own credentials. `run` exits 0 when its part
 //! is done (now or before). A retry of a task that crashed takes its part over at once (the
 //! engine says it is a later attempt: Cloud Run's `CLOUD_RUN_EXECUTION` and
-//! `CLOUD_RUN_TASK_ATTEMPT`, an Indexed Job's new pod in `HOSTNAME`); a task whose part another
-//! live attempt holds waits until that attempt is done or silent past its lease. The one that
+//! `CLOUD_RUN_TASK_ATTEMPT`, an Indexed Job's new pod of the same Job, named by
+//! `SHARDED_JOB_NAME`, `SHARDED_JOB_UID` and `SHARDED_POD_NAME` from the manifest's downward
+//! API); a task whose part another live attempt holds waits until that attempt is done or
+//! silent past its lease. The one that
 //! finishes the last part runs the job's closing step; a retry of it after a crash takes the
 //! step over.
 

@@ -54,12 +54,16 @@ async fn tracked_task() {
     let millis = |name: &str, default: u64| {
         Duration::from_millis(var(name).map_or(default, |ms| ms.parse().unwrap()))
     };
-    let run = job
+    let mut tracked = job
         .page_size(10)
         .writer(unthrottled())
         .tracked(JOB, part)
         .lease_timeout(millis("TRACKED_LEASE_MS", LEASE.as_millis() as u64))
-        .heartbeat_every(millis("TRACKED_HEARTBEAT_MS", 400))
+        .heartbeat_every(millis("TRACKED_HEARTBEAT_MS", 400));
+    if var("TRACKED_LEAVE_IF_HELD").is_some() {
+        tracked = tracked.leave_if_held();
+    }
+    let run = tracked
         .run(|progress| {
             println!("checkpoint {}", progress.scanned);
             std::thread::sleep(slow);
@@ -106,6 +110,9 @@ fn task(
         .env_remove("CLOUD_RUN_EXECUTION")
         .env_remove("CLOUD_RUN_TASK_ATTEMPT")
         .env_remove("HOSTNAME")
+        .env_remove("SHARDED_JOB_NAME")
+        .env_remove("SHARDED_JOB_UID")
+        .env_remove("SHARDED_POD_NAME")
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .kill_on_drop(true);
@@ -501,8 +508,28 @@ async fn a_cloud_run_task_killed_and_retried_at_once_goes_on_from_its_checkpoint
     assert_eq!(status.scanned(), ids.len() as u64, "each document once");
 }
 
-/// A Kubernetes Indexed Job starts a new pod for a failed index (its own name, the same
-/// job's): each takes the part over at once.
+/// A pod as the Job controller starts it for `index` of the Job `job` (uid `uid`): the
+/// variables Kubernetes sets (`JOB_COMPLETION_INDEX`, the host name `{job}-{index}`, the same
+/// for every pod of the index) and those the manifest passes through the downward API (the
+/// Job's name and uid from its labels, the pod's own name, `{job}-{index}-` and five
+/// characters of its own).
+fn pod(job: &str, uid: &str, index: u32, count: u32) -> Vec<(&'static str, String)> {
+    use rand::Rng as _;
+    let suffix: String = (0..5)
+        .map(|_| (b'a' + rand::rng().random_range(0..26)) as char)
+        .collect();
+    vec![
+        ("JOB_COMPLETION_INDEX", index.to_string()),
+        ("SHARDED_TASK_COUNT", count.to_string()),
+        ("HOSTNAME", format!("{job}-{index}")),
+        ("SHARDED_JOB_NAME", job.to_owned()),
+        ("SHARDED_JOB_UID", uid.to_owned()),
+        ("SHARDED_POD_NAME", format!("{job}-{index}-{suffix}")),
+    ]
+}
+
+/// A Kubernetes Indexed Job starts a new pod for a failed index (a name of its own, the same
+/// Job's name and uid, the same host name): each takes the part over at once.
 #[tokio::test]
 async fn an_indexed_job_pod_killed_and_replaced_goes_on_from_its_checkpoint() {
     let test = test_db("job-pod-retries").await;
@@ -511,17 +538,48 @@ async fn an_indexed_job_pod_killed_and_replaced_goes_on_from_its_checkpoint() {
     let ids = legacy(db, 800).await;
     let (_, retries) = shipped_retries();
     let kills = retries.min(4);
-    let pod = |index: u32, attempt: u32| {
-        vec![
-            ("JOB_COMPLETION_INDEX", index.to_string()),
-            ("SHARDED_TASK_COUNT", "2".into()),
-            (
-                "HOSTNAME",
-                format!("adopt-instruments-{index}-p{attempt:04}"),
-            ),
-        ]
+    let attempt = |index: u32, _attempt: u32| pod("adopt-instruments", "5b9e1f7c", index, 2);
+    let status = killed_and_retried_at_once(db, &host, attempt, kills).await;
+    assert_eq!(status.scanned(), ids.len() as u64, "each document once");
+}
+
+/// Two Jobs never take parts from each other: with Job `adopt-1`'s pod for index 1 killed
+/// while it holds its part under a long lease, a pod of Job `adopt` for index 1 (whose host
+/// name `adopt-1` would parse as Job `adopt-1`'s), one of Job `adopt-2`, and one of a Job
+/// `adopt-1` created again (another uid) each find the part held, and leave it; a
+/// replacement pod of `adopt-1` itself takes it over at once and finishes it.
+#[tokio::test]
+async fn a_pod_of_another_job_never_takes_a_part_over() {
+    let test = test_db("job-pod-other-job").await;
+    let db = &test.db;
+    let host = test.emulator.host().to_owned();
+    let ids = legacy(db, 400).await;
+    let long = |mut variables: Vec<(&'static str, String)>| {
+        variables.push(("TRACKED_LEASE_MS", LONG_LEASE_MS.into()));
+        variables.push(("TRACKED_HEARTBEAT_MS", "100".into()));
+        variables
     };
-    let status = killed_and_retried_at_once(db, &host, pod, kills).await;
+    let (_zero, zero) = task(db, &host, &long(pod("adopt-1", "u1", 0, 2)), 20);
+    let mut holder = task(db, &host, &long(pod("adopt-1", "u1", 1, 2)), 20);
+    until(db, "part 1 is held with a checkpoint", |status| {
+        status.parts[1].attempt == 1 && status.parts[1].scanned > 0
+    })
+    .await;
+    holder.0.start_kill().unwrap();
+    holder.0.wait().await.unwrap();
+    for (job, uid) in [("adopt", "u0"), ("adopt-2", "u2"), ("adopt-1", "u9")] {
+        let mut variables = long(pod(job, uid, 1, 2));
+        variables.push(("TRACKED_LEAVE_IF_HELD", "1".into()));
+        let (_other, other) = task(db, &host, &variables, 0);
+        assert_eq!(last_line(other).await, "held", "a pod of {job} ({uid})");
+    }
+    let status = JobStatus::read(db, JOB).await.unwrap();
+    assert_eq!(status.parts[1].attempt, 1, "no other Job took part 1");
+    let (_replacement, replacement) = task(db, &host, &long(pod("adopt-1", "u1", 1, 2)), 0);
+    assert!(last_line(replacement).await.starts_with("finished "));
+    assert!(last_line(zero).await.starts_with("finished "));
+    let status = until(db, "the job closes", JobStatus::is_done).await;
+    assert_eq!(status.parts[1].attempt, 2);
     assert_eq!(status.scanned(), ids.len() as u64, "each document once");
 }
 
