@@ -225,20 +225,23 @@ fn forgotten(models: &Locked, sources: Option<&Path>, included: &[ShardedType]) 
             if missing.is_empty() {
                 return None;
             }
+            // Each type by its path: the crate, the modules it is declared in, its name.
+            let path = |t: &ShardedType| {
+                std::iter::once(crate_name.as_str())
+                    .chain(t.module.iter().map(String::as_str))
+                    .chain(std::iter::once(t.name.as_str()))
+                    .collect::<Vec<_>>()
+                    .join("::")
+            };
             let lines: Vec<String> = missing
                 .iter()
-                .map(|t| {
-                    format!(
-                        ".include(\"{crate_name}::{0}\", &{crate_name}::{0}::DESCRIPTION)",
-                        t.name
-                    )
-                })
+                .map(|t| format!(".include(\"{0}\", &{0}::DESCRIPTION)", path(t)))
                 .collect();
             Some(format!(
                 "{from} declares sharded types this file does not include: {}. A crate cargo fetched writes its indexes only into its own OUT_DIR, so without them their queries have no index in production; add to this build.rs (with `{}` as a build-dependency): {}",
                 missing
                     .iter()
-                    .map(|t| format!("`{crate_name}::{}`", t.name))
+                    .map(|t| format!("`{}`", path(t)))
                     .collect::<Vec<_>>()
                     .join(", "),
                 models.name,
@@ -356,7 +359,20 @@ pub struct Reading { #[sharded(index)] pub sensor: String, pub at: i64 }
 #[derive(Sharded)]
 #[sharded(shards = 3, order_by = "at")]
 pub struct Alarm { pub at: i64 }
+
+pub mod fleet {
+    #[derive(Sharded)]
+    #[sharded(shards = 3, order_by = "at")]
+    pub struct Ping { pub at: i64 }
+}
+
+pub mod yard;
 "#,
+        )
+        .unwrap();
+        std::fs::write(
+            checkout.join("src/yard.rs"),
+            "#[derive(Sharded)]\n#[sharded(shards = 2, order_by = \"at\")]\npub struct Crane { pub at: i64 }\n",
         )
         .unwrap();
         let app = dir.path().join("app");
@@ -373,10 +389,15 @@ pub struct Alarm { pub at: i64 }
         let warnings =
             forgotten_includes(&package(&app, Some(&home)), std::slice::from_ref(&included));
         assert_eq!(warnings.len(), 2, "{warnings:?}");
-        assert!(
-            warnings[0].contains(r#".include("models::Reading", &models::Reading::DESCRIPTION)"#),
-            "{warnings:?}"
-        );
+        // Each line names the type by its path: in a module of the crate, through it.
+        for line in [
+            r#".include("models::Reading", &models::Reading::DESCRIPTION)"#,
+            r#".include("models::fleet::Ping", &models::fleet::Ping::DESCRIPTION)"#,
+            r#".include("models::yard::Crane", &models::yard::Crane::DESCRIPTION)"#,
+        ] {
+            assert!(warnings[0].contains(line), "{line}: {warnings:?}");
+        }
+        assert!(!warnings[0].contains("models::Ping"), "{warnings:?}");
         assert!(!warnings[0].contains("Alarm"), "{warnings:?}");
         // `units` has no sources in the cache: named, as a crate none of whose types is in.
         assert!(warnings[1].starts_with("`units` 1.0.0"), "{warnings:?}");
@@ -388,7 +409,19 @@ pub struct Alarm { pub at: i64 }
         .unwrap()
         .remove(0);
         reading.name = "models::Reading".into();
-        let warnings = forgotten_includes(&package(&app, Some(&home)), &[included, reading]);
+        let mut modules = scan::Sources::read_crate(&checkout.join("src"))
+            .ok()
+            .expect("the models' sources read")
+            .sharded_types()
+            .unwrap();
+        modules.retain(|t| !t.module.is_empty());
+        assert_eq!(modules.len(), 2);
+        for t in &mut modules {
+            t.name = format!("models::{}::{}", t.module.join("::"), t.name);
+        }
+        let mut all = vec![included, reading];
+        all.extend(modules);
+        let warnings = forgotten_includes(&package(&app, Some(&home)), &all);
         assert_eq!(warnings.len(), 1, "{warnings:?}");
         assert!(warnings[0].starts_with("`units`"), "{warnings:?}");
     }

@@ -183,6 +183,7 @@ impl Indexes {
     ) -> Self {
         self.included.push(ShardedType {
             name: name.to_owned(),
+            module: Vec::new(),
             file: PathBuf::from("(another crate)"),
             description: description.into(),
         });

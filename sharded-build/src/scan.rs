@@ -15,6 +15,10 @@ use sharded_internals::{Ctxt, IndexedField};
 pub struct ShardedType {
     /// The Rust type name, for messages.
     pub name: String,
+    /// The module it is declared in, from its crate's root (`["fleet"]` for
+    /// `pub mod fleet { pub struct Ping }`; empty at the root): with the crate's name, the
+    /// type's path.
+    pub module: Vec<String>,
     /// The file it is declared in.
     pub file: PathBuf,
     /// What the derive describes as `Sharded::DESCRIPTION`, nested paths resolved from the
@@ -259,6 +263,7 @@ impl Sources {
             .collect::<Result<_, _>>()?;
         Ok(Some(ShardedType {
             name: model.ident.to_string(),
+            module: module.to_vec(),
             file: file.to_path_buf(),
             description: model.description(indexed_fields),
         }))

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 fn instrument(indexed: &[&str]) -> ShardedType {
     ShardedType {
         name: "Instrument".into(),
+        module: Vec::new(),
         file: PathBuf::from("src/lib.rs"),
         description: CollectionDescriptionBuf {
             collection: "instruments".into(),

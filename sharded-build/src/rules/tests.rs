@@ -15,6 +15,7 @@ fn sharded(name: &str, edit: impl FnOnce(&mut CollectionDescriptionBuf)) -> Shar
     edit(&mut description);
     ShardedType {
         name: name.into(),
+        module: Vec::new(),
         file: PathBuf::from("src/lib.rs"),
         description,
     }

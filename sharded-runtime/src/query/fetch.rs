@@ -30,11 +30,18 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
             _ => None,
         };
         // Whether a document precedes the page, looked up in the other direction (whose
-        // indexes a reversible type has): the first page has none before it.
+        // indexes a reversible type has): the first page has none before it. The look-up
+        // starts at the page's own cursor, taken the other way (what precedes a page after
+        // it is it and what comes before it), not at the page's first document, whose values
+        // Firestore may refuse as a cursor (a whole string past 1,499 bytes) where the
+        // page's own cursor was taken.
         let previous = match (T::DESCRIPTION.reversible, &self.after) {
-            (true, Some(_)) => {
+            (true, Some(start)) => {
                 let first = documents.first();
-                let (any, cost) = self.flipped().any_after(db, first).await?;
+                let (any, cost) = self
+                    .flipped()
+                    .any_from(db, Some(start.clone()), !self.start_inclusive)
+                    .await?;
                 stats.add(cost);
                 match (any, first) {
                     (false, _) => None,
@@ -53,17 +60,17 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         })
     }
 
-    /// Whether a document of this query comes after `document` (after none: whether it has
-    /// any), from one query of one document; and what that cost.
-    async fn any_after(
+    /// Whether a document of this query comes after `position` (at it too, when
+    /// `inclusive`; with none: whether it has any), from one query of one document; and what
+    /// that cost.
+    async fn any_from(
         mut self,
         db: &FirestoreDb,
-        document: Option<&Document>,
+        position: Option<super::cursor::Position>,
+        inclusive: bool,
     ) -> Result<(bool, QueryStats)> {
-        self.after = document
-            .map(|document| Cursor::<T, QUERY, R>::after_document(document))
-            .transpose()?
-            .map(|cursor| cursor.position);
+        self.after = position;
+        self.start_inclusive = inclusive;
         self.before = None;
         self.limit = Some(1);
         let (documents, stats) = self.fetch_documents(db).await?;
@@ -105,10 +112,15 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
             Some(first) if more => Some(Cursor::after_document(first)?),
             _ => None,
         };
-        // Whether a document follows the page (the cursor's own may be gone), looked up in
-        // this direction.
+        // Whether a document follows the page, looked up in this direction from the page's
+        // own cursor, its document included (it may be gone), as the look-up of a page after a
+        // cursor is; before the end, nothing follows.
         let last = documents.last();
-        let (any, cost) = self.clone().any_after(db, last).await?;
+        let before = self.before.clone().filter(|before| before.edge.is_none());
+        let (any, cost) = match before {
+            Some(before) => self.clone().any_from(db, Some(before), true).await?,
+            None => (false, super::QueryStats::default()),
+        };
         stats.add(cost);
         let next = match (any, last) {
             (false, _) => None,

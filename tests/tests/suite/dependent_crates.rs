@@ -89,6 +89,20 @@ const MODELS_LIB: &str = r#"
 use serde::{Deserialize, Serialize};
 use sharded_runtime::Sharded;
 
+pub mod fleet {
+    use serde::{Deserialize, Serialize};
+    use sharded_runtime::Sharded;
+
+    /// A vehicle's ping, in a module of the crate.
+    #[derive(Debug, Clone, Serialize, Deserialize, Sharded)]
+    #[sharded(shards = 4, order_by = "sent_at", collection = "pings")]
+    pub struct Ping {
+        #[sharded(index)]
+        pub vehicle: String,
+        pub sent_at: i64,
+    }
+}
+
 /// A sensor reading, sharded over 5 values.
 #[derive(Debug, Clone, Serialize, Deserialize, Sharded)]
 #[sharded(shards = 5, order_by = "taken_at", collection = "readings")]
@@ -104,6 +118,20 @@ pub struct Reading {
 const MODELS_LIB_CHANGED: &str = r#"
 use serde::{Deserialize, Serialize};
 use sharded_runtime::Sharded;
+
+pub mod fleet {
+    use serde::{Deserialize, Serialize};
+    use sharded_runtime::Sharded;
+
+    /// A vehicle's ping, in a module of the crate.
+    #[derive(Debug, Clone, Serialize, Deserialize, Sharded)]
+    #[sharded(shards = 4, order_by = "sent_at", collection = "pings")]
+    pub struct Ping {
+        #[sharded(index)]
+        pub vehicle: String,
+        pub sent_at: i64,
+    }
+}
 
 /// A sensor reading, sharded over 5 values.
 #[derive(Debug, Clone, Serialize, Deserialize, Sharded)]
@@ -177,6 +205,7 @@ sharded-build = {sharded}
 fn main() {
     sharded_build::Indexes::from_env()
         .include("models::Reading", &models::Reading::DESCRIPTION)
+        .include("models::fleet::Ping", &models::fleet::Ping::DESCRIPTION)
         .write();
 }
 "#,
@@ -316,6 +345,21 @@ fn composite_indexes(file: &Path, collection: &str) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// The `.include(...)` lines a build warning suggests, each as written.
+fn suggested_includes(stderr: &str) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    let mut rest = stderr;
+    while let Some(at) = rest.find(".include(\"") {
+        let line = &rest[at..];
+        let end = line.find("::DESCRIPTION)").expect("a whole line") + "::DESCRIPTION)".len();
+        if !found.iter().any(|known| known == &line[..end]) {
+            found.push(line[..end].to_owned());
+        }
+        rest = &line[end..];
+    }
+    found
+}
+
 fn has_index(file: &Path, collection: &str, fields: &[&str]) -> bool {
     composite_indexes(file, collection)
         .iter()
@@ -419,10 +463,38 @@ fn a_models_crate_from_git_or_a_path_gives_its_indexes_to_the_app_and_writes_not
         stderr.contains(r#".include("models::Reading", &models::Reading::DESCRIPTION)"#),
         "{stderr}"
     );
+    assert!(
+        stderr.contains(r#".include("models::fleet::Ping", &models::fleet::Ping::DESCRIPTION)"#),
+        "the type in a module is named by its path: {stderr}"
+    );
     assert!(!has_index(
         &forgot.join("firestore.indexes.json"),
         "readings",
         &["shard", "sensor", "taken_at"]
+    ));
+    // The lines the warning suggests, pasted into the build script as they are, build, and
+    // the file then holds the models' indexes.
+    let suggested = suggested_includes(&stderr);
+    assert_eq!(suggested.len(), 2, "{suggested:?}");
+    write(
+        &forgot.join("build.rs"),
+        &format!(
+            "use sharded_runtime::Sharded as _;\n\nfn main() {{\n    sharded_build::Indexes::from_env()\n        {}\n        .write();\n}}\n",
+            suggested.join("\n        ")
+        ),
+    );
+    let stderr = build.cargo(&forgot, &["build"], false);
+    assert!(!stderr.contains("does not include"), "{stderr}");
+    let forgot_file = forgot.join("firestore.indexes.json");
+    assert!(has_index(
+        &forgot_file,
+        "readings",
+        &["shard", "sensor", "taken_at"]
+    ));
+    assert!(has_index(
+        &forgot_file,
+        "pings",
+        &["shard", "vehicle", "sent_at"]
     ));
     // The app that includes it hears nothing of the kind (its build script run again).
     write(

@@ -9,6 +9,7 @@ mod backfill;
 mod bulk_contract;
 mod bulk_writer;
 mod counters;
+mod cursor_refusals;
 mod dependent_crates;
 mod description;
 mod emulator_kit;

@@ -424,3 +424,95 @@ async fn whole_strings_over_1499_bytes_are_refused_in_cursors() {
         assert_eq!(usable_in_cursor(&v), taken);
     }
 }
+
+/// Which cursor values the server takes, per type and per place in the cursor, each case
+/// beside what `usable_in_cursor` (what every sharded read checks before building a cursor)
+/// says: a whole string past 1,499 bytes is refused as the order field's value and as a
+/// second value (a range-filtered field's, with and without an inequality on it), starting
+/// after and before, in both directions; so is an array holding one; a bytes value of any
+/// length and a long reference are taken.
+#[tokio::test]
+async fn cursor_values_the_server_refuses_by_type_and_place() {
+    use sharded_runtime::__private::usable_in_cursor;
+    use sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::ArrayValue;
+    let test = test_db("server-cursor-places").await;
+    let db = &test.db;
+    write_raw(db, "c", "x", value(ValueType::StringValue("a".into()))).await;
+    let name = format!("{}/c/x", db.get_documents_path());
+    let whole = value(ValueType::StringValue(format!("{}é", "p".repeat(1498))));
+    let values = [
+        (whole.clone(), false),
+        (value(ValueType::StringValue("p".repeat(1499))), true),
+        (value(ValueType::BytesValue(vec![7u8; 1501].into())), true),
+        (value(ValueType::BytesValue(vec![7u8; 3000].into())), true),
+        (
+            value(ValueType::ArrayValue(ArrayValue {
+                values: vec![whole.clone()],
+            })),
+            false,
+        ),
+        (
+            value(ValueType::ReferenceValue(format!(
+                "{}/c/{}",
+                db.get_documents_path(),
+                "r".repeat(1400)
+            ))),
+            true,
+        ),
+    ];
+    let reference = FirestoreValue::from(value(ValueType::ReferenceValue(name.clone())));
+    for (v, taken) in values {
+        assert_eq!(usable_in_cursor(&v), taken, "{v:?}");
+        for second in [false, true] {
+            for inequality in [false, true] {
+                for ascending in [false, true] {
+                    for after in [false, true] {
+                        let mut cursor = Vec::new();
+                        if second {
+                            cursor.push(FirestoreValue::from(value(ValueType::IntegerValue(1))));
+                        }
+                        cursor.extend([FirestoreValue::from(v.clone()), reference.clone()]);
+                        let query = db.fluent().select().from("c");
+                        let query = match inequality {
+                            true => query.filter(|q| q.for_all([q.field("v").not_equal("")])),
+                            false => query,
+                        };
+                        let direction = match ascending {
+                            true => FirestoreQueryDirection::Ascending,
+                            false => FirestoreQueryDirection::Descending,
+                        };
+                        let fields: &[&str] = if second {
+                            &["at", "v", "__name__"]
+                        } else {
+                            &["v", "__name__"]
+                        };
+                        let query = query.order(|o| {
+                            o.fields(
+                                fields
+                                    .iter()
+                                    .map(|f| o.field(*f).direction(direction.clone())),
+                            )
+                        });
+                        let cursor = match after {
+                            true => FirestoreQueryCursor::AfterValue(cursor),
+                            false => FirestoreQueryCursor::BeforeValue(cursor),
+                        };
+                        let result: Result<Vec<Document>, _> =
+                            query.start_at(cursor).limit(1).query().await;
+                        let case = format!(
+                            "second {second}, inequality {inequality}, ascending {ascending}, after {after}"
+                        );
+                        match &result {
+                            Ok(_) => assert!(taken, "{case}: taken"),
+                            Err(error) => assert!(
+                                !taken
+                                    && error.to_string().contains("the cursor value is too large"),
+                                "{case}: {error}"
+                            ),
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

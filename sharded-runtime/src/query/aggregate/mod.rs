@@ -70,7 +70,9 @@ pub(crate) async fn aggregate_asked<T: Sharded, const QUERY: u64, R: Reach, W: W
     // `W: Summable` at every caller: only `limit`, `after` and `before` set these, and
     // each makes the query `Windowed`.
     debug_assert!(query.limit.is_none() && query.after.is_none() && query.before.is_none());
-    if let Some(path) = query.then_by().first() {
+    // A count alone is the query's own count, served by its own index, filters and all.
+    let sums = asked.iter().any(|asked| !matches!(asked, Asked::Count));
+    if let Some(path) = query.then_by().first().filter(|_| sums) {
         return Err(Error::InvalidQuery(format!(
             "`sum` and `avg` of a query filtered by range on `{path}`: the plan holds no index with both the filtered and the summed field; `count` it, or fetch the documents"
         )));
