@@ -443,8 +443,8 @@ async fn cursor_values_the_server_refuses_by_type_and_place() {
     let values = [
         (whole.clone(), false),
         (value(ValueType::StringValue("p".repeat(1499))), true),
-        (value(ValueType::BytesValue(vec![7u8; 1501].into())), true),
-        (value(ValueType::BytesValue(vec![7u8; 3000].into())), true),
+        (value(ValueType::BytesValue(vec![7u8; 1501])), true),
+        (value(ValueType::BytesValue(vec![7u8; 3000])), true),
         (
             value(ValueType::ArrayValue(ArrayValue {
                 values: vec![whole.clone()],
