@@ -7,8 +7,9 @@
 //!
 //! Each crate's API is rendered from `<rustdoc JSON dir>/<crate>.json` (made by
 //! `RUSTC_BOOTSTRAP=1 cargo rustdoc -p <crate> -- -Z unstable-options --output-format json`)
-//! and compared with `<snapshot dir>/<crate>.txt`. With `SHARDED_PUBLIC_API=overwrite` the
-//! snapshots are written instead.
+//! and compared with `<snapshot dir>/<crate>.txt`; where `<crate>.hidden.json` is there (the
+//! same with `--document-hidden-items`), the root's hidden re-exports are added. With
+//! `SHARDED_PUBLIC_API=overwrite` the snapshots are written instead.
 
 mod render;
 
@@ -39,13 +40,26 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
         };
-        let lines = match render::render(&json) {
+        let mut lines = match render::render(&json) {
             Ok(lines) => lines,
             Err(error) => {
                 eprintln!("{}: {error}", json_path.display());
                 return ExitCode::from(2);
             }
         };
+        let hidden_path = json_path.with_extension("hidden.json");
+        if let Ok(text) = std::fs::read_to_string(&hidden_path) {
+            let hidden = serde_json::from_str(&text)
+                .map_err(|error| error.to_string())
+                .and_then(|json| render::hidden_root_uses(&json));
+            match hidden {
+                Ok(hidden) => lines.extend(hidden),
+                Err(error) => {
+                    eprintln!("{}: {error}", hidden_path.display());
+                    return ExitCode::from(2);
+                }
+            }
+        }
         let mut rendered = lines.join("\n");
         rendered.push('\n');
         let snapshot = PathBuf::from(snapshot_dir).join(format!("{name}.txt"));

@@ -3,7 +3,10 @@
 //! the crate's root by public paths, and each type's trait impls (its auto traits on one line,
 //! blanket impls left out). `#[doc(hidden)]` items are not in the JSON, so `__private` is not
 //! in the API. Each item is rendered once, at its shortest public path; another public path
-//! to it is a `pub use` line.
+//! to it is a `pub use` line. The crate root's hidden re-exports (old paths kept so that code
+//! written against them compiles) are rendered apart, from a JSON made with
+//! `--document-hidden-items` ([`hidden_root_uses`]): a path users may name is in the API
+//! whether or not its docs show it.
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 
@@ -44,6 +47,49 @@ pub fn render(json: &Value) -> Result<Vec<String>, String> {
     api.add(&name, 0, format!("pub mod {name}"));
     api.walk(root, &name, &mut Vec::new());
     Ok(api.lines.into_iter().map(|(_, _, line)| line).collect())
+}
+
+/// The crate root's `#[doc(hidden)]` re-exports, one line each, from rustdoc's JSON made with
+/// `--document-hidden-items`: `#[doc(hidden)] pub use krate::Name = krate::module::Name`, or
+/// `#[doc(hidden)] pub use krate::module::*` for a glob, which then hides what it brings in.
+pub fn hidden_root_uses(json: &Value) -> Result<Vec<String>, String> {
+    let format = json["format_version"].as_u64().unwrap_or(0);
+    if format != FORMAT_VERSION {
+        return Err(format!(
+            "rustdoc JSON format {format}, this renders {FORMAT_VERSION}: the toolchain changed; update the renderer"
+        ));
+    }
+    let index = json["index"].as_object().ok_or("no index")?;
+    let root = json["root"].as_u64().ok_or("no root")?;
+    let root = index.get(&root.to_string()).ok_or("no root item")?;
+    let name = root["name"].as_str().ok_or("unnamed root")?;
+    let hidden = |item: &Value| {
+        item["attrs"].as_array().is_some_and(|attrs| {
+            attrs
+                .iter()
+                .any(|attr| attr["other"].as_str().is_some_and(|a| a.contains("doc(hidden)")))
+        })
+    };
+    let mut lines = BTreeSet::new();
+    for id in ids(&root["inner"]["module"]["items"]) {
+        let Some(item) = index.get(&id.to_string()) else {
+            continue;
+        };
+        let (kind, inner) = kind(item);
+        if kind != "use" || !is_public(item) || !hidden(item) {
+            continue;
+        }
+        let source = inner["source"].as_str().unwrap_or_default();
+        let source = source.strip_prefix("crate::").unwrap_or(source);
+        lines.insert(match inner["is_glob"].as_bool() == Some(true) {
+            true => format!("#[doc(hidden)] pub use {name}::{source}::*"),
+            false => format!(
+                "#[doc(hidden)] pub use {name}::{} = {name}::{source}",
+                inner["name"].as_str().unwrap_or_default()
+            ),
+        });
+    }
+    Ok(lines.into_iter().collect())
 }
 
 struct Api<'a> {
