@@ -177,8 +177,8 @@ pub use indexes::{
 #[doc(hidden)]
 pub use jobs::{
     BothNames, Checkpoint, Engine, IdRange, JOB_STATE_COLLECTION, JobClosing, JobStatus,
-    MAX_LISTED, MAX_PARTS, PartPhase, PartRun, PartStatus, Parts, Progress, ShardCensus,
-    ShardJob, ShardedCollectionGroup, SplitBy, TaskPart, TrackedPart,
+    MAX_LISTED, MAX_PARTS, PartPhase, PartRun, PartStatus, Parts, Progress, ShardCensus, ShardJob,
+    ShardedCollectionGroup, SplitBy, TaskPart, TrackedPart,
 };
 #[doc(hidden)]
 pub use limits::{
@@ -198,7 +198,7 @@ pub use reads::{
 };
 #[doc(hidden)]
 pub use writes::{
-    AtomicBatchIn, Field, OrderStamp, ServerTime, StatusCode, Transform, TransactionError,
+    AtomicBatchIn, Field, OrderStamp, ServerTime, StatusCode, TransactionError, Transform,
     TypedField, Written, check_document_id, transaction_error,
 };
 

@@ -65,9 +65,11 @@ pub fn hidden_root_uses(json: &Value) -> Result<Vec<String>, String> {
     let name = root["name"].as_str().ok_or("unnamed root")?;
     let hidden = |item: &Value| {
         item["attrs"].as_array().is_some_and(|attrs| {
-            attrs
-                .iter()
-                .any(|attr| attr["other"].as_str().is_some_and(|a| a.contains("doc(hidden)")))
+            attrs.iter().any(|attr| {
+                attr["other"]
+                    .as_str()
+                    .is_some_and(|a| a.contains("doc(hidden)"))
+            })
         })
     };
     let mut lines = BTreeSet::new();
