@@ -20,6 +20,10 @@ import {
 } from "@google-cloud/firestore";
 
 import { type CollectionDescription, ShardedError } from "./description.js";
+
+// The SDK-free core: a server project imports everything it needs from here, with no
+// `firebase` installed.
+export * from "./core.js";
 import {
   checkIncrement,
   checkRecorded,
@@ -197,7 +201,9 @@ export class AdminShardedQuery extends ShardedQueryOf<QueryDocumentSnapshot<Docu
   }
 
   protected async countChunk(plan: QueryPlan, chunk: Chunk): Promise<number> {
-    return (await this.filtered(plan, chunk).count().get()).data().count;
+    // Ordered by the order field, as the query is: a document without it is not counted.
+    const ordered = this.filtered(plan, chunk).orderBy(fieldPath(this.description.orderField), this.typeDirection());
+    return (await ordered.count().get()).data().count;
   }
 
   protected async aggregateChunk(plan: QueryPlan, chunk: Chunk, field: string): Promise<ChunkAggregate> {

@@ -250,7 +250,12 @@ export class ShardedQuery extends ShardedQueryOf<QueryDocumentSnapshot<DocumentD
   }
 
   protected async countChunk(plan: QueryPlan, chunk: Chunk): Promise<number> {
-    return (await getCountFromServer(this.chunkQuery(plan, chunk, undefined, false))).data().count;
+    // Ordered by the order field, as the query is: a document without it is not counted.
+    const q = query(
+      this.chunkQuery(plan, chunk, undefined, false),
+      orderBy(fieldPath(this.description.orderField), this.typeDirection()),
+    );
+    return (await getCountFromServer(q)).data().count;
   }
 
   protected async aggregateChunk(plan: QueryPlan, chunk: Chunk, field: string): Promise<ChunkAggregate> {

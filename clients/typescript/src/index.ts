@@ -1,15 +1,7 @@
 // Sharded timestamps for Firestore's JavaScript SDKs, from the descriptions the Rust build
-// writes: see the README.
-export {
-  type CollectionDescription,
-  descriptionOf,
-  type FieldOfQuery,
-  descriptionsIn,
-  readValues,
-  ShardedError,
-} from "./description.js";
-export { drawShard, newValuesShare } from "./shard.js";
-export { compareNames, compareValues } from "./order.js";
+// writes: see the README. The web entry point: the Firebase JS SDK's collection, and the
+// SDK-free core.
+export * from "./core.js";
 export {
   type Page,
   ShardedCollection,
@@ -18,60 +10,3 @@ export {
   ShardedQuery,
   type ShardedSnapshot,
 } from "./collection.js";
-export { firstRound, nextRound, readRounds } from "./rounds.js";
-export { type PageOf, type QueryStats } from "./page.js";
-export {
-  GROUP,
-  planFor,
-  type QueryState,
-  startState,
-  wholePlan,
-  withCursor,
-  withLimit,
-  withOr,
-  withWhere,
-} from "./builder.js";
-export { type AggregateTotal, type ChunkAggregate, numbersIn, settle, subtotalOf } from "./aggregate.js";
-export {
-  type Chunk,
-  chunksOf,
-  compareInPlan,
-  type Cursor,
-  cursorValues,
-  type Filter,
-  MAX_DISJUNCTIONS,
-  MAX_NOT_IN,
-  planOf,
-  type QueryPlan,
-  type RangeOp,
-  segments,
-  shardFieldName,
-  splitEvenly,
-  type WhereOp,
-  weightOf,
-  withFilter,
-  withShard,
-} from "./plan.js";
-export { changesBetween, type ChunkListener, type LiveChange, listenMerged, type LiveSnapshot } from "./live.js";
-export {
-  checkIncrement,
-  checkRecorded,
-  COUNTER_COLLECTION_PREFIX,
-  type CounterField,
-  counterOf,
-  IncrementConflict,
-  incrementDigest,
-  INCREMENTS_COLLECTION,
-  incrementPaths,
-  MARKER_AMOUNT_FIELD,
-  MARKER_COMMIT_FIELD,
-  MARKER_COUNTER_FIELD,
-  MARKER_EXPIRY_FIELD,
-  MARKER_LIFETIME_MS,
-  MARKER_SHARD_FIELD,
-  markerFields,
-  markerPath,
-  newIncrementId,
-  SHARD_INCREMENT_FIELD,
-  SHARD_VALUE_FIELD,
-} from "./counter.js";

@@ -3,7 +3,7 @@
 
 import { type AggregateTotal, type ChunkAggregate, checkSummed, settle } from "./aggregate.js";
 import { planFor, type QueryState, wholePlan, withCursor, withLimit, withOr, withWhere } from "./builder.js";
-import { type CollectionDescription } from "./description.js";
+import { type CollectionDescription, ShardedError } from "./description.js";
 import { checkLive, listenMerged, type LiveSnapshot } from "./live.js";
 import { type PageOf, pageOf } from "./page.js";
 import { type Chunk, compareInPlan, type Cursor, type QueryPlan, weightOf, type WhereOp } from "./plan.js";
@@ -75,8 +75,15 @@ export abstract class ShardedQueryOf<D extends ChunkDocument, Self extends Shard
     return this.with(withCursor(this.state, cursor, false));
   }
 
-  /** The page before `cursor` (a page's `previous`), in the query's order. */
+  /** The page before `cursor` (a page's `previous`), in the query's order. Only on a type
+   * declared `reversible` (whose indexes serve the other direction, as the Rust library
+   * plans them); on another, a `ShardedError` before anything is sent. */
   before(cursor: Cursor): Self {
+    if (!this.description.reversible) {
+      throw new ShardedError(
+        `\`${this.description.collectionGroup}\` is not declared \`reversible\`: a page before a cursor reads in the other direction, which no index of the file serves; add \`reversible\` to #[sharded(...)]`,
+      );
+    }
     return this.with(withCursor(this.state, cursor, true));
   }
 
@@ -109,7 +116,11 @@ export abstract class ShardedQueryOf<D extends ChunkDocument, Self extends Shard
     );
     const merged = fetched.flat().sort(compare);
     const values = (doc: D) => this.orderValues(plan, doc);
-    return pageOf(merged, n, this.state.cursor !== undefined, this.state.backward, values, (doc) => doc.ref.path, stats);
+    // A page's `previous` only where `before` can take it: a reversible type.
+    const started = this.state.cursor !== undefined;
+    const page = pageOf(merged, n, started, this.state.backward, values, (doc) => doc.ref.path, stats);
+    if (!this.description.reversible) delete page.previous;
+    return page;
   }
 
   /**

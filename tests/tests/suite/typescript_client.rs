@@ -3,7 +3,8 @@
 //! through Rust, half through the client (each drawing its own shard); then both read every
 //! page, at 3, 40 and 61 shard values, at the top level, under a parent and over the group:
 //! the same documents in the same order, the same counts, sums and averages, which are also
-//! the unsharded query's (computed here from the documents written). The queries cover
+//! the unsharded query's (computed here from the documents written; documents another client
+//! wrote without the order field are in no page, count, sum or average). The queries cover
 //! equality, `in`, array-contains, a range of the order field, range, `!=` and `not-in`
 //! filters on a `#[sharded(range)]` field, and an OR.
 
@@ -176,6 +177,35 @@ fn truth_by(
     matching.iter().map(|d| d.path(collection)).collect()
 }
 
+/// Three documents another client wrote without the order field (`at`) but matching the
+/// queries' other filters, under `parent` (a path) or at the top level: no query ordered by
+/// `at` returns them, so no count, sum or average may count them either.
+async fn write_without_order_field(
+    db: &sharded_runtime::firestore::FirestoreDb,
+    collection: &str,
+    parent: Option<&str>,
+) {
+    for (n, device) in ["d0", "d1", "d2"].into_iter().enumerate() {
+        let data = json!({
+            "shard": "0", "device": device, "tags": ["t0", "t1", "t2"],
+            "level": n, "weight": 1,
+        });
+        let write = db
+            .fluent()
+            .update()
+            .in_col(collection)
+            .document_id(format!("no-at-{n}"));
+        let write = match parent {
+            Some(parent) => {
+                let (c, id) = parent.split_once('/').unwrap();
+                write.parent(db.parent_path(c, id).unwrap())
+            }
+            None => write.parent(db.get_documents_path().clone()),
+        };
+        write.object(&data).execute::<Value>().await.unwrap();
+    }
+}
+
 /// Runs the client's probe: its writes, then its queries; what it read.
 fn probe(
     sdk: &str,
@@ -333,7 +363,7 @@ macro_rules! rust_answer {
 macro_rules! top_level_case {
     ($test:ident, $name:ident, $shards:literal, $collection:literal, $sdks:expr) => {
         #[derive(Debug, Clone, Serialize, Deserialize, Sharded)]
-        #[sharded(shards = $shards, order_by = "at", collection = $collection, ranges(level, weight))]
+        #[sharded(shards = $shards, order_by = "at", collection = $collection, reversible, ranges(level, weight))]
         struct $name {
             #[sharded(index)]
             device: String,
@@ -368,6 +398,7 @@ macro_rules! top_level_case {
             }
             let host = test.emulator.host();
             probe("web", host, &project, description_json::<$name>(), writes, Vec::new());
+            write_without_order_field(db, $collection, None).await;
 
             let (low, high) = (RANGE.0, RANGE.1);
             let level = $name::ranges().level;
@@ -428,7 +459,7 @@ macro_rules! top_level_case {
 macro_rules! placed_case {
     ($test:ident, $name:ident, $shards:literal, $collection:literal, $sdks:expr) => {
         #[derive(Debug, Clone, Serialize, Deserialize, Sharded)]
-        #[sharded(shards = $shards, order_by = "at", parent = "sites", collection = $collection, collection_group)]
+        #[sharded(shards = $shards, order_by = "at", parent = "sites", collection = $collection, collection_group, reversible)]
         struct $name {
             #[sharded(index)]
             device: String,
@@ -463,6 +494,7 @@ macro_rules! placed_case {
             }
             let host = test.emulator.host();
             probe("web", host, &project, description_json::<$name>(), writes, Vec::new());
+            write_without_order_field(db, $collection, Some("sites/s0")).await;
 
             let site = Parent::<$name>::new(&["s0"]).unwrap();
             let level = $name::ranges().level;
