@@ -222,6 +222,19 @@ export class AdminShardedQuery extends ShardedQueryOf<QueryDocumentSnapshot<Docu
     return answer.docs.map((doc) => doc.get(path));
   }
 
+  /** The server SDK's update time, which `Timestamp.valueOf()` makes a sortable string. */
+  protected version(doc: QueryDocumentSnapshot<DocumentData>): string {
+    return doc.updateTime.valueOf();
+  }
+
+  /** The document read again, where each chunk listens over a stream of its own. */
+  protected async readAgain(
+    doc: QueryDocumentSnapshot<DocumentData>,
+  ): Promise<QueryDocumentSnapshot<DocumentData> | undefined> {
+    const now = await doc.ref.get();
+    return now.exists ? (now as QueryDocumentSnapshot<DocumentData>) : undefined;
+  }
+
   protected listen(
     plan: QueryPlan,
     chunk: Chunk,

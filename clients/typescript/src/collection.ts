@@ -18,6 +18,7 @@ import {
   increment as fieldIncrement,
   limit as limitTo,
   onSnapshot,
+  onSnapshotsInSync,
   or,
   orderBy,
   query,
@@ -287,6 +288,13 @@ export class ShardedQuery extends ShardedQueryOf<QueryDocumentSnapshot<DocumentD
 
   protected same(a: QueryDocumentSnapshot<DocumentData>, b: QueryDocumentSnapshot<DocumentData>): boolean {
     return snapshotEqual(a, b);
+  }
+
+  /** The JS SDK listens to every chunk over one stream, and says when every listener has seen
+   * the same moment: a live query emits there, so a document moving between chunks (a write
+   * that drew another shard) is shown once, neither twice nor missing. */
+  protected inSync(callback: () => void): () => void {
+    return onSnapshotsInSync(this.source.firestore, callback);
   }
 
   protected field(doc: QueryDocumentSnapshot<DocumentData>, field: string): unknown {

@@ -47,6 +47,7 @@ export {
   withShard,
 } from "./plan.js";
 export { changesBetween, type ChunkListener, type LiveChange, listenMerged, type LiveSnapshot } from "./live.js";
+export { matchesFilter, matchesPlan } from "./matches.js";
 export {
   checkIncrement,
   checkRecorded,

@@ -33,12 +33,32 @@ export interface ChunkListener<D> {
   /** Whether two snapshots of one document hold the same data. */
   same(a: D, b: D): boolean;
   limit?: number;
+  /** Calls `callback` each time every listener has seen the same moment of the database (the
+   * JS SDK's `onSnapshotsInSync`, whose listeners share one stream); returns how to stop.
+   * With it, snapshots are emitted at those points only. */
+  inSync?(callback: () => void): () => void;
+  /** A document's update time, as a string that sorts as the times do: of two snapshots of
+   * one document in two chunks' answers, the later is shown. */
+  version?(doc: D): string;
+  /** The document as it is now, where it still matches the query; `undefined` where it does
+   * not, or is gone (one read). Asked of a document that left the chunks' answers while no
+   * chunk shows it: where the chunks' listeners are streams of their own, the chunk it moved
+   * to may not have told yet. */
+  recheck?(doc: D): Promise<D | undefined>;
 }
+
+/** How long a document kept while it moves waits for the chunk it moved to before it is read
+ * again. */
+const RECHECK_MS = 1000;
 
 /**
  * Listens to every chunk and merges them. The first snapshot comes once every chunk has
- * answered; the chunks' answers raised in one turn of the event loop are delivered as one
- * snapshot. An error on any chunk stops every listener and reaches `error`.
+ * answered. Where the SDK says when every listener is in sync (one stream), a snapshot is
+ * emitted at those points only, so a document moving between chunks is in it once. Otherwise
+ * (a stream per chunk) the chunks' answers raised in one turn of the event loop are emitted
+ * together, a document two chunks hold is shown in its latest version, and one that left
+ * every chunk is read again and kept while it still matches, until the chunk it moved to
+ * shows it. An error on any chunk stops every listener and reaches `error`.
  */
 export function listenMerged<D>(
   source: ChunkListener<D>,
@@ -49,37 +69,96 @@ export function listenMerged<D>(
   let shown: D[] | undefined;
   let scheduled = false;
   let stopped = false;
+  /** Documents that left every chunk and still match, by path, while read again. */
+  const moving = new Map<string, D>();
+  const rechecking = new Set<string>();
+  /** Documents read again and found gone (or no longer matching): not read again while the
+   * last snapshot shown still holds them. */
+  const departed = new Set<string>();
   const stops: (() => void)[] = [];
   const stop = () => {
     stopped = true;
     for (const s of stops) s();
   };
+  const fail = (failure: Error) => {
+    if (stopped) return;
+    stop();
+    error?.(failure);
+  };
+  /** Every chunk's documents, each once (its latest version where two chunks hold it). */
+  const union = (): Map<string, D> => {
+    const byPath = new Map<string, D>();
+    for (const docs of latest) {
+      for (const doc of docs!) {
+        const path = source.path(doc);
+        const known = byPath.get(path);
+        if (!known || (source.version && source.version(doc) > source.version(known))) byPath.set(path, doc);
+      }
+    }
+    return byPath;
+  };
+  const recheck = (doc: D) => {
+    const path = source.path(doc);
+    if (!source.recheck || rechecking.has(path)) return;
+    rechecking.add(path);
+    source.recheck(doc).then(
+      (now) => {
+        rechecking.delete(path);
+        if (stopped || !moving.has(path)) return;
+        if (now === undefined) {
+          moving.delete(path);
+          departed.add(path);
+        } else {
+          moving.set(path, now);
+          setTimeout(() => moving.has(path) && recheck(now), RECHECK_MS);
+        }
+        emit();
+      },
+      (failure: Error) => fail(failure),
+    );
+  };
   const emit = () => {
     scheduled = false;
     if (stopped || latest.some((docs) => docs === undefined)) return;
-    let merged = latest.flatMap((docs) => docs!).sort((a, b) => source.compare(a, b));
-    if (source.limit !== undefined) merged = merged.slice(0, source.limit);
+    const present = union();
+    for (const path of [...moving.keys()]) if (present.has(path)) moving.delete(path);
+    for (const path of [...departed]) if (present.has(path)) departed.delete(path);
+    // A document shown before and in no chunk now: gone, or moving to a chunk that has not
+    // told yet. Read again, it is kept while it matches.
+    if (source.recheck) {
+      for (const doc of shown ?? []) {
+        const path = source.path(doc);
+        if (!present.has(path) && !moving.has(path) && !departed.has(path)) {
+          moving.set(path, doc);
+          recheck(doc);
+        }
+      }
+    }
+    let merged = [...present.values(), ...moving.values()].sort((a, b) => source.compare(a, b));
+    if (source.limit !== undefined) {
+      // A kept document past the limit is not waited for: the chunks hold enough before it.
+      for (const doc of merged.slice(source.limit)) moving.delete(source.path(doc));
+      merged = merged.slice(0, source.limit);
+    }
     const changes = changesBetween(shown ?? [], merged, source);
     if (shown !== undefined && changes.length === 0) return;
     shown = merged;
+    const shownPaths = new Set(merged.map((doc) => source.path(doc)));
+    for (const path of [...departed]) if (!shownPaths.has(path)) departed.delete(path);
     next({ docs: merged, size: merged.length, empty: merged.length === 0, docChanges: () => changes });
   };
+  if (source.inSync) stops.push(source.inSync(emit));
   source.chunks.forEach((_, i) => {
     stops.push(
       source.listen(
         i,
         (docs) => {
           latest[i] = docs;
-          if (!scheduled) {
-            scheduled = true;
-            queueMicrotask(emit);
-          }
+          if (source.inSync || scheduled) return;
+          scheduled = true;
+          setTimeout(emit, 0);
         },
-        (failure) => {
-          if (stopped) return;
-          stop();
-          error?.(failure);
-        },
+        fail,
       ),
     );
   });

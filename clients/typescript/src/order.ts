@@ -28,7 +28,9 @@ function hasMethods(value: object, ...methods: string[]): boolean {
   return methods.every((method) => typeof (value as Record<string, unknown>)[method] === "function");
 }
 
-function rank(value: unknown): number {
+/** Firestore's type order of a value: what an inequality compares within (a range of numbers
+ * matches no string). */
+export function rank(value: unknown): number {
   if (value === null || value === undefined) return 0;
   if (typeof value === "boolean") return 1;
   if (typeof value === "number") return 2;

@@ -5,6 +5,7 @@ import { type AggregateTotal, type ChunkAggregate, checkSummed, settle } from ".
 import { planFor, type QueryState, wholePlan, withCursor, withLimit, withOr, withWhere } from "./builder.js";
 import { type CollectionDescription, ShardedError } from "./description.js";
 import { checkLive, listenMerged, type LiveSnapshot } from "./live.js";
+import { matchesPlan } from "./matches.js";
 import { type PageOf, pageOf } from "./page.js";
 import { type Chunk, compareInPlan, type Cursor, type QueryPlan, weightOf, type WhereOp } from "./plan.js";
 import { readRounds } from "./rounds.js";
@@ -44,6 +45,14 @@ export abstract class ShardedQueryOf<D extends ChunkDocument, Self extends Shard
   protected abstract same(a: D, b: D): boolean;
   /** A document's value of the field path `field`. */
   protected abstract field(doc: D, field: string): unknown;
+  /** Calls `callback` each time every listener of the SDK is in sync, where the SDK tells
+   * (the JS SDK); returns how to stop. */
+  protected inSync?(callback: () => void): () => void;
+  /** A document's update time, sortable as a string, where the SDK gives it (the server SDK). */
+  protected version?(doc: D): string;
+  /** The document read again now (one read), or `undefined` when it is gone; where the
+   * chunks' listeners are streams of their own (the server SDK). */
+  protected readAgain?(doc: D): Promise<D | undefined>;
 
   /**
    * A filter: `==`, `in` or `array-contains` on a declared field; a range (`<`, `<=`, `>`,
@@ -135,6 +144,20 @@ export abstract class ShardedQueryOf<D extends ChunkDocument, Self extends Shard
     checkLive(this.state.cursor);
     const plan = this.plan();
     const n = this.state.limit;
+    const readValues = new Set(plan.chunks.flatMap((chunk) => chunk.shards));
+    const shardField = this.description.shardField;
+    const readAgain = this.readAgain?.bind(this);
+    const recheck = readAgain
+      ? async (doc: D) => {
+          const now = await readAgain(doc);
+          // Still one of the query's: a shard value the query reads, and its filters met.
+          const kept =
+            now !== undefined &&
+            readValues.has(this.field(now, shardField) as string) &&
+            matchesPlan(plan, (path) => this.field(now, path));
+          return kept ? now : undefined;
+        }
+      : undefined;
     return listenMerged(
       {
         chunks: plan.chunks,
@@ -143,6 +166,9 @@ export abstract class ShardedQueryOf<D extends ChunkDocument, Self extends Shard
         path: (doc) => doc.ref.path,
         same: (a, b) => this.same(a, b),
         ...(n !== undefined && { limit: n }),
+        ...(this.inSync && { inSync: this.inSync.bind(this) }),
+        ...(this.version && { version: this.version.bind(this) }),
+        ...(recheck && { recheck }),
       },
       next,
       error,

@@ -38,7 +38,7 @@ fn client() -> std::path::PathBuf {
 /// `npm run build` (the type check) once per test process, before the probes import `dist/`.
 /// Nothing else writes `dist/`: `npm test` compiles into `test-dist/`, and the example page
 /// bundles the sources, so no probe imports a file being rewritten.
-fn built_client() -> std::path::PathBuf {
+pub(crate) fn built_client() -> std::path::PathBuf {
     static BUILT: std::sync::OnceLock<()> = std::sync::OnceLock::new();
     let dir = client();
     BUILT.get_or_init(|| {
@@ -73,17 +73,17 @@ fn the_clients_type_check_and_unit_tests_pass() {
 
 /// One document as both sides write it.
 #[derive(Clone, Debug)]
-struct Doc {
-    parent: Option<String>,
-    id: String,
-    device: &'static str,
-    tags: Vec<String>,
-    seconds: i64,
-    micros: i32,
+pub(crate) struct Doc {
+    pub(crate) parent: Option<String>,
+    pub(crate) id: String,
+    pub(crate) device: &'static str,
+    pub(crate) tags: Vec<String>,
+    pub(crate) seconds: i64,
+    pub(crate) micros: i32,
     /// A `#[sharded(range, aggregate)]` field: filtered, ordered by after `at`, summed.
-    level: i64,
+    pub(crate) level: i64,
     /// A `#[sharded(range)]` field filtered together with `level` (`ranges(level, weight)`).
-    weight: i64,
+    pub(crate) weight: i64,
 }
 
 impl Doc {
@@ -94,7 +94,7 @@ impl Doc {
         }
     }
 
-    fn at(&self) -> FirestoreTimestamp {
+    pub(crate) fn at(&self) -> FirestoreTimestamp {
         let at =
             sharded_runtime::firestore::jiff::Timestamp::new(self.seconds, self.micros * 1_000)
                 .unwrap();
@@ -113,7 +113,7 @@ impl Doc {
 }
 
 /// Documents with many ties on `at` (whole seconds in a small range, a few microseconds).
-fn dataset(seed: u64, parents: &[&str]) -> Vec<Doc> {
+pub(crate) fn dataset(seed: u64, parents: &[&str]) -> Vec<Doc> {
     let mut rng = StdRng::seed_from_u64(seed);
     (0..DOCUMENTS)
         .map(|_| Doc {
@@ -136,13 +136,17 @@ fn dataset(seed: u64, parents: &[&str]) -> Vec<Doc> {
 
 /// The unsharded query's answer: the matching documents by `at` descending, then by name
 /// descending (segment by segment).
-fn truth(docs: &[Doc], collection: &str, keep: impl Fn(&Doc) -> bool) -> Vec<String> {
+pub(crate) fn truth(docs: &[Doc], collection: &str, keep: impl Fn(&Doc) -> bool) -> Vec<String> {
     truth_by(docs, collection, 0, keep)
 }
 
 /// The unsharded answer of a query with a range filter on `level`: by `at`, then `level`,
 /// then name, descending (Firestore orders by the filtered field after the explicit order).
-fn truth_ranged(docs: &[Doc], collection: &str, keep: impl Fn(&Doc) -> bool) -> Vec<String> {
+pub(crate) fn truth_ranged(
+    docs: &[Doc],
+    collection: &str,
+    keep: impl Fn(&Doc) -> bool,
+) -> Vec<String> {
     truth_by(docs, collection, 1, keep)
 }
 
@@ -295,7 +299,7 @@ async fn rust_pages<
     pages
 }
 
-fn description_json<T: Sharded>() -> Value {
+pub(crate) fn description_json<T: Sharded>() -> Value {
     let owned = sharded_runtime::indexes::CollectionDescriptionBuf::from(&T::DESCRIPTION);
     serde_json::to_value(owned).unwrap()
 }
