@@ -6,8 +6,13 @@
 // stdin:  {"host", "project", "description", "sdk": "web" | "admin", "parent": "u/u1" | null,
 //          "increments": [{"id", "field", "by", "incrementId"}],
 //          "reads": [{"id", "field"}], "applied": [{"id", "incrementId"}],
-//          "conflicts": [{"id", "field", "by", "incrementId"}] (ids applied with another payload)}
-// stdout: {"values": [n, ...], "applied": [bool, ...], "conflicts": [error name, ...]}
+//          "conflicts": [{"id", "field", "by", "incrementId"}] (ids applied with another payload),
+//          "reach"?: {"ids": [id, ...], "field", "live", "keep", "drop"}}
+// stdout: {"values": [n, ...], "applied": [bool, ...], "conflicts": [error name, ...],
+//          "reach"?: {"many": [n, ...], "live": [n, ...], "kept": n, "dropped": n}}
+// `reach`: `counters(ids, field)`; `onCounter(live, field)` while `live` is incremented by 5
+// twice (the values it showed); `delete(keep)` and `delete(drop, {counters: true})`, then
+// each one's counter.
 import { initializeApp } from "firebase/app";
 import { connectFirestoreEmulator, getFirestore, setLogLevel } from "firebase/firestore";
 
@@ -53,5 +58,38 @@ const values = [];
 for (const { id, field } of input.reads) values.push(await collection.counter(id, field));
 const applied = [];
 for (const { id, incrementId } of input.applied) applied.push(await collection.wasApplied(id, incrementId));
-process.stdout.write(JSON.stringify({ values, applied, conflicts }));
+let reach;
+if (input.reach) {
+  const { ids, field, live, keep, drop } = input.reach;
+  const many = await collection.counters(ids, field);
+  const start = await collection.counter(live, field);
+  const shown = [];
+  let reached;
+  let first;
+  const done = new Promise((resolve) => (reached = resolve));
+  const listening = new Promise((resolve) => (first = resolve));
+  const stop = collection.onCounter(
+    live,
+    field,
+    (value) => {
+      shown.push(value);
+      first();
+      if (value === start + 10) reached();
+    },
+    (error) => {
+      shown.push(String(error));
+      first();
+      reached();
+    },
+  );
+  await listening;
+  await collection.increment(live, field, 5);
+  await collection.increment(live, field, 5);
+  await done;
+  stop();
+  await collection.delete(keep);
+  await collection.delete(drop, { counters: true });
+  reach = { many, live: shown, kept: await collection.counter(keep, field), dropped: await collection.counter(drop, field) };
+}
+process.stdout.write(JSON.stringify({ values, applied, conflicts, ...(reach && { reach }) }));
 process.exit(0);

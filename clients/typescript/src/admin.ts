@@ -38,6 +38,7 @@ import {
   SHARD_INCREMENT_FIELD,
   SHARD_VALUE_FIELD,
   shardCollectionPath,
+  sumOfShards,
 } from "./counter.js";
 import { type ChunkAggregate } from "./aggregate.js";
 import { cursorName, GROUP, type QueryState, startState } from "./builder.js";
@@ -164,6 +165,71 @@ export class ShardedAdminCollection<T extends DocumentData = DocumentData> {
     const shards = this.db.collection(shardCollectionPath(this.ref.doc(id).path, counter));
     const total = await shards.aggregate({ total: AggregateField.sum(SHARD_VALUE_FIELD) }).get();
     return total.data().total ?? 0;
+  }
+
+  /** The exact values of the counter `field` of the documents `ids`, in their order, at one
+   * snapshot: one aggregation each, in a read-only transaction. */
+  async counters(ids: string[], field: string): Promise<number[]> {
+    const counter = counterOf(this.description, field);
+    return this.db.runTransaction(
+      async (transaction) => {
+        const totals = await Promise.all(
+          ids.map((id) =>
+            transaction.get(
+              this.db
+                .collection(shardCollectionPath(this.ref.doc(id).path, counter))
+                .aggregate({ total: AggregateField.sum(SHARD_VALUE_FIELD) }),
+            ),
+          ),
+        );
+        return totals.map((total) => total.data().total ?? 0);
+      },
+      { readOnly: true },
+    );
+  }
+
+  /** The live value of the counter `field` of the document `id` (see the JS SDK's
+   * `onCounter`): one listener over its shard documents. Returns how to stop. */
+  onCounter(id: string, field: string, next: (value: number) => void, error?: (error: Error) => void): () => void {
+    const counter = counterOf(this.description, field);
+    const shards = this.db.collection(shardCollectionPath(this.ref.doc(id).path, counter));
+    let shown: number | undefined;
+    const stop: () => void = shards.onSnapshot(
+      (snapshot) => {
+        let value: number;
+        try {
+          value = sumOfShards(snapshot.docs.map((shard) => shard.get(SHARD_VALUE_FIELD)));
+        } catch (failure) {
+          stop();
+          error?.(failure as Error);
+          return;
+        }
+        if (value === shown) return;
+        shown = value;
+        next(value);
+      },
+      (failure) => error?.(failure),
+    );
+    return stop;
+  }
+
+  /** Deletes the document `id`; with `{ counters: true }` its counters' shard documents too
+   * (see the JS SDK's `delete`). */
+  async delete(id: string, options: { counters?: boolean } = {}): Promise<void> {
+    const target = this.ref.doc(id);
+    const refs: DocumentReference<DocumentData>[] = [];
+    if (options.counters) {
+      for (const counter of this.description.counterFields ?? []) {
+        const shards = await this.db.collection(shardCollectionPath(target.path, counter)).listDocuments();
+        refs.push(...shards);
+      }
+    }
+    refs.push(target);
+    for (let start = 0; start < refs.length; start += 500) {
+      const batch = this.db.batch();
+      for (const ref of refs.slice(start, start + 500)) batch.delete(ref);
+      await batch.commit();
+    }
   }
 }
 

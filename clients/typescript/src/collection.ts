@@ -30,6 +30,7 @@ import {
   Timestamp,
   updateDoc,
   where,
+  writeBatch,
   type CollectionReference,
   type DocumentData,
   type DocumentReference,
@@ -57,6 +58,7 @@ import {
   SHARD_INCREMENT_FIELD,
   SHARD_VALUE_FIELD,
   shardCollectionPath,
+  sumOfShards,
 } from "./counter.js";
 import { type ChunkAggregate } from "./aggregate.js";
 import { cursorName, GROUP, type QueryState, startState } from "./builder.js";
@@ -204,6 +206,69 @@ export class ShardedCollection<T extends DocumentData = DocumentData> {
     const shards = collection(this.db, shardCollectionPath(doc(this.ref, id).path, counter));
     const total = await getAggregateFromServer(shards, { total: sum(SHARD_VALUE_FIELD) });
     return total.data().total ?? 0;
+  }
+
+  /** The exact values of the counter `field` of the documents `ids`, in their order: one
+   * aggregation each, sent together (the JS SDK reads no snapshot at a time of its own, so
+   * each is its own moment's; the Rust library's `counters` reads them at one). */
+  async counters(ids: string[], field: string): Promise<number[]> {
+    return Promise.all(ids.map((id) => this.counter(id, field)));
+  }
+
+  /**
+   * The live value of the counter `field` of the document `id`: one listener over its shard
+   * documents, their sum at each snapshot the SDK delivers, `next` called with it when it
+   * changed (the first value at once). Returns how to stop. A document never counted is 0.
+   * Values past 2^53 are not exact in JavaScript numbers.
+   */
+  onCounter(id: string, field: string, next: (value: number) => void, error?: (error: Error) => void): () => void {
+    const counter = counterOf(this.description, field);
+    const shards = collection(this.db, shardCollectionPath(doc(this.ref, id).path, counter));
+    let shown: number | undefined;
+    const stop: () => void = onSnapshot(
+      shards,
+      (snapshot) => {
+        let value: number;
+        try {
+          value = sumOfShards(snapshot.docs.map((shard) => shard.get(SHARD_VALUE_FIELD)));
+        } catch (failure) {
+          stop();
+          error?.(failure as Error);
+          return;
+        }
+        if (value === shown) return;
+        shown = value;
+        next(value);
+      },
+      (failure) => error?.(failure),
+    );
+    return stop;
+  }
+
+  /**
+   * Deletes the document `id`. Its counters are other documents (each counter's shard
+   * documents, under it), which Firestore keeps when a document is deleted, as the Rust
+   * library's `delete` does: a document written again under the id counts on. With
+   * `{ counters: true }`, each counter's shard documents are deleted too (read first, one
+   * read each, then deleted with the document in batches of 500, the document in the last),
+   * so its counters start again at 0. Increment markers stay until they expire, so an
+   * increment applied again within 7 days still counts nothing.
+   */
+  async delete(id: string, options: { counters?: boolean } = {}): Promise<void> {
+    const target = doc(this.ref, id);
+    const refs: DocumentReference<DocumentData>[] = [];
+    if (options.counters) {
+      for (const counter of this.description.counterFields ?? []) {
+        const shards = await getDocs(collection(this.db, shardCollectionPath(target.path, counter)));
+        refs.push(...shards.docs.map((shard) => shard.ref));
+      }
+    }
+    refs.push(target);
+    for (let start = 0; start < refs.length; start += 500) {
+      const batch = writeBatch(this.db);
+      for (const ref of refs.slice(start, start + 500)) batch.delete(ref);
+      await batch.commit();
+    }
   }
 }
 

@@ -48,6 +48,7 @@ export {
 } from "./plan.js";
 export { changesBetween, type ChunkListener, type LiveChange, listenMerged, type LiveSnapshot } from "./live.js";
 export { matchesFilter, matchesPlan } from "./matches.js";
+export { type IndexEntry, indexServing, isServedByFile, type PlainQuery, type Serving } from "./serving.js";
 export {
   checkIncrement,
   checkRecorded,

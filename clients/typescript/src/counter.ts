@@ -177,3 +177,18 @@ export function mayBeMarkerRefusal(error: unknown): boolean {
     code === "already-exists" || code === "permission-denied" || code === 6 || code === 7
   );
 }
+
+/** The value of a counter whose shard documents hold `values` (a missing one counts 0): their
+ * sum. A value that is not an integer (written by hand) is a `ShardedError`, as the Rust
+ * library's read refuses it. */
+export function sumOfShards(values: unknown[]): number {
+  let total = 0;
+  for (const value of values) {
+    if (value === undefined || value === null) continue;
+    if (typeof value !== "number" || !Number.isInteger(value)) {
+      throw new ShardedError(`a counter's shard holds ${String(value)}, not an integer`);
+    }
+    total += value;
+  }
+  return total;
+}

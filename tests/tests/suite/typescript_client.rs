@@ -1015,11 +1015,11 @@ const COUNTED_RULES: &str = "rules_version = '2';
 service cloud.firestore {
   match /databases/{db}/documents {
     match /ts_users/{user}/ts_counted/{id}/_sharded_counter_likes/{shard} {
-      allow read: if true;
+      allow read, delete: if true;
       allow create, update: if sharded_Counted_counter_likes();
     }
     match /ts_users/{user}/ts_counted/{id}/_sharded_counter_views/{shard} {
-      allow read: if true;
+      allow read, delete: if true;
       allow create, update: if sharded_Counted_counter_views();
     }
     match /ts_users/{user}/ts_counted/{id}/_sharded_increments/{increment} {
@@ -1109,10 +1109,20 @@ async fn the_clients_increments_count_once_beside_the_rust_librarys() {
             vec![json!({"id": doc, "field": name, "by": by + 1, "incrementId": id})];
         let (doc, name, by, id) = &client[0];
         conflicts.push(json!({"id": doc, "field": other_field(name), "by": by, "incrementId": id}));
+        // The rest of Rust's reach: many counters, a live one, and deletes with and without
+        // the counters, on documents of their own (c7, c8, c9), each counted first by Rust.
+        for (doc, by) in [("c7", 3), ("c8", 4), ("c9", 6)] {
+            counted
+                .increment(doc, Counted::counters().likes, by)
+                .await
+                .unwrap();
+        }
+        let reach = json!({"ids": ["c7", "c8", "c9"], "field": "likes", "live": "c7", "keep": "c8", "drop": "c9"});
         let input = json!({
             "host": test.emulator.host(), "project": project,
             "description": description_json::<Counted>(), "sdk": sdk, "parent": "ts_users/u1",
             "increments": increments, "reads": reads, "applied": applied, "conflicts": conflicts,
+            "reach": reach,
         });
         let output = run_script(
             &built_client().join("probe/counters.mjs"),
@@ -1124,6 +1134,33 @@ async fn the_clients_increments_count_once_beside_the_rust_librarys() {
             answer["conflicts"],
             json!(["IncrementConflict", "IncrementConflict"]),
             "{sdk}"
+        );
+        let reach = &answer["reach"];
+        assert_eq!(reach["many"], json!([3, 4, 6]), "{sdk}: counters()");
+        let live: Vec<i64> = serde_json::from_value(reach["live"].clone()).unwrap();
+        assert_eq!(
+            live.first(),
+            Some(&3),
+            "{sdk}: onCounter's first value: {live:?}"
+        );
+        assert_eq!(
+            live.last(),
+            Some(&13),
+            "{sdk}: onCounter's last value: {live:?}"
+        );
+        assert!(live.windows(2).all(|w| w[0] < w[1]), "{sdk}: {live:?}");
+        assert_eq!(
+            reach["kept"], 4,
+            "{sdk}: a deleted document's counter is kept"
+        );
+        assert_eq!(reach["dropped"], 0, "{sdk}: deleted with its counters");
+        assert_eq!(
+            counted
+                .counter("c9", Counted::counters().likes)
+                .await
+                .unwrap(),
+            0,
+            "{sdk}: Rust reads the counter gone"
         );
         for (doc, name, by, id) in &client[..4] {
             let increment = Increment::with_id(field(name), *by, id).unwrap();
