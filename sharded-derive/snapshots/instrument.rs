@@ -236,6 +236,33 @@ const _: () = {
             order_field: "timestamp",
             direction: ::sharded_runtime::__private::Direction::Descending,
             order_type: ::sharded_runtime::__private::StoredType::Timestamp,
+            fields: &[
+                ::sharded_runtime::__private::StoredField {
+                    path: "symbol",
+                    stored_type: ::sharded_runtime::__private::StoredType::String,
+                    required: true,
+                },
+                ::sharded_runtime::__private::StoredField {
+                    path: "price",
+                    stored_type: ::sharded_runtime::__private::StoredType::Other,
+                    required: true,
+                },
+                ::sharded_runtime::__private::StoredField {
+                    path: "exchange",
+                    stored_type: ::sharded_runtime::__private::StoredType::String,
+                    required: true,
+                },
+                ::sharded_runtime::__private::StoredField {
+                    path: "instrumentType",
+                    stored_type: ::sharded_runtime::__private::StoredType::String,
+                    required: true,
+                },
+                ::sharded_runtime::__private::StoredField {
+                    path: "timestamp",
+                    stored_type: ::sharded_runtime::__private::StoredType::Timestamp,
+                    required: true,
+                },
+            ],
             indexed_fields: &[__SHARDED_INDEX_PATH_0, "exchange", "instrumentType"],
             field_sets: &[&["exchange", "instrumentType"]],
             ..::sharded_runtime::__private::CollectionDescription::EMPTY

@@ -187,6 +187,28 @@ const _: () = {
             reversible: true,
             server_timestamp: true,
             order_type: ::sharded_runtime::__private::StoredType::Timestamp,
+            fields: &[
+                ::sharded_runtime::__private::StoredField {
+                    path: "author",
+                    stored_type: ::sharded_runtime::__private::StoredType::String,
+                    required: true,
+                },
+                ::sharded_runtime::__private::StoredField {
+                    path: "text",
+                    stored_type: ::sharded_runtime::__private::StoredType::String,
+                    required: true,
+                },
+                ::sharded_runtime::__private::StoredField {
+                    path: "mentions",
+                    stored_type: ::sharded_runtime::__private::StoredType::List,
+                    required: true,
+                },
+                ::sharded_runtime::__private::StoredField {
+                    path: "sentAt",
+                    stored_type: ::sharded_runtime::__private::StoredType::Timestamp,
+                    required: true,
+                },
+            ],
             indexed_fields: &["author"],
             array_fields: &["mentions"],
             ..::sharded_runtime::__private::CollectionDescription::EMPTY

@@ -119,6 +119,23 @@ const _: () = {
             order_field: "at",
             direction: ::sharded_runtime::__private::Direction::Descending,
             order_type: ::sharded_runtime::__private::StoredType::Timestamp,
+            fields: &[
+                ::sharded_runtime::__private::StoredField {
+                    path: "venue",
+                    stored_type: ::sharded_runtime::__private::StoredType::String,
+                    required: true,
+                },
+                ::sharded_runtime::__private::StoredField {
+                    path: "at",
+                    stored_type: ::sharded_runtime::__private::StoredType::Timestamp,
+                    required: true,
+                },
+                ::sharded_runtime::__private::StoredField {
+                    path: "seq",
+                    stored_type: ::sharded_runtime::__private::StoredType::Integer,
+                    required: true,
+                },
+            ],
             previous_shard_values: &["a", "b", "c"],
             reshard_since: ::core::option::Option::Some(1795374000u64),
             indexed_fields: &["venue"],

@@ -295,6 +295,43 @@ const _: () = {
             order_field: "at",
             direction: ::sharded_runtime::__private::Direction::Ascending,
             order_type: ::sharded_runtime::__private::StoredType::Integer,
+            fields: &[
+                ::sharded_runtime::__private::StoredField {
+                    path: "region",
+                    stored_type: ::sharded_runtime::__private::StoredType::String,
+                    required: true,
+                },
+                ::sharded_runtime::__private::StoredField {
+                    path: "channel",
+                    stored_type: ::sharded_runtime::__private::StoredType::String,
+                    required: true,
+                },
+                ::sharded_runtime::__private::StoredField {
+                    path: "amount",
+                    stored_type: ::sharded_runtime::__private::StoredType::Integer,
+                    required: true,
+                },
+                ::sharded_runtime::__private::StoredField {
+                    path: "qty",
+                    stored_type: ::sharded_runtime::__private::StoredType::Integer,
+                    required: true,
+                },
+                ::sharded_runtime::__private::StoredField {
+                    path: "discount",
+                    stored_type: ::sharded_runtime::__private::StoredType::Number,
+                    required: true,
+                },
+                ::sharded_runtime::__private::StoredField {
+                    path: "rating",
+                    stored_type: ::sharded_runtime::__private::StoredType::Integer,
+                    required: false,
+                },
+                ::sharded_runtime::__private::StoredField {
+                    path: "at",
+                    stored_type: ::sharded_runtime::__private::StoredType::Integer,
+                    required: true,
+                },
+            ],
             indexed_fields: &["region", "channel"],
             aggregate_fields: &["qty"],
             aggregations: &[

@@ -75,6 +75,32 @@ pub struct CollectionDescription<'a> {
     /// Distributed counters (`#[sharded(counter(shards = n))]`), each with its shard
     /// documents: with any, the plan holds the TTL policy of increments' markers.
     pub counter_fields: &'a [Counter<'a>],
+    /// Every top-level field the struct stores by its name, with the type it is stored as and
+    /// whether a document must hold it to read back as the struct (not an `Option`, no
+    /// `#[serde(default)]`): what other clients' writes are held to (the generated security
+    /// rules, the TypeScript client's checks), so that every strict read of the Rust library
+    /// reads what they write. It changes no index.
+    pub fields: &'a [StoredField<'a>],
+}
+
+/// A field the struct stores: its stored path, the Firestore type its Rust type is stored as,
+/// and whether every document holds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoredField<'a> {
+    pub path: &'a str,
+    pub stored_type: StoredType,
+    pub required: bool,
+}
+
+/// A [`StoredField`] owned, as the manifest records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoredFieldBuf {
+    pub path: String,
+    #[serde(rename = "type", default, skip_serializing_if = "StoredType::is_other")]
+    pub stored_type: StoredType,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub required: bool,
 }
 
 /// A distributed counter: its path and how many shard documents its increments spread over.
@@ -148,6 +174,7 @@ impl CollectionDescription<'static> {
         array_fields: &[],
         vector_fields: &[],
         counter_fields: &[],
+        fields: &[],
     };
 }
 
@@ -270,8 +297,12 @@ pub enum StoredType {
     String,
     /// `bool`.
     Boolean,
-    /// Another type (a newtype implementing `OrderKey`, an alias): its stored type is not
-    /// known before the compiler runs.
+    /// `Vec<T>`, `VecDeque<T>`, `HashSet<T>`, `BTreeSet<T>`: an array (never an order field).
+    List,
+    /// `HashMap<K, V>`, `BTreeMap<K, V>`: a map (never an order field).
+    Map,
+    /// Another type (a newtype implementing `OrderKey`, an alias, a struct of the user's): its
+    /// stored type is not known before the compiler runs.
     #[default]
     Other,
 }
@@ -285,6 +316,8 @@ impl StoredType {
             "f32" | "f64" => StoredType::Number,
             "String" | "char" => StoredType::String,
             "bool" => StoredType::Boolean,
+            "Vec" | "VecDeque" | "HashSet" | "BTreeSet" => StoredType::List,
+            "HashMap" | "BTreeMap" => StoredType::Map,
             _ => StoredType::Other,
         }
     }
@@ -330,6 +363,8 @@ pub struct CollectionDescriptionBuf {
     pub vector_fields: Vec<VectorFieldBuf>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub counter_fields: Vec<CounterBuf>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fields: Vec<StoredFieldBuf>,
     /// Recorded so that a later build can refuse a set that lost values (files written before
     /// it was recorded have none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -396,6 +431,15 @@ impl CollectionDescriptionBuf {
                 shards: counter.shards,
             })
             .collect();
+        let fields: Vec<StoredField<'_>> = self
+            .fields
+            .iter()
+            .map(|field| StoredField {
+                path: &field.path,
+                stored_type: field.stored_type,
+                required: field.required,
+            })
+            .collect();
         f(&CollectionDescription {
             collection: &self.collection,
             parent_collections: &strs(&self.parent_collections),
@@ -420,6 +464,7 @@ impl CollectionDescriptionBuf {
             array_fields: &strs(&self.array_fields),
             vector_fields: &vectors,
             counter_fields: &counters,
+            fields: &fields,
         })
     }
 
@@ -481,6 +526,15 @@ impl From<&CollectionDescription<'_>> for CollectionDescriptionBuf {
                 .map(|counter| CounterBuf {
                     field: counter.field.to_owned(),
                     shards: counter.shards,
+                })
+                .collect(),
+            fields: description
+                .fields
+                .iter()
+                .map(|field| StoredFieldBuf {
+                    path: field.path.to_owned(),
+                    stored_type: field.stored_type,
+                    required: field.required,
                 })
                 .collect(),
             shard_values: strings(description.shard_values),
@@ -561,6 +615,18 @@ mod tests {
                 field: "likes",
                 shards: 20,
             }],
+            fields: &[
+                StoredField {
+                    path: "venue",
+                    stored_type: StoredType::String,
+                    required: true,
+                },
+                StoredField {
+                    path: "note",
+                    stored_type: StoredType::Other,
+                    required: false,
+                },
+            ],
         };
         let owned = CollectionDescriptionBuf::from(&description);
         assert_eq!(owned.plan(), description.plan());

@@ -14,7 +14,7 @@ mod serving;
 
 pub use description::{
     CollectionDescription, CollectionDescriptionBuf, Counter, CounterBuf, FieldOfQuery,
-    FieldOfQueryBuf, StoredType, VectorField, VectorFieldBuf,
+    FieldOfQueryBuf, StoredField, StoredFieldBuf, StoredType, VectorField, VectorFieldBuf,
 };
 pub use plan::plan;
 pub use query_id::query_id;
@@ -344,6 +344,7 @@ mod tests {
         array_fields: &[],
         vector_fields: &[],
         counter_fields: &[],
+        fields: &[],
         reversible: false,
         server_timestamp: false,
         order_type: crate::StoredType::Timestamp,

@@ -50,6 +50,9 @@ pub struct Model<'a> {
     /// The stored fields without a serde adapter (whose Rust type is what is stored), with
     /// their types and paths: what a typed field transform can name.
     pub transformable_fields: Vec<(&'a syn::Ident, &'a syn::Type, String)>,
+    /// Every field stored by name, as the description records it: its path, the type it is
+    /// stored as, whether a document must hold it.
+    pub fields: Vec<sharded_indexes::StoredFieldBuf>,
 }
 
 impl Model<'_> {
@@ -94,6 +97,7 @@ impl Model<'_> {
                     shards: field.shards,
                 })
                 .collect(),
+            fields: self.fields.clone(),
             shard_values: self.shard_values.clone(),
             previous_shard_values: self.resharding.previous_values.clone(),
             retired_shard_values: self.resharding.retired_values.clone(),

@@ -83,6 +83,8 @@ pub const GETTER: &str = "getter";
 pub const INTO: &str = "into";
 pub const DENY_UNKNOWN_FIELDS: &str = "deny_unknown_fields";
 pub const TRANSPARENT: &str = "transparent";
+pub const DEFAULT: &str = "default";
+pub const SKIP_DESERIALIZING: &str = "skip_deserializing";
 
 /// The default shard field name, as in the recipe.
 pub const DEFAULT_SHARD_FIELD: &str = "shard";

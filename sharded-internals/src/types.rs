@@ -56,3 +56,12 @@ pub(crate) fn option_inner(ty: &syn::Type) -> Option<&syn::Type> {
     }
     None
 }
+
+/// The name a type is stored by, as `StoredType::of_rust_type` reads it: its last path
+/// segment's identifier (`Vec` of `std::vec::Vec<u8>`), `Vec` for an array type.
+pub(crate) fn last_ident(ty: &syn::Type) -> Option<String> {
+    match ty {
+        syn::Type::Array(_) => Some("Vec".to_owned()),
+        _ => last_segment(ty).map(|(segment, _)| segment.ident.to_string()),
+    }
+}

@@ -131,8 +131,8 @@ pub mod limits {
 pub mod indexes {
     pub use sharded_indexes::{
         ArrayConfig, CollectionDescription, CollectionDescriptionBuf, CompositeIndex, Direction,
-        FieldOverride, Flat, IndexField, IndexMode, IndexNeed, IndexPlan, QueryScope, StoredType,
-        VectorConfig,
+        FieldOverride, Flat, IndexField, IndexMode, IndexNeed, IndexPlan, QueryScope, StoredField,
+        StoredFieldBuf, StoredType, VectorConfig,
     };
 }
 
@@ -226,7 +226,8 @@ pub mod __private {
     pub use crate::write::ServerTimestamp;
     pub use crate::write_guard::Required;
     pub use sharded_indexes::{
-        CollectionDescription, Counter, Direction, FieldOfQuery, StoredType, VectorField,
+        CollectionDescription, Counter, Direction, FieldOfQuery, StoredField, StoredType,
+        VectorField,
     };
 
     /// Serializes `document` for writing, the shard drawn now; the benchmarks measure this.

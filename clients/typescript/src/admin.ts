@@ -19,6 +19,7 @@ import {
   type UpdateData,
 } from "@google-cloud/firestore";
 
+import { checkWrite, type Sentinels } from "./check.js";
 import { type CollectionDescription, ShardedError } from "./description.js";
 
 // The SDK-free core: a server project imports everything it needs from here, with no
@@ -57,6 +58,13 @@ import {
 import { type PageOf } from "./page.js";
 import { ShardedQueryOf } from "./query.js";
 
+/** The server SDK's sentinels, for the write checks. */
+const SERVER_SENTINELS: Sentinels = {
+  isServerTimestamp: (value) => value instanceof FieldValue && value.isEqual(FieldValue.serverTimestamp()),
+  isDelete: (value) => value instanceof FieldValue && value.isEqual(FieldValue.delete()),
+  isSentinel: (value) => value instanceof FieldValue,
+};
+
 function fieldPath(path: string): FieldPath {
   return new FieldPath(...segments(path));
 }
@@ -79,8 +87,11 @@ export class ShardedAdminCollection<T extends DocumentData = DocumentData> {
       : db.collection(description.collectionGroup);
   }
 
-  /** Adds a document under a generated id, with a shard drawn. */
+  /** Adds a document under a generated id, with a shard drawn; checked first as the JS SDK's
+   * `add` checks it (the server SDK bypasses security rules: this is what holds its writes to
+   * what the Rust library reads back). */
   add(data: T): Promise<DocumentReference<DocumentData>> {
+    checkWrite(this.description, data, "whole", SERVER_SENTINELS);
     return this.ref.add(withShard(this.description, data));
   }
 
@@ -90,20 +101,23 @@ export class ShardedAdminCollection<T extends DocumentData = DocumentData> {
   async set(id: string, data: T, options?: SetOptions): Promise<void> {
     const ref = this.ref.doc(id);
     if (!options) {
+      checkWrite(this.description, data, "whole", SERVER_SENTINELS);
       await ref.set(withShard(this.description, data));
       return;
     }
     const shard = fieldPath(this.description.shardField);
     await this.db.runTransaction(async (transaction) => {
       const stored = await transaction.get(ref);
+      checkWrite(this.description, data, stored.exists ? "fields" : "whole", SERVER_SENTINELS);
       const [body, merge] = mergeWrite(this.description, data, options, stored.get(shard), shard);
       transaction.set(ref, body, merge as SetOptions);
     });
   }
 
-  /** Updates fields of the document `id`; its shard stays. */
+  /** Updates fields of the document `id`; its shard stays (checked as the JS SDK's `update`). */
   async update(id: string, data: UpdateData<T>): Promise<void> {
     checkUpdate(this.description, data);
+    checkWrite(this.description, data as Record<string, unknown>, "fields", SERVER_SENTINELS);
     await this.ref.doc(id).update(data as UpdateData<DocumentData>);
   }
 

@@ -15,6 +15,8 @@ import {
   getCountFromServer,
   getDoc,
   getDocs,
+  deleteField,
+  FieldValue,
   increment as fieldIncrement,
   limit as limitTo,
   onSnapshot,
@@ -23,6 +25,7 @@ import {
   orderBy,
   query,
   runTransaction,
+  serverTimestamp,
   setDoc,
   snapshotEqual,
   sum,
@@ -43,6 +46,7 @@ import {
   type UpdateData,
 } from "firebase/firestore";
 
+import { checkWrite, type Sentinels } from "./check.js";
 import { type CollectionDescription, ShardedError } from "./description.js";
 import {
   checkIncrement,
@@ -78,6 +82,13 @@ import { type PageOf } from "./page.js";
 import { type LiveChange, type LiveSnapshot } from "./live.js";
 import { ShardedQueryOf } from "./query.js";
 
+/** The JS SDK's sentinels, for the write checks. */
+const WEB_SENTINELS: Sentinels = {
+  isServerTimestamp: (value) => value instanceof FieldValue && value.isEqual(serverTimestamp()),
+  isDelete: (value) => value instanceof FieldValue && value.isEqual(deleteField()),
+  isSentinel: (value) => value instanceof FieldValue,
+};
+
 function fieldPath(path: string): FieldPath {
   return new FieldPath(...segments(path));
 }
@@ -101,8 +112,12 @@ export class ShardedCollection<T extends DocumentData = DocumentData> {
       : collection(db, description.collectionGroup);
   }
 
-  /** Adds a document under a generated id, with a shard drawn. */
+  /** Adds a document under a generated id, with a shard drawn. The document is checked
+   * first, as the Rust library checks its own: its order field (`serverTimestamp()` on a
+   * `server_timestamp` type), every field the Rust struct requires, each of its type; a
+   * `ShardedError` names the field, and nothing is sent. */
   add(data: T): Promise<DocumentReference<DocumentData>> {
+    checkWrite(this.description, data, "whole", WEB_SENTINELS);
     return addDoc(this.ref, withShard(this.description, data));
   }
 
@@ -114,18 +129,26 @@ export class ShardedCollection<T extends DocumentData = DocumentData> {
    */
   async set(id: string, data: T, options?: SetOptions): Promise<void> {
     const ref = doc(this.ref, id);
-    if (!options) return setDoc(ref, withShard(this.description, data));
+    if (!options) {
+      checkWrite(this.description, data, "whole", WEB_SENTINELS);
+      return setDoc(ref, withShard(this.description, data));
+    }
     const shard = fieldPath(this.description.shardField);
     await runTransaction(this.db, async (transaction) => {
       const stored = await transaction.get(ref);
+      // A merge into a document that is not there creates it: then it is a whole document.
+      checkWrite(this.description, data, stored.exists() ? "fields" : "whole", WEB_SENTINELS);
       const [body, merge] = mergeWrite(this.description, data, options, stored.get(shard), shard);
       transaction.set(ref, body, merge as SetOptions);
     });
   }
 
-  /** Updates fields of the document `id`; its shard stays. */
+  /** Updates fields of the document `id`; its shard stays. The fields are checked first (a
+   * required one not deleted, each of its type, the order field of a `server_timestamp` type
+   * left alone). */
   update(id: string, data: UpdateData<T>): Promise<void> {
     checkUpdate(this.description, data);
+    checkWrite(this.description, data as Record<string, unknown>, "fields", WEB_SENTINELS);
     return updateDoc(doc(this.ref, id), data as UpdateData<DocumentData>);
   }
 

@@ -9,6 +9,7 @@ export {
   descriptionsIn,
   readValues,
   ShardedError,
+  type StoredFieldDescription,
 } from "./description.js";
 export { drawShard, newValuesShare } from "./shard.js";
 export { compareNames, compareValues } from "./order.js";
@@ -48,6 +49,7 @@ export {
 } from "./plan.js";
 export { changesBetween, type ChunkListener, type LiveChange, listenMerged, type LiveSnapshot } from "./live.js";
 export { matchesFilter, matchesPlan } from "./matches.js";
+export { checkWrite, holdsType, type Sentinels, type WriteKind } from "./check.js";
 export { type IndexEntry, indexServing, isServedByFile, type PlainQuery, type Serving } from "./serving.js";
 export {
   checkIncrement,

@@ -11,7 +11,7 @@ export interface CollectionDescription {
   orderField: string;
   direction: "ASCENDING" | "DESCENDING";
   /** What the order field is stored as; absent when its Rust type does not say. */
-  orderType?: "timestamp" | "integer" | "number" | "string" | "boolean" | "other";
+  orderType?: "timestamp" | "integer" | "number" | "string" | "boolean" | "list" | "map" | "other";
   reversible?: boolean;
   /** The server fills the order field on create (`serverTimestamp()`). */
   serverTimestamp?: boolean;
@@ -43,8 +43,20 @@ export interface CollectionDescription {
   groupQueries?: boolean;
   /** Distributed counters: each field, and how many shard documents it spreads over. */
   counterFields?: { field: string; shards: number }[];
+  /** Every top-level field the Rust struct stores by name: what a write must hold so that
+   * the Rust library reads the document back. */
+  fields?: StoredFieldDescription[];
   /** The Rust types that shard the collection. */
   types?: string[];
+}
+
+/** A field the Rust struct stores: its path, the type its Rust type is stored as (absent when
+ * the type does not say: a struct of the user's, an alias), and whether every document must
+ * hold it (not an `Option`, no `#[serde(default)]`). */
+export interface StoredFieldDescription {
+  path: string;
+  type?: "timestamp" | "integer" | "number" | "string" | "boolean" | "list" | "map" | "other";
+  required?: boolean;
 }
 
 /** A field declared for some queries only (`#[sharded(range(all, x))]`,

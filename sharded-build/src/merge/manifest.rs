@@ -56,6 +56,7 @@ impl Managed {
                 array_fields: Vec::new(),
                 vector_fields: Vec::new(),
                 counter_fields: Vec::new(),
+                fields: Vec::new(),
                 shard_values: shard_values.to_vec(),
                 previous_shard_values: Vec::new(),
                 retired_shard_values: Vec::new(),

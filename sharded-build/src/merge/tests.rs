@@ -27,6 +27,7 @@ fn instrument(indexed: &[&str]) -> ShardedType {
             array_fields: Vec::new(),
             vector_fields: Vec::new(),
             counter_fields: Vec::new(),
+            fields: Vec::new(),
             shard_values: vec!["x".into(), "y".into(), "z".into()],
             previous_shard_values: Vec::new(),
             retired_shard_values: Vec::new(),

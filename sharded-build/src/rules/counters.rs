@@ -235,7 +235,7 @@ pub(crate) fn starting_matches(contracts: &[Contract<'_>]) -> String {
             continue;
         }
         out.push_str(&format!(
-            "\n    // An increment's marker is created with it, and never changed: keep update and delete denied.\n    match {} {{\n      allow read, update, delete: if false;\n      allow create: if false && {}();\n    }}\n",
+            "\n    // An increment's marker: the web client reads it (by its id, which its writer knows)\n    // before it increments, so get stays allowed; it is created with its increment and never\n    // listed, changed or deleted.\n    match {} {{\n      allow get: if true;\n      allow list, update, delete: if false;\n      allow create: if false && {}();\n    }}\n",
             marker_place(owner),
             marker_function(owner),
         ));

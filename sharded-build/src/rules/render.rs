@@ -47,20 +47,71 @@ fn function(contract: &Contract<'_>) -> String {
         (false, StoredType::Integer) => format!("{order} is int"),
         (false, StoredType::Number) => format!("{order} is number"),
         (false, StoredType::String) => format!("{order} is string"),
-        (false, StoredType::Boolean) => format!("{order} is bool"),
-        (false, StoredType::Other) => format!("{order} != null"),
+        (false, other) => match rules_type(other) {
+            Some(name) => format!("{order} is {name}"),
+            None => format!("{order} != null"),
+        },
     };
+    let fields = field_checks(d);
     let mut text = String::new();
     for line in describe(contract) {
         text.push_str(&format!("    // {line}\n"));
     }
     text.push_str(&format!(
-        "    function {}() {{\n      let data = request.resource.data;\n      return data.get({}, null) in [{}]\n        && {order_check};\n    }}\n",
+        "    function {}() {{\n      let data = request.resource.data;\n      return data.get({}, null) in [{}]\n        && {order_check}{fields};\n    }}\n",
         contract.function,
         literal(&shard),
         allowed.join(", "),
     ));
     text
+}
+
+/// The rules type a stored type is checked as (`is int`), if any is known.
+fn rules_type(stored_type: StoredType) -> Option<&'static str> {
+    match stored_type {
+        StoredType::Timestamp => Some("timestamp"),
+        StoredType::Integer => Some("int"),
+        StoredType::Number => Some("number"),
+        StoredType::String => Some("string"),
+        StoredType::Boolean => Some("bool"),
+        StoredType::List => Some("list"),
+        StoredType::Map => Some("map"),
+        StoredType::Other => None,
+    }
+}
+
+/// What a write must hold of the struct's other fields, each condition on a line of its own
+/// after ` && `: every required field present (so the Rust library reads the document back),
+/// each field of a known type of that type (an optional one absent or null, as `None` reads).
+fn field_checks(d: &sharded_indexes::CollectionDescriptionBuf) -> String {
+    let others: Vec<&sharded_indexes::StoredFieldBuf> = d
+        .fields
+        .iter()
+        .filter(|field| field.path != d.order_field)
+        .collect();
+    let mut out = String::new();
+    let required: Vec<String> = others
+        .iter()
+        .filter(|field| field.required)
+        .map(|field| literal(&segments(&field.path).concat()))
+        .collect();
+    if !required.is_empty() {
+        out.push_str(&format!(
+            "\n        && data.keys().hasAll([{}])",
+            required.join(", ")
+        ));
+    }
+    for field in others {
+        let Some(name) = rules_type(field.stored_type) else {
+            continue;
+        };
+        let value = field_get("data", &field.path);
+        out.push_str(&match field.required {
+            true => format!("\n        && {value} is {name}"),
+            false => format!("\n        && ({value} == null || {value} is {name})"),
+        });
+    }
+    out
 }
 
 /// The comment above a function: the type, where its documents live, and what a write keeps.
@@ -110,10 +161,18 @@ fn describe(contract: &Contract<'_>) -> Vec<String> {
                 StoredType::Number => "a number",
                 StoredType::String => "a string",
                 StoredType::Boolean => "a boolean",
+                StoredType::List => "a list",
+                StoredType::Map => "a map",
                 StoredType::Other => "of the type its Rust field stores",
             }
         )
     });
+    if d.fields.iter().any(|field| field.path != d.order_field) {
+        lines.push(
+            "Every field the struct requires is present, and each field of a known type".to_owned(),
+        );
+        lines.push("holds that type, so that the Rust library reads the document back.".to_owned());
+    }
     lines
 }
 

@@ -228,6 +228,7 @@ fn a_counter_gets_a_function_per_field_and_one_for_its_markers() {
         "allow create, update: if false && sharded_Post_counter_likes();",
         "match /users/{users_id}/posts/{id}/_sharded_increments/{increment} {",
         "allow create: if false && sharded_Post_increment_marker();",
+        "allow get: if true;\n      allow list, update, delete: if false;",
     ] {
         assert!(text.contains(expected), "{expected}\n{text}");
     }

@@ -78,16 +78,17 @@ pub(super) fn description_rest(model: &Model, paths: &[(TokenStream, TokenStream
     if model.order.server_timestamp.is_some() {
         rest.extend(quote!(server_timestamp: true,));
     }
-    let order_type = match model.order.stored_type {
-        sharded_internals::StoredType::Timestamp => Some(quote!(Timestamp)),
-        sharded_internals::StoredType::Integer => Some(quote!(Integer)),
-        sharded_internals::StoredType::Number => Some(quote!(Number)),
-        sharded_internals::StoredType::String => Some(quote!(String)),
-        sharded_internals::StoredType::Boolean => Some(quote!(Boolean)),
-        sharded_internals::StoredType::Other => None,
-    };
-    if let Some(order_type) = order_type {
-        rest.extend(quote!(order_type: ::sharded_runtime::__private::StoredType::#order_type,));
+    if !model.order.stored_type.is_other() {
+        let order_type = stored_type(model.order.stored_type);
+        rest.extend(quote!(order_type: #order_type,));
+    }
+    if !model.fields.is_empty() {
+        let fields = model.fields.iter().map(|field| {
+            let (path, stored_type, required) =
+                (&field.path, stored_type(field.stored_type), field.required);
+            quote!(::sharded_runtime::__private::StoredField { path: #path, stored_type: #stored_type, required: #required })
+        });
+        rest.extend(quote!(fields: &[#(#fields),*],));
     }
     let resharding = &model.resharding;
     if !resharding.previous_values.is_empty() {
@@ -244,4 +245,19 @@ pub(super) fn index_paths(model: &Model) -> (TokenStream, Vec<(TokenStream, Toke
         })
         .collect();
     (consts, paths)
+}
+
+/// A stored type as the expansion names it.
+fn stored_type(stored_type: sharded_internals::StoredType) -> TokenStream {
+    let variant = match stored_type {
+        sharded_internals::StoredType::Timestamp => quote!(Timestamp),
+        sharded_internals::StoredType::Integer => quote!(Integer),
+        sharded_internals::StoredType::Number => quote!(Number),
+        sharded_internals::StoredType::String => quote!(String),
+        sharded_internals::StoredType::Boolean => quote!(Boolean),
+        sharded_internals::StoredType::List => quote!(List),
+        sharded_internals::StoredType::Map => quote!(Map),
+        sharded_internals::StoredType::Other => quote!(Other),
+    };
+    quote!(::sharded_runtime::__private::StoredType::#variant)
 }

@@ -123,6 +123,8 @@ pub struct SerdeContainer {
     pub transparent: Option<syn::Path>,
     /// `into = "Other"`: the struct is stored as another type, whose names sharded cannot see.
     pub into: Option<syn::Path>,
+    /// `default`: a field a document lacks reads as its default, so no field is required.
+    pub default: bool,
 }
 
 /// What serde says about a field.
@@ -137,4 +139,7 @@ pub struct SerdeField {
     /// `with`, `serialize_with`, `deserialize_with` or `getter`: a serde adapter decides how
     /// the value is stored or read.
     pub custom: Option<syn::Path>,
+    /// `default`, `default = "..."` or `skip_deserializing`: a document may lack the field and
+    /// still read back.
+    pub optional_on_read: bool,
 }

@@ -25,6 +25,9 @@ impl SerdeContainer {
                 } else if meta.path.is_ident(INTO) {
                     out.into = Some(meta.path.clone());
                     skip_value(&meta)?;
+                } else if meta.path.is_ident(DEFAULT) {
+                    out.default = true;
+                    skip_value(&meta)?;
                 } else {
                     skip_value(&meta)?;
                 }
@@ -55,6 +58,9 @@ impl SerdeField {
                     skip_value(&meta)?;
                 } else if meta.path.is_ident(FLATTEN) {
                     out.flatten = Some(meta.path.clone());
+                } else if meta.path.is_ident(DEFAULT) || meta.path.is_ident(SKIP_DESERIALIZING) {
+                    out.optional_on_read = true;
+                    skip_value(&meta)?;
                 } else if [WITH, SERIALIZE_WITH, DESERIALIZE_WITH, GETTER]
                     .iter()
                     .any(|key| meta.path.is_ident(key))

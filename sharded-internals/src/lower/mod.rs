@@ -85,6 +85,7 @@ pub fn validate<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Option<Model<'a>> {
         counters,
         stored_fields: stored_fields(cont),
         transformable_fields: transformable_fields(cont),
+        fields: field_descriptions(cont),
     })
 }
 
@@ -94,6 +95,35 @@ fn stored_fields<'a>(cont: &'a Container<'a>) -> Vec<(&'a syn::Ident, String)> {
         .iter()
         .filter(|field| field.is_stored_by_name())
         .map(|field| (field.ident, field_path([field.stored_name.as_str()])))
+        .collect()
+}
+
+/// Every field stored by name, with the type its Rust type is stored as (by the type's last
+/// path segment, as the order field's: an alias or a struct of the user's is `Other`, which
+/// holds nothing to its type) and whether a document must hold it: not an `Option`, and no
+/// `#[serde(default)]` on it or on the struct. A field with a serde adapter is stored as the
+/// adapter decides: its type is not known.
+fn field_descriptions(cont: &Container<'_>) -> Vec<sharded_indexes::StoredFieldBuf> {
+    use sharded_indexes::StoredType;
+    cont.fields
+        .iter()
+        .filter(|field| field.is_stored_by_name())
+        .map(|field| {
+            let (ty, optional) = match crate::types::option_inner(field.ty) {
+                Some(inner) => (inner, true),
+                None => (field.ty, false),
+            };
+            let stored_type = match field.serde.custom {
+                Some(_) => StoredType::Other,
+                None => crate::types::last_ident(ty)
+                    .map_or(StoredType::Other, |name| StoredType::of_rust_type(&name)),
+            };
+            sharded_indexes::StoredFieldBuf {
+                path: field_path([field.stored_name.as_str()]),
+                stored_type,
+                required: !optional && !field.serde.optional_on_read && !cont.serde.default,
+            }
+        })
         .collect()
 }
 

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 use sharded_runtime::{
     Sharded, StoredNames,
-    indexes::{CollectionDescriptionBuf, QueryScope},
+    indexes::{CollectionDescriptionBuf, QueryScope, StoredType},
 };
 
 #[derive(Serialize, Deserialize, StoredNames)]
@@ -63,6 +63,32 @@ pub struct Event {
     at: i64,
 }
 
+/// Fields of every kind a write is held to: required and not, by type, renamed, defaulted,
+/// skipped and flattened.
+#[derive(Serialize, Deserialize, Sharded)]
+#[serde(rename_all = "camelCase")]
+#[sharded(shards = 3, order_by = "posted_at", server_timestamp)]
+pub struct Post {
+    #[sharded(index)]
+    topic: String,
+    title: Option<String>,
+    #[sharded(counter(shards = 4))]
+    like_count: i64,
+    #[serde(default)]
+    views: u32,
+    score: f64,
+    tags: Vec<String>,
+    flags: std::collections::BTreeMap<String, bool>,
+    place: Place,
+    #[serde(rename = "pinned!")]
+    pinned: bool,
+    #[serde(skip)]
+    cache: u8,
+    #[serde(flatten)]
+    extra: std::collections::HashMap<String, String>,
+    posted_at: sharded_runtime::firestore::FirestoreTimestamp,
+}
+
 // The most shard values a type may have: the derive takes numbered values from the runtime's
 // shared table, whose end this reaches.
 #[derive(Serialize, Deserialize, Sharded)]
@@ -115,6 +141,30 @@ fn the_derive_and_the_build_describe_a_collection_alike() {
     assert_eq!(crowd.shard_values.len(), 1000);
     assert_eq!(crowd.shard_values.last().map(String::as_str), Some("999"));
     assert_eq!(built("Visit").plan(), Visit::indexes());
+    // Every stored field, with the type a write must hold and whether it must be there.
+    let post = built("Post");
+    assert_eq!(post, CollectionDescriptionBuf::from(&Post::DESCRIPTION));
+    let fields: Vec<(String, StoredType, bool)> = post
+        .fields
+        .iter()
+        .map(|f| (f.path.clone(), f.stored_type, f.required))
+        .collect();
+    let field = |path: &str, stored_type, required| (path.to_owned(), stored_type, required);
+    assert_eq!(
+        fields,
+        [
+            field("topic", StoredType::String, true),
+            field("title", StoredType::String, false),
+            field("likeCount", StoredType::Integer, true),
+            field("views", StoredType::Integer, false),
+            field("score", StoredType::Number, true),
+            field("tags", StoredType::List, true),
+            field("flags", StoredType::Map, true),
+            field("place", StoredType::Other, true),
+            field("`pinned!`", StoredType::Boolean, true),
+            field("postedAt", StoredType::Timestamp, true),
+        ]
+    );
     // A subcollection with group queries: every index in both scopes, side by side.
     let event = built("Event");
     assert_eq!(event, CollectionDescriptionBuf::from(&Event::DESCRIPTION));

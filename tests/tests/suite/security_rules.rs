@@ -289,6 +289,27 @@ async fn a_web_client_writes_only_what_keeps_the_shard_contract_in_every_scope()
             "no order field",
         ),
         (
+            "set",
+            "ruled_readings/c10",
+            json!({"shard": "a", "at": ts(1)}),
+            denied,
+            "without a field the struct requires, which no strict read would read back",
+        ),
+        (
+            "set",
+            "ruled_readings/c11",
+            json!({"shard": "a", "device": 7, "at": ts(1)}),
+            denied,
+            "a required field of the wrong type",
+        ),
+        (
+            "update",
+            "ruled_readings/existing",
+            json!({"device": {"$delete": true}}),
+            denied,
+            "an update that deletes a required field",
+        ),
+        (
             "add",
             "ruled_readings",
             reading(json!("b")),
