@@ -83,7 +83,7 @@ pub struct Post {
     #[serde(rename = "pinned!")]
     pinned: bool,
     #[serde(skip)]
-    cache: u8,
+    pub cache: u8,
     #[serde(flatten)]
     extra: std::collections::HashMap<String, String>,
     posted_at: sharded_runtime::firestore::FirestoreTimestamp,

@@ -61,6 +61,7 @@ mod subcollections;
 mod transactions;
 mod transforms;
 mod typescript_client;
+mod typescript_example_app;
 mod typescript_live;
 mod typescript_package;
 mod ui;

@@ -31,7 +31,7 @@ fn timestamp(seconds: i64) -> FirestoreTimestamp {
     FirestoreTimestamp(sharded_runtime::firestore::jiff::Timestamp::from_second(seconds).unwrap())
 }
 
-fn client() -> std::path::PathBuf {
+pub(crate) fn client() -> std::path::PathBuf {
     install_at(&typescript_client(), "node_modules/typescript/package.json")
 }
 
@@ -704,7 +704,7 @@ async fn live_query_follows_every_change(sdk: &str) {
 
 /// Debian's Chromium, installed with apt as a fresh machine needs it (the tests run as root in
 /// CI); nothing downloads a browser build.
-fn chromium() -> std::path::PathBuf {
+pub(crate) fn chromium() -> std::path::PathBuf {
     static INSTALLED: std::sync::OnceLock<()> = std::sync::OnceLock::new();
     let path = std::path::PathBuf::from(
         std::env::var_os("CHROMIUM").unwrap_or_else(|| "/usr/bin/chromium".into()),

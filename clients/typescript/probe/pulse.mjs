@@ -1,0 +1,97 @@
+// Opens the Pulse example page (`example/pulse.html`) in headless Chromium (Debian's
+// `chromium`, driven by playwright-core) for the Rust test suite, and runs its commands, one
+// JSON line each on stdin, answering each with one JSON line on stdout:
+//   first line: {"host", "project", "user", "indexes"}          -> {"opened": true}
+//   {"fill": [selector, text]}, {"click": selector}              -> {"ok": true}
+//   {"waitList": [selector, [path, ...]]}: once the list holds exactly those documents
+//   {"waitText": [selector, text]}: once the element's text is that
+//       -> {"ok": true}, or after 30 s {"ok": false, "now": what it holds, "status", "errors"}
+// Stops when stdin closes.
+import { createReadStream, existsSync } from "node:fs";
+import { createServer } from "node:http";
+import { extname, join, normalize } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+
+import { chromium } from "playwright-core";
+
+const root = fileURLToPath(new URL("../example/", import.meta.url));
+const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+const input = JSON.parse((await lines.next()).value);
+
+const types = { ".html": "text/html", ".js": "text/javascript", ".json": "application/json" };
+const server = createServer((request, response) => {
+  const path = new URL(request.url, "http://localhost").pathname;
+  if (path === "/indexes.json") {
+    response.writeHead(200, { "content-type": types[".json"] });
+    response.end(JSON.stringify(input.indexes));
+    return;
+  }
+  const file = normalize(join(root, path));
+  if (!file.startsWith(root) || !existsSync(file)) {
+    response.writeHead(404).end();
+    return;
+  }
+  response.writeHead(200, { "content-type": types[extname(file)] ?? "application/octet-stream" });
+  createReadStream(file).pipe(response);
+});
+await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+const { port } = server.address();
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+  args: ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
+});
+const page = await browser.newPage();
+const errors = [];
+page.on("pageerror", (error) => errors.push(String(error)));
+await page.goto(
+  `http://127.0.0.1:${port}/pulse.html?emulator=${input.host}&project=${input.project}&user=${input.user}`,
+);
+say({ opened: true });
+
+for (;;) {
+  const next = await lines.next();
+  if (next.done) break;
+  const command = JSON.parse(next.value);
+  try {
+    if (command.fill) {
+      await page.fill(command.fill[0], command.fill[1]);
+    } else if (command.click) {
+      await page.waitForSelector(`${command.click}:not([disabled])`, { timeout: 30_000 });
+      await page.click(command.click);
+    } else if (command.waitList) {
+      const [selector, expected] = command.waitList;
+      await page.waitForFunction(
+        ([selector, expected]) => {
+          const paths = [...document.querySelectorAll(`${selector} li`)].map((li) => li.dataset.path);
+          return paths.length === expected.length && paths.every((p, i) => p === expected[i]);
+        },
+        [selector, expected],
+        { timeout: 30_000 },
+      );
+    } else if (command.waitText) {
+      const [selector, expected] = command.waitText;
+      await page.waitForFunction(
+        ([selector, expected]) => document.querySelector(selector)?.textContent === expected,
+        [selector, expected],
+        { timeout: 30_000 },
+      );
+    }
+    say({ ok: true });
+  } catch (error) {
+    const selector = command.waitList?.[0] ?? command.waitText?.[0] ?? "body";
+    const now = command.waitList
+      ? await page.$$eval(`${selector} li`, (items) => items.map((li) => li.dataset.path))
+      : await page.textContent(selector).catch(() => null);
+    const status = await page.textContent("#status");
+    say({ ok: false, error: String(error).slice(0, 300), now, status, errors });
+  }
+}
+await browser.close();
+server.close();
+process.exit(0);
+
+function say(value) {
+  process.stdout.write(JSON.stringify(value) + "\n");
+}
