@@ -82,8 +82,10 @@ pub struct Post {
     place: Place,
     #[serde(rename = "pinned!")]
     pinned: bool,
+    // Skipped by serde, so nothing reads it: what the description leaves out.
     #[serde(skip)]
-    pub cache: u8,
+    #[allow(dead_code)]
+    cache: u8,
     #[serde(flatten)]
     extra: std::collections::HashMap<String, String>,
     posted_at: sharded_runtime::firestore::FirestoreTimestamp,
