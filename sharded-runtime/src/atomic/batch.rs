@@ -186,7 +186,7 @@ impl<'db> AtomicBatch<'db> {
                 "an atomic batch holds at most {MAX_COMMIT_WRITES} writes, and an increment is two"
             )));
         }
-        let placed = increment.placed(document);
+        let placed = increment.placed(document)?;
         let twice = self.entries.iter().any(|entry| match entry {
             Entry::Increment(queued) => queued.marker_name() == placed.marker_name(),
             Entry::Write(_) => false,

@@ -212,7 +212,7 @@ impl<T: Sharded> InTransaction<'_, '_, T> {
         increment: &crate::counters::Increment<T>,
     ) -> Result<bool> {
         let document = self.scope.document_name::<T>(&self.db, id)?;
-        let placed = increment.placed(document);
+        let placed = increment.placed(document)?;
         let marker: Option<firestore::FirestoreDocument> = self
             .db
             .fluent()

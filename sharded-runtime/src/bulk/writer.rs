@@ -244,7 +244,7 @@ impl BulkWriter {
         increment: &Increment<T>,
     ) -> Result<PendingWrite> {
         let document = scope.document_name_in::<T>(&self.documents_path, id)?;
-        let placed = increment.placed(document);
+        let placed = increment.placed(document)?;
         self.enqueue(placed.marker_name(), Payload::Increment(placed))
             .await
     }

@@ -31,13 +31,13 @@ const INCREMENT_COMMITS: Backoff = Backoff {
 
 impl<T: Sharded> ShardedCollection<'_, T> {
     /// Adds `by` to the counter `field` of the document `id`, exactly once: see
-    /// [`apply`](Self::apply), under a new [`Increment`] (so `by` is checked as
-    /// [`Increment::new`] checks it). A failure whose outcome is unknown is
+    /// [`apply`](Self::apply), under a new [`Increment`] (an amount the counter's type cannot
+    /// take is [`Error::InvalidUpdate`], nothing sent). A failure whose outcome is unknown is
     /// [`Error::IncrementUnsettled`], which carries the increment's id.
     ///
     /// The document itself is not read or written, and need not exist.
     pub async fn increment(&self, id: &str, field: CounterField<T>, by: i64) -> Result<()> {
-        self.apply(id, &Increment::new(field, by)?).await
+        self.apply(id, &Increment::new(field, by)).await
     }
 
     /// Applies `increment` to the document `id`'s counter exactly once: one commit that adds
@@ -60,7 +60,7 @@ impl<T: Sharded> ShardedCollection<'_, T> {
             increment = increment.id(),
         );
         let _entered = span.enter();
-        let placed = increment.placed(document);
+        let placed = increment.placed(document)?;
         let expire_at = marker_expiry(self.db(), &placed).await?;
         commit_exactly_once(self.db(), &IncrementCommit::alone_until(placed, expire_at)).await?;
         Ok(())
@@ -72,7 +72,7 @@ impl<T: Sharded> ShardedCollection<'_, T> {
     /// (this increment was not, and cannot be under that id).
     pub async fn was_applied(&self, id: &str, increment: &Increment<T>) -> Result<bool> {
         let document = self.scope().document_name::<T>(self.db(), id)?;
-        let placed = increment.placed(document);
+        let placed = increment.placed(document)?;
         let found = read_markers(self.db(), &[placed.marker_name()]).await?;
         match found.into_iter().next().flatten() {
             Some(recorded) if recorded.is_of(&placed) => Ok(true),

@@ -182,17 +182,18 @@ pub struct Increment<T> {
 }
 
 impl<T> Increment<T> {
-    /// Adds `by` (negative to subtract) to `field`, under a new random id.
-    /// [`Error::InvalidUpdate`](crate::Error::InvalidUpdate) when `by` cannot fit the
-    /// counter's Rust type: more than its largest value either way (`i32::MAX + 1` on an
-    /// `i32` counter; a `u32` counter takes `-5`, a decrement).
-    pub fn new(field: CounterField<T>, by: i64) -> Result<Self> {
-        check_amount(field, by)?;
-        Ok(Increment {
+    /// Adds `by` (negative to subtract) to `field`, under a new random id. An amount the
+    /// counter's Rust type cannot take as a change (more than its largest value either way:
+    /// `i32::MAX + 1` on an `i32` counter; a `u32` counter takes `-5`, a decrement) is refused
+    /// wherever the increment is applied, before anything is sent
+    /// ([`Error::InvalidUpdate`](crate::Error::InvalidUpdate)); [`with_id`](Self::with_id)
+    /// refuses it at once.
+    pub fn new(field: CounterField<T>, by: i64) -> Self {
+        Increment {
             field,
             by,
             id: crate::document_id::generate_document_id(),
-        })
+        }
     }
 
     /// Adds `by` to `field` under the id `id`, checked as a document id
@@ -226,15 +227,17 @@ impl<T> Increment<T> {
     }
 
     /// It, placed on the counted document `document` (a full name), its shard drawn at
-    /// random.
-    pub(crate) fn placed(&self, document: String) -> marker::Placed {
-        marker::Placed {
+    /// random; [`Error::InvalidUpdate`](crate::Error::InvalidUpdate) for an amount the
+    /// counter's type cannot take, before anything is sent.
+    pub(crate) fn placed(&self, document: String) -> Result<marker::Placed> {
+        check_amount(self.field, self.by)?;
+        Ok(marker::Placed {
             document,
             id: self.id.clone(),
             field: self.field.path,
             amount: self.by,
             shard: rand::rng().random_range(0..self.field.shards),
-        }
+        })
     }
 }
 

@@ -65,7 +65,7 @@ fn document_name(db: &FirestoreDb, id: &str) -> String {
 async fn an_increment_sent_again_after_it_landed_is_refused_whole() {
     let test = test_db("counter-commit").await;
     let db = &test.db;
-    let increment = Increment::new(Post::counters().likes, 7).unwrap();
+    let increment = Increment::new(Post::counters().likes, 7);
     let shard_names = |db: &FirestoreDb| {
         (0..20)
             .map(|k| {
@@ -117,7 +117,7 @@ async fn an_increment_sent_again_after_it_landed_is_refused_whole() {
         7
     );
     assert!(posts.was_applied("p1", &increment).await.unwrap());
-    let other = Increment::new(Post::counters().likes, 1).unwrap();
+    let other = Increment::new(Post::counters().likes, 1);
     assert!(!posts.was_applied("p1", &other).await.unwrap());
     // Applied through the library again, it counts nothing more.
     posts.apply("p1", &increment).await.unwrap();
@@ -296,7 +296,7 @@ async fn increments_through_lost_answers_count_once() {
     let mut total = 0;
     let mut unsettled = Vec::new();
     for n in 0..40 {
-        let increment = Increment::new(Post::counters().likes, rng.random_range(1..100)).unwrap();
+        let increment = Increment::new(Post::counters().likes, rng.random_range(1..100));
         total += increment.by();
         match Post::collection(&faulty).apply("p", &increment).await {
             Ok(()) => {}
@@ -343,7 +343,7 @@ async fn bulk_increments_count_once_through_lost_answers() {
         let mut pending = Vec::new();
         for n in 0..150 {
             let id = format!("b{}", n % 3);
-            let increment = Increment::new(likes, rng.random_range(-50..100)).unwrap();
+            let increment = Increment::new(likes, rng.random_range(-50..100));
             let write = writer.increment(&id, &increment).await.unwrap();
             assert_eq!(
                 write.document(),
@@ -434,7 +434,7 @@ async fn an_unsettled_increment_is_reported_and_settles_once() {
             .await
             .unwrap();
         let faulty = sharded_tests::same_project_via(&test.db, &proxy.host()).await;
-        let increment = Increment::new(likes, 10).unwrap();
+        let increment = Increment::new(likes, 10);
         match Post::collection(&faulty).apply("p", &increment).await {
             Err(Error::IncrementUnsettled {
                 increment: id,
@@ -521,10 +521,7 @@ async fn increments_in_batches_and_transactions_count_once() {
                 let mut posts = Post::collection(&db).in_transaction(transaction);
                 let before = posts.counter("p", likes).await.map_err(transaction_error)?;
                 posts
-                    .increment(
-                        "p",
-                        &Increment::new(likes, before).map_err(transaction_error)?,
-                    )
+                    .increment("p", &Increment::new(likes, before))
                     .await
                     .map_err(transaction_error)?;
                 Ok::<_, sharded_runtime::writes::TransactionError>(before)
@@ -542,7 +539,7 @@ async fn increments_in_batches_and_transactions_count_once() {
     // A transaction that landed, run again with the same increment (what `run_transaction`
     // does when a commit's answer is lost): the second run finds the marker, queues nothing,
     // and succeeds; the increment counts once.
-    let once = Increment::new(likes, 7).unwrap();
+    let once = Increment::new(likes, 7);
     for run in 0..2 {
         let once = &once;
         let queued = db
@@ -875,7 +872,7 @@ async fn counters_equal_the_sum_of_distinct_increments_for_random_sequences() {
             (doc, increment, false)
         } else {
             let by = rng.random_range(-1_000..1_000);
-            (doc, Increment::new(likes, by).unwrap(), true)
+            (doc, Increment::new(likes, by), true)
         };
         let id = ids[doc];
         let path = rng.random_range(0..6);

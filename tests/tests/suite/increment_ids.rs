@@ -158,9 +158,9 @@ async fn a_batch_holding_an_increment_applied_elsewhere_loses_nothing() {
     let db = &test.db;
     let posts = Post::collection(db);
     let likes = Post::counters().likes;
-    let old = Increment::new(likes, 1).unwrap();
+    let old = Increment::new(likes, 1);
     posts.apply("p", &old).await.unwrap();
-    let new = Increment::new(likes, 100).unwrap();
+    let new = Increment::new(likes, 100);
     for old_first in [true, false] {
         let mut batch = AtomicBatch::new(db);
         if old_first {
@@ -218,24 +218,46 @@ async fn an_amount_the_counters_type_cannot_take_is_refused() {
     let test = test_db("increment-amounts").await;
     let posts = Post::collection(&test.db);
     let counters = Post::counters();
-    let refused = |result: sharded_runtime::Result<Increment<Post>>| matches!(result, Err(Error::InvalidUpdate(message)) if message.contains("cannot fit"));
-    assert!(refused(Increment::new(
-        counters.stock,
-        i64::from(i32::MAX) + 1
-    )));
-    assert!(refused(Increment::new(counters.stock, i64::from(i32::MIN))));
-    assert!(refused(Increment::with_id(
-        counters.visits,
-        i64::from(u32::MAX) + 1,
-        "v"
-    )));
-    assert!(refused(Increment::new(counters.likes, i64::MIN)));
-    assert!(matches!(
-        posts
-            .increment("p", counters.stock, i64::from(i32::MAX) + 1)
-            .await,
-        Err(Error::InvalidUpdate(_))
-    ));
+    let db = &test.db;
+    let refused = |result: sharded_runtime::Result<()>| matches!(result, Err(Error::InvalidUpdate(message)) if message.contains("cannot fit"));
+    let writer = BulkWriter::new(db, sharded_tests::migration::unthrottled()).unwrap();
+    for (field, by) in [
+        (counters.stock, i64::from(i32::MAX) + 1),
+        (counters.stock, i64::from(i32::MIN)),
+        (counters.visits, i64::from(u32::MAX) + 1),
+        (counters.likes, i64::MIN),
+    ] {
+        let past = Increment::new(field, by);
+        // Every path refuses it before sending: alone, in a batch, in a transaction, in bulk.
+        assert!(refused(posts.apply("p", &past).await), "{by}");
+        assert!(refused(posts.increment("p", field, by).await), "{by}");
+        let mut batch = AtomicBatch::new(db);
+        assert!(refused(batch.increment("p", &past).map(drop)), "{by}");
+        assert!(batch.is_empty());
+        let in_transaction = db
+            .run_transaction(|db, transaction| {
+                let past = past.clone();
+                async move {
+                    let mut posts = Post::collection(&db).in_transaction(transaction);
+                    posts.increment("p", &past).await.map_err(transaction_error)
+                }
+                .boxed()
+            })
+            .await;
+        assert!(
+            format!("{in_transaction:?}").contains("cannot fit"),
+            "{in_transaction:?}"
+        );
+        assert!(
+            refused(writer.increment("p", &past).await.map(drop)),
+            "{by}"
+        );
+        assert!(matches!(
+            Increment::with_id(field, by, "w"),
+            Err(Error::InvalidUpdate(_))
+        ));
+    }
+    writer.close().await.unwrap();
     posts
         .increment("p", counters.stock, i64::from(i32::MAX))
         .await
@@ -282,7 +304,7 @@ async fn a_saturated_shard_never_swallows_an_increment() {
         edges.increment(id, total, toward).await.unwrap();
         assert_eq!(edges.counter(id, total).await.unwrap(), end, "{id}");
         // Alone.
-        let past = Increment::new(total, toward * 7).unwrap();
+        let past = Increment::new(total, toward * 7);
         saturated(edges.apply(id, &past).await);
         assert!(!edges.was_applied(id, &past).await.unwrap(), "{id}");
         // In an atomic batch: undone, the batch's other write landed.
@@ -304,7 +326,7 @@ async fn a_saturated_shard_never_swallows_an_increment() {
             .run_transaction(|db, transaction| {
                 async move {
                     let mut edges = Edge::collection(&db).in_transaction(transaction);
-                    let past = Increment::new(total, toward).map_err(transaction_error)?;
+                    let past = Increment::new(total, toward);
                     edges.increment(id, &past).await.map_err(transaction_error)
                 }
                 .boxed()
