@@ -7,9 +7,11 @@
 //! increment sent again is refused); the marker holding only its fields, expiring one
 //! lifetime after the request's time (within a tolerance), and created beside the addition
 //! it records. Paths are read from `request.path` and built from `$()` segments, so the
-//! functions take no argument, work whatever the match's variables are named (the
-//! database's included), and take every id Firestore does (`+`, `%`, spaces, any Unicode),
-//! which `path()` of a string would decode.
+//! functions work whatever the match's variables are named (the database's included), and
+//! take every id Firestore does (`+`, `%`, spaces, any Unicode),
+//! which `path()` of a string would decode. A counter function keeps its two parameters (the
+//! counted document's path and the shard's id, as the match names them), so that files
+//! calling it as before stay valid; it reads both from the request.
 
 use sharded_indexes::{
     CounterBuf, INCREMENTS_COLLECTION, MARKER_AMOUNT_FIELD, MARKER_COMMIT_FIELD,
@@ -80,7 +82,11 @@ pub(crate) fn functions(owner: &Contract<'_>) -> String {
                 "{}'s counter `{}`: call from `allow create, update` on",
                 owner.ty.name, counter.counter.field
             ),
-            format!("{place} as {}().", counter.function),
+            format!(
+                "{place} as {}({}, shard).",
+                counter.function,
+                counted_expression(owner)
+            ),
             format!(
                 "An increment adds to one shard document ({range}) with increment() on `{VALUE_FIELD}`, and"
             ),
@@ -92,15 +98,17 @@ pub(crate) fn functions(owner: &Contract<'_>) -> String {
             "increment sent again, or added twice, is refused. How much one may add is yours to"
                 .to_owned(),
             format!(
-                "check: request.resource.data.{VALUE_FIELD} against resource.data.{VALUE_FIELD}."
+                "check: request.resource.data.{VALUE_FIELD} against resource.data.{VALUE_FIELD}. The paths it checks"
             ),
+            "come from request.path (`counted` and `shard` keep the call's form), so the database's".to_owned(),
+            "variable may have any name, and ids holding `+`, `%` or spaces are taken whole.".to_owned(),
         ];
         text.push('\n');
         for line in comment {
             text.push_str(&format!("    // {line}\n"));
         }
         text.push_str(&format!(
-            "    function {function}() {{\n      let p = request.path;\n      let data = request.resource.data;\n      let before = resource == null ? 0 : resource.data.get({value}, 0);\n      let marker = /databases/$(p[1])/documents{counted}/{INCREMENTS_COLLECTION}/$(data.get({name}, ''));\n      return {collections}p[{collection_segment}] == {collection}\n        && p[{id_segment}] in [{shards}]\n        && data.keys().hasOnly([{value}, {name}])\n        && data.get({value}, null) is int\n        && data.get({name}, null) is string\n        && !exists(marker)\n        && {records}(getAfter(marker).data, {field}, p[{id_segment}], data.get({value}, 0) - before);\n    }}\n",
+            "    function {function}(counted, shard) {{\n      let p = request.path;\n      let data = request.resource.data;\n      let before = resource == null ? 0 : resource.data.get({value}, 0);\n      let marker = /databases/$(p[1])/documents{counted}/{INCREMENTS_COLLECTION}/$(data.get({name}, ''));\n      return {collections}p[{collection_segment}] == {collection}\n        && p[{id_segment}] in [{shards}]\n        && data.keys().hasOnly([{value}, {name}])\n        && data.get({value}, null) is int\n        && data.get({name}, null) is string\n        && !exists(marker)\n        && {records}(getAfter(marker).data, {field}, p[{id_segment}], data.get({value}, 0) - before);\n    }}\n",
             function = counter.function,
             collections = collection_checks(owner),
             collection = literal(&counter_collection_id(&counter.counter.field)),
@@ -215,6 +223,32 @@ fn document_place(owner: &Contract<'_>) -> String {
         .expect("a type has a place")
 }
 
+/// The counted document's path as a rules string, from the match's variables:
+/// `'rooms/' + rooms_id + '/notes/' + id`: what a counter function's call passes.
+pub(crate) fn counted_expression(owner: &Contract<'_>) -> String {
+    let d = &owner.ty.description;
+    let mut parts: Vec<String> = Vec::new();
+    for parent in &d.parent_collections {
+        parts.push(literal(&format!("{parent}/")));
+        parts.push(format!("{}_id", identifier(parent)));
+        parts.push(literal("/"));
+    }
+    parts.push(literal(&format!("{}/", d.collection)));
+    parts.push("id".to_owned());
+    // Adjacent literals joined: 'rooms/' + rooms_id + '/notes/' + id.
+    let mut out: Vec<String> = Vec::new();
+    for part in parts {
+        match (out.last_mut(), part.starts_with('\'')) {
+            (Some(last), true) if last.starts_with('\'') => {
+                last.pop();
+                last.push_str(&part[1..]);
+            }
+            _ => out.push(part),
+        }
+    }
+    out.join(" + ")
+}
+
 /// The starting file's matches for the counters of `contracts`' types: shard documents and
 /// markers, denied until the owner writes who may increment, and already calling the
 /// functions.
@@ -223,11 +257,12 @@ pub(crate) fn starting_matches(contracts: &[Contract<'_>]) -> String {
     for counter in contracts.iter().flat_map(counters_of) {
         let place = shard_place(counter.owner, counter.counter);
         out.push_str(&format!(
-            "\n    // Who may increment {}'s `{}` is yours to decide: replace each `false`, and keep\n    // `{}()` on create and update, so that every increment counts once.\n    match {place} {{\n      allow read, delete: if false;\n      allow create, update: if false && {}();\n    }}\n",
+            "\n    // Who may increment {}'s `{}` is yours to decide: replace each `false`, and keep\n    // `{}()` on create and update, so that every increment counts once.\n    match {place} {{\n      allow read, delete: if false;\n      allow create, update: if false && {}({}, shard);\n    }}\n",
             counter.owner.ty.name,
             counter.counter.field,
             counter.function,
             counter.function,
+            counted_expression(counter.owner),
         ));
     }
     for owner in contracts {

@@ -595,7 +595,7 @@ service cloud.firestore {
     }
     match /ruled_users/{user}/ruled_posts/{id}/_sharded_counter_likes/{shard} {
       allow read: if true;
-      allow create, update: if sharded_Liked_counter_likes()
+      allow create, update: if sharded_Liked_counter_likes('ruled_users/' + user + '/ruled_posts/' + id, shard)
         && request.resource.data.value - (resource == null ? 0 : resource.data.get('value', 0)) in [1, -1];
     }
     match /ruled_users/{user}/ruled_posts/{id}/_sharded_increments/{increment} {

@@ -1016,11 +1016,11 @@ service cloud.firestore {
   match /databases/{db}/documents {
     match /ts_users/{user}/ts_counted/{id}/_sharded_counter_likes/{shard} {
       allow read, delete: if true;
-      allow create, update: if sharded_Counted_counter_likes();
+      allow create, update: if sharded_Counted_counter_likes('ts_users/' + user + '/ts_counted/' + id, shard);
     }
     match /ts_users/{user}/ts_counted/{id}/_sharded_counter_views/{shard} {
       allow read, delete: if true;
-      allow create, update: if sharded_Counted_counter_views();
+      allow create, update: if sharded_Counted_counter_views('ts_users/' + user + '/ts_counted/' + id, shard);
     }
     match /ts_users/{user}/ts_counted/{id}/_sharded_increments/{increment} {
       allow read: if true;

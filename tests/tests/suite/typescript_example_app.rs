@@ -63,7 +63,7 @@ service cloud.firestore {
     }
     match /pulse_posts/{id}/_sharded_counter_likes/{shard} {
       allow read: if true;
-      allow create, update: if sharded_Post_counter_likes()
+      allow create, update: if sharded_Post_counter_likes('pulse_posts/' + id, shard)
         && request.resource.data.value - (resource == null ? 0 : resource.data.get('value', 0)) == 1;
     }
     match /pulse_posts/{id}/_sharded_increments/{increment} {
