@@ -69,6 +69,22 @@ function fieldPath(path: string): FieldPath {
   return new FieldPath(...segments(path));
 }
 
+/** The server's time minus this machine's, per database client, as its answers last told. */
+const CLOCK_OFFSETS = new WeakMap<Firestore, number>();
+
+/** The server's time minus this machine's: from the last answer seen, or from the read time of
+ * one lookup of a document no one writes (the first increment of a process): so that a marker
+ * expires 7 days after the server's time, however far off this machine's clock is. */
+async function serverClockOffset(db: Firestore): Promise<number> {
+  const known = CLOCK_OFFSETS.get(db);
+  if (known !== undefined) return known;
+  const before = Date.now();
+  const read = await db.doc("_sharded_clock/now").get();
+  const offset = read.readTime.toMillis() - (before + Date.now()) / 2;
+  CLOCK_OFFSETS.set(db, offset);
+  return offset;
+}
+
 /** A page read through the server SDK. */
 export type AdminPage = PageOf<QueryDocumentSnapshot<DocumentData>>;
 
@@ -145,10 +161,12 @@ export class ShardedAdminCollection<T extends DocumentData = DocumentData> {
     );
     batch.create(this.db.doc(marker), {
       ...(await markerFields(document, counter, shardId, by, incrementId)),
-      [MARKER_EXPIRY_FIELD]: Timestamp.fromMillis(markerExpiry()),
+      [MARKER_EXPIRY_FIELD]: Timestamp.fromMillis(markerExpiry(await serverClockOffset(this.db))),
     });
     try {
-      await batch.commit();
+      const results = await batch.commit();
+      const written = results[0]?.writeTime;
+      if (written) CLOCK_OFFSETS.set(this.db, written.toMillis() - Date.now());
     } catch (error) {
       if (mayBeMarkerRefusal(error)) {
         const found = await this.db.doc(marker).get();

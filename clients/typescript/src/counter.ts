@@ -162,11 +162,13 @@ export function shardCollectionPath(document: string, counter: CounterField): st
   return `${document}/${COUNTER_COLLECTION_PREFIX}${counter.field}`;
 }
 
-/** When a marker made now expires, by this machine's clock. The generated rules take an
- * expiry within an hour of the request's own time plus the lifetime, so a clock more than an
- * hour off is refused there, rather than writing a marker that expires early. */
-export function markerExpiry(): number {
-  return Date.now() + MARKER_LIFETIME_MS;
+/** When a marker made now expires: by this machine's clock, corrected by `clockOffsetMs` (the
+ * server's time minus this machine's, where the SDK tells it: the server SDK's read and write
+ * times). The generated rules take an expiry within an hour of the request's own time plus the
+ * lifetime, so a web client whose clock is more than an hour off is refused there, rather
+ * than writing a marker that expires early. */
+export function markerExpiry(clockOffsetMs = 0): number {
+  return Date.now() + clockOffsetMs + MARKER_LIFETIME_MS;
 }
 
 /** Whether a commit's failure may be its marker's precondition (the increment had landed):

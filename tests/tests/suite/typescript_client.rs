@@ -1135,6 +1135,40 @@ async fn the_clients_increments_count_once_beside_the_rust_librarys() {
             json!(["IncrementConflict", "IncrementConflict"]),
             "{sdk}"
         );
+        // The client's markers record their increment and expire a lifetime after their
+        // creation (the server SDK by the server's clock).
+        let (doc, name, by, id) = &client[2];
+        let parent_doc = format!("{}/ts_users/u1/ts_counted/{doc}", db.get_documents_path());
+        let marker: sharded_runtime::firestore::FirestoreDocument = db
+            .fluent()
+            .select()
+            .by_id_in("_sharded_increments")
+            .parent(parent_doc.as_str())
+            .one(id.as_str())
+            .await
+            .unwrap()
+            .expect("the client's marker");
+        use sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::value::ValueType;
+        let recorded = |key: &str| marker.fields[key].value_type.clone();
+        assert_eq!(
+            recorded("field"),
+            Some(ValueType::StringValue((*name).into())),
+            "{sdk}"
+        );
+        assert_eq!(
+            recorded("amount"),
+            Some(ValueType::IntegerValue(*by)),
+            "{sdk}"
+        );
+        let Some(ValueType::TimestampValue(expire_at)) = recorded("expire_at") else {
+            panic!("{sdk}: {marker:?}")
+        };
+        let lifetime = expire_at.seconds - marker.create_time.unwrap().seconds;
+        let wanted = sharded_runtime::counters::MARKER_LIFETIME.as_secs() as i64;
+        assert!(
+            (lifetime - wanted).abs() < 60,
+            "{sdk}: expires {lifetime} s after its creation"
+        );
         let reach = &answer["reach"];
         assert_eq!(reach["many"], json!([3, 4, 6]), "{sdk}: counters()");
         let live: Vec<i64> = serde_json::from_value(reach["live"].clone()).unwrap();
