@@ -17,6 +17,7 @@ mod fields;
 mod get_many;
 pub mod guide;
 mod job;
+mod lookup;
 mod numeric;
 mod option_check;
 mod order_key;

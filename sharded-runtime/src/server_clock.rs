@@ -12,7 +12,6 @@ use std::time::{Instant, SystemTime};
 
 use firestore::FirestoreDb;
 use firestore::gcloud_sdk::google::firestore::v1::BatchGetDocumentsRequest;
-use futures::TryStreamExt as _;
 
 use crate::Result;
 
@@ -58,20 +57,7 @@ async fn read_time(db: &FirestoreDb) -> Result<SystemTime> {
         documents: vec![format!("{}/_sharded_clock/now", db.get_documents_path())],
         ..Default::default()
     };
-    let answers = crate::retry::retry_reads(&crate::retry::QUERY_READS, || async {
-        let answers: Vec<_> = db
-            .client()
-            .get()
-            .batch_get_documents(request.clone())
-            .await
-            .map_err(firestore::errors::FirestoreError::from)?
-            .into_inner()
-            .try_collect()
-            .await
-            .map_err(firestore::errors::FirestoreError::from)?;
-        Ok(answers)
-    })
-    .await?;
+    let answers = crate::lookup::batch_get(db, request, &crate::retry::QUERY_READS).await?;
     answers
         .into_iter()
         .find_map(|answer| answer.read_time)

@@ -29,8 +29,6 @@ pub struct AtomicBatch<'db> {
     /// What is queued, in order: writes, and increments (whose two writes are made at the
     /// commit, their markers recording its digest).
     entries: Vec<Entry>,
-    /// Writes queued, an increment's two.
-    writes: usize,
     /// The commit's digest, fed each entry as it is queued.
     digest: CommitDigest,
     stamp: OrderStamp,
@@ -43,13 +41,22 @@ enum Entry {
     Increment(Placed),
 }
 
+impl Entry {
+    /// The writes it commits: an increment's are its marker and its shard's addition.
+    fn writes(&self) -> usize {
+        match self {
+            Entry::Write(_) => 1,
+            Entry::Increment(_) => 2,
+        }
+    }
+}
+
 impl<'db> AtomicBatch<'db> {
     /// An empty batch for `db`.
     pub fn new(db: &'db FirestoreDb) -> AtomicBatch<'db> {
         AtomicBatch {
             db,
             entries: Vec::new(),
-            writes: 0,
             digest: CommitDigest::default(),
             stamp: OrderStamp::default(),
         }
@@ -64,12 +71,12 @@ impl<'db> AtomicBatch<'db> {
 
     /// Writes queued so far (an increment is two).
     pub fn len(&self) -> usize {
-        self.writes
+        self.entries.iter().map(Entry::writes).sum()
     }
 
     /// Whether nothing is queued.
     pub fn is_empty(&self) -> bool {
-        self.writes == 0
+        self.entries.is_empty()
     }
 
     /// Queues a create-or-replace of the document `id` of `T`'s collection.
@@ -181,7 +188,7 @@ impl<'db> AtomicBatch<'db> {
         increment: &crate::counters::Increment<T>,
     ) -> Result<&mut Self> {
         let document = scope.document_name::<T>(self.db, id)?;
-        if self.writes + 2 > MAX_COMMIT_WRITES {
+        if self.len() + 2 > MAX_COMMIT_WRITES {
             return Err(Error::InvalidUpdate(format!(
                 "an atomic batch holds at most {MAX_COMMIT_WRITES} writes, and an increment is two"
             )));
@@ -198,7 +205,6 @@ impl<'db> AtomicBatch<'db> {
             )));
         }
         placed.digest_into(&mut self.digest);
-        self.writes += 2;
         self.entries.push(Entry::Increment(placed));
         Ok(self)
     }
@@ -219,13 +225,12 @@ impl<'db> AtomicBatch<'db> {
     /// Queues a write of a document of `T`, whose shard field the digest leaves out.
     fn queue<T: Sharded>(&mut self, write: Result<Write>) -> Result<&mut Self> {
         let write = write?;
-        if self.writes >= MAX_COMMIT_WRITES {
+        if self.len() >= MAX_COMMIT_WRITES {
             return Err(Error::InvalidUpdate(format!(
                 "an atomic batch holds at most {MAX_COMMIT_WRITES} writes"
             )));
         }
         self.digest.write(&write, Some(T::SHARD_FIELD));
-        self.writes += 1;
         self.entries.push(Entry::Write(write));
         Ok(self)
     }
@@ -262,8 +267,8 @@ impl<'db> AtomicBatch<'db> {
                 .unwrap_or_else(std::time::SystemTime::now));
         };
         let expire_at = crate::counter::marker_expiry(self.db, first).await?;
+        let mut writes = Vec::with_capacity(self.len());
         let digest = self.digest.finish();
-        let mut writes = Vec::with_capacity(self.writes);
         let mut increments = Vec::new();
         for entry in self.entries {
             match entry {

@@ -243,12 +243,7 @@ impl<T: Sharded> InTransaction<'_, '_, T> {
             .transpose()?
             .unwrap_or(0);
         if value.checked_add(placed.amount).is_none() {
-            return Err(crate::Error::CounterSaturated {
-                document: placed.document.clone(),
-                increment: placed.id.clone(),
-                field: placed.field.to_owned(),
-                shard: placed.shard,
-            });
+            return Err(placed.saturated());
         }
         let mut digest = crate::counter::CommitDigest::default();
         placed.digest_into(&mut digest);

@@ -78,12 +78,7 @@ pub(super) async fn commit_increment(
     if let Some(time) = response.commit_time {
         crate::server_clock::observe(&db, crate::stored::system_time(time));
     }
-    let increments: Vec<(&Placed, usize)> = increment
-        .increments
-        .iter()
-        .map(|(placed, index)| (placed, *index))
-        .collect();
-    crate::counter::check_saturation(&db, &increments, &response)
+    crate::counter::check_saturation(&db, &increment.increments, &response)
         .await
         .map_err(as_status)?;
     Ok(response)

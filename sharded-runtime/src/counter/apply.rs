@@ -140,12 +140,7 @@ pub(crate) async fn commit_exactly_once(
                     .map(crate::stored::system_time)
                     .unwrap_or_else(SystemTime::now);
                 crate::server_clock::observe(db, time);
-                let increments: Vec<(&Placed, usize)> = commit
-                    .increments
-                    .iter()
-                    .map(|(placed, index)| (placed, *index))
-                    .collect();
-                saturation::check(db, &increments, &response).await?;
+                saturation::check(db, &commit.increments, &response).await?;
                 return Ok(time);
             }
             Err(status) => status,

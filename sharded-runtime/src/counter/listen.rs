@@ -173,10 +173,7 @@ impl CounterListener {
                 .options
                 .idle_timeout
                 .map(|idle| tokio::time::Instant::now() + idle);
-            let wake = match (settled_at, idle) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
+            let wake = settled_at.into_iter().chain(idle).min();
             let next = responses.next();
             let next = match wake {
                 Some(wake) => tokio::time::timeout_at(wake, next).await.ok(),

@@ -15,7 +15,6 @@ use firestore::gcloud_sdk::google::firestore::v1::{
     BatchGetDocumentsRequest, Document, DocumentMask, Value, Write, batch_get_documents_response,
     value::ValueType, write::Operation,
 };
-use futures::TryStreamExt as _;
 
 use super::digest::CommitDigest;
 use super::{
@@ -127,8 +126,23 @@ impl Placed {
 
     /// `field += amount`, as errors name an increment's payload.
     pub(crate) fn payload(&self) -> String {
-        format!("`{}` {:+}", self.field, self.amount)
+        payload_text(self.field, self.amount)
     }
+
+    /// [`Error::CounterSaturated`] for it: its shard is at the end of Firestore's integers.
+    pub(crate) fn saturated(&self) -> Error {
+        Error::CounterSaturated {
+            document: self.document.clone(),
+            increment: self.id.clone(),
+            field: self.field.to_owned(),
+            shard: self.shard,
+        }
+    }
+}
+
+/// An increment's payload as errors name it: "`likes` +5".
+fn payload_text(field: &str, amount: i64) -> String {
+    format!("`{field}` {amount:+}")
 }
 
 /// The marker of the increment `id` of `document` (a full name).
@@ -150,30 +164,21 @@ pub(crate) struct Recorded {
 
 impl Recorded {
     pub(crate) fn of(marker: &Document) -> Recorded {
-        let field = match marker
-            .fields
-            .get(MARKER_COUNTER_FIELD)
-            .map(|v| &v.value_type)
-        {
-            Some(Some(ValueType::StringValue(field))) => Some(field.clone()),
+        let value = |name| {
+            marker
+                .fields
+                .get(name)
+                .and_then(|value: &Value| value.value_type.as_ref())
+        };
+        let text = |name| match value(name) {
+            Some(ValueType::StringValue(text)) => Some(text.clone()),
             _ => None,
         };
-        let amount = match marker
-            .fields
-            .get(MARKER_AMOUNT_FIELD)
-            .map(|v| &v.value_type)
-        {
-            Some(Some(ValueType::IntegerValue(amount))) => Some(*amount),
+        let amount = match value(MARKER_AMOUNT_FIELD) {
+            Some(ValueType::IntegerValue(amount)) => Some(*amount),
             _ => None,
         };
-        let commit = match marker
-            .fields
-            .get(MARKER_COMMIT_FIELD)
-            .map(|v| &v.value_type)
-        {
-            Some(Some(ValueType::StringValue(commit))) => Some(commit.clone()),
-            _ => None,
-        };
+        let (field, commit) = (text(MARKER_COUNTER_FIELD), text(MARKER_COMMIT_FIELD));
         Recorded {
             payload: field.zip(amount),
             commit,
@@ -192,7 +197,7 @@ impl Recorded {
     /// increment.
     pub(crate) fn conflict(&self, placed: &Placed) -> Error {
         let recorded = match &self.payload {
-            Some((field, amount)) => format!("`{field}` {amount:+}"),
+            Some((field, amount)) => payload_text(field, *amount),
             None => "another increment".to_owned(),
         };
         Error::IncrementConflict {
@@ -215,20 +220,7 @@ pub(crate) async fn read_markers(
         documents: names.to_vec(),
         ..Default::default()
     };
-    let answers = crate::retry::retry_reads(&crate::retry::QUERY_READS, || async {
-        let answers: Vec<_> = db
-            .client()
-            .get()
-            .batch_get_documents(request.clone())
-            .await
-            .map_err(firestore::errors::FirestoreError::from)?
-            .into_inner()
-            .try_collect()
-            .await
-            .map_err(firestore::errors::FirestoreError::from)?;
-        Ok(answers)
-    })
-    .await?;
+    let answers = crate::lookup::batch_get(db, request, &crate::retry::QUERY_READS).await?;
     let mut found = std::collections::HashMap::new();
     for answer in answers {
         if let Some(read_time) = answer.read_time {

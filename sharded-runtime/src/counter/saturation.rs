@@ -15,12 +15,11 @@ use firestore::gcloud_sdk::google::firestore::v1::{
     batch_get_documents_response, value::ValueType, write::Operation,
 };
 use firestore::gcloud_sdk::tonic::Code;
-use futures::TryStreamExt as _;
 
 use super::marker::Placed;
 use crate::retry::{Backoff, retries_request};
 use crate::write::Existing;
-use crate::{Error, Result, StatusCode};
+use crate::{Result, StatusCode};
 
 /// How an undo is sent again until it is answered.
 const UNDO_COMMITS: Backoff = Backoff {
@@ -36,7 +35,7 @@ const UNDO_COMMITS: Backoff = Backoff {
 /// and was cut there is undone, and the first such is the error.
 pub(crate) async fn check(
     db: &FirestoreDb,
-    increments: &[(&Placed, usize)],
+    increments: &[(Placed, usize)],
     answer: &CommitResponse,
 ) -> Result<()> {
     let Some(commit_time) = answer.commit_time else {
@@ -86,12 +85,7 @@ pub(crate) async fn check(
         cut.get_or_insert(placed);
     }
     match cut {
-        Some(placed) => Err(Error::CounterSaturated {
-            document: placed.document.clone(),
-            increment: placed.id.clone(),
-            field: placed.field.to_owned(),
-            shard: placed.shard,
-        }),
+        Some(placed) => Err(placed.saturated()),
         None => Ok(()),
     }
 }
@@ -115,20 +109,7 @@ async fn value_before(
         )),
         ..Default::default()
     };
-    let answers = crate::retry::retry_reads(&crate::retry::QUERY_READS, || async {
-        let answers: Vec<_> = db
-            .client()
-            .get()
-            .batch_get_documents(request.clone())
-            .await
-            .map_err(firestore::errors::FirestoreError::from)?
-            .into_inner()
-            .try_collect()
-            .await
-            .map_err(firestore::errors::FirestoreError::from)?;
-        Ok(answers)
-    })
-    .await?;
+    let answers = crate::lookup::batch_get(db, request, &crate::retry::QUERY_READS).await?;
     match answers.into_iter().find_map(|answer| answer.result) {
         Some(batch_get_documents_response::Result::Found(shard)) => {
             super::read::shard_value(&shard)

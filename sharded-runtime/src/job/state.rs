@@ -227,23 +227,12 @@ pub(crate) async fn read<R: Stored>(
     name: &str,
     backoff: &Backoff,
 ) -> Result<Read<R>> {
-    let responses = retry_reads(backoff, || async {
-        let request = BatchGetDocumentsRequest {
-            database: db.get_database_path().clone(),
-            documents: vec![name.to_owned()],
-            ..Default::default()
-        };
-        let responses: Vec<_> = db
-            .client()
-            .get()
-            .batch_get_documents(request)
-            .await?
-            .into_inner()
-            .try_collect()
-            .await?;
-        Ok(responses)
-    })
-    .await?;
+    let request = BatchGetDocumentsRequest {
+        database: db.get_database_path().clone(),
+        documents: vec![name.to_owned()],
+        ..Default::default()
+    };
+    let responses = crate::lookup::batch_get(db, request, backoff).await?;
     let mut read = Read {
         record: None,
         update_time: None,
