@@ -52,6 +52,7 @@ import {
   checkIncrement,
   checkRecorded,
   counterOf,
+  followCounter,
   incrementPaths,
   markerFields,
   MARKER_EXPIRY_FIELD,
@@ -62,7 +63,6 @@ import {
   SHARD_INCREMENT_FIELD,
   SHARD_VALUE_FIELD,
   shardCollectionPath,
-  sumOfShards,
 } from "./counter.js";
 import { type ChunkAggregate } from "./aggregate.js";
 import { cursorName, GROUP, type QueryState, startState } from "./builder.js";
@@ -247,25 +247,12 @@ export class ShardedCollection<T extends DocumentData = DocumentData> {
   onCounter(id: string, field: string, next: (value: number) => void, error?: (error: Error) => void): () => void {
     const counter = counterOf(this.description, field);
     const shards = collection(this.db, shardCollectionPath(doc(this.ref, id).path, counter));
-    let shown: number | undefined;
-    const stop: () => void = onSnapshot(
-      shards,
-      (snapshot) => {
-        let value: number;
-        try {
-          value = sumOfShards(snapshot.docs.map((shard) => shard.get(SHARD_VALUE_FIELD)));
-        } catch (failure) {
-          stop();
-          error?.(failure as Error);
-          return;
-        }
-        if (value === shown) return;
-        shown = value;
-        next(value);
-      },
-      (failure) => error?.(failure),
+    return followCounter(
+      (values, failed) =>
+        onSnapshot(shards, (snapshot) => values(snapshot.docs.map((shard) => shard.get(SHARD_VALUE_FIELD))), failed),
+      next,
+      error,
     );
-    return stop;
   }
 
   /**

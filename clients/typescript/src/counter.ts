@@ -194,3 +194,34 @@ export function sumOfShards(values: unknown[]): number {
   }
   return total;
 }
+
+/**
+ * A live counter from its SDK's listener over the shard documents: `listen` starts that
+ * listener, handing each snapshot's shard values to `values` and its failure to `failed`, and
+ * returns how to stop it. `next` gets the sum when it changed (the first value at once); shard
+ * values that are not a counter's stop the listener and go to `error`. Returns how to stop.
+ */
+export function followCounter(
+  listen: (values: (shardValues: unknown[]) => void, failed: (error: Error) => void) => () => void,
+  next: (value: number) => void,
+  error?: (error: Error) => void,
+): () => void {
+  let shown: number | undefined;
+  const stop = listen(
+    (shardValues) => {
+      let value: number;
+      try {
+        value = sumOfShards(shardValues);
+      } catch (failure) {
+        stop();
+        error?.(failure as Error);
+        return;
+      }
+      if (value === shown) return;
+      shown = value;
+      next(value);
+    },
+    (failure) => error?.(failure),
+  );
+  return stop;
+}

@@ -90,3 +90,32 @@ test("an increment id is bound to its counter and amount", async () => {
   assert.equal(digest, await incrementDigest("posts/p", "likes", 5, "r"));
   assert.notEqual(digest, await incrementDigest("posts/p", "likes", 6, "r"));
 });
+
+test("a live counter shows each new sum once, and stops on a shard that is not a counter's", async () => {
+  const { followCounter } = await import("../test-dist/counter.js");
+  let deliver;
+  let fail;
+  let stopped = 0;
+  const listen = (values, failed) => {
+    deliver = values;
+    fail = failed;
+    return () => stopped++;
+  };
+  const shown = [];
+  const errors = [];
+  const stop = followCounter(listen, (value) => shown.push(value), (error) => errors.push(error));
+  deliver([]);
+  deliver([2, undefined, 3]);
+  deliver([5]);
+  deliver([5, -1]);
+  assert.deepEqual(shown, [0, 5, 4]);
+  deliver([4, "x"]);
+  assert.equal(stopped, 1);
+  assert.ok(errors[0] instanceof ShardedError, String(errors[0]));
+  const lost = new Error("listener lost");
+  fail(lost);
+  assert.equal(errors[1], lost);
+  stop();
+  assert.equal(stopped, 2);
+  assert.deepEqual(shown, [0, 5, 4]);
+});
