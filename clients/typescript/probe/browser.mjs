@@ -5,47 +5,18 @@
 //   {"waitFor": [path, ...]}  -> {"ok": true} once the page lists exactly those documents in
 //                                that order, or {"ok": false, "paths", "status"} after 30 s
 // Stops when stdin closes.
-import { createReadStream, existsSync } from "node:fs";
-import { createServer } from "node:http";
-import { extname, join, normalize } from "node:path";
 import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
 
-import { chromium } from "playwright-core";
+import { openExamplePage } from "./example-page.mjs";
 
-const root = fileURLToPath(new URL("../example/", import.meta.url));
 const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
 const input = JSON.parse((await lines.next()).value);
 
-const types = { ".html": "text/html", ".js": "text/javascript", ".json": "application/json" };
-const server = createServer((request, response) => {
-  const path = new URL(request.url, "http://localhost").pathname;
-  if (path === "/description.json") {
-    response.writeHead(200, { "content-type": types[".json"] });
-    response.end(JSON.stringify(input.description));
-    return;
-  }
-  const file = normalize(join(root, path === "/" ? "index.html" : path));
-  if (!file.startsWith(root) || !existsSync(file)) {
-    response.writeHead(404).end();
-    return;
-  }
-  response.writeHead(200, { "content-type": types[extname(file)] ?? "application/octet-stream" });
-  createReadStream(file).pipe(response);
-});
-await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-const { port } = server.address();
-
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+const { page, errors, close } = await openExamplePage({
+  json: { path: "/description.json", value: input.description },
+  path: `/index.html?emulator=${input.host}&project=${input.project}&limit=${input.limit}`,
   args: ["--no-sandbox"],
 });
-const page = await browser.newPage();
-const errors = [];
-page.on("pageerror", (error) => errors.push(String(error)));
-await page.goto(
-  `http://127.0.0.1:${port}/index.html?emulator=${input.host}&project=${input.project}&limit=${input.limit}`,
-);
 say({ opened: true });
 
 for (;;) {
@@ -68,8 +39,7 @@ for (;;) {
     say({ ok: false, paths, status, errors });
   }
 }
-await browser.close();
-server.close();
+await close();
 process.exit(0);
 
 function say(value) {

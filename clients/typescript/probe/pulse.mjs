@@ -7,47 +7,18 @@
 //   {"waitText": [selector, text]}: once the element's text is that
 //       -> {"ok": true}, or after 30 s {"ok": false, "now": what it holds, "status", "errors"}
 // Stops when stdin closes.
-import { createReadStream, existsSync } from "node:fs";
-import { createServer } from "node:http";
-import { extname, join, normalize } from "node:path";
 import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
 
-import { chromium } from "playwright-core";
+import { openExamplePage } from "./example-page.mjs";
 
-const root = fileURLToPath(new URL("../example/", import.meta.url));
 const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
 const input = JSON.parse((await lines.next()).value);
 
-const types = { ".html": "text/html", ".js": "text/javascript", ".json": "application/json" };
-const server = createServer((request, response) => {
-  const path = new URL(request.url, "http://localhost").pathname;
-  if (path === "/indexes.json") {
-    response.writeHead(200, { "content-type": types[".json"] });
-    response.end(JSON.stringify(input.indexes));
-    return;
-  }
-  const file = normalize(join(root, path));
-  if (!file.startsWith(root) || !existsSync(file)) {
-    response.writeHead(404).end();
-    return;
-  }
-  response.writeHead(200, { "content-type": types[extname(file)] ?? "application/octet-stream" });
-  createReadStream(file).pipe(response);
-});
-await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-const { port } = server.address();
-
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+const { page, errors, close } = await openExamplePage({
+  json: { path: "/indexes.json", value: input.indexes },
+  path: `/pulse.html?emulator=${input.host}&project=${input.project}&user=${input.user}`,
   args: ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
 });
-const page = await browser.newPage();
-const errors = [];
-page.on("pageerror", (error) => errors.push(String(error)));
-await page.goto(
-  `http://127.0.0.1:${port}/pulse.html?emulator=${input.host}&project=${input.project}&user=${input.user}`,
-);
 say({ opened: true });
 
 for (;;) {
@@ -88,8 +59,7 @@ for (;;) {
     say({ ok: false, error: String(error).slice(0, 300), now, status, errors });
   }
 }
-await browser.close();
-server.close();
+await close();
 process.exit(0);
 
 function say(value) {
