@@ -84,14 +84,18 @@ pub fn string_field<'d>(
     }
 }
 
-/// A client of the same project as `db`, through `host` (a fault proxy).
-pub async fn same_project_via(db: &FirestoreDb, host: &str) -> FirestoreDb {
-    let project = db
-        .get_database_path()
+/// The id of `db`'s project: what the JS SDKs and the rules engine are given.
+pub fn project_id(db: &FirestoreDb) -> String {
+    db.get_database_path()
         .split('/')
         .nth(1)
         .expect("projects/<id>/databases/<db>")
-        .to_owned();
+        .to_owned()
+}
+
+/// A client of the same project as `db`, through `host` (a fault proxy).
+pub async fn same_project_via(db: &FirestoreDb, host: &str) -> FirestoreDb {
+    let project = project_id(db);
     sharded_emulator::emulator::connect(host, &project)
         .await
         .expect("connect through the proxy")

@@ -85,7 +85,10 @@ debug = "line-tables-only"
 debug = false
 "#;
 
-const MODELS_LIB: &str = r#"
+/// What the models crate holds before and after its change: a type in a module of the crate.
+macro_rules! models_head {
+    () => {
+        r#"
 use serde::{Deserialize, Serialize};
 use sharded_runtime::Sharded;
 
@@ -102,7 +105,13 @@ pub mod fleet {
         pub sent_at: i64,
     }
 }
+"#
+    };
+}
 
+const MODELS_LIB: &str = concat!(
+    models_head!(),
+    r#"
 /// A sensor reading, sharded over 5 values.
 #[derive(Debug, Clone, Serialize, Deserialize, Sharded)]
 #[sharded(shards = 5, order_by = "taken_at", collection = "readings")]
@@ -112,27 +121,13 @@ pub struct Reading {
     pub value: f64,
     pub taken_at: i64,
 }
-"#;
+"#
+);
 
 /// The models crate after a change: a second indexed field.
-const MODELS_LIB_CHANGED: &str = r#"
-use serde::{Deserialize, Serialize};
-use sharded_runtime::Sharded;
-
-pub mod fleet {
-    use serde::{Deserialize, Serialize};
-    use sharded_runtime::Sharded;
-
-    /// A vehicle's ping, in a module of the crate.
-    #[derive(Debug, Clone, Serialize, Deserialize, Sharded)]
-    #[sharded(shards = 4, order_by = "sent_at", collection = "pings")]
-    pub struct Ping {
-        #[sharded(index)]
-        pub vehicle: String,
-        pub sent_at: i64,
-    }
-}
-
+const MODELS_LIB_CHANGED: &str = concat!(
+    models_head!(),
+    r#"
 /// A sensor reading, sharded over 5 values.
 #[derive(Debug, Clone, Serialize, Deserialize, Sharded)]
 #[sharded(shards = 5, order_by = "taken_at", collection = "readings")]
@@ -144,7 +139,8 @@ pub struct Reading {
     pub value: f64,
     pub taken_at: i64,
 }
-"#;
+"#
+);
 
 fn models_crate(at: &Path, sharded: &str) {
     write(

@@ -242,10 +242,10 @@ async fn the_shared_emulator_gives_each_test_a_project_and_clears_one() {
     };
     assert_eq!(count(&a).await, (1, 2));
     assert_eq!(count(&b).await, (1, 1));
-    let project = |db: &sharded_runtime::firestore::FirestoreDb| {
-        db.get_database_path().split('/').nth(1).unwrap().to_owned()
-    };
-    emulator.clear(&project(&a)).await.unwrap();
+    emulator
+        .clear(&sharded_tests::project_id(&a))
+        .await
+        .unwrap();
     assert_eq!(count(&a).await, (0, 0), "cleared, subcollections too");
     assert_eq!(count(&b).await, (1, 1), "another project kept");
     assert!(matches!(

@@ -87,7 +87,7 @@ fn task(
     variables: &[(&str, String)],
     slow_ms: u64,
 ) -> (tokio::process::Child, Lines) {
-    let project = db.get_database_path().split('/').nth(1).unwrap().to_owned();
+    let project = sharded_tests::project_id(db);
     let dir = std::env::temp_dir().join(format!("sharded-task-{}", rand::random::<u64>()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut command = tokio::process::Command::new(std::env::current_exe().unwrap());

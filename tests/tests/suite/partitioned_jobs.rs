@@ -110,13 +110,7 @@ async fn scanned_to_the_end(
 async fn a_backfill_in_four_processes_scans_every_document_once() {
     use rand::SeedableRng;
     let test = test_db("partitioned-backfill").await;
-    let project = test
-        .db
-        .get_database_path()
-        .split('/')
-        .nth(1)
-        .unwrap()
-        .to_owned();
+    let project = sharded_tests::project_id(&test.db);
     let host = test.emulator.host().to_owned();
     // Documents written before the collection was sharded: generated-style ids, and some
     // of every other kind.

@@ -22,7 +22,11 @@ use sharded_tests::test_db;
 
 /// Commits `value: increment(by)` on `name`: the value the answer says it left, and the
 /// commit's time.
-async fn add(db: &FirestoreDb, name: &str, by: i64) -> (i64, prost_types_timestamp::Timestamp) {
+pub(crate) async fn add(
+    db: &FirestoreDb,
+    name: &str,
+    by: i64,
+) -> (i64, prost_types_timestamp::Timestamp) {
     let write = Write {
         operation: Some(Operation::Update(Document {
             name: name.to_owned(),

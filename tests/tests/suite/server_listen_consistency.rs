@@ -119,38 +119,7 @@ async fn consistent_points(
 /// Adds 1 to the `value` of the document `name` (created if need be), as an increment does;
 /// the commit's time.
 async fn add_one(db: &FirestoreDb, name: &str) -> SystemTime {
-    use sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::document_transform::FieldTransform;
-    use sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::document_transform::field_transform::TransformType;
-    use sharded_runtime::firestore::gcloud_sdk::google::firestore::v1::{
-        CommitRequest, Document, DocumentMask, Value, Write, write::Operation,
-    };
-    let write = Write {
-        operation: Some(Operation::Update(Document {
-            name: name.to_owned(),
-            ..Default::default()
-        })),
-        update_mask: Some(DocumentMask::default()),
-        update_transforms: vec![FieldTransform {
-            field_path: "value".into(),
-            transform_type: Some(TransformType::Increment(Value {
-                value_type: Some(ValueType::IntegerValue(1)),
-            })),
-        }],
-        ..Default::default()
-    };
-    let time = db
-        .client()
-        .get()
-        .commit(CommitRequest {
-            database: db.get_database_path().clone(),
-            writes: vec![write],
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .commit_time
-        .unwrap();
+    let (_, time) = crate::server_increments::add(db, name, 1).await;
     SystemTime::UNIX_EPOCH + Duration::new(time.seconds as u64, time.nanos as u32)
 }
 

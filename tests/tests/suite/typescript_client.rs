@@ -390,7 +390,7 @@ macro_rules! top_level_case {
         async fn $test() {
             let test = test_db("typescript").await;
             let db = &test.db;
-            let project = db.get_database_path().split('/').nth(1).unwrap().to_owned();
+            let project = sharded_tests::project_id(db);
             let docs = dataset($shards, &[]);
             let mut writes = Vec::new();
             for (i, doc) in docs.iter().enumerate() {
@@ -484,7 +484,7 @@ macro_rules! placed_case {
         async fn $test() {
             let test = test_db("typescript").await;
             let db = &test.db;
-            let project = db.get_database_path().split('/').nth(1).unwrap().to_owned();
+            let project = sharded_tests::project_id(db);
             let docs = dataset($shards + 1000, &["sites/s0", "sites/s1"]);
             let mut writes = Vec::new();
             for (i, doc) in docs.iter().enumerate() {
@@ -610,10 +610,9 @@ async fn a_live_query_through_the_server_sdk_follows_every_change() {
 }
 
 async fn live_query_follows_every_change(sdk: &str) {
-    use std::io::{BufRead as _, Write as _};
     let test = test_db("typescript-live").await;
     let db = &test.db;
-    let project = db.get_database_path().split('/').nth(1).unwrap().to_owned();
+    let project = sharded_tests::project_id(db);
     let collection = LiveReading::collection(db);
     let mut docs = dataset(7, &[]);
     docs.truncate(60);
@@ -625,31 +624,12 @@ async fn live_query_follows_every_change(sdk: &str) {
     for doc in &docs {
         collection.upsert(&doc.id, &value(doc)).await.unwrap();
     }
-    let dir = built_client();
-    let mut child = Command::new("node")
-        .arg(dir.join("probe/listen.mjs"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("node runs");
-    let mut stdin = child.stdin.take().unwrap();
-    let input = json!({
+    let mut probe = NodeProbe::start(&built_client().join("probe/listen.mjs"), None);
+    probe.send(&json!({
         "host": test.emulator.host(), "project": project, "sdk": sdk,
         "description": description_json::<LiveReading>(),
         "scope": {"parent": null}, "where": [], "limit": 10,
-    });
-    writeln!(stdin, "{input}").unwrap();
-    let (lines, snapshots) = std::sync::mpsc::channel::<Value>();
-    let stdout = child.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if lines.send(serde_json::from_str(&line).unwrap()).is_err() {
-                break;
-            }
-        }
-    });
+    }));
     let top = |docs: &[Doc]| -> Vec<String> {
         let mut all = truth(docs, "ts_live", |_| true);
         all.truncate(10);
@@ -660,7 +640,8 @@ async fn live_query_follows_every_change(sdk: &str) {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         loop {
             let left = deadline.saturating_duration_since(std::time::Instant::now());
-            let snapshot = snapshots
+            let snapshot = probe
+                .answers()
                 .recv_timeout(left)
                 .unwrap_or_else(|_| panic!("{step}: no snapshot showed {expected:?}"));
             seen += 1;
@@ -696,9 +677,7 @@ async fn live_query_follows_every_change(sdk: &str) {
     collection.upsert(&moved.id, &value(&moved)).await.unwrap();
     await_truth(top(&docs), "a document moved to the top");
 
-    drop(stdin);
-    let status = child.wait().unwrap();
-    assert!(status.success());
+    probe.finish();
     assert!(seen >= 4);
 }
 
@@ -731,23 +710,99 @@ pub(crate) fn chromium() -> std::path::PathBuf {
     path
 }
 
-/// The example page, bundled with esbuild, in headless Chromium against the emulator: the
-/// newest documents appear in the merged order, and a document Rust writes shows up at the top
-/// while the page is open.
-#[tokio::test]
-async fn the_example_page_shows_the_newest_items_live_in_chromium() {
-    use std::io::{BufRead as _, Write as _};
-    let browser = chromium();
+/// The example pages (`example/main.js`, `example/pulse.js`) bundled with esbuild into
+/// `example/dist/`; the client's folder.
+pub(crate) fn bundled_example_pages() -> std::path::PathBuf {
     let dir = client();
     let status = Command::new("npm")
         .args(["run", "--silent", "build:example"])
         .current_dir(&dir)
         .status()
         .expect("npm runs");
-    assert!(status.success(), "the example page does not bundle");
+    assert!(status.success(), "the example pages do not bundle");
+    dir
+}
+
+/// One of the client's probes (`probe/<name>.mjs`) running under node: it reads one JSON
+/// line at a time on stdin and writes one JSON line at a time on stdout, read here as they
+/// come. Closing its stdin stops it.
+pub(crate) struct NodeProbe {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    answers: std::sync::mpsc::Receiver<Value>,
+}
+
+impl NodeProbe {
+    /// Starts `script`, with `CHROMIUM` set for a probe that drives the browser.
+    pub(crate) fn start(script: &std::path::Path, chromium: Option<&std::path::Path>) -> Self {
+        use std::io::BufRead as _;
+        let mut command = Command::new("node");
+        command
+            .arg(script)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        if let Some(chromium) = chromium {
+            command.env("CHROMIUM", chromium);
+        }
+        let mut child = command.spawn().expect("node runs");
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (lines, answers) = std::sync::mpsc::channel::<Value>();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let answer = serde_json::from_str(&line)
+                    .unwrap_or_else(|err| panic!("the probe printed {line:?}: {err}"));
+                if lines.send(answer).is_err() {
+                    break;
+                }
+            }
+        });
+        NodeProbe {
+            child,
+            stdin,
+            answers,
+        }
+    }
+
+    /// Writes `line` to its stdin.
+    pub(crate) fn send(&mut self, line: &Value) {
+        use std::io::Write as _;
+        let stdin = self.stdin.as_mut().expect("the probe's stdin is open");
+        writeln!(stdin, "{line}").expect("the probe reads its input");
+    }
+
+    /// Sends `command` and waits for its answer.
+    pub(crate) fn ask(&mut self, command: Value) -> Value {
+        self.send(&command);
+        self.answers.recv().expect("the probe answers")
+    }
+
+    /// What it printed, as it comes.
+    pub(crate) fn answers(&self) -> &std::sync::mpsc::Receiver<Value> {
+        &self.answers
+    }
+
+    /// Closes its stdin and waits for it (it must exit cleanly); what it printed that was
+    /// not yet taken.
+    pub(crate) fn finish(mut self) -> Vec<Value> {
+        drop(self.stdin.take());
+        assert!(self.child.wait().unwrap().success(), "the probe failed");
+        self.answers.try_iter().collect()
+    }
+}
+
+/// The example page, bundled with esbuild, in headless Chromium against the emulator: the
+/// newest documents appear in the merged order, and a document Rust writes shows up at the top
+/// while the page is open.
+#[tokio::test]
+async fn the_example_page_shows_the_newest_items_live_in_chromium() {
+    let browser = chromium();
+    let dir = bundled_example_pages();
     let test = test_db("typescript-page").await;
     let db = &test.db;
-    let project = db.get_database_path().split('/').nth(1).unwrap().to_owned();
+    let project = sharded_tests::project_id(db);
     let collection = LiveReading::collection(db);
     let mut docs = dataset(11, &[]);
     docs.truncate(40);
@@ -759,20 +814,8 @@ async fn the_example_page_shows_the_newest_items_live_in_chromium() {
     for doc in &docs {
         collection.upsert(&doc.id, &value(doc)).await.unwrap();
     }
-    let mut child = Command::new("node")
-        .arg(dir.join("probe/browser.mjs"))
-        .env("CHROMIUM", &browser)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("node runs");
-    let mut stdin = child.stdin.take().unwrap();
-    let mut answers = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut ask = |command: Value| -> Value {
-        writeln!(stdin, "{command}").unwrap();
-        serde_json::from_str(&answers.next().expect("the probe answers").unwrap()).unwrap()
-    };
+    let mut probe = NodeProbe::start(&dir.join("probe/browser.mjs"), Some(&browser));
+    let mut ask = |command: Value| probe.ask(command);
     let first = json!({
         "host": test.emulator.host(), "project": project,
         "description": description_json::<LiveReading>(), "limit": 8,
@@ -798,8 +841,7 @@ async fn the_example_page_shows_the_newest_items_live_in_chromium() {
     assert_eq!(shown["ok"], true, "a write from Rust shows up: {shown}");
     assert_eq!(top(&docs)[0], "ts_live/from-rust");
 
-    drop(stdin);
-    assert!(child.wait().unwrap().success());
+    probe.finish();
 }
 
 /// The recipe's own Node.js code (`clients/typescript/probe/recipe.mjs`: its `shardChunks`
@@ -813,7 +855,7 @@ async fn the_recipes_own_node_code_reads_what_rust_and_the_client_wrote() {
     use sharded_examples::{Instrument, Price};
     let test = test_db("typescript-recipe").await;
     let db = &test.db;
-    let project = db.get_database_path().split('/').nth(1).unwrap().to_owned();
+    let project = sharded_tests::project_id(db);
     let file = std::fs::read_to_string(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/firestore.indexes.json"),
     )
@@ -910,7 +952,7 @@ async fn merges_keep_a_stored_shard_and_draw_one_where_there_is_none() {
     use sharded_tests::{all_documents, id_of, string_field};
     let test = test_db("typescript-merge").await;
     let db = &test.db;
-    let project = db.get_database_path().split('/').nth(1).unwrap().to_owned();
+    let project = sharded_tests::project_id(db);
     let host = test.emulator.host();
     let at = json!({"$timestamp": [1_700_000_000, 0]});
     for sdk in ["web", "admin"] {
@@ -1046,7 +1088,7 @@ async fn the_clients_increments_count_once_beside_the_rust_librarys() {
     for sdk in ["web", "admin"] {
         let test = test_db("typescript-counters").await;
         let db = &test.db;
-        let project = db.get_database_path().split('/').nth(1).unwrap().to_owned();
+        let project = sharded_tests::project_id(db);
         if sdk == "web" {
             use crate::security_rules::{build_rules_of, temp_dir};
             let dir = temp_dir("ts-counters");

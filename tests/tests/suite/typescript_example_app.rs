@@ -5,8 +5,6 @@
 //! counts them, likes the newest post once per user with its count live, and shows a user's
 //! notifications live; Rust writes beside it and reads what it wrote.
 
-use std::io::{BufRead as _, Write as _};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -16,7 +14,7 @@ use sharded_runtime::{Parent, Sharded};
 use sharded_tests::test_db;
 
 use crate::security_rules::{build_rules_of, temp_dir};
-use crate::typescript_client::{chromium, client};
+use crate::typescript_client::{NodeProbe, bundled_example_pages, chromium};
 
 /// A post, sharded by its creation time (the server's), with a like counter.
 #[derive(Debug, Clone, Serialize, Deserialize, Sharded)]
@@ -80,17 +78,11 @@ service cloud.firestore {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_pulse_example_app_works_in_chromium_under_the_generated_rules() {
     let browser = chromium();
-    let dir = client();
-    let status = Command::new("npm")
-        .args(["run", "--silent", "build:example"])
-        .current_dir(&dir)
-        .status()
-        .expect("npm runs");
-    assert!(status.success(), "the example pages do not bundle");
+    let dir = bundled_example_pages();
 
     let test = test_db("pulse").await;
     let db = &test.db;
-    let project = db.get_database_path().split('/').nth(1).unwrap().to_owned();
+    let project = sharded_tests::project_id(db);
     let build = temp_dir("pulse");
     std::fs::write(build.join("firestore.rules"), PULSE_RULES).unwrap();
     let (rules, warnings) = build_rules_of(
@@ -144,20 +136,8 @@ async fn the_pulse_example_app_works_in_chromium_under_the_generated_rules() {
             .unwrap();
     }
 
-    let mut child = Command::new("node")
-        .arg(dir.join("probe/pulse.mjs"))
-        .env("CHROMIUM", &browser)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("node runs");
-    let mut stdin = child.stdin.take().unwrap();
-    let mut answers = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut ask = |command: Value| -> Value {
-        writeln!(stdin, "{command}").unwrap();
-        serde_json::from_str(&answers.next().expect("the probe answers").unwrap()).unwrap()
-    };
+    let mut probe = NodeProbe::start(&dir.join("probe/pulse.mjs"), Some(&browser));
+    let mut ask = |command: Value| probe.ask(command);
     let opened = ask(json!({
         "host": test.emulator.host(), "project": project, "user": "u1", "indexes": indexes,
     }));
@@ -274,6 +254,5 @@ async fn the_pulse_example_app_works_in_chromium_under_the_generated_rules() {
         "a new notification, live",
     );
 
-    drop(stdin);
-    assert!(child.wait().unwrap().success());
+    probe.finish();
 }

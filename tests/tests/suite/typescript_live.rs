@@ -8,16 +8,15 @@
 //! SDK at 40 and 61 shard values, on a query of two or three chunks, on an `in` split into
 //! chunks by pairs, and on a `not-in` (one chunk query per shard value).
 
-use std::io::{BufRead as _, Write as _};
-use std::process::{Command, Stdio};
-
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sharded_runtime::Sharded;
 use sharded_runtime::firestore::FirestoreTimestamp;
 use sharded_tests::test_db;
 
-use crate::typescript_client::{Doc, built_client, dataset, description_json, truth, truth_ranged};
+use crate::typescript_client::{
+    Doc, NodeProbe, built_client, dataset, description_json, truth, truth_ranged,
+};
 
 macro_rules! moving_case {
     ($test:ident, $name:ident, $shards:literal, $collection:literal) => {
@@ -123,42 +122,17 @@ async fn listen_while<F: std::future::Future<Output = ()>>(
     filters: &Value,
     writes: impl FnOnce() -> F,
 ) -> Vec<Value> {
-    let project = test
-        .db
-        .get_database_path()
-        .split('/')
-        .nth(1)
-        .unwrap()
-        .to_owned();
-    let mut child = Command::new("node")
-        .arg(built_client().join("probe/listen.mjs"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("node runs");
-    let mut stdin = child.stdin.take().unwrap();
-    let input = json!({
+    let project = sharded_tests::project_id(&test.db);
+    let mut probe = NodeProbe::start(&built_client().join("probe/listen.mjs"), None);
+    probe.send(&json!({
         "host": test.emulator.host(), "project": project, "sdk": sdk,
         "description": description, "scope": {"parent": null}, "where": filters, "limit": null,
-    });
-    writeln!(stdin, "{input}").unwrap();
-    let (lines, received) = std::sync::mpsc::channel::<Value>();
-    let stdout = child.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if lines.send(serde_json::from_str(&line).unwrap()).is_err() {
-                break;
-            }
-        }
-    });
-    let first = received
+    }));
+    let first = probe
+        .answers()
         .recv_timeout(std::time::Duration::from_secs(60))
         .expect("a first snapshot within 60 s");
     writes().await;
     tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
-    drop(stdin);
-    assert!(child.wait().unwrap().success());
-    std::iter::once(first).chain(received.try_iter()).collect()
+    std::iter::once(first).chain(probe.finish()).collect()
 }

@@ -198,7 +198,7 @@ async fn the_client_installs_packed_from_git_and_from_a_folder_and_answers() {
         sharded_runtime::indexes::CollectionDescriptionBuf::from(&Packaged::DESCRIPTION),
     )
     .unwrap();
-    let project_id = db.get_database_path().split('/').nth(1).unwrap().to_owned();
+    let project_id = sharded_tests::project_id(db);
     let input = json!({
         "host": test.emulator.host(), "project": project_id,
         "file": {"shardedManaged": {"crates": {"app": {"collections": [description]}}}},
