@@ -31,6 +31,7 @@
 mod dependencies;
 mod diff;
 mod drift;
+mod index_yaml;
 mod merge;
 mod rules;
 mod scan;
@@ -51,6 +52,14 @@ pub fn write_indexes() {
     Indexes::from_env().write();
 }
 
+/// Writes `index.yaml` beside `Cargo.toml` from the sharded types in `src/`, for a database in
+/// Firestore's Datastore mode: the same indexes as [`write_indexes`], each a kind's, in the
+/// fenced block of the build in the user's own file. The one line a `build.rs` needs; deploy
+/// with `gcloud datastore indexes create index.yaml`.
+pub fn write_datastore_indexes() {
+    Indexes::from_env().datastore().write();
+}
+
 /// Where the sources are read and the file is written; see [`write_indexes`].
 #[derive(Debug, Clone)]
 pub struct Indexes {
@@ -66,6 +75,8 @@ pub struct Indexes {
     package: Option<dependencies::Package>,
     /// Where the security rules go: `firestore.rules` beside the index file unless set.
     rules: Rules,
+    /// Which file format: `firestore.indexes.json`, or Datastore mode's `index.yaml`.
+    datastore: bool,
 }
 
 /// Where [`Indexes`] writes the security rules.
@@ -156,7 +167,20 @@ impl Indexes {
                 _ => None,
             },
             rules: Rules::Beside,
+            datastore: false,
         }
+    }
+
+    /// Writes Datastore mode's `index.yaml` instead of `firestore.indexes.json` (in its place
+    /// unless [`output`](Self::output) names another file), and no security rules, which
+    /// Datastore mode has none of.
+    pub fn datastore(mut self) -> Self {
+        if self.output.file_name() == Some(std::ffi::OsStr::new("firestore.indexes.json")) {
+            self.output.set_file_name("index.yaml");
+        }
+        self.rules = Rules::Off;
+        self.datastore = true;
+        self
     }
 
     /// Plans the sharded type `name` of another crate (a models crate the app depends on)
@@ -296,6 +320,19 @@ impl Indexes {
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
             Err(err) => return Err(Error::Io(self.output.clone(), err)),
         };
+        if self.datastore {
+            let merged = index_yaml::merge(on_disk.as_deref(), &types, &self.crate_name)
+                .map_err(|why| Error::File(self.output.clone(), why))?;
+            let written = self.keep(on_disk.as_deref(), &merged.text)?;
+            let mut warnings = sources.warnings;
+            warnings.extend(merged.warnings);
+            return Ok(Outcome {
+                types,
+                written,
+                rules_written: false,
+                warnings,
+            });
+        }
         let existing = on_disk
             .as_deref()
             .map(|text| {
@@ -309,18 +346,7 @@ impl Indexes {
             .transpose()?;
         let merged = merge::merge(existing, &types, &self.crate_name).map_err(Error::Invalid)?;
         merge::check_quota(&merged.document, self.quota).map_err(Error::Invalid)?;
-        let rendered = render(&merged.document);
-        let unchanged = on_disk.as_deref() == Some(rendered.as_str());
-        if self.check {
-            if !unchanged {
-                return Err(Error::Stale {
-                    path: self.output.clone(),
-                    diff: diff::line_diff(on_disk.as_deref().unwrap_or(""), &rendered),
-                });
-            }
-        } else if !unchanged {
-            write_atomically(&self.output, &rendered)?;
-        }
+        let written = self.keep(on_disk.as_deref(), &render(&merged.document))?;
         let mut warnings = sources.warnings;
         warnings.extend(merged.warnings);
         let rules_written = match self.rules_path() {
@@ -332,10 +358,26 @@ impl Indexes {
         }
         Ok(Outcome {
             types,
-            written: !self.check && !unchanged,
+            written,
             rules_written,
             warnings,
         })
+    }
+
+    /// Writes `text` as the output file unless it is what `on_disk` holds; in check mode,
+    /// fails with the diff instead. Whether it wrote.
+    fn keep(&self, on_disk: Option<&str>, text: &str) -> Result<bool, Error> {
+        if on_disk == Some(text) {
+            return Ok(false);
+        }
+        if self.check {
+            return Err(Error::Stale {
+                path: self.output.clone(),
+                diff: diff::line_diff(on_disk.unwrap_or(""), text),
+            });
+        }
+        write_atomically(&self.output, text)?;
+        Ok(true)
     }
 
     /// Merges the rules of `types` into the file at `path` (or checks it); whether it wrote.

@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod datastore;
 mod description;
 pub mod field_path;
 mod plan;
