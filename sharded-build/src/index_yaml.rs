@@ -4,6 +4,7 @@
 //! build's: it is replaced on every build, and removed with the last sharded type.
 
 use serde::Deserialize;
+use sharded_indexes::Direction;
 use sharded_indexes::datastore::{KindIndex, kind_indexes, property_path};
 
 use crate::ShardedType;
@@ -26,12 +27,65 @@ struct IndexFile {
 struct Entry {
     kind: String,
     #[serde(default)]
+    ancestor: Option<YesNo>,
+    #[serde(default)]
     properties: Vec<Property>,
 }
 
 #[derive(Debug, Deserialize)]
 struct Property {
     name: String,
+    #[serde(default)]
+    direction: Option<String>,
+}
+
+/// `ancestor:` as written: `yes`/`no`, which YAML 1.1 readers take for booleans and YAML 1.2
+/// ones for strings.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum YesNo {
+    Bool(bool),
+    Text(String),
+}
+
+/// Every index of the `index.yaml` text `text`, as the Datastore tools read it: what a test
+/// checks a query's need against ([`KindIndex::serves`]). A direction left out is ascending.
+pub fn read_index_yaml(text: &str) -> Result<Vec<KindIndex>, String> {
+    let file = parse(text)?;
+    file.indexes
+        .unwrap_or_default()
+        .into_iter()
+        .map(|entry| {
+            let ancestor = match entry.ancestor {
+                None => false,
+                Some(YesNo::Bool(b)) => b,
+                Some(YesNo::Text(text)) => match text.as_str() {
+                    "yes" | "true" => true,
+                    "no" | "false" => false,
+                    other => return Err(format!("`ancestor: {other}` is neither yes nor no")),
+                },
+            };
+            let properties = entry
+                .properties
+                .into_iter()
+                .map(|property| {
+                    let direction = match property.direction.as_deref() {
+                        None | Some("asc") | Some("ascending") => Direction::Ascending,
+                        Some("desc") | Some("descending") => Direction::Descending,
+                        Some(other) => {
+                            return Err(format!("`direction: {other}` is neither asc nor desc"));
+                        }
+                    };
+                    Ok((property.name, direction))
+                })
+                .collect::<Result<Vec<_>, String>>()?;
+            Ok(KindIndex {
+                kind: entry.kind,
+                ancestor,
+                properties,
+            })
+        })
+        .collect()
 }
 
 fn begin_marker(crate_name: &str) -> String {
@@ -187,7 +241,7 @@ fn users_list_is_flow(text: &str) -> bool {
 mod tests {
     use std::path::PathBuf;
 
-    use sharded_indexes::{CollectionDescription, Direction};
+    use sharded_indexes::CollectionDescription;
 
     use super::*;
 
@@ -230,8 +284,20 @@ mod tests {
         let merged = merge(Some(USERS), &[tick()], "app").unwrap();
         assert!(merged.text.starts_with(USERS), "{}", merged.text);
         assert!(merged.text.contains("\n  - kind: Tick\n    ancestor: no\n"));
-        let file: IndexFile = parse(&merged.text).unwrap();
-        assert_eq!(file.indexes.unwrap().len(), 3);
+        let read = read_index_yaml(&merged.text).unwrap();
+        assert_eq!(read.len(), 3);
+        assert_eq!(
+            read[0].properties,
+            [
+                ("done".to_owned(), Direction::Ascending),
+                ("priority".to_owned(), Direction::Descending)
+            ]
+        );
+        assert!(
+            read[1..]
+                .iter()
+                .all(|index| index.kind == "Tick" && !index.ancestor)
+        );
         // Merging again changes nothing; without sharded types the block goes.
         let again = merge(Some(&merged.text), &[tick()], "app").unwrap();
         assert_eq!(again.text, merged.text);

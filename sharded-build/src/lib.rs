@@ -40,6 +40,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 pub use drift::{Drift, deployed_drift};
+pub use index_yaml::read_index_yaml;
 pub use merge::{COMPOSITE_INDEX_QUOTA, MANIFEST_KEY, MAX_INDEX_FIELDS};
 pub use scan::ShardedType;
 

@@ -13,6 +13,9 @@ use firestore::{FirestoreDb, FirestoreDbOptions};
 
 /// The environment variable that points clients at a running emulator (`host:port`).
 pub const EMULATOR_HOST_ENV: &str = "FIRESTORE_EMULATOR_HOST";
+/// The environment variable that points Datastore clients at a running emulator in Datastore
+/// mode (`host:port`), as Google's client libraries read it.
+pub const DATASTORE_EMULATOR_HOST_ENV: &str = "DATASTORE_EMULATOR_HOST";
 /// Set to the emulator's jar to use that one instead of looking for the Google Cloud SDK's.
 pub const EMULATOR_JAR_ENV: &str = "SHARDED_FIRESTORE_EMULATOR_JAR";
 /// The default JVM heap cap for a started emulator: without one the JVM takes a quarter of RAM,
@@ -108,12 +111,35 @@ pub enum EmulatorError {
 #[derive(Debug)]
 pub struct Emulator {
     host: String,
+    mode: DatabaseMode,
     /// The watchdog shell, the JVM's parent.
     watchdog: Option<Child>,
     /// Held open while the emulator should run; closing it stops the JVM.
     lifeline: Option<ChildStdin>,
     jvm: Option<u32>,
     log: Option<PathBuf>,
+}
+
+/// Which API a database of the emulator serves: Firestore's (Native mode), or Datastore's
+/// (Firestore in Datastore mode, `--database-mode=datastore-mode`), whose databases refuse
+/// Firestore calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DatabaseMode {
+    /// Firestore in Native mode, the emulator's default.
+    Native,
+    /// Firestore in Datastore mode.
+    Datastore,
+}
+
+impl DatabaseMode {
+    /// The variable that names a running emulator of this mode.
+    fn host_env(self) -> &'static str {
+        match self {
+            DatabaseMode::Native => EMULATOR_HOST_ENV,
+            DatabaseMode::Datastore => DATASTORE_EMULATOR_HOST_ENV,
+        }
+    }
 }
 
 impl Emulator {
@@ -123,15 +149,28 @@ impl Emulator {
         Self::start_with_heap(EMULATOR_HEAP).await
     }
 
+    /// An emulator in Datastore mode: the one `DATASTORE_EMULATOR_HOST` names when set, else
+    /// a new one started with `--database-mode=datastore-mode` and a [`EMULATOR_HEAP`] heap;
+    /// returns once it answers Datastore calls. Reach it with a Datastore client at
+    /// [`host`](Self::host); its Firestore API refuses every call.
+    pub async fn start_datastore_mode() -> Result<Emulator, EmulatorError> {
+        Self::start_in(DatabaseMode::Datastore, EMULATOR_HEAP).await
+    }
+
     /// Like [`start`](Self::start), with the JVM's maximum heap (`-Xmx`), e.g. `"1g"`, for a
     /// started emulator.
     pub async fn start_with_heap(max_heap: &str) -> Result<Emulator, EmulatorError> {
-        if let Some(host) = std::env::var(EMULATOR_HOST_ENV)
+        Self::start_in(DatabaseMode::Native, max_heap).await
+    }
+
+    async fn start_in(mode: DatabaseMode, max_heap: &str) -> Result<Emulator, EmulatorError> {
+        if let Some(host) = std::env::var(mode.host_env())
             .ok()
             .filter(|h| !h.is_empty())
         {
             let mut emulator = Emulator {
                 host,
+                mode,
                 watchdog: None,
                 lifeline: None,
                 jvm: None,
@@ -147,7 +186,7 @@ impl Emulator {
         for _ in 0..START_ATTEMPTS {
             ports.push(free_port().map_err(EmulatorError::Spawn)?);
         }
-        Self::start_on_first_free(ports, max_heap).await
+        Self::first_free_in(mode, ports, max_heap).await
     }
 
     /// Starts an emulator on the first of `ports` it can bind: a port another process holds
@@ -157,9 +196,17 @@ impl Emulator {
         ports: impl IntoIterator<Item = u16>,
         max_heap: &str,
     ) -> Result<Emulator, EmulatorError> {
+        Self::first_free_in(DatabaseMode::Native, ports, max_heap).await
+    }
+
+    async fn first_free_in(
+        mode: DatabaseMode,
+        ports: impl IntoIterator<Item = u16>,
+        max_heap: &str,
+    ) -> Result<Emulator, EmulatorError> {
         let mut last = None;
         for port in ports {
-            match Self::start_on(port, max_heap).await {
+            match Self::start_on_in(mode, port, max_heap).await {
                 Err(EmulatorError::Exited { status, log }) if log.contains(BIND_FAILURE) => {
                     last = Some(EmulatorError::Exited { status, log });
                 }
@@ -184,13 +231,28 @@ impl Emulator {
     /// binary run in parallel on one JVM; or [`clear`](Self::clear) a project between tests.
     pub fn shared() -> Result<&'static Emulator, EmulatorError> {
         static SHARED: std::sync::OnceLock<Result<Emulator, String>> = std::sync::OnceLock::new();
-        let started = SHARED.get_or_init(|| {
-            std::thread::spawn(|| {
+        Self::shared_in(&SHARED, DatabaseMode::Native)
+    }
+
+    /// Like [`shared`](Self::shared), an emulator in Datastore mode
+    /// ([`start_datastore_mode`](Self::start_datastore_mode)) every test of this process
+    /// shares; give each test a project of its own.
+    pub fn shared_datastore_mode() -> Result<&'static Emulator, EmulatorError> {
+        static SHARED: std::sync::OnceLock<Result<Emulator, String>> = std::sync::OnceLock::new();
+        Self::shared_in(&SHARED, DatabaseMode::Datastore)
+    }
+
+    fn shared_in(
+        shared: &'static std::sync::OnceLock<Result<Emulator, String>>,
+        mode: DatabaseMode,
+    ) -> Result<&'static Emulator, EmulatorError> {
+        let started = shared.get_or_init(|| {
+            std::thread::spawn(move || {
                 tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .build()
                     .map_err(|error| error.to_string())?
-                    .block_on(Emulator::start())
+                    .block_on(Emulator::start_in(mode, EMULATOR_HEAP))
                     .map_err(|error| error.to_string())
             })
             .join()
@@ -308,6 +370,19 @@ impl Emulator {
     /// Starts an emulator on `port`; fails, rather than use it, if another process holds it.
     #[doc(hidden)]
     pub async fn start_on(port: u16, max_heap: &str) -> Result<Emulator, EmulatorError> {
+        Self::start_on_in(DatabaseMode::Native, port, max_heap).await
+    }
+
+    async fn start_on_in(
+        mode: DatabaseMode,
+        port: u16,
+        max_heap: &str,
+    ) -> Result<Emulator, EmulatorError> {
+        // Native mode is the emulator's default; its flag is left out as before.
+        let mode_flag = match mode {
+            DatabaseMode::Native => None,
+            DatabaseMode::Datastore => Some("--database-mode=datastore-mode"),
+        };
         let jar = find_jar().ok_or(EmulatorError::NotInstalled)?;
         let log = std::env::temp_dir().join(format!(
             "sharded-firestore-emulator-{}-{port}.log",
@@ -328,6 +403,7 @@ impl Emulator {
             .arg("start")
             .arg("--host=127.0.0.1")
             .arg(format!("--port={port}"))
+            .args(mode_flag)
             .env("SHARDED_EMULATOR_LOG", &log)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -342,6 +418,7 @@ impl Emulator {
         }
         let mut emulator = Emulator {
             host: format!("127.0.0.1:{port}"),
+            mode,
             lifeline: watchdog.stdin.take(),
             watchdog: Some(watchdog),
             jvm: pid.trim().parse().ok(),
@@ -354,6 +431,11 @@ impl Emulator {
     /// `host:port` of the emulator.
     pub fn host(&self) -> &str {
         &self.host
+    }
+
+    /// Which API the emulator's databases serve.
+    pub fn mode(&self) -> DatabaseMode {
+        self.mode
     }
 
     /// The emulator's (the JVM's) process id, when this process started it.
@@ -400,7 +482,16 @@ impl Emulator {
             // (the JVM then exits, and `exited` reports it with its log).
             let ours = self.log.is_none() || self.log_text().contains(READY_LINE);
             if ours && tokio::net::TcpStream::connect(&self.host).await.is_ok() {
-                break self.db("sharded-emulator-probe").await?;
+                if self.mode == DatabaseMode::Datastore {
+                    // Firestore calls are refused in Datastore mode: a Datastore query answers.
+                    let query = "{\"query\":{\"kind\":[{\"name\":\"probe\"}]}}";
+                    let path = "/v1/projects/sharded-emulator-probe:runQuery";
+                    if let Ok((200, _)) = self.request("POST", path, query).await {
+                        return Ok(());
+                    }
+                } else {
+                    break self.db("sharded-emulator-probe").await?;
+                }
             }
             if started.elapsed() > STARTUP_TIMEOUT {
                 return Err(EmulatorError::Timeout(STARTUP_TIMEOUT, self.log_text()));

@@ -259,6 +259,14 @@ pub enum Error {
         /// What differs.
         reason: String,
     },
+    /// A call to a database in Datastore mode failed ([`datastore`](crate::datastore)).
+    #[error("datastore: {code:?}: {message}")]
+    Datastore {
+        /// The status code.
+        code: crate::StatusCode,
+        /// The server's message.
+        message: String,
+    },
 }
 
 /// `Result` with sharded's [`Error`].

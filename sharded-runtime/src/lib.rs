@@ -8,6 +8,7 @@ mod declined;
 pub mod bulk;
 mod collection;
 mod counter;
+pub mod datastore;
 mod declared;
 mod document;
 mod document_id;
@@ -130,6 +131,8 @@ pub mod limits {
 /// The index plan of a sharded type (`T::indexes()`), what a query needs of an index
 /// (`query.index_need()`), and the description both are made from.
 pub mod indexes {
+    /// The same indexes for Firestore in Datastore mode: `index.yaml`'s kind indexes.
+    pub use sharded_indexes::datastore;
     pub use sharded_indexes::{
         ArrayConfig, CollectionDescription, CollectionDescriptionBuf, CompositeIndex, Direction,
         FieldOverride, Flat, IndexField, IndexMode, IndexNeed, IndexPlan, QueryScope, StoredField,

@@ -10,7 +10,7 @@ mod options;
 mod outcome;
 mod rate_limiter;
 mod requests;
-mod sequential_ids;
+pub(crate) mod sequential_ids;
 mod writer;
 
 pub use crate::option_check::MAX_DURATION;

@@ -69,7 +69,7 @@ pub struct ShardedQuery<T, const QUERY: u64, R: Reach = InCollection, W: Window 
     ///
     /// [`before`]: ShardedQuery::before
     pub(super) before: Option<super::cursor::Position>,
-    pub(super) scope: crate::parent::Scope,
+    pub(crate) scope: crate::parent::Scope,
     pub(super) marker: Marker<T, R, W>,
 }
 

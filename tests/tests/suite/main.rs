@@ -10,6 +10,7 @@ mod bulk_contract;
 mod bulk_writer;
 mod counters;
 mod cursor_refusals;
+mod datastore_mode;
 mod dependent_crates;
 mod description;
 mod emulator_kit;

@@ -1,0 +1,249 @@
+//! One sharded kind in one place (the top of a namespace, or under one ancestor): its writes,
+//! each with a shard drawn, and its reads.
+
+use std::marker::PhantomData;
+
+use firestore::gcloud_sdk::google::datastore::v1 as ds;
+
+use super::convert::{self, Indexed};
+use super::{Datastore, status_error};
+use crate::{Error, Result, Sharded, Stored};
+
+/// The most mutations one Datastore commit takes.
+pub const MAX_MUTATIONS: usize = 500;
+
+/// The kind of the sharded type `T` in one namespace, at the top or under one ancestor
+/// ([`Datastore::kind`], [`Datastore::kind_in`]).
+pub struct Kind<T> {
+    pub(super) datastore: Datastore,
+    /// The ancestor's path below the root (`rooms/lobby`), for a type with parents.
+    pub(super) parent: Option<String>,
+    /// The property paths some query reads; every other one is excluded from indexes.
+    pub(super) queried: Vec<String>,
+    marker: PhantomData<fn() -> T>,
+}
+
+impl<T> Clone for Kind<T> {
+    fn clone(&self) -> Self {
+        Kind {
+            datastore: self.datastore.clone(),
+            parent: self.parent.clone(),
+            queried: self.queried.clone(),
+            marker: PhantomData,
+        }
+    }
+}
+
+impl<T> std::fmt::Debug for Kind<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Kind")
+            .field("datastore", &self.datastore)
+            .field("parent", &self.parent)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How a write meets an entity already there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Put {
+    /// Fails with `ALREADY_EXISTS` when it is there.
+    Insert,
+    /// Replaces it, or creates it.
+    Upsert,
+    /// Fails with `NOT_FOUND` when it is not there.
+    Update,
+}
+
+impl<T: Sharded> Kind<T> {
+    pub(super) fn new(datastore: Datastore, parent: Option<String>) -> Kind<T> {
+        Kind {
+            datastore,
+            parent,
+            queried: sharded_indexes::datastore::queried_properties(&T::DESCRIPTION),
+            marker: PhantomData,
+        }
+    }
+
+    /// The ancestor's path, `None` at the top.
+    pub fn parent(&self) -> Option<&str> {
+        self.parent.as_deref()
+    }
+
+    /// The key of the entity `id`: the ancestor's path, then the kind and `id` as its name.
+    pub fn key(&self, id: &str) -> Result<ds::Key> {
+        crate::check_document_id(id)?;
+        self.check_scope()?;
+        let mut path = self
+            .parent
+            .as_deref()
+            .map(convert::path_key)
+            .unwrap_or_default();
+        path.push(ds::key::PathElement {
+            kind: T::COLLECTION.to_owned(),
+            id_type: Some(ds::key::path_element::IdType::Name(id.to_owned())),
+        });
+        Ok(ds::Key {
+            partition_id: Some(self.datastore.partition.clone()),
+            path,
+        })
+    }
+
+    /// A type with parents is written under one; a top-level one under none.
+    fn check_scope(&self) -> Result<()> {
+        let scope = match &self.parent {
+            Some(parent) => crate::parent::Scope::Under(parent.clone()),
+            None => crate::parent::Scope::Top,
+        };
+        scope.check::<T>()
+    }
+
+    /// `document` as the entity `id`, with a freshly drawn shard; every property no query
+    /// reads excluded from indexes. A type whose order field the server fills
+    /// (`server_timestamp`) has no such write in Datastore mode: refused.
+    pub(super) fn entity(&self, id: &str, document: &T) -> Result<ds::Entity> {
+        if T::DESCRIPTION.server_timestamp {
+            return Err(Error::InvalidUpdate(format!(
+                "`{}` fills its order field on the server (`server_timestamp`), which Datastore mode cannot: write the time yourself",
+                T::COLLECTION
+            )));
+        }
+        let key = self.key(id)?;
+        let name = convert::document_name(&self.datastore.documents_root(), &key);
+        let document = crate::serialize::serialize(document, &name)?;
+        let indexed = Indexed {
+            paths: Some(&self.queried),
+        };
+        Ok(ds::Entity {
+            key: Some(key),
+            properties: convert::properties(&document.fields, None, &indexed),
+        })
+    }
+
+    pub(super) fn mutation(&self, put: Put, id: &str, document: &T) -> Result<ds::Mutation> {
+        use ds::mutation::Operation;
+        let entity = self.entity(id, document)?;
+        Ok(ds::Mutation {
+            operation: Some(match put {
+                Put::Insert => Operation::Insert(entity),
+                Put::Upsert => Operation::Upsert(entity),
+                Put::Update => Operation::Update(entity),
+            }),
+            ..Default::default()
+        })
+    }
+
+    /// Creates the entity `id`, with a shard drawn: fails with `ALREADY_EXISTS` if it is
+    /// there.
+    pub async fn insert(&self, id: &str, document: &T) -> Result<()> {
+        let mutation = self.mutation(Put::Insert, id, document)?;
+        self.datastore.commit(vec![mutation], None).await.map(drop)
+    }
+
+    /// Writes the entity `id` whether or not it is there, with a shard drawn.
+    pub async fn upsert(&self, id: &str, document: &T) -> Result<()> {
+        let mutation = self.mutation(Put::Upsert, id, document)?;
+        self.datastore.commit(vec![mutation], None).await.map(drop)
+    }
+
+    /// Replaces the entity `id`, which must be there (`NOT_FOUND` otherwise), with a shard
+    /// drawn again.
+    pub async fn update(&self, id: &str, document: &T) -> Result<()> {
+        let mutation = self.mutation(Put::Update, id, document)?;
+        self.datastore.commit(vec![mutation], None).await.map(drop)
+    }
+
+    /// Deletes the entity `id`; deleting one that is not there succeeds.
+    pub async fn delete(&self, id: &str) -> Result<()> {
+        let mutation = ds::Mutation {
+            operation: Some(ds::mutation::Operation::Delete(self.key(id)?)),
+            ..Default::default()
+        };
+        self.datastore.commit(vec![mutation], None).await.map(drop)
+    }
+
+    /// Upserts every `(id, document)` in one non-transactional commit, each with its own
+    /// shard drawn: at most [`MAX_MUTATIONS`], and each id once, checked before anything
+    /// is sent. For more, use [`bulk_put`](Self::bulk_put).
+    pub async fn upsert_all<'d>(
+        &self,
+        documents: impl IntoIterator<Item = (&'d str, &'d T)>,
+    ) -> Result<()>
+    where
+        T: 'd,
+    {
+        let mutations = self.mutations(Put::Upsert, documents)?;
+        if mutations.is_empty() {
+            return Ok(());
+        }
+        self.datastore.commit(mutations, None).await.map(drop)
+    }
+
+    /// The mutations of a batch, checked: each id once, at most [`MAX_MUTATIONS`].
+    pub(super) fn mutations<'d>(
+        &self,
+        put: Put,
+        documents: impl IntoIterator<Item = (&'d str, &'d T)>,
+    ) -> Result<Vec<ds::Mutation>>
+    where
+        T: 'd,
+    {
+        let mut seen = std::collections::HashSet::new();
+        let mut mutations = Vec::new();
+        for (id, document) in documents {
+            if !seen.insert(id) {
+                return Err(Error::InvalidUpdate(format!(
+                    "`{id}` is written twice in one commit, which Datastore refuses"
+                )));
+            }
+            if mutations.len() == MAX_MUTATIONS {
+                return Err(Error::InvalidUpdate(format!(
+                    "a commit takes at most {MAX_MUTATIONS} mutations; use `bulk_put` for more"
+                )));
+            }
+            mutations.push(self.mutation(put, id, document)?);
+        }
+        Ok(mutations)
+    }
+
+    /// The entity `id`, read back with its shard; `None` when it is not there.
+    pub async fn get(&self, id: &str) -> Result<Option<Stored<T>>> {
+        self.lookup(id, None).await
+    }
+
+    pub(super) async fn lookup(
+        &self,
+        id: &str,
+        transaction: Option<Vec<u8>>,
+    ) -> Result<Option<Stored<T>>> {
+        let request = ds::LookupRequest {
+            project_id: self.datastore.partition.project_id.clone(),
+            database_id: self.datastore.partition.database_id.clone(),
+            keys: vec![self.key(id)?],
+            read_options: transaction.map(|transaction| ds::ReadOptions {
+                consistency_type: Some(ds::read_options::ConsistencyType::Transaction(transaction)),
+            }),
+            ..Default::default()
+        };
+        let answer = self
+            .datastore
+            .client
+            .get()
+            .lookup(request)
+            .await
+            .map_err(status_error)?
+            .into_inner();
+        if !answer.deferred.is_empty() {
+            return Err(Error::IncompleteGet {
+                collection: T::COLLECTION,
+                id: id.to_owned(),
+            });
+        }
+        match answer.found.first().and_then(|found| found.entity.as_ref()) {
+            Some(entity) => {
+                let document = convert::to_document(entity, &self.datastore.documents_root())?;
+                Stored::from_document(&document).map(Some)
+            }
+            None => Ok(None),
+        }
+    }
+}

@@ -1,0 +1,572 @@
+//! A sharded query's plan sent as Datastore queries: each chunk query (its shard values as
+//! `shard IN [...]`, the query's filters, the ancestor of its scope) ordered by the order
+//! property, the range properties and `__key__` in the query's direction, then merged here in
+//! the order Native mode merges in. Every chunk after the first reads at the first one's read
+//! time, so the chunks see one state of the database.
+
+use firestore::gcloud_sdk::google::datastore::v1 as ds;
+use firestore::gcloud_sdk::google::firestore::v1::Document;
+use firestore::gcloud_sdk::prost_types::Timestamp;
+use firestore::{
+    FirestoreQueryDirection, FirestoreQueryFilter, FirestoreQueryFilterCompare,
+    FirestoreQueryFilterCompositeOperator, FirestoreQueryFilterUnary, FirestoreQueryOrder,
+};
+use sharded_indexes::datastore::property_path;
+
+use super::convert::{self, Indexed};
+use super::cursor::{ChunkPosition, DatastoreCursor, plan_digest};
+use super::{Kind, status_error};
+use crate::parent::Scope;
+use crate::query::plan::{Chunk, QueryPlan};
+use crate::query::{Number, NumericField, Reach, Summable, SummedOver, Window};
+use crate::{Error, Result, Sharded, ShardedQuery, Stored};
+
+/// One page of a query and where the next one starts.
+#[derive(Debug, Clone)]
+pub struct DatastorePage<T> {
+    /// The entities, in the query's order.
+    pub items: Vec<Stored<T>>,
+    /// Where the next page starts; `None` after the last one.
+    pub next: Option<DatastoreCursor>,
+}
+
+/// What one chunk query read: its entities with the cursor after each, and whether it has
+/// nothing more.
+struct ChunkRead {
+    entities: Vec<(Document, Vec<u8>)>,
+    exhausted: bool,
+}
+
+impl<T: Sharded> Kind<T> {
+    /// Every entity `query` matches, in its order (with its limit, if any): what the same
+    /// query on an unsharded kind returns.
+    pub async fn fetch<const QUERY: u64, R: Reach, W: Window>(
+        &self,
+        query: &ShardedQuery<T, QUERY, R, W>,
+    ) -> Result<Vec<Stored<T>>> {
+        let plan = self.plan(query)?;
+        let reads = self
+            .read_chunks(
+                &plan,
+                plan.limit,
+                &vec![ChunkPosition::Start; plan.chunks.len()],
+            )
+            .await?;
+        let lists = reads
+            .into_iter()
+            .map(|read| read.entities.into_iter().map(|(doc, _)| doc).collect())
+            .collect();
+        let order = plan.document_order();
+        crate::query::merge_sorted(lists, plan.limit.map(|l| l as usize), |a, b| {
+            order.compare(a, b)
+        })
+        .iter()
+        .map(Stored::from_document)
+        .collect()
+    }
+
+    /// At most `limit` entities of `query` from `after` (the previous page's
+    /// [`next`](DatastorePage::next); `None` for the first page). Each chunk query continues
+    /// from Datastore's own cursor after the last entity a page took from it: no offset, no
+    /// entity read twice or skipped, whatever the ties.
+    pub async fn page<const QUERY: u64, R: Reach>(
+        &self,
+        query: &ShardedQuery<T, QUERY, R>,
+        limit: u32,
+        after: Option<&DatastoreCursor>,
+    ) -> Result<DatastorePage<T>> {
+        if limit == 0 {
+            return Err(Error::InvalidQuery(
+                "a page of 0 entities asks for nothing".into(),
+            ));
+        }
+        let plan = self.plan(query)?;
+        let digest = plan_digest(&plan.to_string());
+        let positions = match after {
+            Some(cursor) => {
+                cursor.check(&digest, plan.chunks.len())?;
+                cursor.chunks.clone()
+            }
+            None => vec![ChunkPosition::Start; plan.chunks.len()],
+        };
+        let reads = self.read_chunks(&plan, Some(limit), &positions).await?;
+        let exhausted: Vec<bool> = reads.iter().map(|read| read.exhausted).collect();
+        let lists: Vec<Vec<(usize, Document, Vec<u8>)>> = reads
+            .into_iter()
+            .enumerate()
+            .map(|(chunk, read)| {
+                read.entities
+                    .into_iter()
+                    .map(|(doc, cursor)| (chunk, doc, cursor))
+                    .collect()
+            })
+            .collect();
+        let read_counts: Vec<usize> = lists.iter().map(Vec::len).collect();
+        let order = plan.document_order();
+        let taken = crate::query::merge_sorted(lists, Some(limit as usize), |a, b| {
+            order.compare(&a.1, &b.1)
+        });
+        let mut next = positions;
+        let mut taken_counts = vec![0; next.len()];
+        for (chunk, _, cursor) in &taken {
+            taken_counts[*chunk] += 1;
+            next[*chunk] = ChunkPosition::after(cursor);
+        }
+        for chunk in 0..next.len() {
+            if exhausted[chunk] && taken_counts[chunk] == read_counts[chunk] {
+                next[chunk] = ChunkPosition::Done;
+            }
+        }
+        let items = taken
+            .iter()
+            .map(|(_, doc, _)| Stored::from_document(doc))
+            .collect::<Result<Vec<_>>>()?;
+        let done = next.iter().all(|position| *position == ChunkPosition::Done);
+        Ok(DatastorePage {
+            items,
+            next: (!done).then(|| DatastoreCursor {
+                plan: digest,
+                chunks: next,
+            }),
+        })
+    }
+
+    /// How many entities `query` matches (at most its limit): the chunks' counts added up,
+    /// each a Datastore count aggregation.
+    pub async fn count<const QUERY: u64, R: Reach, W: Window>(
+        &self,
+        query: &ShardedQuery<T, QUERY, R, W>,
+    ) -> Result<u64> {
+        use ds::aggregation_query::aggregation::{Count, Operator};
+        let plan = self.plan(query)?;
+        let up_to = plan.limit.map(i64::from);
+        let counts = self
+            .aggregate(&plan, Operator::Count(Count { up_to }))
+            .await?;
+        let mut total: u64 = 0;
+        for count in counts {
+            match count.value_type {
+                Some(ds::value::ValueType::IntegerValue(n)) => {
+                    total += u64::try_from(n).unwrap_or_default()
+                }
+                other => {
+                    return Err(Error::UnexpectedAnswer(format!(
+                        "a count answered as {other:?}"
+                    )));
+                }
+            }
+        }
+        Ok(match plan.limit {
+            Some(limit) => total.min(u64::from(limit)),
+            None => total,
+        })
+    }
+
+    /// The sum of `field` over every entity `query` matches: the chunks' sums added up, exact
+    /// while every one is an integer and their total fits an `i64`, a double otherwise.
+    pub async fn sum<const QUERY: u64, R: Reach, W: Window, S: SummedOver<QUERY>>(
+        &self,
+        query: &ShardedQuery<T, QUERY, R, W>,
+        field: NumericField<T, S>,
+    ) -> Result<Number>
+    where
+        W: Summable<S>,
+    {
+        use ds::aggregation_query::aggregation::{Operator, Sum};
+        let plan = self.plan(query)?;
+        let property = property(field.path())?;
+        let sums = self
+            .aggregate(
+                &plan,
+                Operator::Sum(Sum {
+                    property: Some(ds::PropertyReference { name: property }),
+                }),
+            )
+            .await?;
+        let mut total = Number::Integer(0);
+        for sum in sums {
+            let part = match sum.value_type {
+                Some(ds::value::ValueType::IntegerValue(n)) => Number::Integer(n),
+                Some(ds::value::ValueType::DoubleValue(d)) => Number::Double(d),
+                other => {
+                    return Err(Error::UnexpectedAnswer(format!(
+                        "a sum answered as {other:?}"
+                    )));
+                }
+            };
+            total = match (total, part) {
+                (Number::Integer(a), Number::Integer(b)) => a
+                    .checked_add(b)
+                    .map_or(Number::Double(a as f64 + b as f64), Number::Integer),
+                (a, b) => Number::Double(a.as_f64() + b.as_f64()),
+            };
+        }
+        Ok(total)
+    }
+
+    /// The query's plan, in this kind's place when the query names none; refused where
+    /// Datastore mode has no form of it.
+    fn plan<const QUERY: u64, R: Reach, W: Window>(
+        &self,
+        query: &ShardedQuery<T, QUERY, R, W>,
+    ) -> Result<QueryPlan> {
+        let mut query = query.clone();
+        match (&self.parent, &query.scope) {
+            (Some(parent), Scope::Top) => query.scope = Scope::Under(parent.clone()),
+            (Some(parent), Scope::Under(other)) if parent != other => {
+                return Err(Error::InvalidQuery(format!(
+                    "the query reads under `{other}`, the kind is under `{parent}`"
+                )));
+            }
+            _ => {}
+        }
+        let plan = query.plan()?;
+        let refused = |what: &str| {
+            Err(Error::InvalidQuery(format!(
+                "{what} has no Datastore-mode form: continue pages with `Kind::page`'s cursor"
+            )))
+        };
+        if plan.start.is_some() || plan.end.is_some() || plan.ends_before {
+            return refused("a cursor built from values (`after`, `start_at`, `end_at`, `before`)");
+        }
+        if plan.mask.is_some() {
+            return refused("a projection (`fetch_as`)");
+        }
+        Ok(plan)
+    }
+
+    /// Each chunk query read from its position, at most `limit` entities each; the first
+    /// alone, then the rest at its read time.
+    async fn read_chunks(
+        &self,
+        plan: &QueryPlan,
+        limit: Option<u32>,
+        positions: &[ChunkPosition],
+    ) -> Result<Vec<ChunkRead>> {
+        let mut reads: Vec<Option<ChunkRead>> = positions.iter().map(|_| None).collect();
+        // Set once the first chunk is read: the read time the rest read at.
+        let mut read_time: Option<Option<Timestamp>> = None;
+        let mut pending = Vec::new();
+        for (i, (chunk, position)) in plan.chunks.iter().zip(positions).enumerate() {
+            if *position == ChunkPosition::Done {
+                reads[i] = Some(ChunkRead {
+                    entities: Vec::new(),
+                    exhausted: true,
+                });
+                continue;
+            }
+            let query = self.chunk_query(plan, *chunk, true, limit, position.start_cursor()?)?;
+            if read_time.is_none() {
+                let (read, time) = self.run(query, limit, None).await?;
+                reads[i] = Some(read);
+                read_time = Some(time);
+                continue;
+            } else {
+                pending.push((i, query));
+            }
+        }
+        let sent = pending.into_iter().map(|(i, query)| {
+            let read_time = read_time.clone().flatten();
+            async move { Ok::<_, Error>((i, self.run(query, limit, read_time).await?.0)) }
+        });
+        for (i, read) in futures::future::try_join_all(sent).await? {
+            reads[i] = Some(read);
+        }
+        Ok(reads
+            .into_iter()
+            .map(|read| read.expect("every chunk read"))
+            .collect())
+    }
+
+    /// One chunk query run to `limit` (or its end), through as many batches as Datastore
+    /// answers it in; at `read_time`, or now (returned).
+    async fn run(
+        &self,
+        mut query: ds::Query,
+        limit: Option<u32>,
+        read_time: Option<Timestamp>,
+    ) -> Result<(ChunkRead, Option<Timestamp>)> {
+        use ds::query_result_batch::MoreResultsType;
+        let mut entities = Vec::new();
+        let mut read_at = read_time.clone();
+        loop {
+            let request = ds::RunQueryRequest {
+                project_id: self.datastore.partition.project_id.clone(),
+                database_id: self.datastore.partition.database_id.clone(),
+                partition_id: Some(self.datastore.partition.clone()),
+                read_options: read_at.clone().map(|time| ds::ReadOptions {
+                    consistency_type: Some(ds::read_options::ConsistencyType::ReadTime(time)),
+                }),
+                query_type: Some(ds::run_query_request::QueryType::Query(query.clone())),
+                ..Default::default()
+            };
+            let batch = self
+                .datastore
+                .client
+                .get()
+                .run_query(request)
+                .await
+                .map_err(status_error)?
+                .into_inner()
+                .batch
+                .ok_or_else(|| Error::UnexpectedAnswer("a query answered no batch".into()))?;
+            if read_at.is_none() {
+                read_at = batch.read_time.clone();
+            }
+            let root = self.datastore.documents_root();
+            for result in &batch.entity_results {
+                let entity = result.entity.as_ref().ok_or_else(|| {
+                    Error::UnexpectedAnswer("a query result without an entity".into())
+                })?;
+                entities.push((convert::to_document(entity, &root)?, result.cursor.clone()));
+            }
+            let more = MoreResultsType::try_from(batch.more_results)
+                .unwrap_or(MoreResultsType::Unspecified);
+            let reached = limit.is_some_and(|limit| entities.len() >= limit as usize);
+            match more {
+                MoreResultsType::NotFinished if !reached => {
+                    query.start_cursor = batch.end_cursor;
+                    query.limit = limit.map(|limit| (limit as usize - entities.len()) as i32);
+                }
+                _ => {
+                    let exhausted = more == MoreResultsType::NoMoreResults;
+                    return Ok((
+                        ChunkRead {
+                            entities,
+                            exhausted,
+                        },
+                        read_at,
+                    ));
+                }
+            }
+        }
+    }
+
+    /// `operator` over each chunk query (ordered by the order property alone, as the
+    /// unsharded query's aggregation reads), at one read time: each chunk's one value.
+    async fn aggregate(
+        &self,
+        plan: &QueryPlan,
+        operator: ds::aggregation_query::aggregation::Operator,
+    ) -> Result<Vec<ds::Value>> {
+        let mut values = Vec::with_capacity(plan.chunks.len());
+        let mut read_time: Option<Timestamp> = None;
+        for chunk in &plan.chunks {
+            let nested = self.chunk_query(plan, *chunk, false, None, Vec::new())?;
+            let request = ds::RunAggregationQueryRequest {
+                project_id: self.datastore.partition.project_id.clone(),
+                database_id: self.datastore.partition.database_id.clone(),
+                partition_id: Some(self.datastore.partition.clone()),
+                read_options: read_time.clone().map(|time| ds::ReadOptions {
+                    consistency_type: Some(ds::read_options::ConsistencyType::ReadTime(time)),
+                }),
+                query_type: Some(
+                    ds::run_aggregation_query_request::QueryType::AggregationQuery(
+                        ds::AggregationQuery {
+                            aggregations: vec![ds::aggregation_query::Aggregation {
+                                alias: "value".into(),
+                                operator: Some(operator.clone()),
+                            }],
+                            query_type: Some(ds::aggregation_query::QueryType::NestedQuery(nested)),
+                        },
+                    ),
+                ),
+                ..Default::default()
+            };
+            let batch = self
+                .datastore
+                .client
+                .get()
+                .run_aggregation_query(request)
+                .await
+                .map_err(status_error)?
+                .into_inner()
+                .batch
+                .ok_or_else(|| {
+                    Error::UnexpectedAnswer("an aggregation answered no batch".into())
+                })?;
+            read_time = read_time.or(batch.read_time);
+            let value = batch
+                .aggregation_results
+                .into_iter()
+                .next()
+                .and_then(|mut result| result.aggregate_properties.remove("value"))
+                .ok_or_else(|| {
+                    Error::UnexpectedAnswer("an aggregation without its value".into())
+                })?;
+            values.push(value);
+        }
+        Ok(values)
+    }
+
+    /// A chunk's Datastore query: kind, ancestor, filters, and the plan's order (with
+    /// `__key__` last when `by_key`; an aggregation orders by the order property alone).
+    fn chunk_query(
+        &self,
+        plan: &QueryPlan,
+        chunk: Chunk,
+        by_key: bool,
+        limit: Option<u32>,
+        start_cursor: Vec<u8>,
+    ) -> Result<ds::Query> {
+        let mut filters = vec![filter(&plan.chunk_filter(chunk))?];
+        if let Some(parent) = plan.scope.parent() {
+            filters.push(ds::Filter {
+                filter_type: Some(ds::filter::FilterType::PropertyFilter(ds::PropertyFilter {
+                    property: Some(ds::PropertyReference {
+                        name: "__key__".into(),
+                    }),
+                    op: ds::property_filter::Operator::HasAncestor as i32,
+                    value: Some(ds::Value {
+                        value_type: Some(ds::value::ValueType::KeyValue(ds::Key {
+                            partition_id: Some(self.datastore.partition.clone()),
+                            path: convert::path_key(parent),
+                        })),
+                        ..Default::default()
+                    }),
+                })),
+            });
+        }
+        let order = plan
+            .orders
+            .iter()
+            .filter(|order| by_key || order.field_name != "__name__")
+            .map(property_order)
+            .collect::<Result<Vec<_>>>()?;
+        Ok(ds::Query {
+            kind: vec![ds::KindExpression {
+                name: T::COLLECTION.to_owned(),
+            }],
+            filter: Some(and(filters)),
+            order,
+            start_cursor,
+            ..Default::default()
+        }
+        .with_limit(limit))
+    }
+}
+
+/// `limit` as Datastore's `Int32Value`.
+trait WithLimit {
+    fn with_limit(self, limit: Option<u32>) -> Self;
+}
+
+impl WithLimit for ds::Query {
+    fn with_limit(mut self, limit: Option<u32>) -> Self {
+        self.limit = limit.map(|limit| i32::try_from(limit).unwrap_or(i32::MAX));
+        self
+    }
+}
+
+fn and(filters: Vec<ds::Filter>) -> ds::Filter {
+    ds::Filter {
+        filter_type: Some(ds::filter::FilterType::CompositeFilter(
+            ds::CompositeFilter {
+                op: ds::composite_filter::Operator::And as i32,
+                filters,
+            },
+        )),
+    }
+}
+
+/// The Datastore property a Firestore field path names.
+fn property(path: &str) -> Result<String> {
+    property_path(path).ok_or_else(|| {
+        Error::InvalidQuery(format!(
+            "`{path}` has a name with a dot in it, which Datastore mode cannot tell from a nested property"
+        ))
+    })
+}
+
+fn property_order(order: &FirestoreQueryOrder) -> Result<ds::PropertyOrder> {
+    use ds::property_order::Direction;
+    let name = match order.field_name.as_str() {
+        "__name__" => "__key__".to_owned(),
+        path => property(path)?,
+    };
+    Ok(ds::PropertyOrder {
+        property: Some(ds::PropertyReference { name }),
+        direction: match order.direction {
+            FirestoreQueryDirection::Ascending => Direction::Ascending,
+            FirestoreQueryDirection::Descending => Direction::Descending,
+        } as i32,
+    })
+}
+
+/// A Firestore filter as the Datastore filter that matches the same entities.
+fn filter(filter: &FirestoreQueryFilter) -> Result<ds::Filter> {
+    use ds::property_filter::Operator as Op;
+    use firestore::gcloud_sdk::google::firestore::v1::value::ValueType as F;
+    let all = Indexed { paths: None };
+    let compare = |path: &str, op: Op, value: &firestore::FirestoreValue| -> Result<ds::Filter> {
+        Ok(ds::Filter {
+            filter_type: Some(ds::filter::FilterType::PropertyFilter(ds::PropertyFilter {
+                property: Some(ds::PropertyReference {
+                    name: property(path)?,
+                }),
+                op: op as i32,
+                value: Some(convert::to_datastore(&value.value, path, &all)),
+            })),
+        })
+    };
+    let constant = |value_type: F| firestore::FirestoreValue {
+        value: firestore::gcloud_sdk::google::firestore::v1::Value {
+            value_type: Some(value_type),
+        },
+    };
+    match filter {
+        FirestoreQueryFilter::Composite(composite) => {
+            let filters = composite
+                .for_all_filters
+                .iter()
+                .map(self::filter)
+                .collect::<Result<Vec<_>>>()?;
+            Ok(ds::Filter {
+                filter_type: Some(ds::filter::FilterType::CompositeFilter(
+                    ds::CompositeFilter {
+                        op: match composite.operator {
+                            FirestoreQueryFilterCompositeOperator::And => {
+                                ds::composite_filter::Operator::And
+                            }
+                            FirestoreQueryFilterCompositeOperator::Or => {
+                                ds::composite_filter::Operator::Or
+                            }
+                        } as i32,
+                        filters,
+                    },
+                )),
+            })
+        }
+        FirestoreQueryFilter::Compare(None) => Ok(and(Vec::new())),
+        FirestoreQueryFilter::Compare(Some(comparison)) => {
+            use FirestoreQueryFilterCompare as C;
+            match comparison {
+                C::LessThan(path, value) => compare(path, Op::LessThan, value),
+                C::LessThanOrEqual(path, value) => compare(path, Op::LessThanOrEqual, value),
+                C::GreaterThan(path, value) => compare(path, Op::GreaterThan, value),
+                C::GreaterThanOrEqual(path, value) => compare(path, Op::GreaterThanOrEqual, value),
+                C::Equal(path, value) => compare(path, Op::Equal, value),
+                C::NotEqual(path, value) => compare(path, Op::NotEqual, value),
+                C::In(path, value) => compare(path, Op::In, value),
+                C::NotIn(path, value) => compare(path, Op::NotIn, value),
+                // A list property matches an equality on any of its values.
+                C::ArrayContains(path, value) => compare(path, Op::Equal, value),
+                C::ArrayContainsAny(path, value) => compare(path, Op::In, value),
+            }
+        }
+        FirestoreQueryFilter::Unary(unary) => match unary {
+            FirestoreQueryFilterUnary::IsNull(path) => {
+                compare(path, Op::Equal, &constant(F::NullValue(0)))
+            }
+            FirestoreQueryFilterUnary::IsNotNull(path) => {
+                compare(path, Op::NotEqual, &constant(F::NullValue(0)))
+            }
+            FirestoreQueryFilterUnary::IsNan(path) => {
+                compare(path, Op::Equal, &constant(F::DoubleValue(f64::NAN)))
+            }
+            FirestoreQueryFilterUnary::IsNotNan(path) => {
+                compare(path, Op::NotEqual, &constant(F::DoubleValue(f64::NAN)))
+            }
+        },
+    }
+}

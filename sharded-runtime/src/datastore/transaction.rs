@@ -1,0 +1,111 @@
+//! A Datastore transaction: reads at its snapshot, writes (each with a shard drawn) queued and
+//! committed together or not at all.
+
+use firestore::gcloud_sdk::google::datastore::v1 as ds;
+
+use super::kind::Put;
+use super::{Datastore, Kind, status_error};
+use crate::{Error, Result, Sharded, Stored};
+
+/// A transaction begun with [`Datastore::begin`]. Its writes are sent by
+/// [`commit`](Self::commit), all or none; an `ABORTED` commit (a conflicting transaction) is
+/// [`Error::Datastore`] with [`StatusCode::Aborted`](crate::writes::StatusCode::Aborted):
+/// run the whole transaction again. Dropping it uncommitted sends nothing and writes nothing:
+/// the server ends it when it expires, and [`rollback`](Self::rollback) ends it at once.
+#[derive(Debug)]
+pub struct DatastoreTransaction {
+    datastore: Datastore,
+    id: Vec<u8>,
+    mutations: Vec<ds::Mutation>,
+}
+
+impl Datastore {
+    /// Begins a read-write transaction.
+    pub async fn begin(&self) -> Result<DatastoreTransaction> {
+        let request = ds::BeginTransactionRequest {
+            project_id: self.partition.project_id.clone(),
+            database_id: self.partition.database_id.clone(),
+            ..Default::default()
+        };
+        let answer = self
+            .client
+            .get()
+            .begin_transaction(request)
+            .await
+            .map_err(status_error)?
+            .into_inner();
+        Ok(DatastoreTransaction {
+            datastore: self.clone(),
+            id: answer.transaction,
+            mutations: Vec::new(),
+        })
+    }
+}
+
+impl DatastoreTransaction {
+    /// The entity `id` of `kind` as the transaction sees it.
+    pub async fn get<T: Sharded>(&self, kind: &Kind<T>, id: &str) -> Result<Option<Stored<T>>> {
+        kind.lookup(id, Some(self.id.clone())).await
+    }
+
+    fn queue<T: Sharded>(
+        &mut self,
+        put: Put,
+        kind: &Kind<T>,
+        id: &str,
+        document: &T,
+    ) -> Result<()> {
+        if self.mutations.len() == super::kind::MAX_MUTATIONS {
+            return Err(Error::InvalidUpdate(format!(
+                "a commit takes at most {} mutations",
+                super::kind::MAX_MUTATIONS
+            )));
+        }
+        self.mutations.push(kind.mutation(put, id, document)?);
+        Ok(())
+    }
+
+    /// Queues the creation of `id` (the commit fails if it is there), shard drawn.
+    pub fn insert<T: Sharded>(&mut self, kind: &Kind<T>, id: &str, document: &T) -> Result<()> {
+        self.queue(Put::Insert, kind, id, document)
+    }
+
+    /// Queues a write of `id` whether or not it is there, shard drawn.
+    pub fn upsert<T: Sharded>(&mut self, kind: &Kind<T>, id: &str, document: &T) -> Result<()> {
+        self.queue(Put::Upsert, kind, id, document)
+    }
+
+    /// Queues the deletion of `id`.
+    pub fn delete<T: Sharded>(&mut self, kind: &Kind<T>, id: &str) -> Result<()> {
+        self.mutations.push(ds::Mutation {
+            operation: Some(ds::mutation::Operation::Delete(kind.key(id)?)),
+            ..Default::default()
+        });
+        Ok(())
+    }
+
+    /// Sends every queued write in one transactional commit.
+    pub async fn commit(self) -> Result<()> {
+        self.datastore
+            .commit(self.mutations, Some(self.id))
+            .await
+            .map(drop)
+    }
+
+    /// Ends the transaction without writing.
+    pub async fn rollback(self) -> Result<()> {
+        let request = ds::RollbackRequest {
+            project_id: self.datastore.partition.project_id.clone(),
+            database_id: self.datastore.partition.database_id.clone(),
+            transaction: self.id,
+            ..Default::default()
+        };
+        self.datastore
+            .client
+            .get()
+            .rollback(request)
+            .await
+            .map_err(status_error)
+            .map(drop)
+    }
+}

@@ -1,0 +1,590 @@
+//! Firestore in Datastore mode, on the emulator started with `--database-mode=datastore-mode`:
+//! a sharded kind answers every query shape (equality, `IN`, ranges, both directions, pages
+//! through Datastore cursors, counts, sums) exactly as the same Datastore query on an
+//! unsharded twin kind holding the same entities answers it, at 3, 40 and 61 shard values,
+//! with ties on the order property, null properties and legacy entities that lack the order
+//! or the queried property. Each query's index need is checked against the `index.yaml` the
+//! build writes for the type.
+
+use std::collections::HashMap;
+use std::ops::Bound;
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
+use sharded_emulator::emulator::Emulator;
+use sharded_runtime::datastore::{BulkPut, Datastore, Kind};
+use sharded_runtime::firestore::gcloud_sdk::google::datastore::v1 as ds;
+use sharded_runtime::firestore::gcloud_sdk::google::datastore::v1::datastore_client::DatastoreClient;
+use sharded_runtime::firestore::gcloud_sdk::google_cloud_auth::credentials::anonymous;
+use sharded_runtime::firestore::gcloud_sdk::{GoogleApi, GoogleAuthMiddleware};
+use sharded_runtime::reads::{Number, NumericField, query_id};
+use sharded_runtime::{Sharded, ShardedQuery};
+
+fn emulator() -> &'static Emulator {
+    Emulator::shared_datastore_mode().unwrap_or_else(|err| panic!("{err}"))
+}
+
+fn project(name: &str) -> String {
+    format!("{name}-{:08x}", rand::random::<u32>())
+}
+
+type Raw = GoogleApi<DatastoreClient<GoogleAuthMiddleware>>;
+
+/// A client of the Datastore API itself, for the unsharded twin.
+async fn raw_client() -> Raw {
+    GoogleApi::from_function_with_credentials(
+        DatastoreClient::new,
+        format!("http://{}", emulator().host()),
+        None,
+        anonymous::Builder::new().build(),
+    )
+    .await
+    .unwrap()
+}
+
+macro_rules! reading {
+    ($name:ident, $shards:literal, $direction:literal, $kind:literal) => {
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
+        #[sharded(shards = $shards, order_by = "at", direction = $direction, collection = $kind, reversible)]
+        struct $name {
+            #[sharded(index)]
+            venue: String,
+            #[sharded(index)]
+            region: Option<String>,
+            at: i64,
+            #[sharded(aggregate)]
+            qty: i64,
+            note: String,
+        }
+
+        impl Reading for $name {
+            fn new(venue: String, region: Option<String>, at: i64, qty: i64, note: String) -> Self {
+                $name { venue, region, at, qty, note }
+            }
+            fn at_venue(venue: String) -> ShardedQuery<Self, { query_id("venue") }> {
+                $name::query().venue(venue)
+            }
+            fn venues_in(venues: Vec<String>) -> ShardedQuery<Self, { query_id("venue") }> {
+                $name::query().venue_in(venues)
+            }
+            fn in_region(region: String) -> ShardedQuery<Self, { query_id("region") }> {
+                $name::query().region(region)
+            }
+            fn all() -> ShardedQuery<Self, { query_id("all") }> {
+                $name::query().all()
+            }
+            fn summed() -> NumericField<Self> {
+                $name::aggregates().qty
+            }
+        }
+    };
+}
+
+trait Reading:
+    Sharded<OrderValue = i64>
+    + sharded_runtime::bounds::TopLevel
+    + sharded_runtime::bounds::Reversible
+    + Clone
+    + std::fmt::Debug
+{
+    fn new(venue: String, region: Option<String>, at: i64, qty: i64, note: String) -> Self;
+    fn at_venue(venue: String) -> ShardedQuery<Self, { query_id("venue") }>;
+    fn venues_in(venues: Vec<String>) -> ShardedQuery<Self, { query_id("venue") }>;
+    fn in_region(region: String) -> ShardedQuery<Self, { query_id("region") }>;
+    fn all() -> ShardedQuery<Self, { query_id("all") }>;
+    fn summed() -> NumericField<Self>;
+}
+
+reading!(Reading3, 3, "desc", "Reading3");
+reading!(Reading40, 40, "asc", "Reading40");
+reading!(Reading61, 61, "desc", "Reading61");
+
+const VENUES: [&str; 4] = ["XNAS", "XNYS", "XLON", "XTKS"];
+const REGIONS: [&str; 2] = ["eu", "us"];
+
+/// One query shape, as the sharded query and as the twin's filter.
+#[derive(Debug, Clone)]
+enum Shape {
+    All,
+    Venue(String),
+    VenuesIn(Vec<String>),
+    Region(String),
+}
+
+fn string(value: &str) -> ds::Value {
+    ds::Value {
+        value_type: Some(ds::value::ValueType::StringValue(value.to_owned())),
+        ..Default::default()
+    }
+}
+
+fn integer(value: i64) -> ds::Value {
+    ds::Value {
+        value_type: Some(ds::value::ValueType::IntegerValue(value)),
+        ..Default::default()
+    }
+}
+
+fn null() -> ds::Value {
+    ds::Value {
+        value_type: Some(ds::value::ValueType::NullValue(0)),
+        ..Default::default()
+    }
+}
+
+fn property_filter(name: &str, op: ds::property_filter::Operator, value: ds::Value) -> ds::Filter {
+    ds::Filter {
+        filter_type: Some(ds::filter::FilterType::PropertyFilter(ds::PropertyFilter {
+            property: Some(ds::PropertyReference { name: name.into() }),
+            op: op as i32,
+            value: Some(value),
+        })),
+    }
+}
+
+/// The unsharded twin: a kind holding the same entities without a shard, queried by
+/// Datastore itself.
+struct Twin {
+    raw: Raw,
+    partition: ds::PartitionId,
+    kind: String,
+}
+
+impl Twin {
+    fn key(&self, id: &str) -> ds::Key {
+        ds::Key {
+            partition_id: Some(self.partition.clone()),
+            path: vec![ds::key::PathElement {
+                kind: self.kind.clone(),
+                id_type: Some(ds::key::path_element::IdType::Name(id.into())),
+            }],
+        }
+    }
+
+    async fn write(&self, entities: Vec<(String, HashMap<String, ds::Value>)>) {
+        for chunk in entities.chunks(500) {
+            let mutations = chunk
+                .iter()
+                .map(|(id, properties)| ds::Mutation {
+                    operation: Some(ds::mutation::Operation::Upsert(ds::Entity {
+                        key: Some(self.key(id)),
+                        properties: properties.clone(),
+                    })),
+                    ..Default::default()
+                })
+                .collect();
+            self.raw
+                .get()
+                .commit(ds::CommitRequest {
+                    project_id: self.partition.project_id.clone(),
+                    mode: ds::commit_request::Mode::NonTransactional as i32,
+                    mutations,
+                    ..Default::default()
+                })
+                .await
+                .unwrap();
+        }
+    }
+
+    fn query(&self, shape: &Shape, range: (Bound<i64>, Bound<i64>), descending: bool) -> ds::Query {
+        use ds::property_filter::Operator as Op;
+        let mut filters = Vec::new();
+        match shape {
+            Shape::All => {}
+            Shape::Venue(venue) => filters.push(property_filter("venue", Op::Equal, string(venue))),
+            Shape::VenuesIn(venues) => filters.push(property_filter(
+                "venue",
+                Op::In,
+                ds::Value {
+                    value_type: Some(ds::value::ValueType::ArrayValue(ds::ArrayValue {
+                        values: venues.iter().map(|v| string(v)).collect(),
+                    })),
+                    ..Default::default()
+                },
+            )),
+            Shape::Region(region) => {
+                filters.push(property_filter("region", Op::Equal, string(region)))
+            }
+        }
+        match range.0 {
+            Bound::Included(at) => {
+                filters.push(property_filter("at", Op::GreaterThanOrEqual, integer(at)))
+            }
+            Bound::Excluded(at) => {
+                filters.push(property_filter("at", Op::GreaterThan, integer(at)))
+            }
+            Bound::Unbounded => {}
+        }
+        match range.1 {
+            Bound::Included(at) => {
+                filters.push(property_filter("at", Op::LessThanOrEqual, integer(at)))
+            }
+            Bound::Excluded(at) => filters.push(property_filter("at", Op::LessThan, integer(at))),
+            Bound::Unbounded => {}
+        }
+        let direction = match descending {
+            true => ds::property_order::Direction::Descending,
+            false => ds::property_order::Direction::Ascending,
+        } as i32;
+        let order = |name: &str| ds::PropertyOrder {
+            property: Some(ds::PropertyReference { name: name.into() }),
+            direction,
+        };
+        ds::Query {
+            kind: vec![ds::KindExpression {
+                name: self.kind.clone(),
+            }],
+            filter: Some(ds::Filter {
+                filter_type: Some(ds::filter::FilterType::CompositeFilter(
+                    ds::CompositeFilter {
+                        op: ds::composite_filter::Operator::And as i32,
+                        filters,
+                    },
+                )),
+            }),
+            order: vec![order("at"), order("__key__")],
+            ..Default::default()
+        }
+    }
+
+    /// The ids the twin query returns, read a page of `limit` at a time by Datastore cursors.
+    async fn ids(&self, mut query: ds::Query) -> Vec<String> {
+        let mut ids = Vec::new();
+        loop {
+            let batch = self
+                .raw
+                .get()
+                .run_query(ds::RunQueryRequest {
+                    project_id: self.partition.project_id.clone(),
+                    partition_id: Some(self.partition.clone()),
+                    query_type: Some(ds::run_query_request::QueryType::Query(query.clone())),
+                    ..Default::default()
+                })
+                .await
+                .unwrap()
+                .into_inner()
+                .batch
+                .unwrap();
+            for result in &batch.entity_results {
+                let key = result.entity.as_ref().unwrap().key.as_ref().unwrap();
+                match &key.path.last().unwrap().id_type {
+                    Some(ds::key::path_element::IdType::Name(name)) => ids.push(name.clone()),
+                    other => panic!("{other:?}"),
+                }
+            }
+            if batch.more_results == ds::query_result_batch::MoreResultsType::NoMoreResults as i32
+                || batch.entity_results.is_empty()
+            {
+                return ids;
+            }
+            query.start_cursor = batch.end_cursor;
+        }
+    }
+
+    async fn aggregate(&self, query: ds::Query, sum: bool) -> ds::Value {
+        use ds::aggregation_query::aggregation::{Count, Operator, Sum};
+        let operator = match sum {
+            true => Operator::Sum(Sum {
+                property: Some(ds::PropertyReference { name: "qty".into() }),
+            }),
+            false => Operator::Count(Count { up_to: None }),
+        };
+        let batch = self
+            .raw
+            .get()
+            .run_aggregation_query(ds::RunAggregationQueryRequest {
+                project_id: self.partition.project_id.clone(),
+                partition_id: Some(self.partition.clone()),
+                query_type: Some(
+                    ds::run_aggregation_query_request::QueryType::AggregationQuery(
+                        ds::AggregationQuery {
+                            aggregations: vec![ds::aggregation_query::Aggregation {
+                                alias: "v".into(),
+                                operator: Some(operator),
+                            }],
+                            query_type: Some(ds::aggregation_query::QueryType::NestedQuery(
+                                ds::Query {
+                                    order: query.order[..1].to_vec(),
+                                    ..query
+                                },
+                            )),
+                        },
+                    ),
+                ),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .batch
+            .unwrap();
+        batch.aggregation_results[0].aggregate_properties["v"].clone()
+    }
+}
+
+fn ids<T>(items: &[sharded_runtime::Stored<T>]) -> Vec<String> {
+    items.iter().map(|item| item.id.clone()).collect()
+}
+
+/// The sharded query's answers against the twin's: every entity in order, every page, the
+/// count and the sum; and its index need served by the written `index.yaml`.
+async fn check<T: Reading, const Q: u64, R: sharded_runtime::bounds::Reach>(
+    kind: &Kind<T>,
+    twin: &Twin,
+    query: ShardedQuery<T, Q, R>,
+    expected_query: ds::Query,
+    page: u32,
+    index_yaml: &[sharded_runtime::indexes::datastore::KindIndex],
+    what: &str,
+) {
+    let expected = twin.ids(expected_query.clone()).await;
+    let fetched = kind
+        .fetch(&query)
+        .await
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert_eq!(ids(&fetched), expected, "{what}: fetch");
+    let mut paged = Vec::new();
+    let mut cursor = None;
+    loop {
+        let next = kind.page(&query, page, cursor.as_ref()).await.unwrap();
+        assert!(next.items.len() <= page as usize, "{what}: page size");
+        paged.extend(ids(&next.items));
+        match next.next {
+            Some(next) => {
+                let token = next.to_token();
+                cursor =
+                    Some(sharded_runtime::datastore::DatastoreCursor::from_token(&token).unwrap());
+            }
+            None => break,
+        }
+        assert!(
+            paged.len() <= expected.len() + page as usize,
+            "{what}: pages without end"
+        );
+    }
+    assert_eq!(paged, expected, "{what}: pages of {page}");
+    let count = kind.count(&query).await.unwrap();
+    let twin_count = match twin
+        .aggregate(expected_query.clone(), false)
+        .await
+        .value_type
+    {
+        Some(ds::value::ValueType::IntegerValue(n)) => n as u64,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(count, twin_count, "{what}: count");
+    let sum = kind.sum(&query, T::summed()).await.unwrap();
+    let twin_sum = match twin.aggregate(expected_query, true).await.value_type {
+        Some(ds::value::ValueType::IntegerValue(n)) => Number::Integer(n),
+        Some(ds::value::ValueType::DoubleValue(d)) => Number::Double(d),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(sum, twin_sum, "{what}: sum");
+    for need in query.index_needs().unwrap() {
+        assert!(
+            index_yaml.iter().any(|index| index.serves(&need, false)),
+            "{what}: no index of index.yaml serves {need:?}"
+        );
+    }
+}
+
+/// The `index.yaml` the build writes for `T`, read back.
+fn written_index_yaml<T: Sharded>() -> Vec<sharded_runtime::indexes::datastore::KindIndex> {
+    let dir = std::env::temp_dir().join(format!(
+        "sharded-datastore-{}-{:08x}",
+        T::COLLECTION,
+        rand::random::<u32>()
+    ));
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    let output = dir.join("index.yaml");
+    sharded_build::Indexes::from_env()
+        .sources(dir.join("src"))
+        .crate_name("app")
+        .include(T::COLLECTION, &T::DESCRIPTION)
+        .datastore()
+        .output(&output)
+        .run()
+        .unwrap();
+    let text = std::fs::read_to_string(&output).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    sharded_build::read_index_yaml(&text).unwrap()
+}
+
+async fn equal_to_the_twin<T: Reading>(seed: u64) {
+    let project = project(&format!("ds-{}", T::COLLECTION.to_lowercase()));
+    let datastore = Datastore::emulator(emulator().host(), &project)
+        .await
+        .unwrap()
+        .namespace("tenant-a");
+    let kind = datastore.kind::<T>();
+    let twin = Twin {
+        raw: raw_client().await,
+        partition: ds::PartitionId {
+            project_id: project.clone(),
+            database_id: String::new(),
+            namespace_id: "tenant-a".into(),
+        },
+        kind: format!("Twin{}", T::COLLECTION),
+    };
+    let index_yaml = written_index_yaml::<T>();
+    let mut rng = StdRng::seed_from_u64(seed);
+    let times = rng.random_range(2..10);
+    let mut documents: Vec<(String, T)> = Vec::new();
+    for i in 0..rng.random_range(60..180) {
+        let reading = T::new(
+            VENUES[rng.random_range(0..VENUES.len())].into(),
+            match rng.random_range(0..3) {
+                0 => None,
+                n => Some(REGIONS[n - 1].into()),
+            },
+            rng.random_range(0..times),
+            rng.random_range(-1_000..1_000),
+            format!("note {i}"),
+        );
+        // Ids of mixed case, digits and non-ASCII, so that key order is tested, not assumed.
+        let id = format!(
+            "{}{:04}-{i}",
+            ["a", "B", "é", "z", "0"][rng.random_range(0..5)],
+            rng.random_range(0..10_000)
+        );
+        documents.push((id, reading));
+    }
+    let report = kind
+        .bulk_put(documents.clone(), &BulkPut::default(), |_| {})
+        .await
+        .unwrap();
+    assert_eq!(report.written, documents.len());
+    // The twin holds the same properties without the shard.
+    let stored = kind.fetch(&T::all()).await.unwrap();
+    assert_eq!(stored.len(), documents.len());
+    let twin_entities = documents
+        .iter()
+        .map(|(id, document)| {
+            let json = serde_json::to_value(document).unwrap();
+            let mut properties = HashMap::new();
+            for (name, value) in json.as_object().unwrap() {
+                let value = match value {
+                    serde_json::Value::Null => null(),
+                    serde_json::Value::String(s) => string(s),
+                    serde_json::Value::Number(n) => integer(n.as_i64().unwrap()),
+                    other => panic!("{other:?}"),
+                };
+                properties.insert(name.clone(), value);
+            }
+            (id.clone(), properties)
+        })
+        .collect();
+    twin.write(twin_entities).await;
+    // Legacy entities another program wrote: with a shard but no `at` (no ordered query
+    // returns it), or no `region` (a region query does not return it; the others do).
+    let legacy = |shard: bool, without: &str| {
+        let mut properties = HashMap::from([
+            ("venue".to_owned(), string("XNAS")),
+            ("region".to_owned(), string("eu")),
+            ("at".to_owned(), integer(1)),
+            ("qty".to_owned(), integer(7)),
+            ("note".to_owned(), string("legacy")),
+        ]);
+        properties.remove(without);
+        if shard {
+            properties.insert("shard".into(), string(T::READ_SHARD_VALUES[0]));
+        }
+        properties
+    };
+    let sharded_twin = Twin {
+        raw: raw_client().await,
+        partition: twin.partition.clone(),
+        kind: T::COLLECTION.into(),
+    };
+    for without in ["at", "region"] {
+        sharded_twin
+            .write(vec![(
+                format!("legacy-no-{without}"),
+                legacy(true, without),
+            )])
+            .await;
+        twin.write(vec![(
+            format!("legacy-no-{without}"),
+            legacy(false, without),
+        )])
+        .await;
+    }
+    for round in 0..5 {
+        let bound = |rng: &mut StdRng| match rng.random_range(0..3) {
+            0 => Bound::Unbounded,
+            1 => Bound::Included(rng.random_range(0..times)),
+            _ => Bound::Excluded(rng.random_range(0..times)),
+        };
+        let range = (bound(&mut rng), bound(&mut rng));
+        let page = rng.random_range(1..25);
+        let shape = match rng.random_range(0..4) {
+            0 => Shape::All,
+            1 => Shape::Venue(VENUES[rng.random_range(0..VENUES.len())].into()),
+            2 => Shape::VenuesIn(
+                VENUES
+                    .iter()
+                    .filter(|_| rng.random_bool(0.5))
+                    .map(|v| v.to_string())
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .chain(["XNAS".to_owned()])
+                    .collect(),
+            ),
+            _ => Shape::Region(REGIONS[rng.random_range(0..REGIONS.len())].into()),
+        };
+        for reversed in [false, true] {
+            let descending = (T::DESCRIPTION.direction
+                == sharded_runtime::indexes::Direction::Descending)
+                != reversed;
+            let what = format!(
+                "{} round {round} {shape:?} {range:?} reversed {reversed} page {page}",
+                T::COLLECTION
+            );
+            let expected = twin.query(&shape, range, descending);
+            macro_rules! run {
+                ($query:expr) => {{
+                    let query = $query.range(range);
+                    match reversed {
+                        false => {
+                            check(&kind, &twin, query, expected, page, &index_yaml, &what).await
+                        }
+                        true => {
+                            check(
+                                &kind,
+                                &twin,
+                                query.reversed(),
+                                expected,
+                                page,
+                                &index_yaml,
+                                &what,
+                            )
+                            .await
+                        }
+                    }
+                }};
+            }
+            match &shape {
+                Shape::All => run!(T::all()),
+                Shape::Venue(venue) => run!(T::at_venue(venue.clone())),
+                Shape::VenuesIn(venues) => run!(T::venues_in(venues.clone())),
+                Shape::Region(region) => run!(T::in_region(region.clone())),
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn three_shard_values_answer_as_the_unsharded_kind() {
+    equal_to_the_twin::<Reading3>(3).await;
+}
+
+#[tokio::test]
+async fn forty_shard_values_answer_as_the_unsharded_kind() {
+    equal_to_the_twin::<Reading40>(40).await;
+}
+
+#[tokio::test]
+async fn sixty_one_shard_values_answer_as_the_unsharded_kind() {
+    equal_to_the_twin::<Reading61>(61).await;
+}
