@@ -588,3 +588,299 @@ async fn forty_shard_values_answer_as_the_unsharded_kind() {
 async fn sixty_one_shard_values_answer_as_the_unsharded_kind() {
     equal_to_the_twin::<Reading61>(61).await;
 }
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
+#[sharded(
+    shards = 5,
+    order_by = "at",
+    parent = "Room",
+    collection = "Post",
+    collection_group
+)]
+struct Post {
+    #[sharded(index)]
+    author: String,
+    at: i64,
+    body: String,
+}
+
+/// The raw entity `id` of `kind` (under `ancestors`), as Datastore holds it.
+async fn raw_entity(
+    project: &str,
+    ancestors: &[(&str, &str)],
+    kind: &str,
+    id: &str,
+) -> Option<ds::Entity> {
+    let mut path: Vec<ds::key::PathElement> = ancestors
+        .iter()
+        .map(|(kind, name)| ds::key::PathElement {
+            kind: (*kind).into(),
+            id_type: Some(ds::key::path_element::IdType::Name((*name).into())),
+        })
+        .collect();
+    path.push(ds::key::PathElement {
+        kind: kind.into(),
+        id_type: Some(ds::key::path_element::IdType::Name(id.into())),
+    });
+    let answer = raw_client()
+        .await
+        .get()
+        .lookup(ds::LookupRequest {
+            project_id: project.into(),
+            keys: vec![ds::Key {
+                partition_id: Some(ds::PartitionId {
+                    project_id: project.into(),
+                    ..Default::default()
+                }),
+                path,
+            }],
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    answer
+        .found
+        .into_iter()
+        .next()
+        .and_then(|found| found.entity)
+}
+
+#[tokio::test]
+async fn every_write_draws_a_shard_and_excludes_what_no_query_reads() {
+    let project = project("ds-writes");
+    let datastore = Datastore::emulator(emulator().host(), &project)
+        .await
+        .unwrap();
+    let lobby = sharded_runtime::Parent::<Post>::new(&["lobby"]).unwrap();
+    let posts = datastore.kind_in(&lobby);
+    let post = |author: &str, at: i64| Post {
+        author: author.into(),
+        at,
+        body: "x".repeat(2_000),
+    };
+    // Single writes: insert refuses an existing id, update a missing one.
+    posts.insert("p1", &post("ann", 1)).await.unwrap();
+    match posts.insert("p1", &post("ann", 1)).await {
+        Err(sharded_runtime::Error::Datastore { code, .. }) => {
+            assert_eq!(code, sharded_runtime::writes::StatusCode::AlreadyExists)
+        }
+        other => panic!("{other:?}"),
+    }
+    match posts.update("missing", &post("ann", 1)).await {
+        Err(sharded_runtime::Error::Datastore { code, .. }) => {
+            assert_eq!(code, sharded_runtime::writes::StatusCode::NotFound)
+        }
+        other => panic!("{other:?}"),
+    }
+    posts.upsert("p2", &post("bob", 2)).await.unwrap();
+    posts
+        .upsert_all([("p3", &post("ann", 3)), ("p4", &post("bob", 3))])
+        .await
+        .unwrap();
+    // A batch is checked before anything is sent.
+    assert!(
+        posts
+            .upsert_all([("p5", &post("a", 5)), ("p5", &post("a", 5))])
+            .await
+            .is_err()
+    );
+    assert_eq!(posts.get("p5").await.unwrap(), None);
+    // The entity: under its ancestor, a shard of the type's, the 2,000-byte body excluded from
+    // indexes (an indexed string is at most 1,500 bytes), the queried properties indexed.
+    let entity = raw_entity(&project, &[("Room", "lobby")], "Post", "p1")
+        .await
+        .unwrap();
+    let shard = match &entity.properties["shard"].value_type {
+        Some(ds::value::ValueType::StringValue(shard)) => shard.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert!(Post::READ_SHARD_VALUES.contains(&shard.as_str()), "{shard}");
+    assert!(entity.properties["body"].exclude_from_indexes);
+    for queried in ["shard", "author", "at"] {
+        assert!(
+            !entity.properties[queried].exclude_from_indexes,
+            "{queried}"
+        );
+    }
+    let stored = posts.get("p1").await.unwrap().unwrap();
+    assert_eq!(
+        (stored.id.as_str(), stored.parent.as_deref()),
+        ("p1", Some("Room/lobby"))
+    );
+    assert_eq!(stored.shard, shard);
+    // A transaction: its writes land together, or not at all.
+    let mut transaction = datastore.begin().await.unwrap();
+    assert_eq!(
+        transaction
+            .get(&posts, "p1")
+            .await
+            .unwrap()
+            .unwrap()
+            .document,
+        post("ann", 1)
+    );
+    transaction.upsert(&posts, "t1", &post("cy", 4)).unwrap();
+    transaction.delete(&posts, "p2").unwrap();
+    transaction.commit().await.unwrap();
+    assert!(posts.get("t1").await.unwrap().is_some());
+    assert!(posts.get("p2").await.unwrap().is_none());
+    let mut rolled_back = datastore.begin().await.unwrap();
+    rolled_back.upsert(&posts, "t2", &post("cy", 5)).unwrap();
+    rolled_back.rollback().await.unwrap();
+    let mut dropped = datastore.begin().await.unwrap();
+    dropped.upsert(&posts, "t3", &post("cy", 6)).unwrap();
+    drop(dropped);
+    assert!(posts.get("t2").await.unwrap().is_none());
+    assert!(posts.get("t3").await.unwrap().is_none());
+    // Another parent's posts, read by the group query and not by the lobby's.
+    let hall = sharded_runtime::Parent::<Post>::new(&["hall"]).unwrap();
+    datastore
+        .kind_in(&hall)
+        .insert("h1", &post("ann", 9))
+        .await
+        .unwrap();
+    let in_lobby = ids(&posts
+        .fetch(&Post::query().author("ann".to_owned()))
+        .await
+        .unwrap());
+    // Newest first: the default direction.
+    assert_eq!(in_lobby, ["p3", "p1"]);
+    let everywhere = ids(&posts
+        .fetch(&Post::query().author("ann".to_owned()).in_group())
+        .await
+        .unwrap());
+    assert_eq!(everywhere, ["h1", "p3", "p1"]);
+    assert_eq!(posts.count(&Post::query().all()).await.unwrap(), 4);
+    // Deleted, and another namespace sees none of it.
+    posts.delete("p1").await.unwrap();
+    assert!(posts.get("p1").await.unwrap().is_none());
+    let other = datastore.clone().namespace("other").kind_in(&lobby);
+    assert_eq!(other.count(&Post::query().all()).await.unwrap(), 0);
+}
+
+#[tokio::test]
+async fn what_datastore_mode_cannot_do_is_refused_before_anything_is_sent() {
+    let project = project("ds-refusals");
+    let datastore = Datastore::emulator(emulator().host(), &project)
+        .await
+        .unwrap();
+    let lobby = sharded_runtime::Parent::<Post>::new(&["lobby"]).unwrap();
+    let posts = datastore.kind_in(&lobby);
+    let cursor = sharded_runtime::Cursor::at_in(&1, &lobby, "p1").unwrap();
+    let query = Post::query().all().after(cursor);
+    match posts.fetch(&query).await {
+        Err(sharded_runtime::Error::InvalidQuery(why)) => {
+            assert!(why.contains("Datastore"), "{why}")
+        }
+        other => panic!("{other:?}"),
+    }
+    // A cursor of another query is refused, not misread.
+    posts
+        .insert(
+            "p1",
+            &Post {
+                author: "ann".into(),
+                at: 1,
+                body: String::new(),
+            },
+        )
+        .await
+        .unwrap();
+    posts
+        .insert(
+            "p2",
+            &Post {
+                author: "ann".into(),
+                at: 2,
+                body: String::new(),
+            },
+        )
+        .await
+        .unwrap();
+    let first = posts.page(&Post::query().all(), 1, None).await.unwrap();
+    let next = first.next.unwrap();
+    match posts
+        .page(&Post::query().author("ann".to_owned()), 1, Some(&next))
+        .await
+    {
+        Err(sharded_runtime::Error::InvalidCursor(_)) => {}
+        other => panic!("{other:?}"),
+    }
+    // A top-level kind of a type with parents is refused.
+    match datastore
+        .kind::<Post>()
+        .insert(
+            "x",
+            &Post {
+                author: "a".into(),
+                at: 1,
+                body: String::new(),
+            },
+        )
+        .await
+    {
+        Err(sharded_runtime::Error::InvalidParent(_)) => {}
+        other => panic!("{other:?}"),
+    }
+    // Ids that rise one after another are reported (and logged) by the bulk writer.
+    let report = posts
+        .bulk_put(
+            (0..40).map(|i| {
+                (
+                    format!("seq-{i:04}"),
+                    Post {
+                        author: "s".into(),
+                        at: i,
+                        body: String::new(),
+                    },
+                )
+            }),
+            &BulkPut::default(),
+            |_| {},
+        )
+        .await
+        .unwrap();
+    assert_eq!(report.written, 40);
+    assert_eq!(
+        report.sequential_ids.as_deref(),
+        Some("`seq-0000` … `seq-0031`")
+    );
+    match posts
+        .bulk_put(
+            std::iter::empty(),
+            &BulkPut {
+                batch_size: 501,
+                ..BulkPut::default()
+            },
+            |_| {},
+        )
+        .await
+    {
+        Err(sharded_runtime::Error::InvalidOptions { option, .. }) => {
+            assert_eq!(option, "batch_size")
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn the_emulator_in_datastore_mode_refuses_firestore_calls() {
+    let emulator = emulator();
+    assert_eq!(
+        emulator.mode(),
+        sharded_emulator::emulator::DatabaseMode::Datastore
+    );
+    let db = emulator.db(&project("ds-native")).await.unwrap();
+    let error = db
+        .fluent()
+        .select()
+        .by_id_in("c")
+        .one("d")
+        .await
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("Datastore Mode") || error.to_string().contains("Database mode"),
+        "{error}"
+    );
+}
