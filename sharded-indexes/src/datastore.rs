@@ -39,10 +39,10 @@ pub fn kind_indexes(spec: &CollectionDescription<'_>) -> Result<Vec<KindIndex>, 
     let has_parent = !spec.parent_collections.is_empty();
     let mut indexes: Vec<KindIndex> = Vec::new();
     for index in plan(spec).indexes {
-        if let Some(kind_index) = KindIndex::of_composite(&index, has_parent)? {
-            if !indexes.contains(&kind_index) {
-                indexes.push(kind_index);
-            }
+        if let Some(kind_index) = KindIndex::of_composite(&index, has_parent)?
+            && !indexes.contains(&kind_index)
+        {
+            indexes.push(kind_index);
         }
     }
     Ok(indexes)

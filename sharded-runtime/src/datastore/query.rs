@@ -124,7 +124,7 @@ impl<T: Sharded> Kind<T> {
         let done = next.iter().all(|position| *position == ChunkPosition::Done);
         Ok(DatastorePage {
             items,
-            next: (!done).then(|| DatastoreCursor {
+            next: (!done).then_some(DatastoreCursor {
                 plan: digest,
                 chunks: next,
             }),
@@ -164,13 +164,13 @@ impl<T: Sharded> Kind<T> {
 
     /// The sum of `field` over every entity `query` matches: the chunks' sums added up, exact
     /// while every one is an integer and their total fits an `i64`, a double otherwise.
-    pub async fn sum<const QUERY: u64, R: Reach, W: Window, S: SummedOver<QUERY>>(
+    pub async fn sum<const QUERY: u64, R: Reach, W, S: SummedOver<QUERY>>(
         &self,
         query: &ShardedQuery<T, QUERY, R, W>,
         field: NumericField<T, S>,
     ) -> Result<Number>
     where
-        W: Summable<S>,
+        W: Window + Summable<S>,
     {
         use ds::aggregation_query::aggregation::{Operator, Sum};
         let plan = self.plan(query)?;
@@ -266,7 +266,7 @@ impl<T: Sharded> Kind<T> {
             }
         }
         let sent = pending.into_iter().map(|(i, query)| {
-            let read_time = read_time.clone().flatten();
+            let read_time = read_time.flatten();
             async move { Ok::<_, Error>((i, self.run(query, limit, read_time).await?.0)) }
         });
         for (i, read) in futures::future::try_join_all(sent).await? {
@@ -288,13 +288,13 @@ impl<T: Sharded> Kind<T> {
     ) -> Result<(ChunkRead, Option<Timestamp>)> {
         use ds::query_result_batch::MoreResultsType;
         let mut entities = Vec::new();
-        let mut read_at = read_time.clone();
+        let mut read_at = read_time;
         loop {
             let request = ds::RunQueryRequest {
                 project_id: self.datastore.partition.project_id.clone(),
                 database_id: self.datastore.partition.database_id.clone(),
                 partition_id: Some(self.datastore.partition.clone()),
-                read_options: read_at.clone().map(|time| ds::ReadOptions {
+                read_options: read_at.map(|time| ds::ReadOptions {
                     consistency_type: Some(ds::read_options::ConsistencyType::ReadTime(time)),
                 }),
                 query_type: Some(ds::run_query_request::QueryType::Query(query.clone())),
@@ -311,7 +311,7 @@ impl<T: Sharded> Kind<T> {
                 .batch
                 .ok_or_else(|| Error::UnexpectedAnswer("a query answered no batch".into()))?;
             if read_at.is_none() {
-                read_at = batch.read_time.clone();
+                read_at = batch.read_time;
             }
             let root = self.datastore.documents_root();
             for result in &batch.entity_results {
@@ -357,7 +357,7 @@ impl<T: Sharded> Kind<T> {
                 project_id: self.datastore.partition.project_id.clone(),
                 database_id: self.datastore.partition.database_id.clone(),
                 partition_id: Some(self.datastore.partition.clone()),
-                read_options: read_time.clone().map(|time| ds::ReadOptions {
+                read_options: read_time.map(|time| ds::ReadOptions {
                     consistency_type: Some(ds::read_options::ConsistencyType::ReadTime(time)),
                 }),
                 query_type: Some(

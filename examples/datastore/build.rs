@@ -1,0 +1,3 @@
+fn main() {
+    sharded_build::write_datastore_indexes();
+}
