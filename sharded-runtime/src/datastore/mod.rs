@@ -42,7 +42,7 @@ use firestore::gcloud_sdk::{GoogleApi, GoogleAuthMiddleware};
 
 pub use bulk::{BulkPut, BulkPutReport};
 pub use cursor::DatastoreCursor;
-pub use kind::Kind;
+pub use kind::{Kind, MAX_MUTATIONS};
 pub use query::DatastorePage;
 pub use transaction::DatastoreTransaction;
 
