@@ -15,8 +15,7 @@
 //! # use sharded_runtime::Sharded;
 //! # #[derive(Serialize, Deserialize, Sharded)]
 //! # #[sharded(shards = 3, order_by = "at")]
-//! # #[sharded(index(venue))]
-//! # struct Tick { venue: String, at: i64 }
+//! # struct Tick { #[sharded(index)] venue: String, at: i64 }
 //! # async fn example() -> sharded_runtime::Result<()> {
 //! use sharded_runtime::datastore::Datastore;
 //!
@@ -43,7 +42,7 @@ use firestore::gcloud_sdk::{GoogleApi, GoogleAuthMiddleware};
 pub use bulk::{BulkPut, BulkPutReport};
 pub use cursor::DatastoreCursor;
 pub use kind::{Kind, MAX_MUTATIONS};
-pub use query::DatastorePage;
+pub use query::{DatastorePage, EntityKey};
 pub use transaction::DatastoreTransaction;
 
 use crate::{Error, Result};

@@ -30,6 +30,16 @@ pub struct DatastorePage<T> {
     pub next: Option<DatastoreCursor>,
 }
 
+/// An entity's key as the runtime names it: its id (a numeric one as `__id<N>__`) and its
+/// ancestor's path below the root (`Room/lobby`), if any.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct EntityKey {
+    /// The id: the key's name, or `__id<N>__` for a numeric one.
+    pub id: String,
+    /// The ancestor's path below the root, for a kind under parents.
+    pub parent: Option<String>,
+}
+
 /// What one chunk query read: its entities with the cursor after each, and whether it has
 /// nothing more.
 struct ChunkRead {
@@ -45,24 +55,54 @@ impl<T: Sharded> Kind<T> {
         query: &ShardedQuery<T, QUERY, R, W>,
     ) -> Result<Vec<Stored<T>>> {
         let plan = self.plan(query)?;
+        self.fetch_documents(&plan, false)
+            .await?
+            .iter()
+            .map(Stored::from_document)
+            .collect()
+    }
+
+    /// Every chunk query read to the plan's limit, merged into the query's order; only the
+    /// order and range properties of each entity when `projected`.
+    async fn fetch_documents(&self, plan: &QueryPlan, projected: bool) -> Result<Vec<Document>> {
+        let start = vec![ChunkPosition::Start; plan.chunks.len()];
         let reads = self
-            .read_chunks(
-                &plan,
-                plan.limit,
-                &vec![ChunkPosition::Start; plan.chunks.len()],
-            )
+            .read_chunks(plan, plan.limit, &start, projected)
             .await?;
         let lists = reads
             .into_iter()
             .map(|read| read.entities.into_iter().map(|(doc, _)| doc).collect())
             .collect();
         let order = plan.document_order();
-        crate::query::merge_sorted(lists, plan.limit.map(|l| l as usize), |a, b| {
-            order.compare(a, b)
-        })
-        .iter()
-        .map(Stored::from_document)
-        .collect()
+        Ok(crate::query::merge_sorted(
+            lists,
+            plan.limit.map(|l| l as usize),
+            |a, b| order.compare(a, b),
+        ))
+    }
+
+    /// The keys of every entity `query` matches, in its order (with its limit, if any), each
+    /// its id and its ancestor's path: a projection query of the order property (and the
+    /// range properties), which each chunk's index holds, so that no entity is read whole, as
+    /// the best-practices page advises for a read that needs the keys alone. (A keys-only
+    /// query could not be merged across chunks: the merge orders by those properties.)
+    pub async fn fetch_keys<const QUERY: u64, R: Reach, W: Window>(
+        &self,
+        query: &ShardedQuery<T, QUERY, R, W>,
+    ) -> Result<Vec<EntityKey>> {
+        let plan = self.plan(query)?;
+        Ok(self
+            .fetch_documents(&plan, true)
+            .await?
+            .iter()
+            .map(|document| {
+                let path = crate::document_path::DocumentPath::parse(&document.name);
+                EntityKey {
+                    id: path.id().to_owned(),
+                    parent: path.parent().map(str::to_owned),
+                }
+            })
+            .collect())
     }
 
     /// At most `limit` entities of `query` from `after` (the previous page's
@@ -89,7 +129,9 @@ impl<T: Sharded> Kind<T> {
             }
             None => vec![ChunkPosition::Start; plan.chunks.len()],
         };
-        let reads = self.read_chunks(&plan, Some(limit), &positions).await?;
+        let reads = self
+            .read_chunks(&plan, Some(limit), &positions, false)
+            .await?;
         let exhausted: Vec<bool> = reads.iter().map(|read| read.exhausted).collect();
         let lists: Vec<Vec<(usize, Document, Vec<u8>)>> = reads
             .into_iter()
@@ -242,6 +284,7 @@ impl<T: Sharded> Kind<T> {
         plan: &QueryPlan,
         limit: Option<u32>,
         positions: &[ChunkPosition],
+        projected: bool,
     ) -> Result<Vec<ChunkRead>> {
         let mut reads: Vec<Option<ChunkRead>> = positions.iter().map(|_| None).collect();
         // Set once the first chunk is read: the read time the rest read at.
@@ -255,7 +298,20 @@ impl<T: Sharded> Kind<T> {
                 });
                 continue;
             }
-            let query = self.chunk_query(plan, *chunk, true, limit, position.start_cursor()?)?;
+            let mut query =
+                self.chunk_query(plan, *chunk, true, limit, position.start_cursor()?)?;
+            if projected {
+                query.projection = std::iter::once(plan.order_field)
+                    .chain(plan.then_by.iter().copied())
+                    .map(|path| {
+                        Ok(ds::Projection {
+                            property: Some(ds::PropertyReference {
+                                name: property(path)?,
+                            }),
+                        })
+                    })
+                    .collect::<Result<_>>()?;
+            }
             if read_time.is_none() {
                 let (read, time) = self.run(query, limit, None).await?;
                 reads[i] = Some(read);

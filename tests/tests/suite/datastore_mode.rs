@@ -344,6 +344,9 @@ async fn check<T: Reading, const Q: u64, R: sharded_runtime::bounds::Reach>(
         .await
         .unwrap_or_else(|e| panic!("{what}: {e}"));
     assert_eq!(ids(&fetched), expected, "{what}: fetch");
+    let keys = kind.fetch_keys(&query).await.unwrap();
+    let key_ids: Vec<String> = keys.iter().map(|key| key.id.clone()).collect();
+    assert_eq!(key_ids, expected, "{what}: fetch_keys");
     let mut paged = Vec::new();
     let mut cursor = None;
     loop {
