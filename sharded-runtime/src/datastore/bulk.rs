@@ -5,7 +5,6 @@
 use std::time::{Duration, Instant};
 
 use super::Kind;
-use crate::bulk::sequential_ids::SequentialIds;
 use crate::bulk::{Backoff, RateLimiter, Throttling, WriteFailure};
 use crate::{Error, Result, Sharded};
 
@@ -38,8 +37,8 @@ pub struct BulkPutReport {
     pub written: usize,
     /// Commits sent.
     pub commits: usize,
-    /// A run of increasing ids the input held (`first … last`): the hotspot the page warns
-    /// of; also logged as a warning.
+    /// A run of increasing ids the writes of the kind's handle named (`first … last`): the
+    /// hotspot the page warns of; also logged as a warning ([`Kind::sequential_ids`]).
     pub sequential_ids: Option<String>,
 }
 
@@ -67,20 +66,9 @@ impl<T: Sharded> Kind<T> {
         let clock = Instant::now();
         let limiter = RateLimiter::new(options.throttling, Duration::ZERO, options.batch_size);
         let mut report = BulkPutReport::default();
-        let mut ids = SequentialIds::default();
         let mut documents = documents.into_iter().peekable();
         while documents.peek().is_some() {
             let batch: Vec<(String, T)> = documents.by_ref().take(options.batch_size).collect();
-            for (id, _) in &batch {
-                if let Some(run) = ids.note(id) {
-                    tracing::warn!(
-                        kind = T::COLLECTION,
-                        run = %run,
-                        "ids that rise one after another write to one key range: a hotspot (let Datastore allocate ids, or draw them at random)"
-                    );
-                    report.sequential_ids = Some(run);
-                }
-            }
             let mutations = self.mutations(
                 super::kind::Put::Upsert,
                 batch.iter().map(|(id, d)| (id.as_str(), d)),
@@ -122,6 +110,7 @@ impl<T: Sharded> Kind<T> {
                     Err(other) => return Err(other),
                 }
             }
+            report.sequential_ids = self.sequential_ids();
             report.commits += 1;
             report.written += batch.len();
             progress(report.written);

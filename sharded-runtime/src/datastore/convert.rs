@@ -147,9 +147,25 @@ pub(super) fn path_key(relative: &str) -> Vec<PathElement> {
         .chunks(2)
         .map(|pair| PathElement {
             kind: pair[0].to_owned(),
-            id_type: pair.get(1).map(|id| IdType::Name((*id).to_owned())),
+            id_type: pair.get(1).map(|id| id_type(id)),
         })
         .collect()
+}
+
+/// The key id a document id stands for: `__id<N>__` (N from 1, as Datastore allocates them)
+/// is the numeric id N, as Firestore names Datastore's numeric ids; any other is a name.
+pub(super) fn id_type(id: &str) -> IdType {
+    match numeric_id(id) {
+        Some(number) => IdType::Id(number),
+        None => IdType::Name(id.to_owned()),
+    }
+}
+
+/// N of an id `__id<N>__` with N a positive `i64` written without leading zeros.
+pub(super) fn numeric_id(id: &str) -> Option<i64> {
+    let digits = id.strip_prefix("__id")?.strip_suffix("__")?;
+    let number: i64 = digits.parse().ok()?;
+    (number > 0 && number.to_string() == digits).then_some(number)
 }
 
 fn reference_key(name: &str) -> ds::Key {
@@ -272,6 +288,23 @@ mod tests {
             panic!("a list");
         };
         assert!(tags.values[0].exclude_from_indexes);
+    }
+
+    #[test]
+    fn only_positive_canonical_numbers_are_numeric_ids() {
+        assert_eq!(numeric_id("__id42__"), Some(42));
+        for name in [
+            "__id0__",
+            "__id-3__",
+            "__id042__",
+            "__idx__",
+            "id42",
+            "__id42_",
+        ] {
+            assert_eq!(numeric_id(name), None, "{name}");
+        }
+        assert_eq!(id_type("__id7__"), IdType::Id(7));
+        assert_eq!(id_type("a"), IdType::Name("a".into()));
     }
 
     #[test]

@@ -2,12 +2,24 @@
 //! each with a shard drawn, and its reads.
 
 use std::marker::PhantomData;
+use std::sync::{Arc, Mutex};
 
 use firestore::gcloud_sdk::google::datastore::v1 as ds;
 
 use super::convert::{self, Indexed};
 use super::{Datastore, status_error};
+use crate::bulk::sequential_ids::SequentialIds;
 use crate::{Error, Result, Sharded, Stored};
+
+/// The id of a key Datastore allocated, as `__id<N>__`.
+fn allocated_id(key: &ds::Key) -> Result<String> {
+    match key.path.last().and_then(|element| element.id_type.as_ref()) {
+        Some(ds::key::path_element::IdType::Id(id)) => Ok(format!("__id{id}__")),
+        other => Err(Error::UnexpectedAnswer(format!(
+            "an allocated key without a numeric id: {other:?}"
+        ))),
+    }
+}
 
 /// The most mutations one Datastore commit takes.
 pub const MAX_MUTATIONS: usize = 500;
@@ -20,6 +32,8 @@ pub struct Kind<T> {
     pub(super) parent: Option<String>,
     /// The property paths some query reads; every other one is excluded from indexes.
     pub(super) queried: Vec<String>,
+    /// The ids writes named, for the warning on rising ones, and the run warned about.
+    sequential_ids: Arc<Mutex<(SequentialIds, Option<String>)>>,
     marker: PhantomData<fn() -> T>,
 }
 
@@ -29,6 +43,7 @@ impl<T> Clone for Kind<T> {
             datastore: self.datastore.clone(),
             parent: self.parent.clone(),
             queried: self.queried.clone(),
+            sequential_ids: Arc::clone(&self.sequential_ids),
             marker: PhantomData,
         }
     }
@@ -60,6 +75,7 @@ impl<T: Sharded> Kind<T> {
             datastore,
             parent,
             queried: sharded_indexes::datastore::queried_properties(&T::DESCRIPTION),
+            sequential_ids: Arc::default(),
             marker: PhantomData,
         }
     }
@@ -69,9 +85,18 @@ impl<T: Sharded> Kind<T> {
         self.parent.as_deref()
     }
 
-    /// The key of the entity `id`: the ancestor's path, then the kind and `id` as its name.
+    /// The key of the entity `id`: the ancestor's path, then the kind and `id`, a name, or
+    /// the numeric id N for `__id<N>__` (what [`allocate_ids`](Self::allocate_ids) and
+    /// [`insert_new`](Self::insert_new) give).
     pub fn key(&self, id: &str) -> Result<ds::Key> {
-        crate::check_document_id(id)?;
+        if convert::numeric_id(id).is_none() {
+            crate::check_document_id(id)?;
+        }
+        self.key_of(Some(convert::id_type(id)))
+    }
+
+    /// The key of an entity whose id is `id_type`, or one Datastore is to allocate (`None`).
+    fn key_of(&self, id_type: Option<ds::key::path_element::IdType>) -> Result<ds::Key> {
         self.check_scope()?;
         let mut path = self
             .parent
@@ -80,12 +105,85 @@ impl<T: Sharded> Kind<T> {
             .unwrap_or_default();
         path.push(ds::key::PathElement {
             kind: T::COLLECTION.to_owned(),
-            id_type: Some(ds::key::path_element::IdType::Name(id.to_owned())),
+            id_type,
         });
         Ok(ds::Key {
             partition_id: Some(self.datastore.partition.clone()),
             path,
         })
+    }
+
+    /// `n` numeric ids Datastore allocates for this kind (as `__id<N>__`), scattered over the
+    /// key range: the page's advice for an app that assigns its own numeric ids, which no
+    /// other entity will be given. At most 500 at once.
+    pub async fn allocate_ids(&self, n: usize) -> Result<Vec<String>> {
+        if n > MAX_MUTATIONS {
+            return Err(Error::InvalidOptions {
+                option: "n",
+                expected: "at most 500 ids at once",
+            });
+        }
+        let keys = (0..n)
+            .map(|_| self.key_of(None))
+            .collect::<Result<Vec<_>>>()?;
+        let request = ds::AllocateIdsRequest {
+            project_id: self.datastore.partition.project_id.clone(),
+            database_id: self.datastore.partition.database_id.clone(),
+            keys,
+            ..Default::default()
+        };
+        let answer = self
+            .datastore
+            .client
+            .get()
+            .allocate_ids(request)
+            .await
+            .map_err(status_error)?
+            .into_inner();
+        answer.keys.iter().map(allocated_id).collect()
+    }
+
+    /// Creates `document` under an id Datastore allocates (scattered: no hotspot), with a
+    /// shard drawn; returns the id (`__id<N>__`).
+    pub async fn insert_new(&self, document: &T) -> Result<String> {
+        let entity = self.entity_at(self.key_of(None)?, document)?;
+        let mutation = ds::Mutation {
+            operation: Some(ds::mutation::Operation::Insert(entity)),
+            ..Default::default()
+        };
+        let answer = self.datastore.commit(vec![mutation], None).await?;
+        let key = answer
+            .mutation_results
+            .first()
+            .and_then(|result| result.key.as_ref())
+            .ok_or_else(|| Error::UnexpectedAnswer("an insert answered no key".into()))?;
+        allocated_id(key)
+    }
+
+    /// Notes an id a write names: the first run of ids rising one after another (the page's
+    /// hotspot) is logged as a warning, once per handle and its clones.
+    fn note_id(&self, id: &str) {
+        let Ok(mut ids) = self.sequential_ids.lock() else {
+            return;
+        };
+        let run = ids.0.note(id);
+        if let Some(run) = run {
+            ids.1 = Some(run.clone());
+            tracing::warn!(
+                kind = T::COLLECTION,
+                run = %run,
+                "ids that rise one after another write to one key range: a hotspot (let Datastore allocate ids, or draw them at random)"
+            );
+        }
+    }
+
+    /// The first run of rising ids the writes of this handle (and its clones) named
+    /// (`first … last`), if any.
+    pub fn sequential_ids(&self) -> Option<String> {
+        self.sequential_ids
+            .lock()
+            .ok()
+            .and_then(|ids| ids.1.clone())
     }
 
     /// A type with parents is written under one; a top-level one under none.
@@ -101,13 +199,20 @@ impl<T: Sharded> Kind<T> {
     /// reads excluded from indexes. A type whose order field the server fills
     /// (`server_timestamp`) has no such write in Datastore mode: refused.
     pub(super) fn entity(&self, id: &str, document: &T) -> Result<ds::Entity> {
+        let key = self.key(id)?;
+        let entity = self.entity_at(key, document)?;
+        self.note_id(id);
+        Ok(entity)
+    }
+
+    /// `document` as the entity at `key`, shard drawn, unqueried properties excluded.
+    fn entity_at(&self, key: ds::Key, document: &T) -> Result<ds::Entity> {
         if T::DESCRIPTION.server_timestamp {
             return Err(Error::InvalidUpdate(format!(
                 "`{}` fills its order field on the server (`server_timestamp`), which Datastore mode cannot: write the time yourself",
                 T::COLLECTION
             )));
         }
-        let key = self.key(id)?;
         let name = convert::document_name(&self.datastore.documents_root(), &key);
         let document = crate::serialize::serialize(document, &name)?;
         let indexed = Indexed {

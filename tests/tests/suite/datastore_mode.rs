@@ -153,11 +153,18 @@ struct Twin {
 
 impl Twin {
     fn key(&self, id: &str) -> ds::Key {
+        let numeric = id
+            .strip_prefix("__id")
+            .and_then(|rest| rest.strip_suffix("__"))
+            .and_then(|n| n.parse().ok());
         ds::Key {
             partition_id: Some(self.partition.clone()),
             path: vec![ds::key::PathElement {
                 kind: self.kind.clone(),
-                id_type: Some(ds::key::path_element::IdType::Name(id.into())),
+                id_type: Some(match numeric {
+                    Some(n) => ds::key::path_element::IdType::Id(n),
+                    None => ds::key::path_element::IdType::Name(id.into()),
+                }),
             }],
         }
     }
@@ -270,7 +277,8 @@ impl Twin {
                 let key = result.entity.as_ref().unwrap().key.as_ref().unwrap();
                 match &key.path.last().unwrap().id_type {
                     Some(ds::key::path_element::IdType::Name(name)) => ids.push(name.clone()),
-                    other => panic!("{other:?}"),
+                    Some(ds::key::path_element::IdType::Id(n)) => ids.push(format!("__id{n}__")),
+                    None => panic!("a key without an id"),
                 }
             }
             if batch.more_results == ds::query_result_batch::MoreResultsType::NoMoreResults as i32
@@ -450,6 +458,17 @@ async fn equal_to_the_twin<T: Reading>(seed: u64) {
             "{}{:04}-{i}",
             ["a", "B", "é", "z", "0"][rng.random_range(0..5)],
             rng.random_range(0..10_000)
+        );
+        documents.push((id, reading));
+    }
+    // Numeric ids Datastore allocates, which order before every name.
+    for (i, id) in kind.allocate_ids(6).await.unwrap().into_iter().enumerate() {
+        let reading = T::new(
+            VENUES[i % 4].into(),
+            None,
+            rng.random_range(0..times),
+            1,
+            format!("n{i}"),
         );
         documents.push((id, reading));
     }
@@ -826,8 +845,78 @@ async fn what_datastore_mode_cannot_do_is_refused_before_anything_is_sent() {
         Err(sharded_runtime::Error::InvalidParent(_)) => {}
         other => panic!("{other:?}"),
     }
-    // Ids that rise one after another are reported (and logged) by the bulk writer.
-    let report = posts
+    // Ids that rise one after another are reported (and logged), by single writes and by the
+    // bulk writer alike; random ones are not.
+    let singles = datastore.kind_in(&lobby);
+    for i in 0..40 {
+        let id = format!("{:016x}", rand::random::<u64>());
+        singles
+            .upsert(
+                &id,
+                &Post {
+                    author: "r".into(),
+                    at: i,
+                    body: String::new(),
+                },
+            )
+            .await
+            .unwrap();
+    }
+    assert_eq!(singles.sequential_ids(), None);
+    let singles = datastore.kind_in(&lobby);
+    for i in 0..32 {
+        singles
+            .upsert(
+                &format!("one-{i:03}"),
+                &Post {
+                    author: "o".into(),
+                    at: i,
+                    body: String::new(),
+                },
+            )
+            .await
+            .unwrap();
+    }
+    assert_eq!(
+        singles.sequential_ids().as_deref(),
+        Some("`one-000` … `one-031`")
+    );
+    // Ids Datastore allocates are scattered, not sequential.
+    let allocated = singles.allocate_ids(40).await.unwrap();
+    let mut distinct = allocated.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 40);
+    let fresh = datastore.kind_in(&lobby);
+    for id in &allocated {
+        fresh
+            .upsert(
+                id,
+                &Post {
+                    author: "n".into(),
+                    at: 1,
+                    body: String::new(),
+                },
+            )
+            .await
+            .unwrap();
+    }
+    assert_eq!(fresh.sequential_ids(), None, "{allocated:?}");
+    let new_id = fresh
+        .insert_new(&Post {
+            author: "new".into(),
+            at: 2,
+            body: String::new(),
+        })
+        .await
+        .unwrap();
+    assert!(new_id.starts_with("__id"), "{new_id}");
+    assert_eq!(
+        fresh.get(&new_id).await.unwrap().unwrap().document.author,
+        "new"
+    );
+    let report = datastore
+        .kind_in(&lobby)
         .bulk_put(
             (0..40).map(|i| {
                 (
