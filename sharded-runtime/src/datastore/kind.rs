@@ -320,30 +320,8 @@ impl<T: Sharded> Kind<T> {
         id: &str,
         transaction: Option<Vec<u8>>,
     ) -> Result<Option<Stored<T>>> {
-        let request = ds::LookupRequest {
-            project_id: self.datastore.partition.project_id.clone(),
-            database_id: self.datastore.partition.database_id.clone(),
-            keys: vec![self.key(id)?],
-            read_options: transaction.map(|transaction| ds::ReadOptions {
-                consistency_type: Some(ds::read_options::ConsistencyType::Transaction(transaction)),
-            }),
-            ..Default::default()
-        };
-        let answer = self
-            .datastore
-            .client
-            .get()
-            .lookup(request)
-            .await
-            .map_err(status_error)?
-            .into_inner();
-        if !answer.deferred.is_empty() {
-            return Err(Error::IncompleteGet {
-                collection: T::COLLECTION,
-                id: id.to_owned(),
-            });
-        }
-        match answer.found.first().and_then(|found| found.entity.as_ref()) {
+        let found = self.lookup_keys(vec![self.key(id)?], transaction).await?;
+        match found.first() {
             Some(entity) => {
                 let document = convert::to_document(entity, &self.datastore.documents_root())?;
                 Stored::from_document(&document).map(Some)

@@ -31,6 +31,7 @@ mod bulk;
 mod convert;
 mod cursor;
 mod kind;
+mod migration;
 mod query;
 mod transaction;
 
@@ -42,6 +43,7 @@ use firestore::gcloud_sdk::{GoogleApi, GoogleAuthMiddleware};
 pub use bulk::{BulkPut, BulkPutReport};
 pub use cursor::DatastoreCursor;
 pub use kind::{Kind, MAX_MUTATIONS};
+pub use migration::{Migration, MigrationCheckpoint, MigrationProgress};
 pub use query::{DatastorePage, EntityKey};
 pub use transaction::DatastoreTransaction;
 

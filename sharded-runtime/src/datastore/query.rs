@@ -42,9 +42,9 @@ pub struct EntityKey {
 
 /// What one chunk query read: its entities with the cursor after each, and whether it has
 /// nothing more.
-struct ChunkRead {
-    entities: Vec<(Document, Vec<u8>)>,
-    exhausted: bool,
+pub(super) struct ChunkRead {
+    pub(super) entities: Vec<(Document, Vec<u8>)>,
+    pub(super) exhausted: bool,
 }
 
 impl<T: Sharded> Kind<T> {
@@ -336,7 +336,7 @@ impl<T: Sharded> Kind<T> {
 
     /// One chunk query run to `limit` (or its end), through as many batches as Datastore
     /// answers it in; at `read_time`, or now (returned).
-    async fn run(
+    pub(super) async fn run(
         &self,
         mut query: ds::Query,
         limit: Option<u32>,
@@ -493,7 +493,7 @@ impl<T: Sharded> Kind<T> {
             kind: vec![ds::KindExpression {
                 name: T::COLLECTION.to_owned(),
             }],
-            filter: Some(and(filters)),
+            filter: Some(and(filters)).filter(|filter| !is_empty(filter)),
             order,
             start_cursor,
             ..Default::default()
@@ -514,15 +514,37 @@ impl WithLimit for ds::Query {
     }
 }
 
-fn and(filters: Vec<ds::Filter>) -> ds::Filter {
+pub(super) fn and(filters: Vec<ds::Filter>) -> ds::Filter {
+    composite(ds::composite_filter::Operator::And, filters)
+}
+
+/// `filters` joined by `op`, without the empty composites among them (Datastore refuses a
+/// composite filter of no filters: "A composite filter must have at least one sub-filter"),
+/// and a composite of one filter as that filter.
+fn composite(op: ds::composite_filter::Operator, filters: Vec<ds::Filter>) -> ds::Filter {
+    let mut filters: Vec<ds::Filter> = filters
+        .into_iter()
+        .filter(|filter| !is_empty(filter))
+        .collect();
+    if filters.len() == 1 {
+        return filters.remove(0);
+    }
     ds::Filter {
         filter_type: Some(ds::filter::FilterType::CompositeFilter(
             ds::CompositeFilter {
-                op: ds::composite_filter::Operator::And as i32,
+                op: op as i32,
                 filters,
             },
         )),
     }
+}
+
+/// Whether `filter` is a composite of nothing: no filter at all.
+pub(super) fn is_empty(filter: &ds::Filter) -> bool {
+    matches!(
+        &filter.filter_type,
+        Some(ds::filter::FilterType::CompositeFilter(composite)) if composite.filters.is_empty()
+    )
 }
 
 /// The Datastore property a Firestore field path names.
@@ -577,21 +599,11 @@ fn filter(filter: &FirestoreQueryFilter) -> Result<ds::Filter> {
                 .iter()
                 .map(self::filter)
                 .collect::<Result<Vec<_>>>()?;
-            Ok(ds::Filter {
-                filter_type: Some(ds::filter::FilterType::CompositeFilter(
-                    ds::CompositeFilter {
-                        op: match composite.operator {
-                            FirestoreQueryFilterCompositeOperator::And => {
-                                ds::composite_filter::Operator::And
-                            }
-                            FirestoreQueryFilterCompositeOperator::Or => {
-                                ds::composite_filter::Operator::Or
-                            }
-                        } as i32,
-                        filters,
-                    },
-                )),
-            })
+            let op = match composite.operator {
+                FirestoreQueryFilterCompositeOperator::And => ds::composite_filter::Operator::And,
+                FirestoreQueryFilterCompositeOperator::Or => ds::composite_filter::Operator::Or,
+            };
+            Ok(self::composite(op, filters))
         }
         FirestoreQueryFilter::Compare(None) => Ok(and(Vec::new())),
         FirestoreQueryFilter::Compare(Some(comparison)) => {

@@ -85,9 +85,20 @@ impl DatastoreTransaction {
     }
 
     /// Sends every queued write in one transactional commit.
-    pub async fn commit(self) -> Result<()> {
+    pub async fn commit(mut self) -> Result<()> {
+        let mutations = std::mem::take(&mut self.mutations);
+        self.commit_mutations(mutations).await
+    }
+
+    /// The transaction's id, for reads in it.
+    pub(super) fn id(&self) -> &[u8] {
+        &self.id
+    }
+
+    /// Commits `mutations` as the transaction's writes.
+    pub(super) async fn commit_mutations(self, mutations: Vec<ds::Mutation>) -> Result<()> {
         self.datastore
-            .commit(self.mutations, Some(self.id))
+            .commit(mutations, Some(self.id))
             .await
             .map(drop)
     }
