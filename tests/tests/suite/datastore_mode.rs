@@ -1134,3 +1134,81 @@ async fn a_migration_between_kinds_copies_each_entity_once_in_lanes_and_resumes(
         other => panic!("{other:?}"),
     }
 }
+
+/// Measured, and the reason `count` and `sum` are separate requests: an aggregation request
+/// that sums a property counts only the entities that hold it.
+#[tokio::test]
+async fn a_count_beside_a_sum_counts_only_entities_holding_the_summed_property() {
+    use ds::aggregation_query::aggregation::{Count, Operator, Sum};
+    let project = project("ds-measure");
+    let twin = Twin {
+        raw: raw_client().await,
+        partition: ds::PartitionId {
+            project_id: project.clone(),
+            ..Default::default()
+        },
+        kind: "M".into(),
+    };
+    twin.write(vec![
+        ("a".into(), HashMap::from([("at".to_owned(), integer(1))])),
+        (
+            "b".into(),
+            HashMap::from([
+                ("at".to_owned(), integer(2)),
+                ("qty".to_owned(), integer(5)),
+            ]),
+        ),
+    ])
+    .await;
+    let aggregate = |aggregations: Vec<(&'static str, Operator)>| {
+        let twin = &twin;
+        async move {
+            let batch = twin
+                .raw
+                .get()
+                .run_aggregation_query(ds::RunAggregationQueryRequest {
+                    project_id: twin.partition.project_id.clone(),
+                    partition_id: Some(twin.partition.clone()),
+                    query_type: Some(
+                        ds::run_aggregation_query_request::QueryType::AggregationQuery(
+                            ds::AggregationQuery {
+                                aggregations: aggregations
+                                    .into_iter()
+                                    .map(|(alias, operator)| ds::aggregation_query::Aggregation {
+                                        alias: alias.into(),
+                                        operator: Some(operator),
+                                    })
+                                    .collect(),
+                                query_type: Some(ds::aggregation_query::QueryType::NestedQuery(
+                                    ds::Query {
+                                        kind: vec![ds::KindExpression { name: "M".into() }],
+                                        ..Default::default()
+                                    },
+                                )),
+                            },
+                        ),
+                    ),
+                    ..Default::default()
+                })
+                .await
+                .unwrap()
+                .into_inner()
+                .batch
+                .unwrap();
+            batch.aggregation_results[0].aggregate_properties.clone()
+        }
+    };
+    let count = || Operator::Count(Count { up_to: None });
+    let sum = || {
+        Operator::Sum(Sum {
+            property: Some(ds::PropertyReference { name: "qty".into() }),
+        })
+    };
+    let alone = aggregate(vec![("c", count())]).await;
+    assert_eq!(alone["c"], integer(2));
+    let beside = aggregate(vec![("c", count()), ("s", sum())]).await;
+    assert_eq!(
+        (beside["c"].clone(), beside["s"].clone()),
+        (integer(1), integer(5))
+    );
+}
