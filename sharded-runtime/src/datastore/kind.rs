@@ -4,6 +4,7 @@
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
 
+use ds::read_options::ConsistencyType;
 use firestore::gcloud_sdk::google::datastore::v1 as ds;
 
 use super::convert::{self, Indexed};
@@ -328,5 +329,38 @@ impl<T: Sharded> Kind<T> {
             }
             None => Ok(None),
         }
+    }
+
+    /// The entities at `keys` that exist, in a transaction's snapshot or now.
+    pub(super) async fn lookup_keys(
+        &self,
+        keys: Vec<ds::Key>,
+        transaction: Option<Vec<u8>>,
+    ) -> Result<Vec<ds::Entity>> {
+        let mut found = Vec::new();
+        let mut keys = keys;
+        // Datastore may defer some keys of a large lookup: ask again for those.
+        while !keys.is_empty() {
+            let request = ds::LookupRequest {
+                project_id: self.datastore.partition.project_id.clone(),
+                database_id: self.datastore.partition.database_id.clone(),
+                keys,
+                read_options: transaction.clone().map(|transaction| ds::ReadOptions {
+                    consistency_type: Some(ConsistencyType::Transaction(transaction)),
+                }),
+                ..Default::default()
+            };
+            let answer = self
+                .datastore
+                .client
+                .get()
+                .lookup(request)
+                .await
+                .map_err(status_error)?
+                .into_inner();
+            found.extend(answer.found.into_iter().filter_map(|result| result.entity));
+            keys = answer.deferred;
+        }
+        Ok(found)
     }
 }

@@ -20,7 +20,6 @@ use serde::{Deserialize, Serialize};
 use super::convert;
 use super::cursor::ChunkPosition;
 use super::kind::{Kind, MAX_MUTATIONS, Put};
-use super::status_error;
 use crate::bulk::{Backoff, RateLimiter, Throttling};
 use crate::partition::IdRange;
 use crate::{Error, Result, Sharded};
@@ -274,7 +273,7 @@ impl<T: Sharded> Kind<T> {
                 direction: ds::property_order::Direction::Ascending as i32,
             }],
             start_cursor: position.start_cursor()?,
-            limit: Some(i32::try_from(limit).unwrap_or(i32::MAX)),
+            limit: Some(super::query::int32_limit(limit as u32)),
             ..Default::default()
         };
         let (read, _) = self.run(query, Some(limit as u32), None).await?;
@@ -340,41 +339,6 @@ impl<T: Sharded> Kind<T> {
                 Err(error) => return Err(error),
             }
         }
-    }
-
-    /// The entities at `keys` that exist, in a transaction's snapshot or now.
-    pub(super) async fn lookup_keys(
-        &self,
-        keys: Vec<ds::Key>,
-        transaction: Option<Vec<u8>>,
-    ) -> Result<Vec<ds::Entity>> {
-        let mut found = Vec::new();
-        let mut keys = keys;
-        // Datastore may defer some keys of a large lookup: ask again for those.
-        while !keys.is_empty() {
-            let request = ds::LookupRequest {
-                project_id: self.datastore.partition.project_id.clone(),
-                database_id: self.datastore.partition.database_id.clone(),
-                keys,
-                read_options: transaction.clone().map(|transaction| ds::ReadOptions {
-                    consistency_type: Some(ds::read_options::ConsistencyType::Transaction(
-                        transaction,
-                    )),
-                }),
-                ..Default::default()
-            };
-            let answer = self
-                .datastore
-                .client
-                .get()
-                .lookup(request)
-                .await
-                .map_err(status_error)?
-                .into_inner();
-            found.extend(answer.found.into_iter().filter_map(|result| result.entity));
-            keys = answer.deferred;
-        }
-        Ok(found)
     }
 }
 

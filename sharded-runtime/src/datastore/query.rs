@@ -350,9 +350,7 @@ impl<T: Sharded> Kind<T> {
                 project_id: self.datastore.partition.project_id.clone(),
                 database_id: self.datastore.partition.database_id.clone(),
                 partition_id: Some(self.datastore.partition.clone()),
-                read_options: read_at.map(|time| ds::ReadOptions {
-                    consistency_type: Some(ds::read_options::ConsistencyType::ReadTime(time)),
-                }),
+                read_options: at(read_at),
                 query_type: Some(ds::run_query_request::QueryType::Query(query.clone())),
                 ..Default::default()
             };
@@ -382,7 +380,7 @@ impl<T: Sharded> Kind<T> {
             match more {
                 MoreResultsType::NotFinished if !reached => {
                     query.start_cursor = batch.end_cursor;
-                    query.limit = limit.map(|limit| (limit as usize - entities.len()) as i32);
+                    query.limit = limit.map(|limit| int32_limit(limit - entities.len() as u32));
                 }
                 _ => {
                     let exhausted = more == MoreResultsType::NoMoreResults;
@@ -413,9 +411,7 @@ impl<T: Sharded> Kind<T> {
                 project_id: self.datastore.partition.project_id.clone(),
                 database_id: self.datastore.partition.database_id.clone(),
                 partition_id: Some(self.datastore.partition.clone()),
-                read_options: read_time.map(|time| ds::ReadOptions {
-                    consistency_type: Some(ds::read_options::ConsistencyType::ReadTime(time)),
-                }),
+                read_options: at(read_time),
                 query_type: Some(
                     ds::run_aggregation_query_request::QueryType::AggregationQuery(
                         ds::AggregationQuery {
@@ -496,22 +492,22 @@ impl<T: Sharded> Kind<T> {
             filter: Some(and(filters)).filter(|filter| !is_empty(filter)),
             order,
             start_cursor,
+            limit: limit.map(int32_limit),
             ..Default::default()
-        }
-        .with_limit(limit))
+        })
     }
 }
 
-/// `limit` as Datastore's `Int32Value`.
-trait WithLimit {
-    fn with_limit(self, limit: Option<u32>) -> Self;
+/// Reading at `time`, or (without one) the latest data.
+fn at(time: Option<Timestamp>) -> Option<ds::ReadOptions> {
+    time.map(|time| ds::ReadOptions {
+        consistency_type: Some(ds::read_options::ConsistencyType::ReadTime(time)),
+    })
 }
 
-impl WithLimit for ds::Query {
-    fn with_limit(mut self, limit: Option<u32>) -> Self {
-        self.limit = limit.map(|limit| i32::try_from(limit).unwrap_or(i32::MAX));
-        self
-    }
+/// `limit` as Datastore's `Int32Value` (a larger one asks for all there is).
+pub(super) fn int32_limit(limit: u32) -> i32 {
+    i32::try_from(limit).unwrap_or(i32::MAX)
 }
 
 pub(super) fn and(filters: Vec<ds::Filter>) -> ds::Filter {

@@ -290,14 +290,12 @@ impl Twin {
         }
     }
 
-    async fn aggregate(&self, query: ds::Query, sum: bool) -> ds::Value {
-        use ds::aggregation_query::aggregation::{Count, Operator, Sum};
-        let operator = match sum {
-            true => Operator::Sum(Sum {
-                property: Some(ds::PropertyReference { name: "qty".into() }),
-            }),
-            false => Operator::Count(Count { up_to: None }),
-        };
+    /// The aggregations `aggregations` (alias, operator) of `query`, each by its alias.
+    async fn aggregate(
+        &self,
+        query: ds::Query,
+        aggregations: Vec<(&str, ds::aggregation_query::aggregation::Operator)>,
+    ) -> HashMap<String, ds::Value> {
         let batch = self
             .raw
             .get()
@@ -307,16 +305,14 @@ impl Twin {
                 query_type: Some(
                     ds::run_aggregation_query_request::QueryType::AggregationQuery(
                         ds::AggregationQuery {
-                            aggregations: vec![ds::aggregation_query::Aggregation {
-                                alias: "v".into(),
-                                operator: Some(operator),
-                            }],
-                            query_type: Some(ds::aggregation_query::QueryType::NestedQuery(
-                                ds::Query {
-                                    order: query.order[..1].to_vec(),
-                                    ..query
-                                },
-                            )),
+                            aggregations: aggregations
+                                .into_iter()
+                                .map(|(alias, operator)| ds::aggregation_query::Aggregation {
+                                    alias: alias.into(),
+                                    operator: Some(operator),
+                                })
+                                .collect(),
+                            query_type: Some(ds::aggregation_query::QueryType::NestedQuery(query)),
                         },
                     ),
                 ),
@@ -327,8 +323,22 @@ impl Twin {
             .into_inner()
             .batch
             .unwrap();
-        batch.aggregation_results[0].aggregate_properties["v"].clone()
+        batch.aggregation_results[0].aggregate_properties.clone()
     }
+}
+
+fn count_all() -> ds::aggregation_query::aggregation::Operator {
+    use ds::aggregation_query::aggregation::{Count, Operator};
+    Operator::Count(Count { up_to: None })
+}
+
+fn sum_of(property: &str) -> ds::aggregation_query::aggregation::Operator {
+    use ds::aggregation_query::aggregation::{Operator, Sum};
+    Operator::Sum(Sum {
+        property: Some(ds::PropertyReference {
+            name: property.into(),
+        }),
+    })
 }
 
 fn ids<T>(items: &[sharded_runtime::Stored<T>]) -> Vec<String> {
@@ -376,19 +386,25 @@ async fn check<T: Reading, const Q: u64, R: sharded_runtime::bounds::Reach>(
     }
     assert_eq!(paged, expected, "{what}: pages of {page}");
     let count = kind.count(&query).await.unwrap();
-    let twin_count = match twin
-        .aggregate(expected_query.clone(), false)
-        .await
+    // The unsharded aggregation reads in the order property's order, as the sharded one does.
+    let ordered = ds::Query {
+        order: expected_query.order[..1].to_vec(),
+        ..expected_query
+    };
+    let twin_count = match &twin
+        .aggregate(ordered.clone(), vec![("v", count_all())])
+        .await["v"]
         .value_type
     {
-        Some(ds::value::ValueType::IntegerValue(n)) => n as u64,
+        Some(ds::value::ValueType::IntegerValue(n)) => *n as u64,
         other => panic!("{other:?}"),
     };
     assert_eq!(count, twin_count, "{what}: count");
     let sum = kind.sum(&query, T::summed()).await.unwrap();
-    let twin_sum = match twin.aggregate(expected_query, true).await.value_type {
-        Some(ds::value::ValueType::IntegerValue(n)) => Number::Integer(n),
-        Some(ds::value::ValueType::DoubleValue(d)) => Number::Double(d),
+    let twin_sum = match &twin.aggregate(ordered, vec![("v", sum_of("qty"))]).await["v"].value_type
+    {
+        Some(ds::value::ValueType::IntegerValue(n)) => Number::Integer(*n),
+        Some(ds::value::ValueType::DoubleValue(d)) => Number::Double(*d),
         other => panic!("{other:?}"),
     };
     assert_eq!(sum, twin_sum, "{what}: sum");
@@ -1139,7 +1155,6 @@ async fn a_migration_between_kinds_copies_each_entity_once_in_lanes_and_resumes(
 /// that sums a property counts only the entities that hold it.
 #[tokio::test]
 async fn a_count_beside_a_sum_counts_only_entities_holding_the_summed_property() {
-    use ds::aggregation_query::aggregation::{Count, Operator, Sum};
     let project = project("ds-measure");
     let twin = Twin {
         raw: raw_client().await,
@@ -1160,53 +1175,15 @@ async fn a_count_beside_a_sum_counts_only_entities_holding_the_summed_property()
         ),
     ])
     .await;
-    let aggregate = |aggregations: Vec<(&'static str, Operator)>| {
-        let twin = &twin;
-        async move {
-            let batch = twin
-                .raw
-                .get()
-                .run_aggregation_query(ds::RunAggregationQueryRequest {
-                    project_id: twin.partition.project_id.clone(),
-                    partition_id: Some(twin.partition.clone()),
-                    query_type: Some(
-                        ds::run_aggregation_query_request::QueryType::AggregationQuery(
-                            ds::AggregationQuery {
-                                aggregations: aggregations
-                                    .into_iter()
-                                    .map(|(alias, operator)| ds::aggregation_query::Aggregation {
-                                        alias: alias.into(),
-                                        operator: Some(operator),
-                                    })
-                                    .collect(),
-                                query_type: Some(ds::aggregation_query::QueryType::NestedQuery(
-                                    ds::Query {
-                                        kind: vec![ds::KindExpression { name: "M".into() }],
-                                        ..Default::default()
-                                    },
-                                )),
-                            },
-                        ),
-                    ),
-                    ..Default::default()
-                })
-                .await
-                .unwrap()
-                .into_inner()
-                .batch
-                .unwrap();
-            batch.aggregation_results[0].aggregate_properties.clone()
-        }
+    let all = ds::Query {
+        kind: vec![ds::KindExpression { name: "M".into() }],
+        ..Default::default()
     };
-    let count = || Operator::Count(Count { up_to: None });
-    let sum = || {
-        Operator::Sum(Sum {
-            property: Some(ds::PropertyReference { name: "qty".into() }),
-        })
-    };
-    let alone = aggregate(vec![("c", count())]).await;
+    let alone = twin.aggregate(all.clone(), vec![("c", count_all())]).await;
     assert_eq!(alone["c"], integer(2));
-    let beside = aggregate(vec![("c", count()), ("s", sum())]).await;
+    let beside = twin
+        .aggregate(all, vec![("c", count_all()), ("s", sum_of("qty"))])
+        .await;
     assert_eq!(
         (beside["c"].clone(), beside["s"].clone()),
         (integer(1), integer(5))
