@@ -29,6 +29,15 @@ fn project(name: &str) -> String {
     format!("{name}-{:08x}", rand::random::<u32>())
 }
 
+/// A client of a project of its own on the shared Datastore-mode emulator, and the project.
+async fn fresh_datastore(name: &str) -> (Datastore, String) {
+    let project = project(name);
+    let datastore = Datastore::emulator(emulator().host(), &project)
+        .await
+        .unwrap();
+    (datastore, project)
+}
+
 type Raw = GoogleApi<DatastoreClient<GoogleAuthMiddleware>>;
 
 /// A client of the Datastore API itself, for the unsharded twin.
@@ -642,6 +651,15 @@ struct Post {
     body: String,
 }
 
+/// A post by `author` at `at`, with no body.
+fn post(author: &str, at: i64) -> Post {
+    Post {
+        author: author.into(),
+        at,
+        body: String::new(),
+    }
+}
+
 /// The raw entity `id` of `kind` (under `ancestors`), as Datastore holds it.
 async fn raw_entity(
     project: &str,
@@ -686,40 +704,38 @@ async fn raw_entity(
 
 #[tokio::test]
 async fn every_write_draws_a_shard_and_excludes_what_no_query_reads() {
-    let project = project("ds-writes");
-    let datastore = Datastore::emulator(emulator().host(), &project)
-        .await
-        .unwrap();
+    let (datastore, project) = fresh_datastore("ds-writes").await;
     let lobby = sharded_runtime::Parent::<Post>::new(&["lobby"]).unwrap();
     let posts = datastore.kind_in(&lobby);
-    let post = |author: &str, at: i64| Post {
+    // A body too long for an index: it is stored only because it is excluded.
+    let long_post = |author: &str, at: i64| Post {
         author: author.into(),
         at,
         body: "x".repeat(2_000),
     };
     // Single writes: insert refuses an existing id, update a missing one.
-    posts.insert("p1", &post("ann", 1)).await.unwrap();
-    match posts.insert("p1", &post("ann", 1)).await {
+    posts.insert("p1", &long_post("ann", 1)).await.unwrap();
+    match posts.insert("p1", &long_post("ann", 1)).await {
         Err(sharded_runtime::Error::Datastore { code, .. }) => {
             assert_eq!(code, sharded_runtime::writes::StatusCode::AlreadyExists)
         }
         other => panic!("{other:?}"),
     }
-    match posts.update("missing", &post("ann", 1)).await {
+    match posts.update("missing", &long_post("ann", 1)).await {
         Err(sharded_runtime::Error::Datastore { code, .. }) => {
             assert_eq!(code, sharded_runtime::writes::StatusCode::NotFound)
         }
         other => panic!("{other:?}"),
     }
-    posts.upsert("p2", &post("bob", 2)).await.unwrap();
+    posts.upsert("p2", &long_post("bob", 2)).await.unwrap();
     posts
-        .upsert_all([("p3", &post("ann", 3)), ("p4", &post("bob", 3))])
+        .upsert_all([("p3", &long_post("ann", 3)), ("p4", &long_post("bob", 3))])
         .await
         .unwrap();
     // A batch is checked before anything is sent.
     assert!(
         posts
-            .upsert_all([("p5", &post("a", 5)), ("p5", &post("a", 5))])
+            .upsert_all([("p5", &long_post("a", 5)), ("p5", &long_post("a", 5))])
             .await
             .is_err()
     );
@@ -756,18 +772,22 @@ async fn every_write_draws_a_shard_and_excludes_what_no_query_reads() {
             .unwrap()
             .unwrap()
             .document,
-        post("ann", 1)
+        long_post("ann", 1)
     );
-    transaction.upsert(&posts, "t1", &post("cy", 4)).unwrap();
+    transaction
+        .upsert(&posts, "t1", &long_post("cy", 4))
+        .unwrap();
     transaction.delete(&posts, "p2").unwrap();
     transaction.commit().await.unwrap();
     assert!(posts.get("t1").await.unwrap().is_some());
     assert!(posts.get("p2").await.unwrap().is_none());
     let mut rolled_back = datastore.begin().await.unwrap();
-    rolled_back.upsert(&posts, "t2", &post("cy", 5)).unwrap();
+    rolled_back
+        .upsert(&posts, "t2", &long_post("cy", 5))
+        .unwrap();
     rolled_back.rollback().await.unwrap();
     let mut dropped = datastore.begin().await.unwrap();
-    dropped.upsert(&posts, "t3", &post("cy", 6)).unwrap();
+    dropped.upsert(&posts, "t3", &long_post("cy", 6)).unwrap();
     drop(dropped);
     assert!(posts.get("t2").await.unwrap().is_none());
     assert!(posts.get("t3").await.unwrap().is_none());
@@ -775,7 +795,7 @@ async fn every_write_draws_a_shard_and_excludes_what_no_query_reads() {
     let hall = sharded_runtime::Parent::<Post>::new(&["hall"]).unwrap();
     datastore
         .kind_in(&hall)
-        .insert("h1", &post("ann", 9))
+        .insert("h1", &long_post("ann", 9))
         .await
         .unwrap();
     let in_lobby = ids(&posts
@@ -799,10 +819,7 @@ async fn every_write_draws_a_shard_and_excludes_what_no_query_reads() {
 
 #[tokio::test]
 async fn what_datastore_mode_cannot_do_is_refused_before_anything_is_sent() {
-    let project = project("ds-refusals");
-    let datastore = Datastore::emulator(emulator().host(), &project)
-        .await
-        .unwrap();
+    let (datastore, project) = fresh_datastore("ds-refusals").await;
     let lobby = sharded_runtime::Parent::<Post>::new(&["lobby"]).unwrap();
     let posts = datastore.kind_in(&lobby);
     let cursor = sharded_runtime::Cursor::at_in(&1, &lobby, "p1").unwrap();
@@ -814,28 +831,8 @@ async fn what_datastore_mode_cannot_do_is_refused_before_anything_is_sent() {
         other => panic!("{other:?}"),
     }
     // A cursor of another query is refused, not misread.
-    posts
-        .insert(
-            "p1",
-            &Post {
-                author: "ann".into(),
-                at: 1,
-                body: String::new(),
-            },
-        )
-        .await
-        .unwrap();
-    posts
-        .insert(
-            "p2",
-            &Post {
-                author: "ann".into(),
-                at: 2,
-                body: String::new(),
-            },
-        )
-        .await
-        .unwrap();
+    posts.insert("p1", &post("ann", 1)).await.unwrap();
+    posts.insert("p2", &post("ann", 2)).await.unwrap();
     let first = posts.page(&Post::query().all(), 1, None).await.unwrap();
     let next = first.next.unwrap();
     match posts
@@ -846,18 +843,7 @@ async fn what_datastore_mode_cannot_do_is_refused_before_anything_is_sent() {
         other => panic!("{other:?}"),
     }
     // A top-level kind of a type with parents is refused.
-    match datastore
-        .kind::<Post>()
-        .insert(
-            "x",
-            &Post {
-                author: "a".into(),
-                at: 1,
-                body: String::new(),
-            },
-        )
-        .await
-    {
+    match datastore.kind::<Post>().insert("x", &post("a", 1)).await {
         Err(sharded_runtime::Error::InvalidParent(_)) => {}
         other => panic!("{other:?}"),
     }
@@ -866,30 +852,13 @@ async fn what_datastore_mode_cannot_do_is_refused_before_anything_is_sent() {
     let singles = datastore.kind_in(&lobby);
     for i in 0..40 {
         let id = format!("{:016x}", rand::random::<u64>());
-        singles
-            .upsert(
-                &id,
-                &Post {
-                    author: "r".into(),
-                    at: i,
-                    body: String::new(),
-                },
-            )
-            .await
-            .unwrap();
+        singles.upsert(&id, &post("r", i)).await.unwrap();
     }
     assert_eq!(singles.sequential_ids(), None);
     let singles = datastore.kind_in(&lobby);
     for i in 0..32 {
         singles
-            .upsert(
-                &format!("one-{i:03}"),
-                &Post {
-                    author: "o".into(),
-                    at: i,
-                    body: String::new(),
-                },
-            )
+            .upsert(&format!("one-{i:03}"), &post("o", i))
             .await
             .unwrap();
     }
@@ -905,27 +874,10 @@ async fn what_datastore_mode_cannot_do_is_refused_before_anything_is_sent() {
     assert_eq!(distinct.len(), 40);
     let fresh = datastore.kind_in(&lobby);
     for id in &allocated {
-        fresh
-            .upsert(
-                id,
-                &Post {
-                    author: "n".into(),
-                    at: 1,
-                    body: String::new(),
-                },
-            )
-            .await
-            .unwrap();
+        fresh.upsert(id, &post("n", 1)).await.unwrap();
     }
     assert_eq!(fresh.sequential_ids(), None, "{allocated:?}");
-    let new_id = fresh
-        .insert_new(&Post {
-            author: "new".into(),
-            at: 2,
-            body: String::new(),
-        })
-        .await
-        .unwrap();
+    let new_id = fresh.insert_new(&post("new", 2)).await.unwrap();
     assert!(new_id.starts_with("__id"), "{new_id}");
     assert_eq!(
         fresh.get(&new_id).await.unwrap().unwrap().document.author,
@@ -934,16 +886,7 @@ async fn what_datastore_mode_cannot_do_is_refused_before_anything_is_sent() {
     let report = datastore
         .kind_in(&lobby)
         .bulk_put(
-            (0..40).map(|i| {
-                (
-                    format!("seq-{i:04}"),
-                    Post {
-                        author: "s".into(),
-                        at: i,
-                        body: String::new(),
-                    },
-                )
-            }),
+            (0..40).map(|i| (format!("seq-{i:04}"), post("s", i))),
             &BulkPut::default(),
             |_| {},
         )
@@ -1004,10 +947,7 @@ async fn a_migration_between_kinds_copies_each_entity_once_in_lanes_and_resumes(
     use sharded_runtime::jobs::IdRange;
     use std::ops::ControlFlow;
 
-    let project = project("ds-migration");
-    let datastore = Datastore::emulator(emulator().host(), &project)
-        .await
-        .unwrap();
+    let (datastore, project) = fresh_datastore("ds-migration").await;
     let raw = Twin {
         raw: raw_client().await,
         partition: ds::PartitionId {
