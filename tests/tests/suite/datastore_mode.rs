@@ -819,7 +819,7 @@ async fn every_write_draws_a_shard_and_excludes_what_no_query_reads() {
 
 #[tokio::test]
 async fn what_datastore_mode_cannot_do_is_refused_before_anything_is_sent() {
-    let (datastore, project) = fresh_datastore("ds-refusals").await;
+    let (datastore, _) = fresh_datastore("ds-refusals").await;
     let lobby = sharded_runtime::Parent::<Post>::new(&["lobby"]).unwrap();
     let posts = datastore.kind_in(&lobby);
     let cursor = sharded_runtime::Cursor::at_in(&1, &lobby, "p1").unwrap();
