@@ -118,6 +118,9 @@ impl<T: Sharded> Kind<T> {
     /// key range: the page's advice for an app that assigns its own numeric ids, which no
     /// other entity will be given. At most 500 at once.
     pub async fn allocate_ids(&self, n: usize) -> Result<Vec<String>> {
+        if n == 0 {
+            return Ok(Vec::new());
+        }
         if n > MAX_MUTATIONS {
             return Err(Error::InvalidOptions {
                 option: "n",

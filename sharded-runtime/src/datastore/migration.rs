@@ -32,8 +32,9 @@ pub struct Migration {
     pub source_kind: String,
     /// The id ranges read side by side, each commit taking from all of them: by default 16
     /// equal parts of the generated-id space ([`IdRange::part`]); give boundaries of your own
-    /// for ids spread otherwise (sequential ones above all). Together they must cover every id
-    /// once, as [`IdRange::part`]'s do.
+    /// for ids spread otherwise (sequential ones above all). In order, each starting where the
+    /// one before ends, from the first id to past the last, so that they cover every id once
+    /// ([`Error::InvalidOptions`] otherwise, before anything is read).
     pub lanes: Vec<IdRange>,
     /// The ramp; [`Throttling::ramp`] (500/50/5) unless set.
     pub throttling: Throttling,
@@ -121,12 +122,7 @@ impl<T: Sharded> Kind<T> {
                 expected: "1 to 500",
             });
         }
-        if options.lanes.is_empty() {
-            return Err(Error::InvalidOptions {
-                option: "lanes",
-                expected: "at least one id range",
-            });
-        }
+        check_lanes(&options.lanes)?;
         options.throttling.validate()?;
         options.backoff.validate()?;
         let mut checkpoint = match resume {
@@ -350,6 +346,28 @@ fn decode_source<T: Sharded>(document: &Document) -> Result<(String, T)> {
     Ok((id, FirestoreDb::deserialize_doc_to(document)?))
 }
 
+/// Refuses lanes that do not cover every id exactly once: in order, each starting where the
+/// one before ends, the first from the first id, the last to past the last.
+fn check_lanes(lanes: &[IdRange]) -> Result<()> {
+    let refused = Err(Error::InvalidOptions {
+        option: "lanes",
+        expected: "id ranges in order, each starting where the one before ends, from the first id to past the last (as `IdRange::part(i, n)` for i in 0..n)",
+    });
+    let (Some(first), Some(last)) = (lanes.first(), lanes.last()) else {
+        return refused;
+    };
+    if first.start().is_some() || last.end().is_some() {
+        return refused;
+    }
+    match lanes
+        .windows(2)
+        .all(|pair| pair[0].end().is_some() && pair[0].end() == pair[1].start())
+    {
+        true => Ok(()),
+        false => refused,
+    }
+}
+
 fn key_filter(op: ds::property_filter::Operator, key: ds::Key) -> ds::Filter {
     ds::Filter {
         filter_type: Some(ds::filter::FilterType::PropertyFilter(ds::PropertyFilter {
@@ -362,5 +380,34 @@ fn key_filter(op: ds::property_filter::Operator, key: ds::Key) -> ds::Filter {
                 ..Default::default()
             }),
         })),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn range(start: Option<&str>, end: Option<&str>) -> IdRange {
+        IdRange::new(start, end).unwrap()
+    }
+
+    #[test]
+    fn lanes_must_cover_every_id_once() {
+        let parts: Vec<IdRange> = (0..5).map(|i| IdRange::part(i, 5).unwrap()).collect();
+        assert!(check_lanes(&parts).is_ok());
+        assert!(check_lanes(&[IdRange::all()]).is_ok());
+        let split = [range(None, Some("m")), range(Some("m"), None)];
+        assert!(check_lanes(&split).is_ok());
+        for refused in [
+            vec![],
+            vec![range(None, Some("m"))],
+            vec![range(Some("m"), None)],
+            vec![split[1].clone(), split[0].clone()],
+            vec![range(None, Some("m")), range(Some("n"), None)],
+            vec![range(None, Some("n")), range(Some("m"), None)],
+            vec![IdRange::all(), IdRange::all()],
+        ] {
+            assert!(check_lanes(&refused).is_err(), "{refused:?}");
+        }
     }
 }

@@ -55,13 +55,19 @@ impl DatastoreTransaction {
         id: &str,
         document: &T,
     ) -> Result<()> {
+        let mutation = kind.mutation(put, id, document)?;
+        self.push(mutation)
+    }
+
+    /// Queues `mutation`: at most [`MAX_MUTATIONS`](super::MAX_MUTATIONS) in one commit.
+    fn push(&mut self, mutation: ds::Mutation) -> Result<()> {
         if self.mutations.len() == super::kind::MAX_MUTATIONS {
             return Err(Error::InvalidUpdate(format!(
                 "a commit takes at most {} mutations",
                 super::kind::MAX_MUTATIONS
             )));
         }
-        self.mutations.push(kind.mutation(put, id, document)?);
+        self.mutations.push(mutation);
         Ok(())
     }
 
@@ -77,11 +83,10 @@ impl DatastoreTransaction {
 
     /// Queues the deletion of `id`.
     pub fn delete<T: Sharded>(&mut self, kind: &Kind<T>, id: &str) -> Result<()> {
-        self.mutations.push(ds::Mutation {
+        self.push(ds::Mutation {
             operation: Some(ds::mutation::Operation::Delete(kind.key(id)?)),
             ..Default::default()
-        });
-        Ok(())
+        })
     }
 
     /// Sends every queued write in one transactional commit.
