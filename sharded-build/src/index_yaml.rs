@@ -341,4 +341,79 @@ mod tests {
                 .contains("without")
         );
     }
+
+    /// Random user files: entries in any indentation the list allows, comments between
+    /// them, other keys before `indexes:`, names that need quoting. For each, with random
+    /// sharded types: the user's text stays as it was, the file reads as the user's entries
+    /// then the plan's, merging again changes nothing, and merging without the types gives
+    /// the user's text back.
+    #[test]
+    fn any_users_file_keeps_its_text_and_entries_and_merges_idempotently() {
+        use rand::rngs::StdRng;
+        use rand::{Rng, SeedableRng};
+        let mut rng = StdRng::seed_from_u64(56);
+        const NAMES: [&str; 6] = ["done", "priority", "x-y", "yes", "région", "a.b"];
+        for case in 0..300 {
+            let indent = ["", "  ", "    "][rng.random_range(0..3)];
+            let mut text = String::new();
+            if rng.random_bool(0.3) {
+                text.push_str("# indexes of the app\n");
+            }
+            text.push_str("indexes:\n");
+            let mut expected: Vec<KindIndex> = Vec::new();
+            for entry in 0..rng.random_range(0..5) {
+                if rng.random_bool(0.3) {
+                    text.push_str(&format!("{indent}# entry {entry}\n"));
+                }
+                let index = KindIndex {
+                    kind: ["Task", "Tick", "Other kind"][rng.random_range(0..3)].into(),
+                    ancestor: rng.random_bool(0.5),
+                    properties: (0..rng.random_range(1..4))
+                        .map(|_| {
+                            let direction = match rng.random_bool(0.5) {
+                                true => Direction::Ascending,
+                                false => Direction::Descending,
+                            };
+                            (
+                                NAMES[rng.random_range(0..NAMES.len())].to_owned(),
+                                direction,
+                            )
+                        })
+                        .collect(),
+                };
+                for line in index.to_yaml().lines() {
+                    text.push_str(&format!("{indent}{line}\n"));
+                }
+                expected.push(index);
+            }
+            if rng.random_bool(0.3) {
+                text.push_str("# the end\n");
+            }
+            let mut types = vec![tick()];
+            if rng.random_bool(0.5) {
+                let mut tock = tick();
+                tock.description.collection = "Tock".into();
+                tock.description.parent_collections = vec!["Room".into()];
+                tock.description.collection_group = rng.random_bool(0.5);
+                types.push(tock);
+            }
+            let what = format!("case {case}:\n{text}");
+            let merged = merge(Some(&text), &types, "app").unwrap_or_else(|e| panic!("{what}{e}"));
+            assert!(merged.text.starts_with(&text), "{what}");
+            let read = read_index_yaml(&merged.text).unwrap();
+            let planned: Vec<KindIndex> = types
+                .iter()
+                .flat_map(|ty| ty.description.with(kind_indexes).unwrap())
+                .collect();
+            assert_eq!(read[..expected.len()], expected[..], "{what}");
+            assert_eq!(read[expected.len()..], planned[..], "{what}");
+            let again = merge(Some(&merged.text), &types, "app").unwrap();
+            assert_eq!(again.text, merged.text, "{what}");
+            assert_eq!(
+                merge(Some(&merged.text), &[], "app").unwrap().text,
+                text,
+                "{what}"
+            );
+        }
+    }
 }
