@@ -263,11 +263,64 @@ impl<T: Sharded> Kind<T> {
 
     /// Deletes the entity `id`; deleting one that is not there succeeds.
     pub async fn delete(&self, id: &str) -> Result<()> {
-        let mutation = ds::Mutation {
-            operation: Some(ds::mutation::Operation::Delete(self.key(id)?)),
-            ..Default::default()
-        };
-        self.datastore.commit(vec![mutation], None).await.map(drop)
+        self.delete_all([id]).await
+    }
+
+    /// Deletes every entity of `ids` in one commit (the page's batch operation): at most
+    /// [`MAX_MUTATIONS`], each id once, checked before anything is sent.
+    pub async fn delete_all<'i>(&self, ids: impl IntoIterator<Item = &'i str>) -> Result<()> {
+        let keys = self.distinct_keys(ids)?;
+        if keys.is_empty() {
+            return Ok(());
+        }
+        let mutations = keys
+            .into_iter()
+            .map(|key| ds::Mutation {
+                operation: Some(ds::mutation::Operation::Delete(key)),
+                ..Default::default()
+            })
+            .collect();
+        self.datastore.commit(mutations, None).await.map(drop)
+    }
+
+    /// The entities of `ids` in one lookup (the page's batch operation), in the order of
+    /// `ids`, `None` where one is not there: at most [`MAX_MUTATIONS`], each id once.
+    pub async fn get_all<'i>(
+        &self,
+        ids: impl IntoIterator<Item = &'i str>,
+    ) -> Result<Vec<Option<Stored<T>>>> {
+        let keys = self.distinct_keys(ids)?;
+        let root = self.datastore.documents_root();
+        let names: Vec<String> = keys
+            .iter()
+            .map(|key| convert::document_name(&root, key))
+            .collect();
+        let mut found: std::collections::HashMap<String, Stored<T>> = Default::default();
+        for entity in self.lookup_keys(keys, None).await? {
+            let document = convert::to_document(&entity, &root)?;
+            found.insert(document.name.clone(), Stored::from_document(&document)?);
+        }
+        Ok(names.iter().map(|name| found.remove(name)).collect())
+    }
+
+    /// The keys of `ids`, checked: each once, at most [`MAX_MUTATIONS`].
+    fn distinct_keys<'i>(&self, ids: impl IntoIterator<Item = &'i str>) -> Result<Vec<ds::Key>> {
+        let mut seen = std::collections::HashSet::new();
+        let mut keys = Vec::new();
+        for id in ids {
+            if !seen.insert(id) {
+                return Err(Error::InvalidUpdate(format!(
+                    "`{id}` is named twice in one request, which Datastore refuses"
+                )));
+            }
+            if keys.len() == MAX_MUTATIONS {
+                return Err(Error::InvalidUpdate(format!(
+                    "one request takes at most {MAX_MUTATIONS} keys"
+                )));
+            }
+            keys.push(self.key(id)?);
+        }
+        Ok(keys)
     }
 
     /// Upserts every `(id, document)` in one non-transactional commit, each with its own
@@ -296,22 +349,12 @@ impl<T: Sharded> Kind<T> {
     where
         T: 'd,
     {
-        let mut seen = std::collections::HashSet::new();
-        let mut mutations = Vec::new();
-        for (id, document) in documents {
-            if !seen.insert(id) {
-                return Err(Error::InvalidUpdate(format!(
-                    "`{id}` is written twice in one commit, which Datastore refuses"
-                )));
-            }
-            if mutations.len() == MAX_MUTATIONS {
-                return Err(Error::InvalidUpdate(format!(
-                    "a commit takes at most {MAX_MUTATIONS} mutations; use `bulk_put` for more"
-                )));
-            }
-            mutations.push(self.mutation(put, id, document)?);
-        }
-        Ok(mutations)
+        let documents: Vec<(&str, &T)> = documents.into_iter().collect();
+        self.distinct_keys(documents.iter().map(|(id, _)| *id))?;
+        documents
+            .into_iter()
+            .map(|(id, document)| self.mutation(put, id, document))
+            .collect()
     }
 
     /// The entity `id`, read back with its shard; `None` when it is not there.

@@ -740,6 +740,20 @@ async fn every_write_draws_a_shard_and_excludes_what_no_query_reads() {
             .is_err()
     );
     assert_eq!(posts.get("p5").await.unwrap(), None);
+    // Batch reads in the order asked, and batch deletes.
+    let got = posts.get_all(["p4", "nope", "p3"]).await.unwrap();
+    let got: Vec<Option<&str>> = got
+        .iter()
+        .map(|s| s.as_ref().map(|s| s.id.as_str()))
+        .collect();
+    assert_eq!(got, [Some("p4"), None, Some("p3")]);
+    assert!(posts.get_all(["p3", "p3"]).await.is_err());
+    posts
+        .upsert_all([("d1", &long_post("x", 1)), ("d2", &long_post("x", 1))])
+        .await
+        .unwrap();
+    posts.delete_all(["d1", "d2", "never"]).await.unwrap();
+    assert_eq!(posts.get_all(["d1", "d2"]).await.unwrap(), [None, None]);
     // The entity: under its ancestor, a shard of the type's, the 2,000-byte body excluded from
     // indexes (an indexed string is at most 1,500 bytes), the queried properties indexed.
     let entity = raw_entity(&project, &[("Room", "lobby")], "Post", "p1")
