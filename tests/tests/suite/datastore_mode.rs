@@ -1106,7 +1106,8 @@ async fn a_migration_between_kinds_copies_each_entity_once_in_lanes_and_resumes(
 }
 
 /// Measured, and the reason `count` and `sum` are separate requests: an aggregation request
-/// that sums a property counts only the entities that hold it.
+/// that sums a property counts only the entities that hold it, with a value of any type (a
+/// string, a null), while the sum skips what is not a number.
 #[tokio::test]
 async fn a_count_beside_a_sum_counts_only_entities_holding_the_summed_property() {
     let project = project("ds-measure");
@@ -1118,15 +1119,16 @@ async fn a_count_beside_a_sum_counts_only_entities_holding_the_summed_property()
         },
         kind: "M".into(),
     };
+    let entity = |qty: Option<ds::Value>| {
+        let mut properties = HashMap::from([("at".to_owned(), integer(1))]);
+        properties.extend(qty.map(|qty| ("qty".to_owned(), qty)));
+        properties
+    };
     twin.write(vec![
-        ("a".into(), HashMap::from([("at".to_owned(), integer(1))])),
-        (
-            "b".into(),
-            HashMap::from([
-                ("at".to_owned(), integer(2)),
-                ("qty".to_owned(), integer(5)),
-            ]),
-        ),
+        ("a".into(), entity(None)),
+        ("b".into(), entity(Some(integer(5)))),
+        ("c".into(), entity(Some(string("x")))),
+        ("d".into(), entity(Some(null()))),
     ])
     .await;
     let all = ds::Query {
@@ -1134,12 +1136,12 @@ async fn a_count_beside_a_sum_counts_only_entities_holding_the_summed_property()
         ..Default::default()
     };
     let alone = twin.aggregate(all.clone(), vec![("c", count_all())]).await;
-    assert_eq!(alone["c"], integer(2));
+    assert_eq!(alone["c"], integer(4));
     let beside = twin
         .aggregate(all, vec![("c", count_all()), ("s", sum_of("qty"))])
         .await;
     assert_eq!(
         (beside["c"].clone(), beside["s"].clone()),
-        (integer(1), integer(5))
+        (integer(3), integer(5))
     );
 }
