@@ -25,6 +25,10 @@
 //! in a fenced block of the user's own file, for their `allow create, update` conditions to
 //! call. Server SDKs (admin credentials) bypass rules; `verify()` covers what they write.
 //!
+//! For a database in Firestore's Datastore mode, `sharded_build::write_datastore_indexes()`
+//! writes `index.yaml` instead: the same plan, each index a kind's, in a fenced block of the
+//! user's own file (no rules: Datastore mode has none).
+//!
 //! With `SHARDED_INDEXES_CHECK=1` in the environment the build writes nothing and fails, with
 //! a diff, when either file is not what it would write: the drift check for CI.
 
