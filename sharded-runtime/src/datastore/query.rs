@@ -205,7 +205,8 @@ impl<T: Sharded> Kind<T> {
     }
 
     /// The sum of `field` over every entity `query` matches: the chunks' sums added up, exact
-    /// while every one is an integer and their total fits an `i64`, a double otherwise.
+    /// while every one is an integer and their total fits an `i64` (a partial total past it
+    /// that later chunks bring back stays exact), a double otherwise.
     pub async fn sum<const QUERY: u64, R: Reach, W, S: SummedOver<QUERY>>(
         &self,
         query: &ShardedQuery<T, QUERY, R, W>,
@@ -225,25 +226,18 @@ impl<T: Sharded> Kind<T> {
                 }),
             )
             .await?;
-        let mut total = Number::Integer(0);
-        for sum in sums {
-            let part = match sum.value_type {
-                Some(ds::value::ValueType::IntegerValue(n)) => Number::Integer(n),
-                Some(ds::value::ValueType::DoubleValue(d)) => Number::Double(d),
-                other => {
-                    return Err(Error::UnexpectedAnswer(format!(
-                        "a sum answered as {other:?}"
-                    )));
-                }
-            };
-            total = match (total, part) {
-                (Number::Integer(a), Number::Integer(b)) => a
-                    .checked_add(b)
-                    .map_or(Number::Double(a as f64 + b as f64), Number::Integer),
-                (a, b) => Number::Double(a.as_f64() + b.as_f64()),
-            };
-        }
-        Ok(total)
+        // Added as Firestore totals them: integers exactly, whatever the chunks' order.
+        let parts = sums
+            .into_iter()
+            .map(|sum| match sum.value_type {
+                Some(ds::value::ValueType::IntegerValue(n)) => Ok(Number::Integer(n)),
+                Some(ds::value::ValueType::DoubleValue(d)) => Ok(Number::Double(d)),
+                other => Err(Error::UnexpectedAnswer(format!(
+                    "a sum answered as {other:?}"
+                ))),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Number::total(parts))
     }
 
     /// The query's plan, in this kind's place when the query names none; refused where

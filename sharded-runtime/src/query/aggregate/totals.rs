@@ -225,7 +225,6 @@ impl Subtotals {
     }
 }
 
-#[cfg(test)]
 impl Number {
     /// The total of partial sums as Firestore totals values: integers add exactly whatever
     /// their order, and the total is an integer when it fits in an `i64` (a partial sum past
