@@ -4,7 +4,6 @@
 
 use std::time::Duration;
 
-use firestore::gcloud_sdk::tonic::Code;
 
 use crate::StatusCode;
 use rand::Rng;
@@ -87,11 +86,12 @@ impl Backoff {
     }
 }
 
-/// Whether a single write that failed with `code` is worth another attempt.
-pub(crate) fn retries_write(code: Code) -> bool {
+/// Whether a single write that failed with `code` (gRPC's, or as this crate reports it) is
+/// worth another attempt.
+pub(crate) fn retries_write(code: impl Into<StatusCode>) -> bool {
     matches!(
-        code,
-        Code::ResourceExhausted | Code::Aborted | Code::Unavailable
+        code.into(),
+        StatusCode::ResourceExhausted | StatusCode::Aborted | StatusCode::Unavailable
     )
 }
 
@@ -100,11 +100,15 @@ pub(crate) fn retries_write(code: Code) -> bool {
 /// broken HTTP/2 stream);
 /// a deadline may have passed after the writes applied, which another attempt of the same
 /// writes repeats harmlessly or fails by precondition.
-pub(crate) fn retries_request(code: Code) -> bool {
+pub(crate) fn retries_request(code: impl Into<StatusCode>) -> bool {
+    let code = code.into();
     retries_write(code)
         || matches!(
             code,
-            Code::Unknown | Code::Internal | Code::DeadlineExceeded | Code::Cancelled
+            StatusCode::Unknown
+                | StatusCode::Internal
+                | StatusCode::DeadlineExceeded
+                | StatusCode::Cancelled
         )
 }
 

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use super::Kind;
 use crate::bulk::{Backoff, RateLimiter, Throttling, WriteFailure};
+use crate::retry::retries_request;
 use crate::{Error, Result, Sharded};
 
 /// How [`Kind::bulk_put`] writes.
@@ -82,7 +83,7 @@ impl<T: Sharded> Kind<T> {
                 match self.datastore.commit(mutations.clone(), None).await {
                     Ok(_) => break,
                     Err(Error::Datastore { code, message })
-                        if attempts < options.backoff.max_attempts && retried(code) =>
+                        if attempts < options.backoff.max_attempts && retries_request(code) =>
                     {
                         tracing::debug!(%message, ?code, attempts, "bulk_put commit retried");
                         tokio::time::sleep(options.backoff.delay(attempts, code)).await;
@@ -117,13 +118,4 @@ impl<T: Sharded> Kind<T> {
         }
         Ok(report)
     }
-}
-
-/// Whether a commit that failed with `code` is sent again.
-fn retried(code: crate::writes::StatusCode) -> bool {
-    use crate::writes::StatusCode as C;
-    matches!(
-        code,
-        C::Aborted | C::Unavailable | C::ResourceExhausted | C::DeadlineExceeded | C::Internal
-    )
 }

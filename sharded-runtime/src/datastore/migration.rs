@@ -320,14 +320,7 @@ impl<T: Sharded> Kind<T> {
             match attempt.await {
                 Ok(counts) => return Ok(counts),
                 Err(Error::Datastore { code, message })
-                    if attempts < backoff.max_attempts
-                        && matches!(
-                            code,
-                            crate::writes::StatusCode::Aborted
-                                | crate::writes::StatusCode::Unavailable
-                                | crate::writes::StatusCode::ResourceExhausted
-                                | crate::writes::StatusCode::DeadlineExceeded
-                        ) =>
+                    if attempts < backoff.max_attempts && crate::retry::retries_request(code) =>
                 {
                     tracing::debug!(%message, ?code, attempts, "migration commit retried");
                     tokio::time::sleep(backoff.delay(attempts, code)).await;
