@@ -37,6 +37,7 @@ mod status;
 mod stored;
 mod stored_names;
 mod task_part;
+mod token;
 mod transform;
 mod until_error;
 mod value_order;

@@ -4,7 +4,6 @@
 
 use std::time::Duration;
 
-
 use crate::StatusCode;
 use rand::Rng;
 

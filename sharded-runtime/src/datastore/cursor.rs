@@ -49,15 +49,12 @@ impl ChunkPosition {
 impl DatastoreCursor {
     /// The cursor as URL-safe text.
     pub fn to_token(&self) -> String {
-        URL_SAFE_NO_PAD.encode(serde_json::to_vec(self).expect("a cursor serializes"))
+        crate::token::encode(self)
     }
 
     /// The cursor `token` ([`to_token`](Self::to_token)) stands for.
     pub fn from_token(token: &str) -> Result<DatastoreCursor> {
-        let bytes = URL_SAFE_NO_PAD
-            .decode(token)
-            .map_err(|error| Error::InvalidCursor(error.to_string()))?;
-        serde_json::from_slice(&bytes).map_err(|error| Error::InvalidCursor(error.to_string()))
+        crate::token::decode(token).map_err(Error::InvalidCursor)
     }
 
     /// Refuses a cursor of another query, or of the same query planned into other chunks.

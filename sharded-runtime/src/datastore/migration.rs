@@ -10,8 +10,6 @@
 
 use std::time::{Duration, Instant};
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use firestore::FirestoreDb;
 use firestore::gcloud_sdk::google::datastore::v1 as ds;
 use firestore::gcloud_sdk::google::firestore::v1::Document;
@@ -71,15 +69,12 @@ pub struct MigrationCheckpoint {
 impl MigrationCheckpoint {
     /// The checkpoint as URL-safe text.
     pub fn to_token(&self) -> String {
-        URL_SAFE_NO_PAD.encode(serde_json::to_vec(self).expect("a checkpoint serializes"))
+        crate::token::encode(self)
     }
 
     /// The checkpoint `token` stands for.
     pub fn from_token(token: &str) -> Result<MigrationCheckpoint> {
-        let bytes = URL_SAFE_NO_PAD
-            .decode(token)
-            .map_err(|error| Error::InvalidCheckpoint(error.to_string()))?;
-        serde_json::from_slice(&bytes).map_err(|error| Error::InvalidCheckpoint(error.to_string()))
+        crate::token::decode(token).map_err(Error::InvalidCheckpoint)
     }
 
     /// Whether every lane is read to its end.

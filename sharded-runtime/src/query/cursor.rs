@@ -366,17 +366,14 @@ impl<T: Sharded, const QUERY: u64, R: Reach> Cursor<T, QUERY, R> {
                 Edge::End => "e".to_owned(),
             }),
         };
-        URL_SAFE_NO_PAD.encode(serde_json::to_vec(&token).expect("tokens serialize"))
+        crate::token::encode(&token)
     }
 
     /// Parses a token made by [`to_token`](Self::to_token) for this same query.
     pub fn from_token(token: &str) -> Result<Self> {
         let invalid = |why: &str| Error::InvalidCursor(why.to_owned());
-        let bytes = URL_SAFE_NO_PAD
-            .decode(token.trim())
-            .map_err(|_| invalid("not a cursor token"))?;
         let token: Token =
-            serde_json::from_slice(&bytes).map_err(|_| invalid("not a cursor token"))?;
+            crate::token::decode(token.trim()).map_err(|_| invalid("not a cursor token"))?;
         if token.q != Self::query_tag() {
             return Err(Error::InvalidCursor(format!(
                 "this cursor belongs to the query `{}`, not `{}`",
