@@ -283,28 +283,31 @@ impl<T: Sharded> Kind<T> {
         batch: &[(usize, String, T, Vec<u8>)],
         backoff: &Backoff,
     ) -> Result<(usize, usize)> {
+        let keys = batch
+            .iter()
+            .map(|(_, id, _, _)| self.key(id))
+            .collect::<Result<Vec<_>>>()?;
+        let root = self.datastore.documents_root();
+        let names: Vec<String> = keys
+            .iter()
+            .map(|key| convert::document_name(&root, key))
+            .collect();
         let mut attempts = 0;
         loop {
             attempts += 1;
             let attempt = async {
                 let transaction = self.datastore.begin().await?;
-                let keys = batch
-                    .iter()
-                    .map(|(_, id, _, _)| self.key(id))
-                    .collect::<Result<Vec<_>>>()?;
                 let found = self
-                    .lookup_keys(keys, Some(transaction.id().to_vec()))
+                    .lookup_keys(keys.clone(), Some(transaction.id().to_vec()))
                     .await?;
-                let root = self.datastore.documents_root();
                 let there: std::collections::HashSet<String> = found
                     .iter()
                     .filter_map(|entity| entity.key.as_ref())
                     .map(|key| convert::document_name(&root, key))
                     .collect();
                 let mut mutations = Vec::new();
-                for (_, id, document, _) in batch {
-                    let name = convert::document_name(&root, &self.key(id)?);
-                    if !there.contains(&name) {
+                for ((_, id, document, _), name) in batch.iter().zip(&names) {
+                    if !there.contains(name) {
                         mutations.push(self.mutation(Put::Insert, id, document)?);
                     }
                 }

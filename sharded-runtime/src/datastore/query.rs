@@ -280,6 +280,20 @@ impl<T: Sharded> Kind<T> {
         positions: &[ChunkPosition],
         projected: bool,
     ) -> Result<Vec<ChunkRead>> {
+        // A projection of the properties the merge orders by, which every chunk's index holds.
+        let projection = match projected {
+            true => std::iter::once(plan.order_field)
+                .chain(plan.then_by.iter().copied())
+                .map(|path| {
+                    Ok(ds::Projection {
+                        property: Some(ds::PropertyReference {
+                            name: property(path)?,
+                        }),
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?,
+            false => Vec::new(),
+        };
         let mut reads: Vec<Option<ChunkRead>> = positions.iter().map(|_| None).collect();
         // Set once the first chunk is read: the read time the rest read at.
         let mut read_time: Option<Option<Timestamp>> = None;
@@ -292,27 +306,17 @@ impl<T: Sharded> Kind<T> {
                 });
                 continue;
             }
-            let mut query =
-                self.chunk_query(plan, *chunk, true, limit, position.start_cursor()?)?;
-            if projected {
-                query.projection = std::iter::once(plan.order_field)
-                    .chain(plan.then_by.iter().copied())
-                    .map(|path| {
-                        Ok(ds::Projection {
-                            property: Some(ds::PropertyReference {
-                                name: property(path)?,
-                            }),
-                        })
-                    })
-                    .collect::<Result<_>>()?;
-            }
-            if read_time.is_none() {
-                let (read, time) = self.run(query, limit, None).await?;
-                reads[i] = Some(read);
-                read_time = Some(time);
-                continue;
-            } else {
-                pending.push((i, query));
+            let query = ds::Query {
+                projection: projection.clone(),
+                ..self.chunk_query(plan, *chunk, true, limit, position.start_cursor()?)?
+            };
+            match read_time {
+                None => {
+                    let (read, time) = self.run(query, limit, None).await?;
+                    reads[i] = Some(read);
+                    read_time = Some(time);
+                }
+                Some(_) => pending.push((i, query)),
             }
         }
         let sent = pending.into_iter().map(|(i, query)| {
