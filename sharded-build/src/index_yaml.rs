@@ -123,12 +123,13 @@ pub(crate) fn merge(
             let order = property_path(spec.order_field);
             let shard = property_path(spec.shard_field);
             for entry in users.iter().filter(|entry| entry.kind == spec.collection) {
-                let names: Vec<Option<String>> = entry
-                    .properties
-                    .iter()
-                    .map(|property| Some(property.name.clone()))
-                    .collect();
-                if names.contains(&order) && !names.contains(&shard) {
+                let holds = |path: &Option<String>| {
+                    entry
+                        .properties
+                        .iter()
+                        .any(|property| path.as_ref() == Some(&property.name))
+                };
+                if holds(&order) && !holds(&shard) {
                     warnings.push(format!(
                         "index.yaml: an index of kind `{}` holds `{}` without `{}`: its writes keep the hotspot sharding removes (delete the entry unless a query needs it)",
                         spec.collection, spec.order_field, spec.shard_field

@@ -113,3 +113,29 @@ pub fn seed(what: &str) -> u64 {
     println!("{what}: seed {seed} (replay with SHARDED_TEST_SEED={seed})");
     seed
 }
+
+/// Runs `git args` in `dir` with a test identity, `main` as the first branch and no signing,
+/// whatever the machine's configuration; panics with git's output when it fails.
+pub fn git(dir: &std::path::Path, args: &[&str]) {
+    let output = std::process::Command::new("git")
+        .args([
+            "-c",
+            "user.name=sharded tests",
+            "-c",
+            "user.email=tests@sharded.invalid",
+            "-c",
+            "init.defaultBranch=main",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git runs");
+    assert!(
+        output.status.success(),
+        "git {args:?} in {}: {}",
+        dir.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}

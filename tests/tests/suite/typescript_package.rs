@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sharded_runtime::Sharded;
 use sharded_runtime::firestore::FirestoreTimestamp;
+use sharded_tests::git;
 use sharded_tests::node::run_script;
 use sharded_tests::test_db;
 
@@ -50,25 +51,6 @@ fn npm(dir: &Path, args: &[&str]) -> String {
         String::from_utf8_lossy(&output.stderr)
     );
     String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let status = Command::new("git")
-        .args([
-            "-c",
-            "user.name=sharded tests",
-            "-c",
-            "user.email=tests@sharded.invalid",
-            "-c",
-            "init.defaultBranch=main",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .status()
-        .expect("git runs");
-    assert!(status.success(), "git {args:?}");
 }
 
 /// The client's tracked files (its package, without tests, probes and the example), copied
