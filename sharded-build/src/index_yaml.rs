@@ -104,7 +104,7 @@ pub(crate) fn merge(
     crate_name: &str,
 ) -> Result<Merged, String> {
     let (begin, end) = (begin_marker(crate_name), end_marker(crate_name));
-    let own = without_block(on_disk.unwrap_or(""), &begin, &end)?;
+    let own = crate::fence::without_block(on_disk.unwrap_or(""), &begin, &end)?;
     let users: IndexFile = parse(&own)?;
     let users = users.indexes.unwrap_or_default();
     let mut warnings = Vec::new();
@@ -196,29 +196,6 @@ fn parse(text: &str) -> Result<IndexFile, String> {
     }
     serde_yaml_ng::from_str(text)
         .map_err(|error| format!("not an index.yaml this tool can merge into: {error}"))
-}
-
-/// `text` without the lines of its block, markers included.
-fn without_block(text: &str, begin: &str, end: &str) -> Result<String, String> {
-    let mut kept = String::with_capacity(text.len());
-    let mut inside = false;
-    for line in text.split_inclusive('\n') {
-        let trimmed = line.trim();
-        if trimmed == begin {
-            inside = true;
-        } else if trimmed == end {
-            if !inside {
-                return Err(format!("`{end}` without `{begin}` before it"));
-            }
-            inside = false;
-        } else if !inside {
-            kept.push_str(line);
-        }
-    }
-    match inside {
-        true => Err(format!("`{begin}` without `{end}` after it")),
-        false => Ok(kept),
-    }
 }
 
 /// The indentation of the user's list items, so ours continue their list.

@@ -35,6 +35,7 @@
 mod dependencies;
 mod diff;
 mod drift;
+mod fence;
 mod index_yaml;
 mod merge;
 mod rules;
@@ -320,15 +321,11 @@ impl Indexes {
         })?;
         let mut types = sources.sharded_types().map_err(Error::Invalid)?;
         types.extend(self.included.iter().cloned());
-        let on_disk = match std::fs::read_to_string(&self.output) {
-            Ok(text) => Some(text),
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
-            Err(err) => return Err(Error::Io(self.output.clone(), err)),
-        };
+        let on_disk = read_existing(&self.output)?;
         if self.datastore {
             let merged = index_yaml::merge(on_disk.as_deref(), &types, &self.crate_name)
                 .map_err(|why| Error::File(self.output.clone(), why))?;
-            let written = self.keep(on_disk.as_deref(), &merged.text)?;
+            let written = self.keep(&self.output, on_disk.as_deref(), &merged.text)?;
             let mut warnings = sources.warnings;
             warnings.extend(merged.warnings);
             return Ok(Outcome {
@@ -351,7 +348,7 @@ impl Indexes {
             .transpose()?;
         let merged = merge::merge(existing, &types, &self.crate_name).map_err(Error::Invalid)?;
         merge::check_quota(&merged.document, self.quota).map_err(Error::Invalid)?;
-        let written = self.keep(on_disk.as_deref(), &render(&merged.document))?;
+        let written = self.keep(&self.output, on_disk.as_deref(), &render(&merged.document))?;
         let mut warnings = sources.warnings;
         warnings.extend(merged.warnings);
         let rules_written = match self.rules_path() {
@@ -369,19 +366,19 @@ impl Indexes {
         })
     }
 
-    /// Writes `text` as the output file unless it is what `on_disk` holds; in check mode,
-    /// fails with the diff instead. Whether it wrote.
-    fn keep(&self, on_disk: Option<&str>, text: &str) -> Result<bool, Error> {
+    /// Writes `text` to `path` unless it is what `on_disk` holds; in check mode, fails with
+    /// the diff instead. Whether it wrote.
+    fn keep(&self, path: &Path, on_disk: Option<&str>, text: &str) -> Result<bool, Error> {
         if on_disk == Some(text) {
             return Ok(false);
         }
         if self.check {
             return Err(Error::Stale {
-                path: self.output.clone(),
+                path: path.to_path_buf(),
                 diff: diff::line_diff(on_disk.unwrap_or(""), text),
             });
         }
-        write_atomically(&self.output, text)?;
+        write_atomically(path, text)?;
         Ok(true)
     }
 
@@ -392,28 +389,23 @@ impl Indexes {
         types: &[ShardedType],
         warnings: &mut Vec<String>,
     ) -> Result<bool, Error> {
-        let on_disk = match std::fs::read_to_string(path) {
-            Ok(text) => Some(text),
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
-            Err(err) => return Err(Error::Io(path.to_path_buf(), err)),
-        };
+        let on_disk = read_existing(path)?;
         let merged = rules::merge(on_disk.as_deref(), types, &self.crate_name)
             .map_err(|why| Error::File(path.to_path_buf(), why))?;
         warnings.extend(merged.warnings);
-        let Some(text) = merged.text else {
-            return Ok(false);
-        };
-        if on_disk.as_deref() == Some(text.as_str()) {
-            return Ok(false);
+        match merged.text {
+            Some(text) => self.keep(path, on_disk.as_deref(), &text),
+            None => Ok(false),
         }
-        if self.check {
-            return Err(Error::Stale {
-                path: path.to_path_buf(),
-                diff: diff::line_diff(on_disk.as_deref().unwrap_or(""), &text),
-            });
-        }
-        write_atomically(path, &text)?;
-        Ok(true)
+    }
+}
+
+/// The text of the file at `path`, `None` when there is none.
+fn read_existing(path: &Path) -> Result<Option<String>, Error> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(Error::Io(path.to_path_buf(), err)),
     }
 }
 

@@ -56,7 +56,7 @@ pub(crate) fn merge(
     };
     let mut warnings = Vec::new();
     if let Some(text) = &text {
-        let outside = without_block(text, crate_name);
+        let outside = without_block(text, crate_name)?;
         for contract in &contracts {
             let call = format!("{}(", contract.function);
             if !outside.contains(&call) {
@@ -123,20 +123,8 @@ fn replace_block(text: &str, block: &str, crate_name: &str) -> Result<String, St
 }
 
 /// `text` without the crate's block: what the user wrote.
-fn without_block(text: &str, crate_name: &str) -> String {
-    let (begin, end) = (begin(crate_name), end(crate_name));
-    let mut inside = false;
-    let mut out = String::new();
-    for line in text.split_inclusive('\n') {
-        if line.trim() == begin {
-            inside = true;
-        } else if line.trim() == end {
-            inside = false;
-        } else if !inside {
-            out.push_str(line);
-        }
-    }
-    out
+fn without_block(text: &str, crate_name: &str) -> Result<String, String> {
+    crate::fence::without_block(text, &begin(crate_name), &end(crate_name))
 }
 
 /// `match /databases/{database}/documents {`, however it is spaced.
