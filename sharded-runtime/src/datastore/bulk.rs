@@ -78,9 +78,23 @@ impl<T: Sharded> Kind<T> {
                 tokio::time::sleep(wait).await;
             }
             let mut attempts = 0;
+            // Whether an attempt's answer was lost: that commit may have been applied.
+            let mut answer_lost = false;
             loop {
                 attempts += 1;
-                match self.datastore.commit(mutations.clone(), None).await {
+                let result = self.datastore.commit(mutations.clone(), None).await;
+                if let Err(Error::Datastore { code, .. }) = &result {
+                    use crate::writes::StatusCode as C;
+                    answer_lost |= matches!(
+                        code,
+                        C::DeadlineExceeded
+                            | C::Internal
+                            | C::Unavailable
+                            | C::Unknown
+                            | C::Cancelled
+                    );
+                }
+                match result {
                     Ok(_) => break,
                     Err(Error::Datastore { code, message })
                         if attempts < options.backoff.max_attempts && retries_request(code) =>
@@ -97,13 +111,7 @@ impl<T: Sharded> Kind<T> {
                                     code,
                                     message: message.clone(),
                                     attempts,
-                                    // An answer lost on the way may follow an applied commit.
-                                    maybe_applied: matches!(
-                                        code,
-                                        crate::writes::StatusCode::DeadlineExceeded
-                                            | crate::writes::StatusCode::Internal
-                                            | crate::writes::StatusCode::Unavailable
-                                    ),
+                                    maybe_applied: answer_lost,
                                 })
                                 .collect(),
                         });
