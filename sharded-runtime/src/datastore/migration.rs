@@ -103,7 +103,8 @@ impl<T: Sharded> Kind<T> {
     /// Copies the entities of `options.source_kind` into this kind, each with a shard drawn,
     /// from `resume` (a checkpoint of an earlier run) or the start. After each commit,
     /// `progress` is told what was done; returning `ControlFlow::Break` stops the run there
-    /// (a task engine's deadline), and the progress's checkpoint resumes it. An entity of the
+    /// (a task engine's deadline), and the progress's checkpoint resumes it. Reads and commits
+    /// that fail transiently are retried with `options.backoff`. An entity of the
     /// old kind that does not read as `T` stops the run with its error before its commit.
     pub async fn migrate_from(
         &self,
@@ -154,8 +155,10 @@ impl<T: Sharded> Kind<T> {
                 match position {
                     ChunkPosition::Done => Ok((Vec::new(), true)),
                     _ => {
-                        self.read_lane(&options.source_kind, lane, position, per_lane)
-                            .await
+                        super::retried(&options.backoff, "migration read", || {
+                            self.read_lane(&options.source_kind, lane, position, per_lane)
+                        })
+                        .await
                     }
                 }
             });
@@ -277,7 +280,9 @@ impl<T: Sharded> Kind<T> {
     }
 
     /// Inserts, in one transaction, those of `batch` this kind does not hold yet; how many
-    /// it inserted and how many were there. A conflict with the app's writes is retried.
+    /// it inserted and how many were there. A conflict with the app's writes, or a lost
+    /// connection, is retried: a commit applied before its answer was lost finds its entities
+    /// there the next time.
     async fn copy_missing(
         &self,
         batch: &[(usize, String, T, Vec<u8>)],
@@ -292,11 +297,9 @@ impl<T: Sharded> Kind<T> {
             .iter()
             .map(|key| convert::document_name(&root, key))
             .collect();
-        let mut attempts = 0;
-        loop {
-            attempts += 1;
+        super::retried(backoff, "migration commit", || async {
+            let transaction = self.datastore.begin().await?;
             let attempt = async {
-                let transaction = self.datastore.begin().await?;
                 let found = self
                     .lookup_keys(keys.clone(), Some(transaction.id().to_vec()))
                     .await?;
@@ -313,19 +316,19 @@ impl<T: Sharded> Kind<T> {
                 }
                 let copied = mutations.len();
                 transaction.commit_mutations(mutations).await?;
-                Ok::<_, Error>((copied, batch.len() - copied))
+                Ok((copied, batch.len() - copied))
             };
-            match attempt.await {
-                Ok(counts) => return Ok(counts),
-                Err(Error::Datastore { code, message })
-                    if attempts < backoff.max_attempts && crate::retry::retries_request(code) =>
-                {
-                    tracing::debug!(%message, ?code, attempts, "migration commit retried");
-                    tokio::time::sleep(backoff.delay(attempts, code)).await;
-                }
-                Err(error) => return Err(error),
+            let outcome = attempt.await;
+            if outcome.is_err() {
+                // A transaction left open holds its locks until it expires, and the next
+                // attempt would wait on them ("Transaction lock timeout", measured through the
+                // fault proxy). Its commit may have been applied, answer lost: then the
+                // rollback fails, and nothing is lost.
+                let _ = transaction.rollback().await;
             }
-        }
+            outcome
+        })
+        .await
     }
 }
 

@@ -200,6 +200,28 @@ impl Datastore {
     }
 }
 
+/// `op`, tried again while it fails with a code the one retry policy retries (a dropped
+/// connection, contention, an overloaded server), up to `backoff`'s attempts: for the reads
+/// and commits of a long job, each of which can be sent again without effect.
+async fn retried<R, F>(backoff: &crate::bulk::Backoff, what: &str, op: impl Fn() -> F) -> Result<R>
+where
+    F: std::future::Future<Output = Result<R>>,
+{
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        match op().await {
+            Err(Error::Datastore { code, message })
+                if attempts < backoff.max_attempts && crate::retry::retries_request(code) =>
+            {
+                tracing::debug!(%message, ?code, attempts, "{what} retried");
+                tokio::time::sleep(backoff.delay(attempts, code)).await;
+            }
+            result => return result,
+        }
+    }
+}
+
 /// A failed Datastore call as the runtime's error.
 fn status_error(status: firestore::gcloud_sdk::tonic::Status) -> Error {
     Error::Datastore {

@@ -10,8 +10,10 @@ use crate::{Error, Result, Sharded, Stored};
 /// A transaction begun with [`Datastore::begin`]. Its writes are sent by
 /// [`commit`](Self::commit), all or none; an `ABORTED` commit (a conflicting transaction) is
 /// [`Error::Datastore`] with [`StatusCode::Aborted`](crate::writes::StatusCode::Aborted):
-/// run the whole transaction again. Dropping it uncommitted sends nothing and writes nothing:
-/// the server ends it when it expires, and [`rollback`](Self::rollback) ends it at once.
+/// run the whole transaction again. Dropping it uncommitted sends nothing and writes nothing,
+/// but the server keeps it, and the locks its reads took, until it expires: another
+/// transaction on those entities waits meanwhile, or aborts with "Transaction lock timeout".
+/// End one you give up on with [`rollback`](Self::rollback), which releases them at once.
 #[derive(Debug)]
 pub struct DatastoreTransaction {
     datastore: Datastore,
@@ -101,9 +103,9 @@ impl DatastoreTransaction {
     }
 
     /// Commits `mutations` as the transaction's writes.
-    pub(super) async fn commit_mutations(self, mutations: Vec<ds::Mutation>) -> Result<()> {
+    pub(super) async fn commit_mutations(&self, mutations: Vec<ds::Mutation>) -> Result<()> {
         self.datastore
-            .commit(mutations, Some(self.id))
+            .commit(mutations, Some(self.id.clone()))
             .await
             .map(drop)
     }

@@ -1145,3 +1145,126 @@ async fn a_count_beside_a_sum_counts_only_entities_holding_the_summed_property()
         (integer(3), integer(5))
     );
 }
+
+/// Through a proxy that drops connections, before requests reach the server and after it has
+/// applied them (the answer lost): the bulk writer's upserts and the migration's
+/// check-then-insert commits are retried, every entity is written once, and nothing is
+/// reported failed.
+#[tokio::test]
+async fn bulk_writes_and_migrations_survive_dropped_connections_and_lost_answers() {
+    use sharded_emulator::fault_proxy::{FaultProxy, Faults};
+    use sharded_runtime::bulk::Backoff;
+    use sharded_runtime::datastore::Migration;
+    use std::ops::ControlFlow;
+
+    let (_, project) = fresh_datastore("ds-faults").await;
+    let proxy = FaultProxy::start(
+        emulator().host(),
+        Faults {
+            seed: 56,
+            drop_chance: 0.02,
+            lost_answer_chance: 0.1,
+            ..Faults::NONE
+        },
+    )
+    .await
+    .unwrap();
+    let through = Datastore::emulator(&proxy.host(), &project).await.unwrap();
+    let direct = Datastore::emulator(emulator().host(), &project)
+        .await
+        .unwrap();
+    let fast = Backoff {
+        initial: std::time::Duration::from_millis(10),
+        max_attempts: 30,
+        ..Backoff::default()
+    };
+    let readings: Vec<(String, Reading3)> = (0..400)
+        .map(|i| {
+            let id = format!("{:016x}", rand::random::<u64>());
+            (
+                id,
+                Reading3::new(
+                    VENUES[i % 4].into(),
+                    None,
+                    i as i64 % 9,
+                    i as i64,
+                    format!("{i}"),
+                ),
+            )
+        })
+        .collect();
+    let report = through
+        .kind::<Reading3>()
+        .bulk_put(
+            readings.clone(),
+            &BulkPut {
+                batch_size: 25,
+                backoff: fast,
+                ..BulkPut::default()
+            },
+            |_| {},
+        )
+        .await
+        .unwrap();
+    assert_eq!(report.written, readings.len());
+    // Migrating them into another namespace's kind, through the same proxy.
+    let raw = Twin {
+        raw: raw_client().await,
+        partition: ds::PartitionId {
+            project_id: project.clone(),
+            namespace_id: "moved".into(),
+            ..Default::default()
+        },
+        kind: "Old".into(),
+    };
+    let entities = readings
+        .iter()
+        .map(|(id, reading)| {
+            let json = serde_json::to_value(reading).unwrap();
+            let properties = json
+                .as_object()
+                .unwrap()
+                .iter()
+                .map(|(name, value)| {
+                    let value = match value {
+                        serde_json::Value::Null => null(),
+                        serde_json::Value::String(s) => string(s),
+                        serde_json::Value::Number(n) => integer(n.as_i64().unwrap()),
+                        other => panic!("{other:?}"),
+                    };
+                    (name.clone(), value)
+                })
+                .collect();
+            (id.clone(), properties)
+        })
+        .collect();
+    raw.write(entities).await;
+    let moved = through.clone().namespace("moved").kind::<Reading3>();
+    let progress = moved
+        .migrate_from(
+            &Migration {
+                batch_size: 40,
+                backoff: fast,
+                ..Migration::from_kind("Old")
+            },
+            None,
+            |_| ControlFlow::Continue(()),
+        )
+        .await
+        .unwrap();
+    assert!(progress.checkpoint.is_done());
+    // A commit whose answer was lost counts its entities as there on the retry.
+    assert_eq!(progress.copied + progress.already_there, readings.len());
+    assert!(proxy.dropped() > 0, "no connection was dropped");
+    // Read back without the proxy: each entity once, as written.
+    for (namespace, count) in [("", readings.len()), ("moved", readings.len())] {
+        let kind = direct.clone().namespace(namespace).kind::<Reading3>();
+        let all = kind.fetch(&Reading3::all()).await.unwrap();
+        assert_eq!(all.len(), count, "{namespace:?}");
+        let mut expected: Vec<&Reading3> = readings.iter().map(|(_, r)| r).collect();
+        let mut stored: Vec<&Reading3> = all.iter().map(|s| &s.document).collect();
+        expected.sort_by_key(|r| r.note.clone());
+        stored.sort_by_key(|r| r.note.clone());
+        assert_eq!(stored, expected, "{namespace:?}");
+    }
+}
