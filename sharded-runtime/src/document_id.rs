@@ -9,9 +9,12 @@ pub const MAX_DOCUMENT_ID_BYTES: usize = 1500;
 /// most 1,500 bytes, no `/` (which would name a document in a subcollection that no sharded
 /// query reads), not `.` or `..`, and not of the reserved form `__…__`, except the legacy
 /// numeric ids `__id<N>__` of documents imported from Datastore, which Firestore reads and
-/// writes by that name.
+/// writes by that name: N a non-zero 64-bit integer written as Rust writes it (no `+`, no
+/// leading zeros). Measured on the emulator in both modes: `__id5__` and `__id-3__` are
+/// taken, `__id0__`, `__id07__`, `__id-0__`, `__id+5__` refused as reserved, and
+/// `__id9223372036854775808__` as "not a 64 bit integer".
 pub fn check_document_id(id: &str) -> Result<()> {
-    if crate::value_order::is_legacy_numeric_id(id) {
+    if numeric_id(id).is_some() {
         return Ok(());
     }
     let reason = if id.is_empty() {
@@ -31,6 +34,14 @@ pub fn check_document_id(id: &str) -> Result<()> {
         id: id.to_owned(),
         reason,
     })
+}
+
+/// N of a legacy numeric id `__id<N>__` in the one form Firestore and Datastore take: N a
+/// non-zero `i64` written without a sign of `+` or leading zeros.
+pub(crate) fn numeric_id(id: &str) -> Option<i64> {
+    let digits = id.strip_prefix("__id")?.strip_suffix("__")?;
+    let number: i64 = digits.parse().ok()?;
+    (number != 0 && number.to_string() == digits).then_some(number)
 }
 
 /// A document's path below the database root (`rooms/lobby/messages/m1`): pairs of a

@@ -267,6 +267,20 @@ pub enum Error {
         /// The server's message.
         message: String,
     },
+    /// An entity whose indexed property holds a string or blob longer than Datastore indexes
+    /// (1,500 bytes): a property some query reads stays indexed, and Datastore refuses the
+    /// whole commit it is in. Nothing was sent.
+    #[error(
+        "entity `{entity}`: `{property}` holds {bytes} bytes, more than the 1,500 Datastore indexes; a query reads it, so it stays indexed (shorten the value, or read it in no query)"
+    )]
+    TooLongToIndex {
+        /// The entity's key, as a document path below the root (`Reading/r1`).
+        entity: String,
+        /// The property's path (`tags`, `price.currency`).
+        property: String,
+        /// The value's length in bytes.
+        bytes: usize,
+    },
 }
 
 /// `Result` with sharded's [`Error`].

@@ -160,11 +160,6 @@ pub fn compare_references(a: &str, b: &str) -> Ordering {
         .cmp(b.split('/').map(Segment::of))
 }
 
-/// `__id<N>__`: a numeric id imported from Datastore.
-pub fn is_legacy_numeric_id(id: &str) -> bool {
-    matches!(Segment::of(id), Segment::Numeric(_))
-}
-
 /// A name segment as the server orders it; numeric ids sort before every string id.
 #[derive(PartialEq, Eq, PartialOrd, Ord)]
 enum Segment<'a> {
@@ -193,7 +188,7 @@ pub fn compare_documents(
     order_field: &str,
     direction: Direction,
 ) -> Ordering {
-    compare_documents_then(a, b, order_field, &[], direction)
+    compare_documents_then(a, b, order_field, &[], direction, compare_values)
 }
 
 /// The position of a document in a sharded query's order with filters on other fields:
@@ -205,9 +200,10 @@ pub(crate) fn compare_documents_then(
     order_field: &str,
     then_by: &[&str],
     direction: Direction,
+    values: fn(&Value, &Value) -> Ordering,
 ) -> Ordering {
     let by = |field: &str| match (field_value(a, field), field_value(b, field)) {
-        (Some(x), Some(y)) => compare_values(x, y),
+        (Some(x), Some(y)) => values(x, y),
         (None, None) => Ordering::Equal,
         (None, Some(_)) => Ordering::Less,
         (Some(_), None) => Ordering::Greater,

@@ -19,7 +19,7 @@ import {
   type UpdateData,
 } from "@google-cloud/firestore";
 
-import { checkWrite, type Sentinels } from "./check.js";
+import { checkDocumentId, checkWrite, type Sentinels } from "./check.js";
 import { type CollectionDescription, ShardedError } from "./description.js";
 
 // The SDK-free core: a server project imports everything it needs from here, with no
@@ -115,6 +115,7 @@ export class ShardedAdminCollection<T extends DocumentData = DocumentData> {
    * does it: in a transaction, keeping a stored shard that queries read, drawing one where
    * there is none. */
   async set(id: string, data: T, options?: SetOptions): Promise<void> {
+    checkDocumentId(id);
     const ref = this.ref.doc(id);
     if (!options) {
       checkWrite(this.description, data, "whole", SERVER_SENTINELS);
@@ -132,6 +133,7 @@ export class ShardedAdminCollection<T extends DocumentData = DocumentData> {
 
   /** Updates fields of the document `id`; its shard stays (checked as the JS SDK's `update`). */
   async update(id: string, data: UpdateData<T>): Promise<void> {
+    checkDocumentId(id);
     checkUpdate(this.description, data);
     checkWrite(this.description, data as Record<string, unknown>, "fields", SERVER_SENTINELS);
     await this.ref.doc(id).update(data as UpdateData<DocumentData>);

@@ -69,6 +69,33 @@ function valueAt(data: Record<string, unknown>, path: string): { present: boolea
   return { present: false, value: undefined };
 }
 
+/**
+ * Checks a document id as the Rust library checks it (`check_document_id`), before anything
+ * is sent: not empty, at most 1,500 bytes, no `/`, not `.` or `..`, and not of the reserved
+ * form `__…__`, except a legacy numeric id `__id<N>__` with N a non-zero 64-bit integer
+ * written without `+` or leading zeros (the one form Firestore and Datastore take).
+ */
+export function checkDocumentId(id: string): void {
+  const refuse = (reason: string) => {
+    throw new ShardedError(`\`${id}\` is no document id: ${reason}`);
+  };
+  if (typeof id !== "string" || id.length === 0) refuse("a document id cannot be empty");
+  if (new TextEncoder().encode(id).length > 1500) refuse("a document id is at most 1,500 bytes");
+  if (id.includes("/")) refuse("a document id cannot contain `/`");
+  if (id === "." || id === "..") refuse("a document id cannot be `.` or `..`");
+  if (id.length >= 4 && id.startsWith("__") && id.endsWith("__") && !isNumericId(id)) {
+    refuse("ids of the form `__…__` are reserved, but for `__id<N>__` with N a non-zero 64-bit integer without leading zeros");
+  }
+}
+
+/** Whether `id` is `__id<N>__` in the one form the servers take. */
+function isNumericId(id: string): boolean {
+  const match = /^__id(-?[1-9][0-9]*)__$/.exec(id);
+  if (!match) return false;
+  const n = BigInt(match[1]);
+  return n >= -(2n ** 63n) && n < 2n ** 63n;
+}
+
 /** Checks `data`, written as `kind`, against the description `d`. */
 export function checkWrite(d: CollectionDescription, data: Record<string, unknown>, kind: WriteKind, sdk: Sentinels): void {
   const order = valueAt(data, d.orderField);

@@ -46,7 +46,7 @@ import {
   type UpdateData,
 } from "firebase/firestore";
 
-import { checkWrite, type Sentinels } from "./check.js";
+import { checkDocumentId, checkWrite, type Sentinels } from "./check.js";
 import { type CollectionDescription, ShardedError } from "./description.js";
 import {
   checkIncrement,
@@ -128,6 +128,7 @@ export class ShardedCollection<T extends DocumentData = DocumentData> {
    * legacy one) gets one drawn, so that no merge leaves a document sharded queries miss.
    */
   async set(id: string, data: T, options?: SetOptions): Promise<void> {
+    checkDocumentId(id);
     const ref = doc(this.ref, id);
     if (!options) {
       checkWrite(this.description, data, "whole", WEB_SENTINELS);
@@ -147,6 +148,7 @@ export class ShardedCollection<T extends DocumentData = DocumentData> {
    * required one not deleted, each of its type, the order field of a `server_timestamp` type
    * left alone). */
   update(id: string, data: UpdateData<T>): Promise<void> {
+    checkDocumentId(id);
     checkUpdate(this.description, data);
     checkWrite(this.description, data as Record<string, unknown>, "fields", WEB_SENTINELS);
     return updateDoc(doc(this.ref, id), data as UpdateData<DocumentData>);

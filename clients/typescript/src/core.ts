@@ -49,7 +49,7 @@ export {
 } from "./plan.js";
 export { changesBetween, type ChunkListener, type LiveChange, listenMerged, type LiveSnapshot } from "./live.js";
 export { matchesFilter, matchesPlan } from "./matches.js";
-export { checkWrite, holdsType, type Sentinels, type WriteKind } from "./check.js";
+export { checkDocumentId, checkWrite, holdsType, type Sentinels, type WriteKind } from "./check.js";
 export { type IndexEntry, indexServing, isServedByFile, type PlainQuery, type Serving } from "./serving.js";
 export {
   checkIncrement,

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { initializeApp } from "firebase/app";
 import { deleteField, FieldValue, getFirestore, increment, serverTimestamp, Timestamp } from "firebase/firestore";
 
-import { checkWrite, ShardedCollection, ShardedError } from "../test-dist/index.js";
+import { checkDocumentId, checkWrite, ShardedCollection, ShardedError } from "../test-dist/index.js";
 
 // A feed's posts: the server stamps `createdAt`, `topic` is queried, `likes` is a counter the
 // Rust struct holds as an `i64`, `title` is an `Option<String>`, `meta` a struct of the user's.
@@ -71,4 +71,19 @@ test("the collection's writes are checked before anything is sent", async () => 
   assert.throws(() => collection.add({ topic: "rust", likes: 0, createdAt: serverTimestamp() }), ShardedError);
   await assert.rejects(collection.set("p1", { ...good(), createdAt: new Date() }), ShardedError);
   assert.throws(() => collection.update("p1", { likes: "many" }), ShardedError);
+});
+
+// The id rule of the Rust library (`check_document_id`), in both modes: the servers refuse
+// every other `__…__` id as reserved (measured on the emulator, Native and Datastore mode).
+test("ids are checked as Rust checks them: only canonical non-zero numeric ids of the reserved form", async () => {
+  for (const id of ["a", "__id5__", "__id-3__", "__id9223372036854775807__", "__id-9223372036854775808__", "é", "_x_", "__"]) {
+    assert.doesNotThrow(() => checkDocumentId(id), id);
+  }
+  for (const id of ["", ".", "..", "a/b", "x".repeat(1501), "__id0__", "__id-0__", "__id07__", "__id+5__", "__id__", "__x__",
+    "__id9223372036854775808__", "__id-9223372036854775809__"]) {
+    assert.throws(() => checkDocumentId(id), ShardedError, id);
+  }
+  const collection = new ShardedCollection(db, posts);
+  await assert.rejects(collection.set("__id07__", good()), ShardedError);
+  assert.throws(() => collection.update("__id0__", { likes: 1 }), ShardedError);
 });

@@ -34,7 +34,7 @@ impl Default for BulkPut {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct BulkPutReport {
-    /// Entities written: the first this many of the input, in its order.
+    /// Entities written.
     pub written: usize,
     /// Commits sent.
     pub commits: usize,
@@ -46,10 +46,15 @@ pub struct BulkPutReport {
 impl<T: Sharded> Kind<T> {
     /// Upserts every `(id, document)` of `documents`, each with a shard drawn, in commits of
     /// `options.batch_size` at the ramp of `options.throttling`, holding one commit in memory.
-    /// `progress` is told the count written after each commit: the input's first that many
-    /// are written, so a job resumes by skipping them. A commit that still fails after its
-    /// retries ends the run with [`Error::BulkWrite`] naming its entities; none after it is
-    /// sent.
+    /// `progress` is told the count of the input handled after each commit: the input's
+    /// first that many are written or refused, so a job resumes by skipping them.
+    ///
+    /// An entity Datastore would refuse (a queried string or blob longer than it indexes, an
+    /// id it reserves, a field queries need missing) is refused alone, before anything is
+    /// sent, and every other entity is written: the run then ends with [`Error::BulkWrite`]
+    /// naming each refused entity (`InvalidArgument`, not applied). A commit that still fails
+    /// after its retries ends the run with [`Error::BulkWrite`] naming its entities (and those
+    /// refused before it); none after it is sent.
     pub async fn bulk_put(
         &self,
         documents: impl IntoIterator<Item = (String, T)>,
@@ -67,14 +72,42 @@ impl<T: Sharded> Kind<T> {
         let clock = Instant::now();
         let limiter = RateLimiter::new(options.throttling, Duration::ZERO, options.batch_size);
         let mut report = BulkPutReport::default();
+        let mut refused: Vec<WriteFailure> = Vec::new();
+        let mut handled = 0;
         let mut documents = documents.into_iter().peekable();
         while documents.peek().is_some() {
             let batch: Vec<(String, T)> = documents.by_ref().take(options.batch_size).collect();
-            let mutations = self.mutations(
-                super::kind::Put::Upsert,
-                batch.iter().map(|(id, d)| (id.as_str(), d)),
+            super::kind::check_distinct(
+                &batch.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>(),
             )?;
-            while let Err(wait) = limiter.try_acquire(batch.len(), clock.elapsed()) {
+            let mut mutations = Vec::with_capacity(batch.len());
+            let mut written = Vec::with_capacity(batch.len());
+            for (id, document) in &batch {
+                match self.mutation(super::kind::Put::Upsert, id, document) {
+                    Ok(mutation) => {
+                        mutations.push(mutation);
+                        written.push(id);
+                    }
+                    Err(
+                        error @ (Error::TooLongToIndex { .. }
+                        | Error::InvalidDocumentId { .. }
+                        | Error::FieldNotWritten { .. }),
+                    ) => refused.push(WriteFailure {
+                        document: id.clone(),
+                        code: crate::writes::StatusCode::InvalidArgument,
+                        message: error.to_string(),
+                        attempts: 0,
+                        maybe_applied: false,
+                    }),
+                    Err(other) => return Err(other),
+                }
+            }
+            handled += batch.len();
+            if mutations.is_empty() {
+                progress(handled);
+                continue;
+            }
+            while let Err(wait) = limiter.try_acquire(mutations.len(), clock.elapsed()) {
                 tokio::time::sleep(wait).await;
             }
             let mut attempts = 0;
@@ -103,27 +136,26 @@ impl<T: Sharded> Kind<T> {
                         tokio::time::sleep(options.backoff.delay(attempts, code)).await;
                     }
                     Err(Error::Datastore { code, message }) => {
-                        return Err(Error::BulkWrite {
-                            failures: batch
-                                .iter()
-                                .map(|(id, _)| WriteFailure {
-                                    document: id.clone(),
-                                    code,
-                                    message: message.clone(),
-                                    attempts,
-                                    maybe_applied: answer_lost,
-                                })
-                                .collect(),
-                        });
+                        refused.extend(written.iter().map(|id| WriteFailure {
+                            document: (*id).clone(),
+                            code,
+                            message: message.clone(),
+                            attempts,
+                            maybe_applied: answer_lost,
+                        }));
+                        return Err(Error::BulkWrite { failures: refused });
                     }
                     Err(other) => return Err(other),
                 }
             }
             report.sequential_ids = self.sequential_ids();
             report.commits += 1;
-            report.written += batch.len();
-            progress(report.written);
+            report.written += written.len();
+            progress(handled);
         }
-        Ok(report)
+        match refused.is_empty() {
+            true => Ok(report),
+            false => Err(Error::BulkWrite { failures: refused }),
+        }
     }
 }

@@ -12,9 +12,10 @@ use firestore::gcloud_sdk::google::firestore::v1 as fs;
 use ds::key::PathElement;
 use ds::key::path_element::IdType;
 
+pub(super) use crate::document_id::numeric_id;
 use crate::{Error, Result};
 
-/// `value` as Datastore holds it, indexed unless `excluded` says otherwise for its path.
+/// `value` as Datastore holds it, indexed unless `indexed` says otherwise for its path.
 pub(super) fn to_datastore(value: &fs::Value, path: &str, indexed: &Indexed<'_>) -> ds::Value {
     use ds::value::ValueType as D;
     use fs::value::ValueType as F;
@@ -27,7 +28,7 @@ pub(super) fn to_datastore(value: &fs::Value, path: &str, indexed: &Indexed<'_>)
         F::TimestampValue(t) => D::TimestampValue(*t),
         F::StringValue(s) => D::StringValue(s.clone()),
         F::BytesValue(b) => D::BlobValue(b.clone()),
-        F::ReferenceValue(name) => D::KeyValue(reference_key(name)),
+        F::ReferenceValue(name) => D::KeyValue(reference_key(name, indexed.partition)),
         F::GeoPointValue(point) => D::GeoPointValue(*point),
         // Datastore refuses the flag on a list: each value of it carries its own.
         F::ArrayValue(array) => D::ArrayValue(ds::ArrayValue {
@@ -50,6 +51,43 @@ pub(super) fn to_datastore(value: &fs::Value, path: &str, indexed: &Indexed<'_>)
         exclude_from_indexes: exclude && !is_array,
         value_type,
     }
+}
+
+/// The longest string or blob Datastore takes in an indexed property, in bytes (measured on
+/// the emulator in Datastore mode: 1,500 bytes are taken, 1,501 refused with "The value of
+/// property is longer than 1500 bytes", as the documented limit says).
+pub(super) const MAX_INDEXED_BYTES: usize = 1500;
+
+/// The first indexed string or blob of `properties` longer than Datastore indexes: its
+/// property path and length.
+pub(super) fn too_long_to_index(
+    properties: &HashMap<String, ds::Value>,
+) -> Option<(String, usize)> {
+    fn check(value: &ds::Value, path: &str) -> Option<(String, usize)> {
+        use ds::value::ValueType as D;
+        match value.value_type.as_ref()? {
+            D::StringValue(s) if !value.exclude_from_indexes && s.len() > MAX_INDEXED_BYTES => {
+                Some((path.to_owned(), s.len()))
+            }
+            D::BlobValue(b) if !value.exclude_from_indexes && b.len() > MAX_INDEXED_BYTES => {
+                Some((path.to_owned(), b.len()))
+            }
+            D::ArrayValue(array) => array.values.iter().find_map(|value| check(value, path)),
+            D::EntityValue(entity) => {
+                let mut names: Vec<&String> = entity.properties.keys().collect();
+                names.sort();
+                names
+                    .into_iter()
+                    .find_map(|name| check(&entity.properties[name], &format!("{path}.{name}")))
+            }
+            _ => None,
+        }
+    }
+    let mut names: Vec<&String> = properties.keys().collect();
+    names.sort();
+    names
+        .into_iter()
+        .find_map(|name| check(&properties[name], name))
 }
 
 /// A Firestore document's fields as an entity's properties.
@@ -152,8 +190,8 @@ pub(super) fn path_key(relative: &str) -> Vec<PathElement> {
         .collect()
 }
 
-/// The key id a document id stands for: `__id<N>__` (N from 1, as Datastore allocates them)
-/// is the numeric id N, as Firestore names Datastore's numeric ids; any other is a name.
+/// The key id a document id stands for: `__id<N>__` (in the one form the id rule takes) is
+/// the numeric id N, as Firestore names Datastore's numeric ids; any other is a name.
 pub(super) fn id_type(id: &str) -> IdType {
     match numeric_id(id) {
         Some(number) => IdType::Id(number),
@@ -161,26 +199,24 @@ pub(super) fn id_type(id: &str) -> IdType {
     }
 }
 
-/// N of an id `__id<N>__` with N a positive `i64` written without leading zeros.
-pub(super) fn numeric_id(id: &str) -> Option<i64> {
-    let digits = id.strip_prefix("__id")?.strip_suffix("__")?;
-    let number: i64 = digits.parse().ok()?;
-    (number > 0 && number.to_string() == digits).then_some(number)
-}
-
-fn reference_key(name: &str) -> ds::Key {
+/// The key a reference names, in `partition`: the entity's own, so that a reference keeps
+/// its namespace (a key without one would lie in the default namespace).
+fn reference_key(name: &str, partition: &ds::PartitionId) -> ds::Key {
     let relative = crate::document_path::DocumentPath::parse(name).relative();
     ds::Key {
-        partition_id: None,
+        partition_id: Some(partition.clone()),
         path: path_key(relative),
     }
 }
 
-/// Which property paths are indexed: those some query reads, with everything inside them and
-/// the embedded entities on the way to them.
+/// How a document's values become an entity's: which property paths are indexed (those some
+/// query reads, with everything inside them and the embedded entities on the way to them),
+/// and the partition the keys of its references lie in.
 pub(super) struct Indexed<'a> {
     /// `None`: every path (a filter's value).
     pub(super) paths: Option<&'a [String]>,
+    /// The entity's project, database and namespace.
+    pub(super) partition: &'a ds::PartitionId,
 }
 
 impl Indexed<'_> {
@@ -241,9 +277,23 @@ mod tests {
             })),
             value(F::MapValue(nested)),
         ];
-        let indexed = Indexed { paths: Some(&[]) };
+        let partition = ds::PartitionId {
+            namespace_id: "ns".into(),
+            ..Default::default()
+        };
+        let indexed = Indexed {
+            paths: Some(&[]),
+            partition: &partition,
+        };
         for original in values {
             let stored = to_datastore(&original, "f", &indexed);
+            if let Some(ds::value::ValueType::KeyValue(key)) = &stored.value_type {
+                assert_eq!(
+                    key.partition_id.as_ref(),
+                    Some(&partition),
+                    "the namespace kept"
+                );
+            }
             assert_eq!(to_firestore(&stored, root), original);
         }
     }
@@ -253,6 +303,7 @@ mod tests {
         let paths = ["shard".to_owned(), "price.amount".to_owned()];
         let indexed = Indexed {
             paths: Some(&paths),
+            partition: &ds::PartitionId::default(),
         };
         let fields = HashMap::from([
             ("shard".to_owned(), value(F::StringValue("0".into()))),
@@ -291,12 +342,15 @@ mod tests {
     }
 
     #[test]
-    fn only_positive_canonical_numbers_are_numeric_ids() {
+    fn only_canonical_non_zero_numbers_are_numeric_ids() {
         assert_eq!(numeric_id("__id42__"), Some(42));
+        assert_eq!(numeric_id("__id-3__"), Some(-3));
         for name in [
             "__id0__",
-            "__id-3__",
+            "__id-0__",
+            "__id+3__",
             "__id042__",
+            "__id9223372036854775808__",
             "__idx__",
             "id42",
             "__id42_",

@@ -22,6 +22,22 @@ fn allocated_id(key: &ds::Key) -> Result<String> {
     }
 }
 
+/// Refuses a request's ids unless each is named once and there are at most [`MAX_MUTATIONS`].
+pub(super) fn check_distinct(ids: &[&str]) -> Result<()> {
+    if ids.len() > MAX_MUTATIONS {
+        return Err(Error::InvalidUpdate(format!(
+            "one request takes at most {MAX_MUTATIONS} keys"
+        )));
+    }
+    let mut seen = std::collections::HashSet::new();
+    match ids.iter().find(|id| !seen.insert(**id)) {
+        Some(id) => Err(Error::InvalidUpdate(format!(
+            "`{id}` is named twice in one request, which Datastore refuses"
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// The most mutations one Datastore commit takes.
 pub const MAX_MUTATIONS: usize = 500;
 
@@ -90,9 +106,7 @@ impl<T: Sharded> Kind<T> {
     /// the numeric id N for `__id<N>__` (what [`allocate_ids`](Self::allocate_ids) and
     /// [`insert_new`](Self::insert_new) give).
     pub fn key(&self, id: &str) -> Result<ds::Key> {
-        if convert::numeric_id(id).is_none() {
-            crate::check_document_id(id)?;
-        }
+        crate::check_document_id(id)?;
         self.key_of(Some(convert::id_type(id)))
     }
 
@@ -221,10 +235,24 @@ impl<T: Sharded> Kind<T> {
         let document = crate::serialize::serialize(document, &name)?;
         let indexed = Indexed {
             paths: Some(&self.queried),
+            partition: &self.datastore.partition,
         };
+        let properties = convert::properties(&document.fields, None, &indexed);
+        if let Some((property, bytes)) = convert::too_long_to_index(&properties) {
+            let root = self.datastore.documents_root();
+            return Err(Error::TooLongToIndex {
+                entity: name
+                    .strip_prefix(&root)
+                    .map(|path| path.trim_start_matches('/'))
+                    .unwrap_or(&name)
+                    .to_owned(),
+                property,
+                bytes,
+            });
+        }
         Ok(ds::Entity {
             key: Some(key),
-            properties: convert::properties(&document.fields, None, &indexed),
+            properties,
         })
     }
 
@@ -305,22 +333,9 @@ impl<T: Sharded> Kind<T> {
 
     /// The keys of `ids`, checked: each once, at most [`MAX_MUTATIONS`].
     fn distinct_keys<'i>(&self, ids: impl IntoIterator<Item = &'i str>) -> Result<Vec<ds::Key>> {
-        let mut seen = std::collections::HashSet::new();
-        let mut keys = Vec::new();
-        for id in ids {
-            if !seen.insert(id) {
-                return Err(Error::InvalidUpdate(format!(
-                    "`{id}` is named twice in one request, which Datastore refuses"
-                )));
-            }
-            if keys.len() == MAX_MUTATIONS {
-                return Err(Error::InvalidUpdate(format!(
-                    "one request takes at most {MAX_MUTATIONS} keys"
-                )));
-            }
-            keys.push(self.key(id)?);
-        }
-        Ok(keys)
+        let ids: Vec<&str> = ids.into_iter().collect();
+        check_distinct(&ids)?;
+        ids.into_iter().map(|id| self.key(id)).collect()
     }
 
     /// Upserts every `(id, document)` in one non-transactional commit, each with its own
@@ -377,7 +392,7 @@ impl<T: Sharded> Kind<T> {
         }
     }
 
-    /// The entities at `keys` that exist, in a transaction's snapshot or now.
+    /// The entities at `keys` that exist, in a transaction's snapshot or at one moment.
     pub(super) async fn lookup_keys(
         &self,
         keys: Vec<ds::Key>,
@@ -385,14 +400,16 @@ impl<T: Sharded> Kind<T> {
     ) -> Result<Vec<ds::Entity>> {
         let mut found = Vec::new();
         let mut keys = keys;
-        // Datastore may defer some keys of a large lookup: ask again for those.
+        let mut consistency = transaction.map(ConsistencyType::Transaction);
+        // Datastore may defer some keys of a large lookup: ask again for those, at the first
+        // answer's read time, so that every entity is read at one moment.
         while !keys.is_empty() {
             let request = ds::LookupRequest {
                 project_id: self.datastore.partition.project_id.clone(),
                 database_id: self.datastore.partition.database_id.clone(),
                 keys,
-                read_options: transaction.clone().map(|transaction| ds::ReadOptions {
-                    consistency_type: Some(ConsistencyType::Transaction(transaction)),
+                read_options: consistency.clone().map(|consistency| ds::ReadOptions {
+                    consistency_type: Some(consistency),
                 }),
                 ..Default::default()
             };
@@ -406,6 +423,9 @@ impl<T: Sharded> Kind<T> {
                 .into_inner();
             found.extend(answer.found.into_iter().filter_map(|result| result.entity));
             keys = answer.deferred;
+            if consistency.is_none() {
+                consistency = answer.read_time.map(ConsistencyType::ReadTime);
+            }
         }
         Ok(found)
     }

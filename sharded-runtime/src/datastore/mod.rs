@@ -34,6 +34,7 @@ mod kind;
 mod migration;
 mod query;
 mod transaction;
+mod value_order;
 
 use firestore::gcloud_sdk::google::datastore::v1 as ds;
 use firestore::gcloud_sdk::google::datastore::v1::datastore_client::DatastoreClient;

@@ -73,12 +73,17 @@ impl<T: Sharded> Kind<T> {
             .into_iter()
             .map(|read| read.entities.into_iter().map(|(doc, _)| doc).collect())
             .collect();
-        let order = plan.document_order();
-        Ok(crate::query::merge_sorted(
-            lists,
-            plan.limit.map(|l| l as usize),
-            |a, b| order.compare(a, b),
-        ))
+        let order = document_order(plan);
+        let mut merged =
+            crate::query::merge_sorted(lists, plan.limit.map(|l| l as usize), |a, b| {
+                order.compare(a, b)
+            });
+        // Read backwards from the end (`limit_to_last`): the query's last entities, reversed
+        // into its order, as the Firebase SDKs answer it.
+        if plan.ends_before {
+            merged.reverse();
+        }
+        Ok(merged)
     }
 
     /// The keys of every entity `query` matches, in its order (with its limit, if any), each
@@ -121,6 +126,11 @@ impl<T: Sharded> Kind<T> {
             ));
         }
         let plan = self.plan(query)?;
+        if plan.ends_before {
+            return Err(Error::InvalidQuery(
+                "a query read backwards from its end (`limit_to_last`) has no pages in Datastore mode: fetch it, or page the query in the other direction".into(),
+            ));
+        }
         let digest = plan_digest(&plan.to_string());
         let positions = match after {
             Some(cursor) => {
@@ -144,7 +154,7 @@ impl<T: Sharded> Kind<T> {
             })
             .collect();
         let read_counts: Vec<usize> = lists.iter().map(Vec::len).collect();
-        let order = plan.document_order();
+        let order = document_order(&plan);
         let taken = crate::query::merge_sorted(lists, Some(limit as usize), |a, b| {
             order.compare(&a.1, &b.1)
         });
@@ -262,7 +272,9 @@ impl<T: Sharded> Kind<T> {
                 "{what} has no Datastore-mode form: continue pages with `Kind::page`'s cursor"
             )))
         };
-        if plan.start.is_some() || plan.end.is_some() || plan.ends_before {
+        // `limit_to_last` reads backwards from the end, which needs no cursor; `before` a
+        // document needs the document's values.
+        if plan.start.is_some() || plan.end.is_some() {
             return refused("a cursor built from values (`after`, `start_at`, `end_at`, `before`)");
         }
         if plan.mask.is_some() {
@@ -459,7 +471,10 @@ impl<T: Sharded> Kind<T> {
         limit: Option<u32>,
         start_cursor: Vec<u8>,
     ) -> Result<ds::Query> {
-        let mut filters = vec![filter(&plan.chunk_filter(chunk))?];
+        let mut filters = vec![filter(
+            &plan.chunk_filter(chunk),
+            &self.datastore.partition,
+        )?];
         if let Some(parent) = plan.scope.parent() {
             filters.push(ds::Filter {
                 filter_type: Some(ds::filter::FilterType::PropertyFilter(ds::PropertyFilter {
@@ -494,6 +509,13 @@ impl<T: Sharded> Kind<T> {
             ..Default::default()
         })
     }
+}
+
+/// The order chunk results merge in: the plan's, with values compared in Datastore mode's
+/// order.
+fn document_order(plan: &QueryPlan) -> crate::query::plan::DocumentOrder {
+    plan.document_order()
+        .comparing_values_by(super::value_order::compare_values)
 }
 
 /// Reading at `time`, or (without one) the latest data.
@@ -566,10 +588,13 @@ fn property_order(order: &FirestoreQueryOrder) -> Result<ds::PropertyOrder> {
 }
 
 /// A Firestore filter as the Datastore filter that matches the same entities.
-fn filter(filter: &FirestoreQueryFilter) -> Result<ds::Filter> {
+fn filter(filter: &FirestoreQueryFilter, partition: &ds::PartitionId) -> Result<ds::Filter> {
     use ds::property_filter::Operator as Op;
     use firestore::gcloud_sdk::google::firestore::v1::value::ValueType as F;
-    let all = Indexed { paths: None };
+    let all = Indexed {
+        paths: None,
+        partition,
+    };
     let compare = |path: &str, op: Op, value: &firestore::FirestoreValue| -> Result<ds::Filter> {
         Ok(ds::Filter {
             filter_type: Some(ds::filter::FilterType::PropertyFilter(ds::PropertyFilter {
@@ -591,7 +616,7 @@ fn filter(filter: &FirestoreQueryFilter) -> Result<ds::Filter> {
             let filters = composite
                 .for_all_filters
                 .iter()
-                .map(self::filter)
+                .map(|filter| self::filter(filter, partition))
                 .collect::<Result<Vec<_>>>()?;
             let op = match composite.operator {
                 FirestoreQueryFilterCompositeOperator::And => ds::composite_filter::Operator::And,

@@ -189,6 +189,7 @@ impl QueryPlan {
             order_field: self.order_field,
             then_by: self.then_by.clone(),
             direction: self.direction,
+            values: crate::value_order::compare_values,
             #[cfg(test)]
             by: None,
         }
@@ -214,6 +215,8 @@ pub(crate) struct DocumentOrder {
     order_field: &'static str,
     then_by: Vec<&'static str>,
     direction: sharded_indexes::Direction,
+    /// How two values of a field compare: Firestore's order, or Datastore mode's.
+    values: fn(&Value, &Value) -> std::cmp::Ordering,
     /// An order of the unit tests' own, in place of the fields'.
     #[cfg(test)]
     by: Option<fn(&Document, &Document) -> std::cmp::Ordering>,
@@ -227,6 +230,7 @@ impl DocumentOrder {
             order_field: "",
             then_by: Vec::new(),
             direction: sharded_indexes::Direction::Ascending,
+            values: crate::value_order::compare_values,
             by: Some(by),
         }
     }
@@ -242,6 +246,15 @@ impl DocumentOrder {
             self.order_field,
             &self.then_by,
             self.direction,
+            self.values,
         )
+    }
+
+    /// The same order with values compared by `values` (Datastore mode's order).
+    pub(crate) fn comparing_values_by(
+        self,
+        values: fn(&Value, &Value) -> std::cmp::Ordering,
+    ) -> Self {
+        DocumentOrder { values, ..self }
     }
 }
