@@ -76,13 +76,16 @@ pub(crate) fn query_aliases(
                 "The query `{ident}::query().{method}(..).reversed()`, read the other way{in_group}; \
                  `CursorOf<{reversed}>` and `PageOf<{reversed}>` are its cursor and page."
             );
+            // A name for the user's convenience: unused in a crate that never names it.
             quote! {
                 #[doc = #doc]
+                #[allow(dead_code)]
                 #vis type #reversed #params = ::sharded_runtime::ShardedQuery<#ident, #id, #reversed_args>;
             }
         });
         quote! {
             #[doc = #doc]
+            #[allow(dead_code)]
             #vis type #query #params = ::sharded_runtime::ShardedQuery<#ident, #id, #args>;
             #reversed
         }

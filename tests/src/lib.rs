@@ -10,6 +10,7 @@ pub mod logs;
 pub mod migration;
 pub mod models;
 pub mod node;
+pub mod python;
 
 /// A client of a project no other test uses, on the emulator this test binary shares.
 pub struct TestDb {

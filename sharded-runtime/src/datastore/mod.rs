@@ -44,9 +44,12 @@ use firestore::gcloud_sdk::{GoogleApi, GoogleAuthMiddleware};
 pub use bulk::{BulkPut, BulkPutReport};
 pub use cursor::DatastoreCursor;
 pub use kind::{Kind, MAX_MUTATIONS};
-pub use migration::{Migration, MigrationCheckpoint, MigrationProgress};
+pub use migration::{
+    LeftBehind, LeftBehindReason, MAX_LANES, Migration, MigrationCheckpoint, MigrationProgress,
+};
 pub use query::{DatastorePage, EntityKey};
 pub use transaction::DatastoreTransaction;
+pub use value_order::compare_values;
 
 use crate::{Error, Result};
 

@@ -348,10 +348,33 @@ impl<T: Sharded> Kind<T> {
     /// answers it in; at `read_time`, or now (returned).
     pub(super) async fn run(
         &self,
-        mut query: ds::Query,
+        query: ds::Query,
         limit: Option<u32>,
         read_time: Option<Timestamp>,
     ) -> Result<(ChunkRead, Option<Timestamp>)> {
+        let (read, exhausted, read_at) = self.run_entities(query, limit, read_time).await?;
+        let root = self.datastore.documents_root();
+        let entities = read
+            .into_iter()
+            .map(|(entity, cursor)| Ok((convert::to_document(&entity, &root)?, cursor)))
+            .collect::<Result<Vec<_>>>()?;
+        Ok((
+            ChunkRead {
+                entities,
+                exhausted,
+            },
+            read_at,
+        ))
+    }
+
+    /// [`run`](Self::run)'s entities as Datastore answers them, each with the cursor after
+    /// it; whether the query has nothing more; the read time.
+    pub(super) async fn run_entities(
+        &self,
+        mut query: ds::Query,
+        limit: Option<u32>,
+        read_time: Option<Timestamp>,
+    ) -> Result<(Vec<(ds::Entity, Vec<u8>)>, bool, Option<Timestamp>)> {
         use ds::query_result_batch::MoreResultsType;
         let mut entities = Vec::new();
         let mut read_at = read_time;
@@ -377,12 +400,11 @@ impl<T: Sharded> Kind<T> {
             if read_at.is_none() {
                 read_at = batch.read_time;
             }
-            let root = self.datastore.documents_root();
-            for result in &batch.entity_results {
-                let entity = result.entity.as_ref().ok_or_else(|| {
+            for result in batch.entity_results {
+                let entity = result.entity.ok_or_else(|| {
                     Error::UnexpectedAnswer("a query result without an entity".into())
                 })?;
-                entities.push((convert::to_document(entity, &root)?, result.cursor.clone()));
+                entities.push((entity, result.cursor));
             }
             let more = MoreResultsType::try_from(batch.more_results)
                 .unwrap_or(MoreResultsType::Unspecified);
@@ -392,16 +414,7 @@ impl<T: Sharded> Kind<T> {
                     query.start_cursor = batch.end_cursor;
                     query.limit = limit.map(|limit| int32_limit(limit - entities.len() as u32));
                 }
-                _ => {
-                    let exhausted = more == MoreResultsType::NoMoreResults;
-                    return Ok((
-                        ChunkRead {
-                            entities,
-                            exhausted,
-                        },
-                        read_at,
-                    ));
-                }
+                _ => return Ok((entities, more == MoreResultsType::NoMoreResults, read_at)),
             }
         }
     }

@@ -31,8 +31,9 @@ fn rank(value: &ValueType) -> u8 {
     }
 }
 
-/// Compares two values as Datastore mode orders them.
-pub(crate) fn compare_values(a: &Value, b: &Value) -> Ordering {
+/// Compares two values (as Firestore values: a blob as bytes, a key as a reference) as
+/// Datastore mode orders them: the order a sharded kind's chunks merge in.
+pub fn compare_values(a: &Value, b: &Value) -> Ordering {
     match (&a.value_type, &b.value_type) {
         (None, None) => Ordering::Equal,
         (None, Some(_)) => Ordering::Less,

@@ -21,16 +21,16 @@ use sharded_runtime::firestore::gcloud_sdk::{GoogleApi, GoogleAuthMiddleware};
 use sharded_runtime::reads::{Number, NumericField, query_id};
 use sharded_runtime::{Sharded, ShardedQuery};
 
-fn emulator() -> &'static Emulator {
+pub(crate) fn emulator() -> &'static Emulator {
     Emulator::shared_datastore_mode().unwrap_or_else(|err| panic!("{err}"))
 }
 
-fn project(name: &str) -> String {
+pub(crate) fn project(name: &str) -> String {
     format!("{name}-{:08x}", rand::random::<u32>())
 }
 
 /// A client of a project of its own on the shared Datastore-mode emulator, and the project.
-async fn fresh_datastore(name: &str) -> (Datastore, String) {
+pub(crate) async fn fresh_datastore(name: &str) -> (Datastore, String) {
     let project = project(name);
     let datastore = Datastore::emulator(emulator().host(), &project)
         .await
@@ -38,10 +38,10 @@ async fn fresh_datastore(name: &str) -> (Datastore, String) {
     (datastore, project)
 }
 
-type Raw = GoogleApi<DatastoreClient<GoogleAuthMiddleware>>;
+pub(crate) type Raw = GoogleApi<DatastoreClient<GoogleAuthMiddleware>>;
 
 /// A client of the Datastore API itself, for the unsharded twin.
-async fn raw_client() -> Raw {
+pub(crate) async fn raw_client() -> Raw {
     GoogleApi::from_function_with_credentials(
         DatastoreClient::new,
         format!("http://{}", emulator().host()),
@@ -56,15 +56,15 @@ macro_rules! reading {
     ($name:ident, $shards:literal, $direction:literal, $kind:literal) => {
         #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
         #[sharded(shards = $shards, order_by = "at", direction = $direction, collection = $kind, reversible)]
-        struct $name {
+        pub(crate) struct $name {
             #[sharded(index)]
-            venue: String,
+            pub(crate) venue: String,
             #[sharded(index)]
-            region: Option<String>,
-            at: i64,
+            pub(crate) region: Option<String>,
+            pub(crate) at: i64,
             #[sharded(aggregate)]
-            qty: i64,
-            note: String,
+            pub(crate) qty: i64,
+            pub(crate) note: String,
         }
 
         impl Reading for $name {
@@ -90,7 +90,7 @@ macro_rules! reading {
     };
 }
 
-trait Reading:
+pub(crate) trait Reading:
     Sharded<OrderValue = i64>
     + sharded_runtime::bounds::TopLevel
     + sharded_runtime::bounds::Reversible
@@ -109,7 +109,7 @@ reading!(Reading3, 3, "desc", "Reading3");
 reading!(Reading40, 40, "asc", "Reading40");
 reading!(Reading61, 61, "desc", "Reading61");
 
-const VENUES: [&str; 4] = ["XNAS", "XNYS", "XLON", "XTKS"];
+pub(crate) const VENUES: [&str; 4] = ["XNAS", "XNYS", "XLON", "XTKS"];
 const REGIONS: [&str; 2] = ["eu", "us"];
 
 /// One query shape, as the sharded query and as the twin's filter.
@@ -121,21 +121,21 @@ enum Shape {
     Region(String),
 }
 
-fn string(value: &str) -> ds::Value {
+pub(crate) fn string(value: &str) -> ds::Value {
     ds::Value {
         value_type: Some(ds::value::ValueType::StringValue(value.to_owned())),
         ..Default::default()
     }
 }
 
-fn integer(value: i64) -> ds::Value {
+pub(crate) fn integer(value: i64) -> ds::Value {
     ds::Value {
         value_type: Some(ds::value::ValueType::IntegerValue(value)),
         ..Default::default()
     }
 }
 
-fn null() -> ds::Value {
+pub(crate) fn null() -> ds::Value {
     ds::Value {
         value_type: Some(ds::value::ValueType::NullValue(0)),
         ..Default::default()
@@ -154,14 +154,14 @@ fn property_filter(name: &str, op: ds::property_filter::Operator, value: ds::Val
 
 /// The unsharded twin: a kind holding the same entities without a shard, queried by
 /// Datastore itself.
-struct Twin {
-    raw: Raw,
-    partition: ds::PartitionId,
-    kind: String,
+pub(crate) struct Twin {
+    pub(crate) raw: Raw,
+    pub(crate) partition: ds::PartitionId,
+    pub(crate) kind: String,
 }
 
 impl Twin {
-    fn key(&self, id: &str) -> ds::Key {
+    pub(crate) fn key(&self, id: &str) -> ds::Key {
         let numeric = id
             .strip_prefix("__id")
             .and_then(|rest| rest.strip_suffix("__"))
@@ -178,7 +178,7 @@ impl Twin {
         }
     }
 
-    async fn write(&self, entities: Vec<(String, HashMap<String, ds::Value>)>) {
+    pub(crate) async fn write(&self, entities: Vec<(String, HashMap<String, ds::Value>)>) {
         for chunk in entities.chunks(500) {
             let mutations = chunk
                 .iter()
@@ -644,7 +644,7 @@ async fn sixty_one_shard_values_answer_as_the_unsharded_kind() {
     collection = "Post",
     collection_group
 )]
-struct Post {
+pub(crate) struct Post {
     #[sharded(index)]
     author: String,
     at: i64,
