@@ -90,9 +90,9 @@ export function checkDocumentId(id: string): void {
 
 /** Whether `id` is `__id<N>__` in the one form the servers take. */
 function isNumericId(id: string): boolean {
-  const match = /^__id(-?[1-9][0-9]*)__$/.exec(id);
-  if (!match) return false;
-  const n = BigInt(match[1]);
+  const digits = /^__id(-?[1-9][0-9]*)__$/.exec(id)?.[1];
+  if (digits === undefined) return false;
+  const n = BigInt(digits);
   return n >= -(2n ** 63n) && n < 2n ** 63n;
 }
 
