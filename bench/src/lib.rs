@@ -4,6 +4,7 @@
 pub mod bulk;
 pub mod clients;
 pub mod counters;
+pub mod datastore;
 pub mod group;
 pub mod live;
 pub mod reads;

@@ -99,6 +99,11 @@ async fn main() -> Result<(), Failure> {
         print!("{}", sharded_bench::reads::section().await?);
         return Ok(());
     }
+    if std::env::args().any(|arg| arg == "--datastore-only") {
+        // The Datastore-mode section alone, printed; writes nothing.
+        print!("{}", sharded_bench::datastore::section().await?);
+        return Ok(());
+    }
     if std::env::args().any(|arg| arg == "--bulk-only") {
         // The bulk writer and backfill section alone, printed; writes nothing.
         print!("{}", sharded_bench::bulk::section().await?);
@@ -129,6 +134,7 @@ async fn main() -> Result<(), Failure> {
     )?;
     writeln!(report, "{}", sharded_bench::tracked::section().await?)?;
     writeln!(report, "{}", sharded_bench::scale::section().await?)?;
+    writeln!(report, "{}", sharded_bench::datastore::section().await?)?;
     if skip_build {
         writeln!(
             report,
