@@ -266,9 +266,18 @@ pub async fn section() -> Result<String, Failure> {
     )?;
     let data = entities(ENTITIES);
     for (shards, (sharded, plain)) in [
-        (3_usize, query_latencies::<Tick3>(&datastore, &raw, &partition, &data).await?),
-        (40, query_latencies::<Tick40>(&datastore, &raw, &partition, &data).await?),
-        (61, query_latencies::<Tick61>(&datastore, &raw, &partition, &data).await?),
+        (
+            3_usize,
+            query_latencies::<Tick3>(&datastore, &raw, &partition, &data).await?,
+        ),
+        (
+            40,
+            query_latencies::<Tick40>(&datastore, &raw, &partition, &data).await?,
+        ),
+        (
+            61,
+            query_latencies::<Tick61>(&datastore, &raw, &partition, &data).await?,
+        ),
     ] {
         writeln!(
             report,

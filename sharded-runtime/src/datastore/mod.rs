@@ -27,9 +27,11 @@
 //! # Ok(()) }
 //! ```
 
+mod aggregate;
 mod bulk;
 mod convert;
 mod cursor;
+mod filter;
 mod kind;
 mod migration;
 mod query;

@@ -7,18 +7,14 @@
 use firestore::gcloud_sdk::google::datastore::v1 as ds;
 use firestore::gcloud_sdk::google::firestore::v1::Document;
 use firestore::gcloud_sdk::prost_types::Timestamp;
-use firestore::{
-    FirestoreQueryDirection, FirestoreQueryFilter, FirestoreQueryFilterCompare,
-    FirestoreQueryFilterCompositeOperator, FirestoreQueryFilterUnary, FirestoreQueryOrder,
-};
-use sharded_indexes::datastore::property_path;
 
-use super::convert::{self, Indexed};
+use super::convert;
 use super::cursor::{ChunkPosition, DatastoreCursor, plan_digest};
+use super::filter::{and, at, filter, int32_limit, is_empty, property, property_order};
 use super::{Kind, status_error};
 use crate::parent::Scope;
 use crate::query::plan::{Chunk, QueryPlan};
-use crate::query::{Number, NumericField, Reach, Summable, SummedOver, Window};
+use crate::query::{Reach, Window};
 use crate::{Error, Result, Sharded, ShardedQuery, Stored};
 
 /// One page of a query and where the next one starts.
@@ -183,76 +179,9 @@ impl<T: Sharded> Kind<T> {
         })
     }
 
-    /// How many entities `query` matches (at most its limit): the chunks' counts added up,
-    /// each a Datastore count aggregation.
-    pub async fn count<const QUERY: u64, R: Reach, W: Window>(
-        &self,
-        query: &ShardedQuery<T, QUERY, R, W>,
-    ) -> Result<u64> {
-        use ds::aggregation_query::aggregation::{Count, Operator};
-        let plan = self.plan(query)?;
-        let up_to = plan.limit.map(i64::from);
-        let counts = self
-            .aggregate(&plan, Operator::Count(Count { up_to }))
-            .await?;
-        let mut total: u64 = 0;
-        for count in counts {
-            match count.value_type {
-                Some(ds::value::ValueType::IntegerValue(n)) => {
-                    total += u64::try_from(n).unwrap_or_default()
-                }
-                other => {
-                    return Err(Error::UnexpectedAnswer(format!(
-                        "a count answered as {other:?}"
-                    )));
-                }
-            }
-        }
-        Ok(match plan.limit {
-            Some(limit) => total.min(u64::from(limit)),
-            None => total,
-        })
-    }
-
-    /// The sum of `field` over every entity `query` matches: the chunks' sums added up, exact
-    /// while every one is an integer and their total fits an `i64` (a partial total past it
-    /// that later chunks bring back stays exact), a double otherwise.
-    pub async fn sum<const QUERY: u64, R: Reach, W, S: SummedOver<QUERY>>(
-        &self,
-        query: &ShardedQuery<T, QUERY, R, W>,
-        field: NumericField<T, S>,
-    ) -> Result<Number>
-    where
-        W: Window + Summable<S>,
-    {
-        use ds::aggregation_query::aggregation::{Operator, Sum};
-        let plan = self.plan(query)?;
-        let property = property(field.path())?;
-        let sums = self
-            .aggregate(
-                &plan,
-                Operator::Sum(Sum {
-                    property: Some(ds::PropertyReference { name: property }),
-                }),
-            )
-            .await?;
-        // Added as Firestore totals them: integers exactly, whatever the chunks' order.
-        let parts = sums
-            .into_iter()
-            .map(|sum| match sum.value_type {
-                Some(ds::value::ValueType::IntegerValue(n)) => Ok(Number::Integer(n)),
-                Some(ds::value::ValueType::DoubleValue(d)) => Ok(Number::Double(d)),
-                other => Err(Error::UnexpectedAnswer(format!(
-                    "a sum answered as {other:?}"
-                ))),
-            })
-            .collect::<Result<Vec<_>>>()?;
-        Ok(Number::total(parts))
-    }
-
     /// The query's plan, in this kind's place when the query names none; refused where
     /// Datastore mode has no form of it.
-    fn plan<const QUERY: u64, R: Reach, W: Window>(
+    pub(super) fn plan<const QUERY: u64, R: Reach, W: Window>(
         &self,
         query: &ShardedQuery<T, QUERY, R, W>,
     ) -> Result<QueryPlan> {
@@ -419,64 +348,9 @@ impl<T: Sharded> Kind<T> {
         }
     }
 
-    /// `operator` over each chunk query (ordered by the order property alone, as the
-    /// unsharded query's aggregation reads), at one read time: each chunk's one value.
-    async fn aggregate(
-        &self,
-        plan: &QueryPlan,
-        operator: ds::aggregation_query::aggregation::Operator,
-    ) -> Result<Vec<ds::Value>> {
-        let mut values = Vec::with_capacity(plan.chunks.len());
-        let mut read_time: Option<Timestamp> = None;
-        for chunk in &plan.chunks {
-            let nested = self.chunk_query(plan, *chunk, false, None, Vec::new())?;
-            let request = ds::RunAggregationQueryRequest {
-                project_id: self.datastore.partition.project_id.clone(),
-                database_id: self.datastore.partition.database_id.clone(),
-                partition_id: Some(self.datastore.partition.clone()),
-                read_options: at(read_time),
-                query_type: Some(
-                    ds::run_aggregation_query_request::QueryType::AggregationQuery(
-                        ds::AggregationQuery {
-                            aggregations: vec![ds::aggregation_query::Aggregation {
-                                alias: "value".into(),
-                                operator: Some(operator.clone()),
-                            }],
-                            query_type: Some(ds::aggregation_query::QueryType::NestedQuery(nested)),
-                        },
-                    ),
-                ),
-                ..Default::default()
-            };
-            let batch = self
-                .datastore
-                .client
-                .get()
-                .run_aggregation_query(request)
-                .await
-                .map_err(status_error)?
-                .into_inner()
-                .batch
-                .ok_or_else(|| {
-                    Error::UnexpectedAnswer("an aggregation answered no batch".into())
-                })?;
-            read_time = read_time.or(batch.read_time);
-            let value = batch
-                .aggregation_results
-                .into_iter()
-                .next()
-                .and_then(|mut result| result.aggregate_properties.remove("value"))
-                .ok_or_else(|| {
-                    Error::UnexpectedAnswer("an aggregation without its value".into())
-                })?;
-            values.push(value);
-        }
-        Ok(values)
-    }
-
     /// A chunk's Datastore query: kind, ancestor, filters, and the plan's order (with
     /// `__key__` last when `by_key`; an aggregation orders by the order property alone).
-    fn chunk_query(
+    pub(super) fn chunk_query(
         &self,
         plan: &QueryPlan,
         chunk: Chunk,
@@ -529,144 +403,4 @@ impl<T: Sharded> Kind<T> {
 fn document_order(plan: &QueryPlan) -> crate::query::plan::DocumentOrder {
     plan.document_order()
         .comparing_values_by(super::value_order::compare_values)
-}
-
-/// Reading at `time`, or (without one) the latest data.
-fn at(time: Option<Timestamp>) -> Option<ds::ReadOptions> {
-    time.map(|time| ds::ReadOptions {
-        consistency_type: Some(ds::read_options::ConsistencyType::ReadTime(time)),
-    })
-}
-
-/// `limit` as Datastore's `Int32Value` (a larger one asks for all there is).
-pub(super) fn int32_limit(limit: u32) -> i32 {
-    i32::try_from(limit).unwrap_or(i32::MAX)
-}
-
-pub(super) fn and(filters: Vec<ds::Filter>) -> ds::Filter {
-    composite(ds::composite_filter::Operator::And, filters)
-}
-
-/// `filters` joined by `op`, without the empty composites among them (Datastore refuses a
-/// composite filter of no filters: "A composite filter must have at least one sub-filter"),
-/// and a composite of one filter as that filter.
-fn composite(op: ds::composite_filter::Operator, filters: Vec<ds::Filter>) -> ds::Filter {
-    let mut filters: Vec<ds::Filter> = filters
-        .into_iter()
-        .filter(|filter| !is_empty(filter))
-        .collect();
-    if filters.len() == 1 {
-        return filters.remove(0);
-    }
-    ds::Filter {
-        filter_type: Some(ds::filter::FilterType::CompositeFilter(
-            ds::CompositeFilter {
-                op: op as i32,
-                filters,
-            },
-        )),
-    }
-}
-
-/// Whether `filter` is a composite of nothing: no filter at all.
-pub(super) fn is_empty(filter: &ds::Filter) -> bool {
-    matches!(
-        &filter.filter_type,
-        Some(ds::filter::FilterType::CompositeFilter(composite)) if composite.filters.is_empty()
-    )
-}
-
-/// The Datastore property a Firestore field path names.
-fn property(path: &str) -> Result<String> {
-    property_path(path).ok_or_else(|| {
-        Error::InvalidQuery(format!(
-            "`{path}` has a name with a dot in it, which Datastore mode cannot tell from a nested property"
-        ))
-    })
-}
-
-fn property_order(order: &FirestoreQueryOrder) -> Result<ds::PropertyOrder> {
-    use ds::property_order::Direction;
-    let name = match order.field_name.as_str() {
-        "__name__" => "__key__".to_owned(),
-        path => property(path)?,
-    };
-    Ok(ds::PropertyOrder {
-        property: Some(ds::PropertyReference { name }),
-        direction: match order.direction {
-            FirestoreQueryDirection::Ascending => Direction::Ascending,
-            FirestoreQueryDirection::Descending => Direction::Descending,
-        } as i32,
-    })
-}
-
-/// A Firestore filter as the Datastore filter that matches the same entities.
-fn filter(filter: &FirestoreQueryFilter, partition: &ds::PartitionId) -> Result<ds::Filter> {
-    use ds::property_filter::Operator as Op;
-    use firestore::gcloud_sdk::google::firestore::v1::value::ValueType as F;
-    let all = Indexed {
-        paths: None,
-        partition,
-    };
-    let compare = |path: &str, op: Op, value: &firestore::FirestoreValue| -> Result<ds::Filter> {
-        Ok(ds::Filter {
-            filter_type: Some(ds::filter::FilterType::PropertyFilter(ds::PropertyFilter {
-                property: Some(ds::PropertyReference {
-                    name: property(path)?,
-                }),
-                op: op as i32,
-                value: Some(convert::to_datastore(&value.value, path, &all)),
-            })),
-        })
-    };
-    let constant = |value_type: F| firestore::FirestoreValue {
-        value: firestore::gcloud_sdk::google::firestore::v1::Value {
-            value_type: Some(value_type),
-        },
-    };
-    match filter {
-        FirestoreQueryFilter::Composite(composite) => {
-            let filters = composite
-                .for_all_filters
-                .iter()
-                .map(|filter| self::filter(filter, partition))
-                .collect::<Result<Vec<_>>>()?;
-            let op = match composite.operator {
-                FirestoreQueryFilterCompositeOperator::And => ds::composite_filter::Operator::And,
-                FirestoreQueryFilterCompositeOperator::Or => ds::composite_filter::Operator::Or,
-            };
-            Ok(self::composite(op, filters))
-        }
-        FirestoreQueryFilter::Compare(None) => Ok(and(Vec::new())),
-        FirestoreQueryFilter::Compare(Some(comparison)) => {
-            use FirestoreQueryFilterCompare as C;
-            match comparison {
-                C::LessThan(path, value) => compare(path, Op::LessThan, value),
-                C::LessThanOrEqual(path, value) => compare(path, Op::LessThanOrEqual, value),
-                C::GreaterThan(path, value) => compare(path, Op::GreaterThan, value),
-                C::GreaterThanOrEqual(path, value) => compare(path, Op::GreaterThanOrEqual, value),
-                C::Equal(path, value) => compare(path, Op::Equal, value),
-                C::NotEqual(path, value) => compare(path, Op::NotEqual, value),
-                C::In(path, value) => compare(path, Op::In, value),
-                C::NotIn(path, value) => compare(path, Op::NotIn, value),
-                // A list property matches an equality on any of its values.
-                C::ArrayContains(path, value) => compare(path, Op::Equal, value),
-                C::ArrayContainsAny(path, value) => compare(path, Op::In, value),
-            }
-        }
-        FirestoreQueryFilter::Unary(unary) => match unary {
-            FirestoreQueryFilterUnary::IsNull(path) => {
-                compare(path, Op::Equal, &constant(F::NullValue(0)))
-            }
-            FirestoreQueryFilterUnary::IsNotNull(path) => {
-                compare(path, Op::NotEqual, &constant(F::NullValue(0)))
-            }
-            FirestoreQueryFilterUnary::IsNan(path) => {
-                compare(path, Op::Equal, &constant(F::DoubleValue(f64::NAN)))
-            }
-            FirestoreQueryFilterUnary::IsNotNan(path) => {
-                compare(path, Op::NotEqual, &constant(F::DoubleValue(f64::NAN)))
-            }
-        },
-    }
 }
