@@ -1,4 +1,5 @@
 ///The query `Instrument::query().price_currency(..)` (`Windowed` after a limit or a cursor); `CursorOf<InstrumentPriceCurrencyQuery>` and `PageOf<InstrumentPriceCurrencyQuery>` are its cursor and page.
+#[allow(dead_code)]
 pub type InstrumentPriceCurrencyQuery<Window = ::sharded_runtime::reads::Whole> = ::sharded_runtime::ShardedQuery<
     Instrument,
     5530817863551347460u64,
@@ -6,6 +7,7 @@ pub type InstrumentPriceCurrencyQuery<Window = ::sharded_runtime::reads::Whole> 
     Window,
 >;
 ///The query `Instrument::query().exchange(..)` (`Windowed` after a limit or a cursor); `CursorOf<InstrumentExchangeQuery>` and `PageOf<InstrumentExchangeQuery>` are its cursor and page.
+#[allow(dead_code)]
 pub type InstrumentExchangeQuery<Window = ::sharded_runtime::reads::Whole> = ::sharded_runtime::ShardedQuery<
     Instrument,
     10138467006931075936u64,
@@ -13,6 +15,7 @@ pub type InstrumentExchangeQuery<Window = ::sharded_runtime::reads::Whole> = ::s
     Window,
 >;
 ///The query `Instrument::query().instrument_type(..)` (`Windowed` after a limit or a cursor); `CursorOf<InstrumentInstrumentTypeQuery>` and `PageOf<InstrumentInstrumentTypeQuery>` are its cursor and page.
+#[allow(dead_code)]
 pub type InstrumentInstrumentTypeQuery<Window = ::sharded_runtime::reads::Whole> = ::sharded_runtime::ShardedQuery<
     Instrument,
     7763176507593944853u64,
@@ -20,6 +23,7 @@ pub type InstrumentInstrumentTypeQuery<Window = ::sharded_runtime::reads::Whole>
     Window,
 >;
 ///The query `Instrument::query().exchange_and_instrument_type(..)` (`Windowed` after a limit or a cursor); `CursorOf<InstrumentExchangeAndInstrumentTypeQuery>` and `PageOf<InstrumentExchangeAndInstrumentTypeQuery>` are its cursor and page.
+#[allow(dead_code)]
 pub type InstrumentExchangeAndInstrumentTypeQuery<
     Window = ::sharded_runtime::reads::Whole,
 > = ::sharded_runtime::ShardedQuery<

@@ -1,9 +1,11 @@
 ///The query `Message::query().author(..)`, `<InGroup>` after `.in_group()` (`Windowed` after a limit or a cursor); `CursorOf<MessageAuthorQuery>` and `PageOf<MessageAuthorQuery>` are its cursor and page.
+#[allow(dead_code)]
 pub type MessageAuthorQuery<
     Reach = ::sharded_runtime::reads::InCollection,
     Window = ::sharded_runtime::reads::Whole,
 > = ::sharded_runtime::ShardedQuery<Message, 7815024061042257814u64, Reach, Window>;
 ///The query `Message::query().author(..).reversed()`, read the other way, `<InGroup>` after `.in_group()`; `CursorOf<MessageAuthorQueryReversed>` and `PageOf<MessageAuthorQueryReversed>` are its cursor and page.
+#[allow(dead_code)]
 pub type MessageAuthorQueryReversed<
     Reach = ::sharded_runtime::reads::InCollection,
     Window = ::sharded_runtime::reads::Whole,
@@ -14,11 +16,13 @@ pub type MessageAuthorQueryReversed<
     Window,
 >;
 ///The query `Message::query().mentions_contains(..)`, `<InGroup>` after `.in_group()` (`Windowed` after a limit or a cursor); `CursorOf<MessageMentionsContainsQuery>` and `PageOf<MessageMentionsContainsQuery>` are its cursor and page.
+#[allow(dead_code)]
 pub type MessageMentionsContainsQuery<
     Reach = ::sharded_runtime::reads::InCollection,
     Window = ::sharded_runtime::reads::Whole,
 > = ::sharded_runtime::ShardedQuery<Message, 4012311589271838766u64, Reach, Window>;
 ///The query `Message::query().mentions_contains(..).reversed()`, read the other way, `<InGroup>` after `.in_group()`; `CursorOf<MessageMentionsContainsQueryReversed>` and `PageOf<MessageMentionsContainsQueryReversed>` are its cursor and page.
+#[allow(dead_code)]
 pub type MessageMentionsContainsQueryReversed<
     Reach = ::sharded_runtime::reads::InCollection,
     Window = ::sharded_runtime::reads::Whole,

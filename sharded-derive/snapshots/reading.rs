@@ -1,4 +1,5 @@
 ///The query `Reading::query().venue(..)` (`Windowed` after a limit or a cursor); `CursorOf<ReadingVenueQuery>` and `PageOf<ReadingVenueQuery>` are its cursor and page.
+#[allow(dead_code)]
 pub(crate) type ReadingVenueQuery<Window = ::sharded_runtime::reads::Whole> = ::sharded_runtime::ShardedQuery<
     Reading,
     9126047351902211420u64,

@@ -1,4 +1,5 @@
 ///The query `Sale::query().region(..)` (`Windowed` after a limit or a cursor); `CursorOf<SaleRegionQuery>` and `PageOf<SaleRegionQuery>` are its cursor and page.
+#[allow(dead_code)]
 type SaleRegionQuery<Window = ::sharded_runtime::reads::Whole> = ::sharded_runtime::ShardedQuery<
     Sale,
     14363569259933213917u64,
@@ -6,6 +7,7 @@ type SaleRegionQuery<Window = ::sharded_runtime::reads::Whole> = ::sharded_runti
     Window,
 >;
 ///The query `Sale::query().channel(..)` (`Windowed` after a limit or a cursor); `CursorOf<SaleChannelQuery>` and `PageOf<SaleChannelQuery>` are its cursor and page.
+#[allow(dead_code)]
 type SaleChannelQuery<Window = ::sharded_runtime::reads::Whole> = ::sharded_runtime::ShardedQuery<
     Sale,
     11889853325967551908u64,

@@ -391,10 +391,12 @@ async fn a_default_migration_fills_its_commits_whatever_the_ids() {
         .map(|_| name(&sharded_tests::generated_id(&mut rng)))
         .collect();
     let sequential: Vec<IdType> = (0..total).map(|i| name(&format!("order-{i:06}"))).collect();
-    for (namespace, ids) in [
-        ("allocated", allocated),
-        ("random", random),
-        ("sequential", sequential),
+    for (namespace, ids, lane_count) in [
+        ("allocated", allocated, 16),
+        ("random", random, 16),
+        ("sequential", sequential.clone(), 16),
+        // More lanes than a rising run is long: the lanes' order still goes up and down.
+        ("many-lanes", sequential, 64),
     ] {
         let place = partition(&project, namespace);
         for chunk in ids.chunks(500) {
@@ -415,6 +417,7 @@ async fn a_default_migration_fills_its_commits_whatever_the_ids() {
             &readings,
             &Migration {
                 batch_size,
+                lane_count,
                 ..Migration::from_kind("Old")
             },
         )

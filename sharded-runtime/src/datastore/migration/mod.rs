@@ -378,11 +378,19 @@ impl<T: Sharded> Kind<T> {
                 buffers[lane].pending.extend(read);
                 buffers[lane].exhausted = exhausted;
             }
-            // Round after round, one key from each lane that has one.
+            // Round after round, one key from each lane that has one, the lanes taken in an
+            // order that goes up and down (0, h, 1, h + 1, …), so that the ids written one
+            // after another never rise in a run, however many lanes there are.
+            let half = buffers.len().div_ceil(2);
+            let order: Vec<usize> = (0..half)
+                .flat_map(|i| [i, i + half])
+                .filter(|lane| *lane < buffers.len())
+                .collect();
             let mut took = true;
             while took && copies < options.batch_size {
                 took = false;
-                for (lane, buffer) in buffers.iter_mut().enumerate() {
+                for &lane in &order {
+                    let buffer = &mut buffers[lane];
                     if copies == options.batch_size {
                         break;
                     }
