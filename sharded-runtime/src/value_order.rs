@@ -28,11 +28,20 @@ fn type_rank(value: &ValueType) -> u8 {
 
 /// Compares two values the way Firestore orders them.
 pub fn compare_values(a: &Value, b: &Value) -> Ordering {
+    compare_present(a, b, compare_types)
+}
+
+/// Two values by `types`, a value without a type first.
+pub(crate) fn compare_present(
+    a: &Value,
+    b: &Value,
+    types: fn(&ValueType, &ValueType) -> Ordering,
+) -> Ordering {
     match (&a.value_type, &b.value_type) {
         (None, None) => Ordering::Equal,
         (None, Some(_)) => Ordering::Less,
         (Some(_), None) => Ordering::Greater,
-        (Some(a), Some(b)) => compare_types(a, b),
+        (Some(a), Some(b)) => types(a, b),
     }
 }
 

@@ -47,7 +47,9 @@ pub use bulk::{BulkPut, BulkPutReport};
 pub use cursor::DatastoreCursor;
 pub use kind::{Kind, MAX_MUTATIONS};
 pub use migration::{
-    LeftBehind, LeftBehindReason, MAX_LANES, Migration, MigrationCheckpoint, MigrationProgress,
+    JOB_KIND, LeftBehind, LeftBehindReason, MAX_LANES, Migration, MigrationCheckpoint,
+    MigrationJobStatus, MigrationPartRun, MigrationPartStatus, MigrationProgress, PART_KIND,
+    TrackedMigration,
 };
 pub use query::{DatastorePage, EntityKey};
 pub use transaction::DatastoreTransaction;

@@ -34,12 +34,7 @@ fn rank(value: &ValueType) -> u8 {
 /// Compares two values (as Firestore values: a blob as bytes, a key as a reference) as
 /// Datastore mode orders them: the order a sharded kind's chunks merge in.
 pub fn compare_values(a: &Value, b: &Value) -> Ordering {
-    match (&a.value_type, &b.value_type) {
-        (None, None) => Ordering::Equal,
-        (None, Some(_)) => Ordering::Less,
-        (Some(_), None) => Ordering::Greater,
-        (Some(a), Some(b)) => compare_types(a, b),
-    }
+    crate::value_order::compare_present(a, b, compare_types)
 }
 
 fn compare_types(a: &ValueType, b: &ValueType) -> Ordering {

@@ -18,7 +18,7 @@ use crate::task_part::TaskPart;
 use crate::{Progress, Result};
 
 /// A random token naming one attempt.
-pub(super) fn token() -> String {
+pub(crate) fn token() -> String {
     rand::rng()
         .sample_iter(rand::distr::Alphanumeric)
         .take(16)

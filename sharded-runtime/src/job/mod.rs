@@ -22,6 +22,7 @@ pub use status::{JobClosing, JobStatus, PartPhase, PartStatus};
 
 use closing::Closer;
 use lease::Held;
+pub(crate) use lease::token as attempt_token;
 use state::{JobRecord, PartRecord};
 
 /// A [`ShardJob`]'s part run as one task of a tracked job; see

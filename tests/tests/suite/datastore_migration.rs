@@ -80,6 +80,18 @@ async fn put_raw(
         .unwrap();
 }
 
+/// Writes a legacy entity of `kind` at each of `ids`, at the top of `partition`.
+async fn put_kind(raw: &Raw, partition: &ds::PartitionId, kind: &str, ids: &[IdType]) {
+    for chunk in ids.chunks(500) {
+        let entities = chunk
+            .iter()
+            .enumerate()
+            .map(|(i, id)| (vec![element(kind, id.clone())], old(i, "old")))
+            .collect();
+        put_raw(raw, partition, entities).await;
+    }
+}
+
 /// Runs `migration` to its end, collecting every progress and what was left behind.
 async fn migrate<T: sharded_runtime::Sharded>(
     kind: &sharded_runtime::datastore::Kind<T>,
@@ -398,19 +410,7 @@ async fn a_default_migration_fills_its_commits_whatever_the_ids() {
         // More lanes than a rising run is long: the lanes' order still goes up and down.
         ("many-lanes", sequential, 64),
     ] {
-        let place = partition(&project, namespace);
-        for chunk in ids.chunks(500) {
-            put_raw(
-                &raw,
-                &place,
-                chunk
-                    .iter()
-                    .enumerate()
-                    .map(|(i, id)| (vec![element("Old", id.clone())], old(i, "old")))
-                    .collect(),
-            )
-            .await;
-        }
+        put_kind(&raw, &partition(&project, namespace), "Old", &ids).await;
         let readings = datastore.clone().namespace(namespace).kind::<Reading3>();
         let clock = std::time::Instant::now();
         let (done, steps, left) = migrate(
@@ -442,22 +442,10 @@ async fn a_default_migration_fills_its_commits_whatever_the_ids() {
         assert_eq!(readings.sequential_ids(), None, "{namespace}: a rising run");
     }
     // The default batch of 500 over 16 lanes: commits of 500 from the ramp's first second.
-    let place = partition(&project, "defaults");
-    let ids: Vec<String> = (0..1_500)
-        .map(|_| sharded_tests::generated_id(&mut rng))
+    let ids: Vec<IdType> = (0..1_500)
+        .map(|_| name(&sharded_tests::generated_id(&mut rng)))
         .collect();
-    for chunk in ids.chunks(500) {
-        put_raw(
-            &raw,
-            &place,
-            chunk
-                .iter()
-                .enumerate()
-                .map(|(i, id)| (vec![element("OldRandom", name(id))], old(i, "old")))
-                .collect(),
-        )
-        .await;
-    }
+    put_kind(&raw, &partition(&project, "defaults"), "OldRandom", &ids).await;
     let readings = datastore.clone().namespace("defaults").kind::<Reading3>();
     let (done, _, _) = migrate(&readings, &Migration::from_kind("OldRandom")).await;
     assert_eq!(
@@ -533,4 +521,185 @@ async fn bulk_put_refuses_an_entity_too_long_to_index_alone_and_writes_the_rest(
         )
         .await
         .unwrap();
+}
+
+/// The part `vars` name, as a task engine's variables say it.
+fn task_part(vars: &[(&str, &str)]) -> sharded_runtime::jobs::TaskPart {
+    sharded_runtime::jobs::TaskPart::from_vars(|name| {
+        vars.iter()
+            .find(|(key, _)| *key == name)
+            .map(|(_, value)| (*value).to_owned())
+    })
+    .unwrap()
+}
+
+/// Starts `part` of the tracked migration `job` as a task of its own, and kills it (no
+/// cleanup, as a SIGKILL or a lost machine) once it has made its second commit: the first
+/// one's progress is stored then (progress is told before it is stored).
+async fn killed_after_a_commit(
+    kind: &sharded_runtime::datastore::Kind<Reading3>,
+    options: &Migration,
+    job: &str,
+    part: sharded_runtime::jobs::TaskPart,
+) {
+    let (committed, mut first) = tokio::sync::mpsc::unbounded_channel();
+    let (kind, options, job) = (kind.clone(), options.clone(), job.to_owned());
+    let task = tokio::spawn(async move {
+        kind.tracked_migration(options, &job, part)
+            .run(|_| {
+                let _ = committed.send(());
+            })
+            .await
+    });
+    for _ in 0..2 {
+        first.recv().await.expect("the task commits before it ends");
+    }
+    task.abort();
+    assert!(task.await.unwrap_err().is_cancelled());
+}
+
+/// A migration as a tracked job of three parts, its state in Datastore: a Cloud Run task
+/// killed after its first commit and retried with the next attempt number, and a Kubernetes
+/// Indexed Job's pod killed and replaced by another pod of the same Job, each take their part
+/// over at once and finish it from its checkpoint; a duplicate of a live attempt, and a pod of
+/// another Job, leave the part to its holder; a finished part is not run again; every entity
+/// arrives once, and the status shows the whole job.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_migration_runs_as_a_tracked_job_under_task_engines_retries() {
+    use sharded_runtime::datastore::MigrationPartRun;
+    use sharded_runtime::jobs::{PartPhase, TaskPart};
+
+    let (datastore, project) = fresh_datastore("ds-migration-job").await;
+    let raw = raw_client().await;
+    let mut rng = rand::rng();
+    let ids: Vec<IdType> = (0..900)
+        .map(|_| name(&sharded_tests::generated_id(&mut rng)))
+        .collect();
+    put_kind(&raw, &partition(&project, "tracked"), "JobOld", &ids).await;
+    let readings = datastore.clone().namespace("tracked").kind::<Reading3>();
+    let options = Migration {
+        batch_size: 30,
+        lane_count: 6,
+        ..Migration::from_kind("JobOld")
+    };
+    let job = "move-readings";
+    let cloud_run = |attempt: &str| {
+        task_part(&[
+            ("CLOUD_RUN_TASK_INDEX", "0"),
+            ("CLOUD_RUN_TASK_COUNT", "3"),
+            ("CLOUD_RUN_TASK_ATTEMPT", attempt),
+            ("CLOUD_RUN_EXECUTION", "move-readings-x7k2p"),
+        ])
+    };
+    let pod = |job: &str, pod: &str| {
+        task_part(&[
+            ("JOB_COMPLETION_INDEX", "1"),
+            ("SHARDED_TASK_COUNT", "3"),
+            ("SHARDED_JOB_NAME", job),
+            ("SHARDED_POD_NAME", pod),
+        ])
+    };
+    // Cloud Run: attempt 0 dies after a commit; a duplicate of it leaves the part alone; the
+    // engine's retry, attempt 1, takes it over at once.
+    killed_after_a_commit(&readings, &options, job, cloud_run("0")).await;
+    let status = readings.migration_status(job).await.unwrap();
+    assert_eq!(status.parts.len(), 3);
+    assert_eq!(status.parts[0].phase, PartPhase::Running);
+    assert!(status.parts[0].commits >= 1);
+    let run = |part: TaskPart| readings.tracked_migration(options.clone(), job, part);
+    match run(cloud_run("0"))
+        .leave_if_held()
+        .run(|_| {})
+        .await
+        .unwrap()
+    {
+        MigrationPartRun::HeldElsewhere(part) => assert_eq!(part.attempt, 0),
+        other => panic!("{other:?}"),
+    }
+    match run(cloud_run("1"))
+        .leave_if_held()
+        .run(|_| {})
+        .await
+        .unwrap()
+    {
+        MigrationPartRun::Finished(part) => {
+            assert_eq!((part.phase, part.attempt), (PartPhase::Done, 1));
+        }
+        other => panic!("{other:?}"),
+    }
+    // Kubernetes: a pod dies; a pod of another Job never takes its part; the Job's next pod
+    // for the index does, at once.
+    killed_after_a_commit(
+        &readings,
+        &options,
+        job,
+        pod("move-readings", "move-readings-1-aaaaa"),
+    )
+    .await;
+    match run(pod("another-job", "another-job-1-ccccc"))
+        .leave_if_held()
+        .run(|_| {})
+        .await
+        .unwrap()
+    {
+        MigrationPartRun::HeldElsewhere(part) => assert_eq!(part.phase, PartPhase::Running),
+        other => panic!("{other:?}"),
+    }
+    match run(pod("move-readings", "move-readings-1-bbbbb"))
+        .leave_if_held()
+        .run(|_| {})
+        .await
+        .unwrap()
+    {
+        MigrationPartRun::Finished(part) => assert_eq!(part.phase, PartPhase::Done),
+        other => panic!("{other:?}"),
+    }
+    // The last part, by tasks no engine numbers: one dies; the next waits out the lease of
+    // the silent holder (two seconds here), then goes on from its checkpoint.
+    killed_after_a_commit(&readings, &options, job, TaskPart::new(2, 3).unwrap()).await;
+    let clock = std::time::Instant::now();
+    match run(TaskPart::new(2, 3).unwrap())
+        .lease_timeout(std::time::Duration::from_secs(2))
+        .run(|_| {})
+        .await
+        .unwrap()
+    {
+        MigrationPartRun::Finished(part) => assert!(part.commits >= 2, "{part:?}"),
+        other => panic!("{other:?}"),
+    }
+    println!("the lease was waited out in {:?}", clock.elapsed());
+    assert!(matches!(
+        run(TaskPart::new(2, 3).unwrap()).run(|_| {}).await.unwrap(),
+        MigrationPartRun::AlreadyDone(_)
+    ));
+    // A task of another split is refused.
+    match run(TaskPart::new(0, 4).unwrap()).run(|_| {}).await {
+        Err(sharded_runtime::Error::JobMismatch { .. }) => {}
+        other => panic!("{other:?}"),
+    }
+    let status = readings.migration_status(job).await.unwrap();
+    assert!(status.is_done(), "{status:?}");
+    let counted: u64 = status
+        .parts
+        .iter()
+        .map(|part| part.copied + part.already_there)
+        .sum();
+    assert!(status.copied() <= 900 && counted >= 900, "{status:?}");
+    let mut copied: Vec<String> = readings
+        .fetch(&Reading3::all())
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|stored| stored.id)
+        .collect();
+    copied.sort();
+    let mut expected: Vec<String> = ids
+        .iter()
+        .map(|id| match id {
+            IdType::Name(name) => name.clone(),
+            IdType::Id(n) => format!("__id{n}__"),
+        })
+        .collect();
+    expected.sort();
+    assert_eq!(copied, expected, "every entity once");
 }

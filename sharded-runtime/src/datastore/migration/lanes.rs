@@ -3,7 +3,6 @@
 //! key: copied under its own id, or left behind.
 
 use firestore::gcloud_sdk::google::datastore::v1 as ds;
-use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use ds::key::path_element::IdType;
@@ -131,7 +130,6 @@ impl<T: Sharded> Kind<T> {
         let mut sample: Vec<(usize, ds::Key)> = Vec::with_capacity(size);
         let mut seen = 0usize;
         let mut position = ChunkPosition::Start;
-        let mut rng = rand::rng();
         let everything = Lane {
             start: None,
             end: None,
@@ -146,7 +144,8 @@ impl<T: Sharded> Kind<T> {
                 if sample.len() < size {
                     sample.push((seen, key));
                 } else {
-                    let slot = rng.random_range(0..=seen);
+                    // The thread's generator, never held across an await: the run stays `Send`.
+                    let slot = rand::random_range(0..=seen);
                     if slot < size {
                         sample[slot] = (seen, key);
                     }
@@ -330,6 +329,7 @@ fn key_filter(op: ds::property_filter::Operator, key: ds::Key) -> ds::Filter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::Rng;
 
     fn range(start: Option<&str>, end: Option<&str>) -> IdRange {
         IdRange::new(start, end).unwrap()

@@ -23,6 +23,12 @@ use firestore::gcloud_sdk::google::datastore::v1 as ds;
 use serde::{Deserialize, Serialize};
 
 mod lanes;
+mod tracked;
+
+pub use tracked::{
+    JOB_KIND, MigrationJobStatus, MigrationPartRun, MigrationPartStatus, PART_KIND,
+    TrackedMigration,
+};
 
 use lanes::{KeyPath, Lane, check_lanes, gql_key, key_path};
 
@@ -222,24 +228,8 @@ impl<T: Sharded> Kind<T> {
         resume: Option<&MigrationCheckpoint>,
         mut progress: impl FnMut(&MigrationProgress) -> std::ops::ControlFlow<()>,
     ) -> Result<MigrationProgress> {
-        if !(1..=MAX_MUTATIONS).contains(&options.batch_size) {
-            return Err(Error::InvalidOptions {
-                option: "batch_size",
-                expected: "1 to 500",
-            });
-        }
-        if !(1..=MAX_LANES).contains(&options.lane_count) {
-            return Err(Error::InvalidOptions {
-                option: "lane_count",
-                expected: "1 to 100",
-            });
-        }
-        if !options.lanes.is_empty() {
-            check_lanes(&options.lanes)?;
-        }
-        options.throttling.validate()?;
-        options.backoff.validate()?;
-        let mut checkpoint = match resume {
+        check_options(options)?;
+        let checkpoint = match resume {
             Some(checkpoint) => {
                 if checkpoint.source_kind != options.source_kind {
                     return Err(Error::InvalidCheckpoint(format!(
@@ -254,6 +244,23 @@ impl<T: Sharded> Kind<T> {
                 lanes: self.lanes(options).await?,
             },
         };
+        self.run_migration(options, checkpoint, |done| {
+            std::future::ready(Ok(progress(&done)))
+        })
+        .await
+    }
+
+    /// Copies from `checkpoint` on, telling `step` after each commit (whose `Break` stops the
+    /// run there, and whose error ends it).
+    async fn run_migration<F>(
+        &self,
+        options: &Migration,
+        mut checkpoint: MigrationCheckpoint,
+        mut step: impl FnMut(MigrationProgress) -> F,
+    ) -> Result<MigrationProgress>
+    where
+        F: std::future::Future<Output = Result<std::ops::ControlFlow<()>>>,
+    {
         let clock = Instant::now();
         let limiter = RateLimiter::new(options.throttling, Duration::ZERO, options.batch_size);
         let mut done = MigrationProgress {
@@ -319,7 +326,7 @@ impl<T: Sharded> Kind<T> {
                 tracing::warn!(key = %left.key, reason = ?left.reason, "migration left an entity behind");
             }
             done.checkpoint = checkpoint.clone();
-            if progress(&done).is_break() {
+            if step(done.clone()).await?.is_break() {
                 break;
             }
         }
@@ -504,4 +511,25 @@ impl<T: Sharded> Kind<T> {
             None => Ok(None),
         }
     }
+}
+
+/// Refuses options a run cannot follow, before anything is read.
+fn check_options(options: &Migration) -> Result<()> {
+    if !(1..=MAX_MUTATIONS).contains(&options.batch_size) {
+        return Err(Error::InvalidOptions {
+            option: "batch_size",
+            expected: "1 to 500",
+        });
+    }
+    if !(1..=MAX_LANES).contains(&options.lane_count) {
+        return Err(Error::InvalidOptions {
+            option: "lane_count",
+            expected: "1 to 100",
+        });
+    }
+    if !options.lanes.is_empty() {
+        check_lanes(&options.lanes)?;
+    }
+    options.throttling.validate()?;
+    options.backoff.validate()
 }
