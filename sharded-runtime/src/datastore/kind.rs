@@ -239,12 +239,9 @@ impl<T: Sharded> Kind<T> {
         };
         let properties = convert::properties(&document.fields, None, &indexed);
         if let Some((property, bytes)) = convert::too_long_to_index(&properties) {
-            let root = self.datastore.documents_root();
             return Err(Error::TooLongToIndex {
-                entity: name
-                    .strip_prefix(&root)
-                    .map(|path| path.trim_start_matches('/'))
-                    .unwrap_or(&name)
+                entity: crate::document_path::DocumentPath::parse(&name)
+                    .relative()
                     .to_owned(),
                 property,
                 bytes,
@@ -404,23 +401,7 @@ impl<T: Sharded> Kind<T> {
         // Datastore may defer some keys of a large lookup: ask again for those, at the first
         // answer's read time, so that every entity is read at one moment.
         while !keys.is_empty() {
-            let request = ds::LookupRequest {
-                project_id: self.datastore.partition.project_id.clone(),
-                database_id: self.datastore.partition.database_id.clone(),
-                keys,
-                read_options: consistency.clone().map(|consistency| ds::ReadOptions {
-                    consistency_type: Some(consistency),
-                }),
-                ..Default::default()
-            };
-            let answer = self
-                .datastore
-                .client
-                .get()
-                .lookup(request)
-                .await
-                .map_err(status_error)?
-                .into_inner();
+            let answer = self.datastore.lookup(keys, consistency.clone()).await?;
             found.extend(answer.found.into_iter().filter_map(|result| result.entity));
             keys = answer.deferred;
             if consistency.is_none() {

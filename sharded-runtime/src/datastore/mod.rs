@@ -181,6 +181,30 @@ impl Datastore {
         )
     }
 
+    /// One Lookup of `keys`: in a transaction, at a read time, or (`None`) now.
+    async fn lookup(
+        &self,
+        keys: Vec<ds::Key>,
+        consistency: Option<ds::read_options::ConsistencyType>,
+    ) -> Result<ds::LookupResponse> {
+        let request = ds::LookupRequest {
+            project_id: self.partition.project_id.clone(),
+            database_id: self.partition.database_id.clone(),
+            keys,
+            read_options: consistency.map(|consistency| ds::ReadOptions {
+                consistency_type: Some(consistency),
+            }),
+            ..Default::default()
+        };
+        Ok(self
+            .client
+            .get()
+            .lookup(request)
+            .await
+            .map_err(status_error)?
+            .into_inner())
+    }
+
     async fn commit(
         &self,
         mutations: Vec<ds::Mutation>,

@@ -21,8 +21,8 @@ use ds::key::path_element::IdType;
 
 use super::lanes::Lane;
 use super::{Migration, MigrationCheckpoint, MigrationProgress, check_options};
+use crate::datastore::Datastore;
 use crate::datastore::kind::Kind;
-use crate::datastore::{Datastore, status_error};
 use crate::jobs::{PartPhase, TaskPart};
 use crate::task_part::Holder;
 use crate::{Error, Result, Sharded};
@@ -608,23 +608,10 @@ impl State {
         transaction: Option<Vec<u8>>,
     ) -> Result<(Vec<Found>, Option<Timestamp>)> {
         use ds::read_options::ConsistencyType;
-        let request = ds::LookupRequest {
-            project_id: self.datastore.partition.project_id.clone(),
-            database_id: self.datastore.partition.database_id.clone(),
-            keys,
-            read_options: transaction.map(|transaction| ds::ReadOptions {
-                consistency_type: Some(ConsistencyType::Transaction(transaction)),
-            }),
-            ..Default::default()
-        };
         let answer = self
             .datastore
-            .client
-            .get()
-            .lookup(request)
-            .await
-            .map_err(status_error)?
-            .into_inner();
+            .lookup(keys, transaction.map(ConsistencyType::Transaction))
+            .await?;
         if !answer.deferred.is_empty() {
             return Err(Error::UnexpectedAnswer(
                 "a job state lookup deferred keys".into(),
