@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::ops::ControlFlow;
 
 use sharded_runtime::datastore::{
-    BulkPut, LeftBehind, LeftBehindReason, Migration, MigrationProgress,
+    BulkPut, Datastore, LeftBehind, LeftBehindReason, Migration, MigrationProgress,
 };
 use sharded_runtime::firestore::gcloud_sdk::google::datastore::v1 as ds;
 use sharded_runtime::jobs::IdRange;
@@ -702,4 +702,67 @@ async fn a_migration_runs_as_a_tracked_job_under_task_engines_retries() {
         .collect();
     expected.sort();
     assert_eq!(copied, expected, "every entity once");
+}
+
+/// An attempt whose connection goes silent past its lease loses its part: another attempt
+/// takes it over from the checkpoint, and the silent one, once its connection answers again,
+/// learns it at its next state write (`JobLeaseLost`) and stops; every entity arrives once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_migration_attempt_that_lost_its_lease_stops_at_its_next_write() {
+    use sharded_emulator::fault_proxy::{FaultProxy, Faults};
+    use sharded_runtime::datastore::MigrationPartRun;
+    use sharded_runtime::jobs::TaskPart;
+    use std::time::Duration;
+
+    let (datastore, project) = fresh_datastore("ds-migration-lease").await;
+    let raw = raw_client().await;
+    let mut rng = rand::rng();
+    let ids: Vec<IdType> = (0..600)
+        .map(|_| name(&sharded_tests::generated_id(&mut rng)))
+        .collect();
+    put_kind(&raw, &partition(&project, ""), "LeaseOld", &ids).await;
+    let options = Migration {
+        batch_size: 20,
+        lane_count: 4,
+        ..Migration::from_kind("LeaseOld")
+    };
+    let proxy = FaultProxy::start(crate::datastore_mode::emulator().host(), Faults::NONE)
+        .await
+        .unwrap();
+    let through = Datastore::emulator(&proxy.host(), &project).await.unwrap();
+    let (committed, mut first) = tokio::sync::mpsc::unbounded_channel();
+    let silent_options = options.clone();
+    let silent = tokio::spawn(async move {
+        through
+            .kind::<Reading3>()
+            .tracked_migration(silent_options, "lease", TaskPart::new(0, 1).unwrap())
+            .run(|_| {
+                let _ = committed.send(());
+            })
+            .await
+    });
+    first.recv().await.expect("the first attempt commits");
+    // Its connection goes silent: requests reach the server, no answer comes back.
+    proxy.set_stalled(true);
+    let readings = datastore.kind::<Reading3>();
+    let taken_over = readings
+        .tracked_migration(options.clone(), "lease", TaskPart::new(0, 1).unwrap())
+        .lease_timeout(Duration::from_secs(1))
+        .run(|_| {})
+        .await
+        .unwrap();
+    assert!(
+        matches!(taken_over, MigrationPartRun::Finished(_)),
+        "{taken_over:?}"
+    );
+    proxy.set_stalled(false);
+    match silent.await.unwrap() {
+        Err(sharded_runtime::Error::JobLeaseLost { job, part }) => {
+            assert_eq!((job.as_str(), part), ("lease", 0));
+        }
+        other => panic!("{other:?}"),
+    }
+    let status = readings.migration_status("lease").await.unwrap();
+    assert!(status.is_done(), "{status:?}");
+    assert_eq!(readings.fetch(&Reading3::all()).await.unwrap().len(), 600);
 }
