@@ -80,6 +80,14 @@ async fn put_raw(
         .unwrap();
 }
 
+/// `n` names as Firestore generates ids: 20 letters and digits, uniformly random.
+fn random_names(n: usize) -> Vec<IdType> {
+    let mut rng = rand::rng();
+    (0..n)
+        .map(|_| name(&sharded_tests::generated_id(&mut rng)))
+        .collect()
+}
+
 /// Writes a legacy entity of `kind` at each of `ids`, at the top of `partition`.
 async fn put_kind(raw: &Raw, partition: &ds::PartitionId, kind: &str, ids: &[IdType]) {
     for chunk in ids.chunks(500) {
@@ -398,10 +406,7 @@ async fn a_default_migration_fills_its_commits_whatever_the_ids() {
         }
         ids
     };
-    let mut rng = rand::rng();
-    let random: Vec<IdType> = (0..total)
-        .map(|_| name(&sharded_tests::generated_id(&mut rng)))
-        .collect();
+    let random = random_names(total);
     let sequential: Vec<IdType> = (0..total).map(|i| name(&format!("order-{i:06}"))).collect();
     for (namespace, ids, lane_count) in [
         ("allocated", allocated, 16),
@@ -442,9 +447,7 @@ async fn a_default_migration_fills_its_commits_whatever_the_ids() {
         assert_eq!(readings.sequential_ids(), None, "{namespace}: a rising run");
     }
     // The default batch of 500 over 16 lanes: commits of 500 from the ramp's first second.
-    let ids: Vec<IdType> = (0..1_500)
-        .map(|_| name(&sharded_tests::generated_id(&mut rng)))
-        .collect();
+    let ids = random_names(1_500);
     put_kind(&raw, &partition(&project, "defaults"), "OldRandom", &ids).await;
     let readings = datastore.clone().namespace("defaults").kind::<Reading3>();
     let (done, _, _) = migrate(&readings, &Migration::from_kind("OldRandom")).await;
@@ -571,10 +574,7 @@ async fn a_migration_runs_as_a_tracked_job_under_task_engines_retries() {
 
     let (datastore, project) = fresh_datastore("ds-migration-job").await;
     let raw = raw_client().await;
-    let mut rng = rand::rng();
-    let ids: Vec<IdType> = (0..900)
-        .map(|_| name(&sharded_tests::generated_id(&mut rng)))
-        .collect();
+    let ids = random_names(900);
     put_kind(&raw, &partition(&project, "tracked"), "JobOld", &ids).await;
     let readings = datastore.clone().namespace("tracked").kind::<Reading3>();
     let options = Migration {
@@ -716,10 +716,7 @@ async fn a_migration_attempt_that_lost_its_lease_stops_at_its_next_write() {
 
     let (datastore, project) = fresh_datastore("ds-migration-lease").await;
     let raw = raw_client().await;
-    let mut rng = rand::rng();
-    let ids: Vec<IdType> = (0..600)
-        .map(|_| name(&sharded_tests::generated_id(&mut rng)))
-        .collect();
+    let ids = random_names(600);
     put_kind(&raw, &partition(&project, ""), "LeaseOld", &ids).await;
     let options = Migration {
         batch_size: 20,
