@@ -2,8 +2,8 @@
 //! client and the emulator to test that a job survives dropped connections and slow bytes.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rand::rngs::StdRng;
@@ -75,6 +75,30 @@ struct Counters {
     /// Connections numbered below this forward nothing more, either way, and stay open: a
     /// peer gone without closing (a NAT or load balancer that dropped its state).
     dead_below: AtomicU64,
+    /// Every connection goes dead that long after it opened, in milliseconds (0: never).
+    silent_after_ms: AtomicU64,
+    /// Faults aimed at requests by what they hold.
+    aimed: Mutex<Vec<Aimed>>,
+}
+
+/// What happens to a request aimed at with [`FaultProxy::aim`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RequestFault {
+    /// Its connection is closed before the request reaches the server: nothing is applied.
+    Dropped,
+    /// The request reaches the server, whose answer is held back and then lost with the
+    /// connection (closed 500 ms later): it is applied, and its client never learns it.
+    AnswerLost,
+}
+
+#[derive(Debug)]
+struct Aimed {
+    pattern: Vec<u8>,
+    /// Matching requests still to let through before the fault applies.
+    skip: u32,
+    /// Matching requests the fault still applies to.
+    times: u32,
+    fault: RequestFault,
 }
 
 impl FaultProxy {
@@ -159,6 +183,35 @@ impl FaultProxy {
         self.counters.dead_below.store(open, Ordering::Relaxed);
     }
 
+    /// Every connection, open or to come, goes dead (as
+    /// [`kill_open_connections_silently`](Self::kill_open_connections_silently) makes it)
+    /// once it has been open for `after`; `None` stops it for connections made afterwards.
+    /// A client that opens a fresh connection each time one falls silent gets through,
+    /// `after` at a time.
+    pub fn set_silent_after(&self, after: Option<Duration>) {
+        let ms = after.map_or(0, |after| {
+            after.as_millis().clamp(1, u128::from(u64::MAX)) as u64
+        });
+        self.counters.silent_after_ms.store(ms, Ordering::Relaxed);
+    }
+
+    /// Aims `fault` at requests whose bytes hold `pattern` (a document's id, say): the first
+    /// `skip` of them pass, the `times` after them meet the fault, and later ones pass again.
+    /// A request is matched within one chunk read from its client (gRPC requests of a few
+    /// kilobytes arrive whole). Faults aimed earlier are matched first.
+    pub fn aim(&self, pattern: impl Into<Vec<u8>>, skip: u32, times: u32, fault: RequestFault) {
+        self.counters
+            .aimed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(Aimed {
+                pattern: pattern.into(),
+                skip,
+                times,
+                fault,
+            });
+    }
+
     /// Stops (`false`) or resumes (`true`) injecting faults; connections stay up.
     pub fn set_faults(&self, on: bool) {
         self.counters.paused.store(!on, Ordering::Relaxed);
@@ -188,6 +241,8 @@ async fn forward(
     let (mut server_read, mut server_write) = server.into_split();
     let mut up = [0u8; 16 * 1024];
     let mut down = [0u8; 16 * 1024];
+    let opened = tokio::time::Instant::now();
+    let silent_after = counters.silent_after_ms.load(Ordering::Relaxed);
     // One loop for both directions, so one generator decides every fault in order.
     loop {
         let (n, to_server) = tokio::select! {
@@ -198,8 +253,23 @@ async fn forward(
             Ok(0) | Err(_) => return,
             Ok(n) => n,
         };
-        if number < counters.dead_below.load(Ordering::Relaxed) {
+        if number < counters.dead_below.load(Ordering::Relaxed)
+            || (silent_after > 0 && opened.elapsed() >= Duration::from_millis(silent_after))
+        {
             continue;
+        }
+        if to_server && let Some(fault) = aimed_at(&counters, &up[..n]) {
+            counters.dropped.fetch_add(1, Ordering::Relaxed);
+            if fault == RequestFault::AnswerLost {
+                let _ = server_write.write_all(&up[..n]).await;
+                // Whatever the server answers in the next 500 ms is swallowed; then the
+                // connection closes, both ways.
+                let _ = tokio::time::timeout(Duration::from_millis(500), async {
+                    while matches!(server_read.read(&mut down).await, Ok(read) if read > 0) {}
+                })
+                .await;
+            }
+            return;
         }
         let faulty = !counters.paused.load(Ordering::Relaxed);
         let drop_chance = if to_server {
@@ -244,4 +314,25 @@ async fn forward(
             return;
         }
     }
+}
+
+/// The fault aimed at a request whose bytes are `chunk`, if one applies to it now.
+fn aimed_at(counters: &Counters, chunk: &[u8]) -> Option<RequestFault> {
+    let mut aimed = counters
+        .aimed
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let rule = aimed.iter_mut().find(|rule| {
+        rule.times > 0
+            && !rule.pattern.is_empty()
+            && chunk
+                .windows(rule.pattern.len())
+                .any(|window| window == rule.pattern.as_slice())
+    })?;
+    if rule.skip > 0 {
+        rule.skip -= 1;
+        return None;
+    }
+    rule.times -= 1;
+    Some(rule.fault)
 }

@@ -194,6 +194,30 @@ pub enum Error {
         shard: u32,
     },
 
+    /// An increment Firestore cut at the end of its integers (as for
+    /// [`CounterSaturated`](Error::CounterSaturated)) whose undo failed: `added`, the part
+    /// of it that was added before the cut, stays on its shard with the increment's marker,
+    /// so the counter holds it and [`was_applied`](crate::ShardedCollection::was_applied)
+    /// says `true`. Applying the same [`Increment`](crate::counters::Increment) again finds it
+    /// landed and undoes it (within the marker's lifetime).
+    #[error(
+        "increment `{increment}` of `{document}` was cut at the end of Firestore's integers on shard {shard} of the counter `{field}`, and undoing it failed: {added:+} of it stays counted until the same increment is applied again ({cause})"
+    )]
+    CounterUndoFailed {
+        /// The increment's id.
+        increment: String,
+        /// The counted document's full name.
+        document: String,
+        /// The counter's stored field path.
+        field: String,
+        /// The shard document its addition went to.
+        shard: u32,
+        /// What it added before the cut, which stays.
+        added: i64,
+        /// Why the undo failed.
+        cause: Box<FirestoreError>,
+    },
+
     /// A batch get answered without a result for an id it was asked for: the call fails
     /// rather than return a result that leaves the id out.
     #[error("`{collection}`: Firestore answered nothing for the id `{id}`")]

@@ -17,7 +17,7 @@ pub(super) use super::op::{Op, Payload};
 use super::options::BulkWriterOptions;
 use super::outcome::{Shared, Unclaimed, WriteFailure, WriteOutcome};
 use super::rate_limiter::{RateLimiter, Throttling};
-use super::requests::{commit_increment, read_back, send};
+use super::requests::{Cut, commit_increment, read_back, send, settle_cut};
 use crate::retry::{retries_request, retries_write};
 
 #[derive(Debug)]
@@ -44,6 +44,9 @@ enum Answer {
         stored: Result<Option<Document>, Status>,
         code: Code,
         message: String,
+        /// For an increment its marker shows landed: how it ends if it was cut at the end
+        /// of Firestore's integers, or its check could not be made ([`settle_cut`]).
+        cut: Option<Cut>,
     },
 }
 
@@ -338,15 +341,28 @@ impl Batcher {
                     self.read_back(op, status.code(), status.message().to_owned());
                 }
             }
+            // Cut at the end of Firestore's integers and undone: this attempt applied
+            // nothing, so only an earlier lost one may have.
+            Answer::Commit(Err(status)) if status.code() == Code::OutOfRange => {
+                for op in ops {
+                    self.fail(op, status.code(), status.message().to_owned());
+                }
+            }
             Answer::Commit(Err(status)) => {
                 for op in ops {
                     self.request_failed(op, &status);
+                }
+            }
+            Answer::ReadBack { cut: Some(cut), .. } => {
+                for op in ops {
+                    self.fail_as(op, cut.code, cut.message.clone(), cut.maybe_applied);
                 }
             }
             Answer::ReadBack {
                 stored,
                 code,
                 message,
+                cut: None,
             } => {
                 for op in ops {
                     let shown = match &stored {
@@ -415,12 +431,21 @@ impl Batcher {
         let clock = self.options.clock.clone();
         let backoff = self.options.backoff;
         let timeout = self.options.request_timeout;
+        let increment = match &self.sent[&request][0].payload {
+            Payload::Increment(placed) => Some(placed.clone()),
+            Payload::Write(_) => None,
+        };
         self.in_flight.push(Box::pin(async move {
-            let stored = read_back(db, name, clock, backoff, timeout).await;
+            let stored = read_back(db.clone(), name, clock, backoff, timeout).await;
+            let cut = match (increment, &stored) {
+                (Some(placed), Ok(Some(marker))) => settle_cut(&db, placed, marker).await,
+                _ => None,
+            };
             let answer = Answer::ReadBack {
                 stored,
                 code,
                 message,
+                cut,
             };
             (request, answer)
         }));
@@ -437,14 +462,20 @@ impl Batcher {
         self.settled(op);
     }
 
-    fn fail(&mut self, mut op: Op, code: Code, message: String) {
+    fn fail(&mut self, op: Op, code: Code, message: String) {
+        let maybe_applied = op.maybe_applied();
+        self.fail_as(op, code, message, maybe_applied);
+    }
+
+    /// [`fail`](Self::fail), with what is known of whether it was applied.
+    fn fail_as(&mut self, mut op: Op, code: Code, message: String, maybe_applied: bool) {
         self.shared.stats().failed += 1;
         let failure = WriteFailure {
             document: op.document.clone(),
             code: code.into(),
             message,
             attempts: op.attempts,
-            maybe_applied: op.maybe_applied(),
+            maybe_applied,
         };
         // Recorded before it is sent, so that a handle that yields it finds it to claim.
         self.shared.unclaimed().insert(

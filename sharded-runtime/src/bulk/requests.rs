@@ -60,7 +60,9 @@ pub(super) async fn commit(
 
 /// The Commit of an increment `placed` alone, its marker expiring [`MARKER_LIFETIME`] after
 /// the server's time, with `timeout` as its deadline. An answer that shows the increment cut
-/// at the end of Firestore's integers is undone: `OUT_OF_RANGE`, which applied nothing.
+/// at the end of Firestore's integers is undone: `OUT_OF_RANGE`, which applied nothing. A cut
+/// whose undo failed, or whose check could not be made, is `UNAVAILABLE`: sent again, the
+/// increment is refused for its marker, and settled by [`settle_cut`].
 ///
 /// [`MARKER_LIFETIME`]: crate::counters::MARKER_LIFETIME
 pub(super) async fn commit_increment(
@@ -82,6 +84,48 @@ pub(super) async fn commit_increment(
         .await
         .map_err(as_status)?;
     Ok(response)
+}
+
+/// How an increment its marker shows landed ends when it was cut at the end of Firestore's
+/// integers, or when that could not be told.
+#[derive(Debug)]
+pub(super) struct Cut {
+    pub(super) code: Code,
+    pub(super) message: String,
+    pub(super) maybe_applied: bool,
+}
+
+/// For an increment whose marker (read back after a lost answer, or a refusal for it) shows
+/// it landed: whether its addition was cut, worked out from its shard before the commit
+/// ([`check_landed`](crate::counter::check_landed)). `None` when it was not cut (or the
+/// marker holds another increment, which the read-back reports); else undone (`OUT_OF_RANGE`,
+/// applied nothing), or not undone or not checked (applied, at least in part).
+pub(super) async fn settle_cut(db: &FirestoreDb, placed: Placed, marker: &Document) -> Option<Cut> {
+    let recorded = crate::counter::Recorded::of(marker);
+    let created = recorded.created.filter(|_| recorded.is_of(&placed))?;
+    let placed = Placed {
+        shard: recorded.shard.unwrap_or(placed.shard),
+        ..placed
+    };
+    let err = crate::counter::check_landed(db, &[&placed], created)
+        .await
+        .err()?;
+    let (code, maybe_applied) = match &err {
+        crate::Error::CounterSaturated { .. } => (Code::OutOfRange, false),
+        crate::Error::CounterUndoFailed { .. } => (Code::OutOfRange, true),
+        _ => (Code::Unavailable, true),
+    };
+    let message = match maybe_applied && !matches!(err, crate::Error::CounterUndoFailed { .. }) {
+        true => format!(
+            "the increment landed, and whether Firestore cut it at the end of its integers could not be read ({err}); apply the same increment again to settle it"
+        ),
+        false => err.to_string(),
+    };
+    Some(Cut {
+        code,
+        message,
+        maybe_applied,
+    })
 }
 
 /// The document `name` as it is now (`None` if missing), read with the writer's retries.

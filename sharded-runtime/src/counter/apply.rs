@@ -50,7 +50,9 @@ impl<T: Sharded> ShardedCollection<'_, T> {
     /// landed: [`Error::IncrementUnsettled`]; applying the same `increment` again later
     /// settles it (within [`MARKER_LIFETIME`]), and [`was_applied`](Self::was_applied) tells
     /// which. An addition Firestore cut at the end of its integers is undone:
-    /// [`Error::CounterSaturated`].
+    /// [`Error::CounterSaturated`], whether the commit's answer or, after a lost answer, its
+    /// marker tells that it landed; an undo that fails is [`Error::CounterUndoFailed`]
+    /// (applying the same increment again undoes it).
     pub async fn apply(&self, id: &str, increment: &Increment<T>) -> Result<()> {
         let document = self.scope().document_name::<T>(self.db(), id)?;
         let span = tracing::debug_span!(
@@ -140,7 +142,9 @@ pub(crate) async fn commit_exactly_once(
                     .map(crate::stored::system_time)
                     .unwrap_or_else(SystemTime::now);
                 crate::server_clock::observe(db, time);
-                saturation::check(db, &commit.increments, &response).await?;
+                saturation::check(db, &commit.increments, &response)
+                    .await
+                    .map_err(|err| settled_or_unknown(commit, err))?;
                 return Ok(time);
             }
             Err(status) => status,
@@ -170,7 +174,29 @@ pub(crate) async fn commit_exactly_once(
                 attempts,
                 "sharded: the increment's commit had landed before"
             );
-            return Ok(landed.unwrap_or_else(SystemTime::now));
+            let Some(landed) = landed else {
+                // A marker written before markers recorded their time: nothing to check at.
+                return Ok(SystemTime::now());
+            };
+            // Learnt from the markers, not the answer: whether an addition was cut is worked
+            // out from its shard before the commit, on the shard its marker records.
+            let placed: Vec<Placed> = commit
+                .increments
+                .iter()
+                .zip(&found)
+                .map(|((placed, _), recorded)| Placed {
+                    shard: recorded
+                        .as_ref()
+                        .and_then(|recorded| recorded.shard)
+                        .unwrap_or(placed.shard),
+                    ..placed.clone()
+                })
+                .collect();
+            let placed: Vec<&Placed> = placed.iter().collect();
+            saturation::check_landed(db, &placed, landed)
+                .await
+                .map_err(|err| settled_or_unknown(commit, err))?;
+            return Ok(landed);
         }
         // Refused outright (contention, overload): not applied; anything else may have been.
         unanswered |= !matches!(code, Code::Aborted | Code::ResourceExhausted);
@@ -202,6 +228,17 @@ pub(crate) async fn marker_expiry(db: &FirestoreDb, placed: &Placed) -> Result<S
             })
         }
         Err(other) => Err(other),
+    }
+}
+
+/// A failed saturation check as what the caller learns: a cut (undone, or not) as it is; a
+/// read that failed, so that whether an addition was cut is unknown, as
+/// [`Error::IncrementUnsettled`], since applying the same increments again finds them
+/// landed and checks them again.
+fn settled_or_unknown(commit: &IncrementCommit, err: Error) -> Error {
+    match err {
+        Error::Firestore(cause) => unsettled(commit, cause),
+        other => other,
     }
 }
 

@@ -1,17 +1,26 @@
 //! Folding a counter: its exact value written into the counted document's own field, for
 //! clients that read one field (as the Firebase extension's workers do), inside a read-write
 //! transaction that reads the shard documents, so the field holds the value at the commit.
+//! Its requests are sent over a connection of the caller's choosing, so that a fold kept by
+//! a listener (`keep_folded.rs`) goes over a fresh connection after a silence, as the
+//! listener does.
 
 use std::time::SystemTime;
 
-use firestore::FirestoreTransactionOps as _;
+use std::time::Duration;
+
+use firestore::FirestoreDb;
+use firestore::gcloud_sdk::google::firestore::v1::structured_query::CollectionSelector;
 use firestore::gcloud_sdk::google::firestore::v1::{
-    Document, DocumentMask, Value, Write, value::ValueType, write::Operation,
+    BeginTransactionRequest, CommitRequest, Document, DocumentMask, RollbackRequest,
+    RunQueryRequest, StructuredQuery, TransactionOptions, Value, Write, run_query_request,
+    transaction_options, value::ValueType, write::Operation,
 };
-use firestore::gcloud_sdk::tonic::Code;
+use firestore::gcloud_sdk::tonic::{Code, Request, Status};
+use futures::TryStreamExt as _;
 
 use super::CounterField;
-use crate::atomic::Built;
+use crate::query::listen::connection::{self, Connection};
 use crate::retry::Backoff;
 use crate::write::Existing;
 use crate::{Error, Result, Sharded, ShardedCollection, StatusCode};
@@ -54,42 +63,127 @@ impl<T: Sharded> ShardedCollection<'_, T> {
     /// would no longer read back as `T`; the counter's value is still exact.
     pub async fn fold(&self, id: &str, field: CounterField<T>) -> Result<Folded> {
         let document = self.scope().document_name::<T>(self.db(), id)?;
-        retry_aborted(|| self.fold_once(id, &document, field)).await
+        let connection = self.db().client().clone();
+        retry_aborted(|| fold_over(&connection, self.db(), &document, id, field, None)).await
     }
+}
 
-    async fn fold_once(&self, id: &str, document: &str, field: CounterField<T>) -> Result<Folded> {
-        let mut transaction = self.db().begin_transaction().await?;
-        let read = {
-            let inside = self.in_transaction(&mut transaction);
-            inside.counter(id, field).await
+/// One fold of the counter `field` of `document` (a full name; `id` names it in errors), as
+/// a read-write transaction over `connection`: its shard documents read in it, the value
+/// checked against the field's type, the field updated at the commit. Each request is given
+/// `timeout` ([`connection::silence`] past it, as a listener's reads are), so that a fold
+/// over a connection gone silent fails instead of waiting on it. On a failure the
+/// transaction is rolled back (best effort).
+pub(super) async fn fold_over<T>(
+    connection: &Connection,
+    db: &FirestoreDb,
+    document: &str,
+    id: &str,
+    field: CounterField<T>,
+    timeout: Option<Duration>,
+) -> Result<Folded> {
+    let client = || connection.get();
+    let fail = |status: Status| Error::from(firestore::errors::FirestoreError::from(status));
+    let begin = BeginTransactionRequest {
+        database: db.get_database_path().clone(),
+        options: Some(TransactionOptions {
+            mode: Some(transaction_options::Mode::ReadWrite(
+                transaction_options::ReadWrite::default(),
+            )),
+        }),
+        ..Default::default()
+    };
+    let transaction = answered(timeout, client().begin_transaction(Request::new(begin)))
+        .await
+        .map_err(fail)?
+        .into_inner()
+        .transaction;
+    let rollback = || async {
+        let request = RollbackRequest {
+            database: db.get_database_path().clone(),
+            transaction: transaction.clone(),
+            ..Default::default()
         };
-        let value = match read {
-            Ok(value) => value,
-            Err(err) => {
-                let _ = transaction.rollback().await;
-                return Err(err);
-            }
-        };
-        // The document is read back as `T`: a value its field's type cannot hold would make
-        // it unreadable.
-        let holds = field.holds();
-        if !holds.holds(value) {
-            let _ = transaction.rollback().await;
-            return Err(Error::InvalidUpdate(format!(
-                "the counter `{}` of `{id}` is {value}, which its field's type `{}` cannot hold ({} to {}): nothing was written; declare the field `i64` to fold any value",
-                field.path(),
-                holds.name,
-                holds.min,
-                holds.max
-            )));
+        let _ = answered(timeout, client().rollback(Request::new(request))).await;
+    };
+    let read = RunQueryRequest {
+        parent: document.to_owned(),
+        query_type: Some(run_query_request::QueryType::StructuredQuery(
+            StructuredQuery {
+                from: vec![CollectionSelector {
+                    collection_id: field.collection_id(),
+                    all_descendants: false,
+                }],
+                ..Default::default()
+            },
+        )),
+        consistency_selector: Some(run_query_request::ConsistencySelector::Transaction(
+            transaction.clone(),
+        )),
+        ..Default::default()
+    };
+    let shards = answered(timeout, async {
+        client()
+            .run_query(Request::new(read))
+            .await?
+            .into_inner()
+            .try_collect::<Vec<_>>()
+            .await
+    })
+    .await;
+    let value = match shards {
+        Ok(answers) => answers
+            .iter()
+            .filter_map(|answer| answer.document.as_ref())
+            .map(super::read::shard_value)
+            .collect::<Result<Vec<_>>>()
+            .and_then(|values| super::read::total(values, document)),
+        Err(status) => Err(fail(status)),
+    };
+    let value = match value {
+        Ok(value) => value,
+        Err(err) => {
+            rollback().await;
+            return Err(err);
         }
-        transaction.add(Built(field_write(document, field.path(), value)))?;
-        let response = transaction.commit().await?;
-        let at = response
-            .commit_time
-            .map_or_else(SystemTime::now, SystemTime::from);
-        Ok(Folded { value, at })
+    };
+    // The document is read back as `T`: a value its field's type cannot hold would make
+    // it unreadable.
+    let holds = field.holds();
+    if !holds.holds(value) {
+        rollback().await;
+        return Err(Error::InvalidUpdate(format!(
+            "the counter `{}` of `{id}` is {value}, which its field's type `{}` cannot hold ({} to {}): nothing was written; declare the field `i64` to fold any value",
+            field.path(),
+            holds.name,
+            holds.min,
+            holds.max
+        )));
     }
+    let commit = CommitRequest {
+        database: db.get_database_path().clone(),
+        writes: vec![field_write(document, field.path(), value)],
+        transaction,
+        ..Default::default()
+    };
+    let answer = answered(timeout, client().commit(Request::new(commit)))
+        .await
+        .map_err(fail)?
+        .into_inner();
+    let at = answer
+        .commit_time
+        .map_or_else(SystemTime::now, crate::stored::system_time);
+    Ok(Folded { value, at })
+}
+
+/// `request`'s answer, or [`connection::silence`] once `timeout` has passed without one.
+async fn answered<R>(
+    timeout: Option<Duration>,
+    request: impl std::future::Future<Output = std::result::Result<R, Status>>,
+) -> std::result::Result<R, Status> {
+    connection::within(timeout, request)
+        .await
+        .unwrap_or_else(|| Err(connection::silence(timeout)))
 }
 
 /// Runs the transaction `run` makes until it is not aborted by contention (increments

@@ -44,8 +44,11 @@ const TARGET: i32 = 1;
 /// after its commit time with 16 writers at once (`server_listen_consistency.rs`), and one
 /// read at a point's time, under the whole test suite's load, missed a commit made at or
 /// before it that a later read at the same time held. Firestore's own reads at a time wait
-/// for every commit before it; here, values lag their changes by this much, and points that
-/// come faster are read once, the newest.
+/// for every commit before it; here, values lag their changes by this much.
+///
+/// It is also the least time between two reads, so between two values: a counter changing
+/// faster shows at most four values a second, each the newest settled point's (the points
+/// between are passed over, and the last change is always shown).
 pub(crate) const SETTLE: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// A counter's value at one moment, from [`ShardedCollection::listen_counter`].
@@ -63,6 +66,12 @@ impl<T: Sharded> ShardedCollection<'_, T> {
     /// value, the first as soon as the server has sent every shard document, then one each
     /// time it changes, each the value at a read time the server marked consistent (so never
     /// a sum of two moments, nor one short of a commit before it).
+    ///
+    /// The emission rule: a value comes [`SETTLE`] (250 ms) after the consistent point it
+    /// is read at, and at least 250 ms after the value before it, so at most four a second
+    /// however fast the counter changes; points that come faster are passed over for the
+    /// newest, and the value after the last change always comes. A value equal to the last
+    /// shown is not repeated.
     /// [`listen_counter_with`](Self::listen_counter_with) with the default [`ListenOptions`].
     ///
     /// Firestore bills a listener a read per document sent: each shard document once, then
@@ -79,7 +88,9 @@ impl<T: Sharded> ShardedCollection<'_, T> {
     /// [`listen_counter`](Self::listen_counter), reconnecting as `options` say, as a live
     /// query does: a dropped stream is opened again, reading every shard document afresh (transient
     /// failures, `reconnects` in a row at most, then `Error::Listen`), and a stream silent
-    /// for `idle_timeout` over a fresh connection. The options are checked first
+    /// for `idle_timeout`, or a read of its value unanswered that long, over a fresh
+    /// connection. Without an `idle_timeout`, a connection that dies without closing is
+    /// noticed only by gRPC's keepalive (about two minutes). The options are checked first
     /// ([`Error::InvalidOptions`]); `checkpoints` does not apply. The stream owns its client,
     /// so it may be kept or moved into a task; dropping it closes the Listen stream.
     pub fn listen_counter_with(
@@ -111,6 +122,7 @@ impl<T: Sharded> ShardedCollection<'_, T> {
             changed: true,
             points: VecDeque::new(),
             shown: None,
+            next_read: tokio::time::Instant::now(),
             stream: None,
             failures: 0,
         };
@@ -143,6 +155,8 @@ struct CounterListener {
     points: VecDeque<(SystemTime, tokio::time::Instant)>,
     /// The last value shown.
     shown: Option<i64>,
+    /// The earliest the next read may be: [`SETTLE`] after the last.
+    next_read: tokio::time::Instant,
     stream: Option<Open>,
     /// Failed connections in a row.
     failures: u32,
@@ -167,8 +181,11 @@ impl CounterListener {
                 continue;
             };
             // Wait for the stream, but no longer than until the oldest point waiting is
-            // settled, nor than the idle timeout.
-            let settled_at = self.points.front().map(|(_, arrived)| *arrived + SETTLE);
+            // settled (and the last read is SETTLE old), nor than the idle timeout.
+            let settled_at = self
+                .points
+                .front()
+                .map(|(_, arrived)| (*arrived + SETTLE).max(self.next_read));
             let idle = self
                 .options
                 .idle_timeout
@@ -204,9 +221,14 @@ impl CounterListener {
                         self.points.pop_front();
                     }
                     let Some(read_time) = read_time else { continue };
-                    let value = match self.sum_at(read_time).await {
+                    let value = self.sum_at(read_time).await;
+                    self.next_read = tokio::time::Instant::now() + SETTLE;
+                    let value = match value {
                         Ok(value) => value,
                         Err(status) if retries_request(status.code()) => {
+                            // A read unanswered for the idle timeout: the connection is
+                            // silent, and the stream goes over a fresh one.
+                            self.silenced |= connection::is_silence(&status);
                             self.failed(status).await?;
                             continue;
                         }
@@ -228,7 +250,8 @@ impl CounterListener {
 
     /// The counter's value at `read_time`: a sum aggregation over the shard documents, over
     /// the stream's own connection (after a silence, the client's may be the dead one),
-    /// retried after transient failures as the listener reconnects.
+    /// retried after transient failures as the listener reconnects, each attempt given the
+    /// idle timeout ([`connection::retried`]).
     async fn sum_at(&self, read_time: SystemTime) -> std::result::Result<i64, tonic::Status> {
         let request = RunAggregationQueryRequest {
             parent: self.document.clone(),
@@ -258,7 +281,7 @@ impl CounterListener {
             max_attempts: crate::query::listen::CHECK_ATTEMPTS,
             ..self.options.backoff()
         };
-        let answers = crate::query::listen::retried(backoff, || async {
+        let answers = connection::retried(backoff, self.options.idle_timeout, || async {
             let responses: Vec<_> = self
                 .connection
                 .get()

@@ -160,6 +160,8 @@ pub(crate) struct Recorded {
     pub(crate) commit: Option<String>,
     /// When it was created: when its increment landed.
     pub(crate) created: Option<SystemTime>,
+    /// The shard document its increment's addition went to (`None` likewise).
+    pub(crate) shard: Option<u32>,
 }
 
 impl Recorded {
@@ -183,6 +185,7 @@ impl Recorded {
             payload: field.zip(amount),
             commit,
             created: marker.create_time.map(crate::stored::system_time),
+            shard: text(MARKER_SHARD_FIELD).and_then(|shard| shard.parse().ok()),
         }
     }
 
@@ -303,6 +306,7 @@ mod tests {
             payload: Some((field.into(), amount)),
             commit: Some(commit.into()),
             created: Some(SystemTime::UNIX_EPOCH),
+            shard: Some(3),
         })
     }
 

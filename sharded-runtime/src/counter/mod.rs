@@ -41,7 +41,7 @@ pub use keep_folded::MIN_FOLD_PERIOD;
 pub use listen::CounterSnapshot;
 pub(crate) use marker::{Placed, Recorded};
 pub(crate) use read::shard_value;
-pub(crate) use saturation::check as check_saturation;
+pub(crate) use saturation::{check as check_saturation, check_landed};
 
 pub use sharded_indexes::{
     COUNTER_COLLECTION_PREFIX, INCREMENTS_COLLECTION, MARKER_AMOUNT_FIELD, MARKER_COMMIT_FIELD,

@@ -5,21 +5,31 @@
 //! microsecond before the commit to learn what was added; an increment that was cut is
 //! undone (what was added taken off again, its marker deleted), and reported
 //! [`Error::CounterSaturated`]: it counts nothing, and may be applied again (to another shard,
-//! drawn again).
+//! drawn again). When a commit's answer is lost and a later attempt learns from the markers
+//! that it landed, what each addition left is worked out from the shard's value before the
+//! commit instead ([`check_landed`]). An undo that fails is [`Error::CounterUndoFailed`]:
+//! the increment's marker and the part it added stay, and applying the same increment
+//! again finds it landed and undoes it.
+//!
+//! [`Error::CounterSaturated`]: crate::Error::CounterSaturated
+//! [`Error::CounterUndoFailed`]: crate::Error::CounterUndoFailed
 
-use std::time::Duration;
+use std::collections::HashMap;
+use std::time::{Duration, SystemTime};
 
 use firestore::FirestoreDb;
+use firestore::errors::FirestoreError;
 use firestore::gcloud_sdk::google::firestore::v1::{
     BatchGetDocumentsRequest, CommitRequest, CommitResponse, Write, batch_get_documents_request,
     batch_get_documents_response, value::ValueType, write::Operation,
 };
+use firestore::gcloud_sdk::prost_types::Timestamp;
 use firestore::gcloud_sdk::tonic::Code;
 
 use super::marker::Placed;
 use crate::retry::{Backoff, retries_request};
 use crate::write::Existing;
-use crate::{Result, StatusCode};
+use crate::{Error, Result, StatusCode};
 
 /// How an undo is sent again until it is answered.
 const UNDO_COMMITS: Backoff = Backoff {
@@ -41,12 +51,8 @@ pub(crate) async fn check(
     let Some(commit_time) = answer.commit_time else {
         return Ok(());
     };
-    // What a shard held before each addition: the value one microsecond before the commit,
-    // then, for a second addition to the same shard in the commit, what the first left.
-    let mut left_before: std::collections::HashMap<String, i64> = Default::default();
-    let mut cut = None;
-    for (placed, index) in increments {
-        let Some(left) = answer
+    let left = increments.iter().map(|(_, index)| {
+        answer
             .write_results
             .get(*index)
             .and_then(|result| result.transform_results.first())
@@ -54,9 +60,51 @@ pub(crate) async fn check(
                 Some(ValueType::IntegerValue(n)) => Some(n),
                 _ => None,
             })
-        else {
-            continue;
+    });
+    let placed: Vec<&Placed> = increments.iter().map(|(placed, _)| placed).collect();
+    undo_cuts(db, &placed, left.collect(), commit_time).await
+}
+
+/// [`check`] for a commit whose answer was lost, learnt to have landed at `commit_time`
+/// (an attempt refused for its markers): what each addition left on its shard is worked
+/// out from the shard's value one microsecond before the commit, adding in the commit's
+/// order as Firestore does, stopping at the ends. `increments` are the commit's, each on the
+/// shard its marker records.
+pub(crate) async fn check_landed(
+    db: &FirestoreDb,
+    increments: &[&Placed],
+    commit_time: SystemTime,
+) -> Result<()> {
+    let commit_time = Timestamp::from(commit_time);
+    let mut held: HashMap<String, i64> = HashMap::new();
+    let mut left = Vec::with_capacity(increments.len());
+    for placed in increments {
+        let name = placed.shard_name();
+        let before = match held.get(&name) {
+            Some(value) => *value,
+            None => value_before(db, &name, commit_time).await?,
         };
+        let after = before.saturating_add(placed.amount);
+        held.insert(name, after);
+        left.push(Some(after));
+    }
+    undo_cuts(db, increments, left, commit_time).await
+}
+
+/// Undoes each of `increments` that `left` (what its addition left on its shard, in the
+/// commit's order) shows cut at an end of the integers; the first such is the error.
+async fn undo_cuts(
+    db: &FirestoreDb,
+    increments: &[&Placed],
+    left: Vec<Option<i64>>,
+    commit_time: Timestamp,
+) -> Result<()> {
+    // What a shard held before each addition: the value one microsecond before the commit,
+    // then, for a second addition to the same shard in the commit, what the first left.
+    let mut left_before: HashMap<String, i64> = HashMap::new();
+    let mut cut = None;
+    for (placed, left) in increments.iter().zip(left) {
+        let Some(left) = left else { continue };
         let name = placed.shard_name();
         let at_end =
             (left == i64::MAX && placed.amount > 0) || (left == i64::MIN && placed.amount < 0);
@@ -75,14 +123,30 @@ pub(crate) async fn check(
         }
         // Within i64: `left` and `before` are on the same side of zero as the amount's sign.
         let added = i64::try_from(added).unwrap_or(placed.amount);
-        undo(db, placed, added).await?;
+        if let Err(cause) = undo(db, placed, added).await {
+            tracing::error!(
+                document = %placed.document,
+                increment = %placed.id,
+                shard = placed.shard,
+                added,
+                "sharded: an increment was cut at the end of Firestore's integers, and its undo failed"
+            );
+            return Err(Error::CounterUndoFailed {
+                increment: placed.id.clone(),
+                document: placed.document.clone(),
+                field: placed.field.to_owned(),
+                shard: placed.shard,
+                added,
+                cause: Box::new(cause),
+            });
+        }
         tracing::warn!(
             document = %placed.document,
             increment = %placed.id,
             shard = placed.shard,
             "sharded: an increment was cut at the end of Firestore's integers and undone"
         );
-        cut.get_or_insert(placed);
+        cut.get_or_insert(*placed);
     }
     match cut {
         Some(placed) => Err(placed.saturated()),
@@ -91,13 +155,9 @@ pub(crate) async fn check(
 }
 
 /// The integer value of the shard document `name` one microsecond before `time`.
-async fn value_before(
-    db: &FirestoreDb,
-    name: &str,
-    time: firestore::gcloud_sdk::prost_types::Timestamp,
-) -> Result<i64> {
+async fn value_before(db: &FirestoreDb, name: &str, time: Timestamp) -> Result<i64> {
     let nanos = i64::from(time.nanos) - 1_000;
-    let read_time = firestore::gcloud_sdk::prost_types::Timestamp {
+    let read_time = Timestamp {
         seconds: time.seconds + nanos.div_euclid(1_000_000_000),
         nanos: nanos.rem_euclid(1_000_000_000) as i32,
     };
@@ -120,8 +180,12 @@ async fn value_before(
 
 /// Takes `added` off `placed`'s shard and deletes its marker, together (the delete on the
 /// precondition that the marker exists), sent again until answered: a resend refused for a
-/// missing marker had landed.
-async fn undo(db: &FirestoreDb, placed: &Placed, added: i64) -> Result<()> {
+/// missing marker had landed. The failure of the last attempt when none is known to have.
+async fn undo(
+    db: &FirestoreDb,
+    placed: &Placed,
+    added: i64,
+) -> std::result::Result<(), FirestoreError> {
     let mut writes = vec![Write {
         operation: Some(Operation::Delete(placed.marker_name())),
         current_document: Existing::Present.precondition(),
@@ -151,6 +215,6 @@ async fn undo(db: &FirestoreDb, placed: &Placed, added: i64) -> Result<()> {
             tokio::time::sleep(UNDO_COMMITS.delay(attempts, StatusCode::from(status.code()))).await;
             continue;
         }
-        return Err(firestore::errors::FirestoreError::from(status).into());
+        return Err(FirestoreError::from(status));
     }
 }

@@ -10,6 +10,7 @@
 
 use futures::FutureExt as _;
 use serde::{Deserialize, Serialize};
+use sharded_emulator::fault_proxy::{FaultProxy, Faults, RequestFault};
 use sharded_runtime::bulk::BulkWriter;
 use sharded_runtime::counters::{
     INCREMENTS_COLLECTION, Increment, MARKER_AMOUNT_FIELD, MARKER_COMMIT_FIELD,
@@ -292,12 +293,6 @@ async fn a_saturated_shard_never_swallows_an_increment() {
     let db = &test.db;
     let edges = Edge::collection(db);
     let total = Edge::counters().total;
-    let saturated = |result: sharded_runtime::Result<()>| match result {
-        Err(Error::CounterSaturated { field, shard, .. }) => {
-            assert_eq!((field.as_str(), shard), ("total", 0))
-        }
-        other => panic!("expected CounterSaturated, got {other:?}"),
-    };
     for (id, end, toward) in [("top", i64::MAX, 1), ("bottom", i64::MIN, -1)] {
         // To the end exactly: no cut.
         edges.increment(id, total, end - toward).await.unwrap();
@@ -345,12 +340,137 @@ async fn a_saturated_shard_never_swallows_an_increment() {
             .await
             .unwrap_err();
         assert!(failure.message.contains("undone"), "{failure}");
+        assert!(
+            !failure.maybe_applied,
+            "undone, it applied nothing: {failure}"
+        );
         writer.close().await.ok();
         assert_eq!(edges.counter(id, total).await.unwrap(), end, "{id}");
         assert!(!edges.was_applied(id, &past).await.unwrap(), "{id}");
         // Back from the end, an increment lands again.
         edges.increment(id, total, -toward).await.unwrap();
         assert_eq!(edges.counter(id, total).await.unwrap(), end - toward);
+    }
+}
+
+/// The answer of a commit that Firestore cut is lost (a proxy lets the request through and
+/// drops its answer), so the next attempt is refused for the marker and learns from it that
+/// the commit landed: the cut is still found (from the shard's value before the commit),
+/// undone and reported, alone, in an atomic batch and through the bulk writer (which says it
+/// applied nothing), at both ends. Before, it was reported a success, the cut part counted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cut_increment_whose_answer_was_lost_is_undone_all_the_same() {
+    let test = test_db("increment-saturation-lost").await;
+    let proxy = FaultProxy::start(test.emulator.host(), Faults::NONE)
+        .await
+        .unwrap();
+    let via = sharded_tests::same_project_via(&test.db, &proxy.host()).await;
+    let edges = Edge::collection(&test.db);
+    let total = Edge::counters().total;
+    // The server's clock is read once per client before its first increment.
+    Edge::collection(&via)
+        .increment("warm", total, 1)
+        .await
+        .unwrap();
+    for (id, end, toward) in [("top", i64::MAX, 1), ("bottom", i64::MIN, -1)] {
+        let short = end - 2 * toward;
+        edges.increment(id, total, short).await.unwrap();
+        let lost = |path: &str| {
+            let past = Increment::with_id(total, 7 * toward, &format!("{path}-{id}")).unwrap();
+            proxy.aim(past.id(), 0, 1, RequestFault::AnswerLost);
+            past
+        };
+        let dropped_before = proxy.dropped();
+        // Alone.
+        let past = lost("alone");
+        saturated(Edge::collection(&via).apply(id, &past).await);
+        assert!(!edges.was_applied(id, &past).await.unwrap(), "{id}");
+        assert_eq!(edges.counter(id, total).await.unwrap(), short, "{id}");
+        // In an atomic batch beside an upsert, which lands.
+        let past = lost("batch");
+        let mut batch = AtomicBatch::new(&via);
+        batch
+            .upsert(
+                id,
+                &Edge {
+                    total: 0,
+                    at: FirestoreTimestamp::now(),
+                },
+            )
+            .unwrap();
+        batch.increment(id, &past).unwrap();
+        saturated(batch.commit().await.map(drop));
+        assert!(!edges.was_applied(id, &past).await.unwrap(), "{id}");
+        assert!(edges.get(id).await.unwrap().is_some(), "{id}: the upsert");
+        assert_eq!(edges.counter(id, total).await.unwrap(), short, "{id}");
+        // Through the bulk writer.
+        let past = lost("bulk");
+        let writer = BulkWriter::new(&via, sharded_tests::migration::unthrottled()).unwrap();
+        let failure = writer
+            .increment(id, &past)
+            .await
+            .unwrap()
+            .await
+            .unwrap_err();
+        writer.close().await.ok();
+        assert!(failure.message.contains("undone"), "{failure}");
+        assert!(
+            !failure.maybe_applied,
+            "undone, it applied nothing: {failure}"
+        );
+        assert!(!edges.was_applied(id, &past).await.unwrap(), "{id}");
+        assert_eq!(edges.counter(id, total).await.unwrap(), short, "{id}");
+        assert_eq!(proxy.dropped() - dropped_before, 3, "each answer was lost");
+    }
+}
+
+/// An undo that fails (the proxy lets the commit through, then drops every request of its
+/// undo) is `CounterUndoFailed`, naming the increment and what stays of it; the marker stays,
+/// so `was_applied` says so, and applying the same increment again undoes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_undo_is_reported_and_undone_when_applied_again() {
+    let test = test_db("increment-undo-failed").await;
+    let proxy = FaultProxy::start(test.emulator.host(), Faults::NONE)
+        .await
+        .unwrap();
+    let via = sharded_tests::same_project_via(&test.db, &proxy.host()).await;
+    let edges = Edge::collection(&test.db);
+    let total = Edge::counters().total;
+    edges.increment("e", total, i64::MAX - 2).await.unwrap();
+    Edge::collection(&via)
+        .increment("warm", total, 1)
+        .await
+        .unwrap();
+    let past = Increment::with_id(total, 7, "undo-fails").unwrap();
+    proxy.aim(past.id(), 1, u32::MAX, RequestFault::Dropped);
+    match Edge::collection(&via).apply("e", &past).await {
+        Err(Error::CounterUndoFailed {
+            increment,
+            field,
+            shard,
+            added,
+            ..
+        }) => assert_eq!(
+            (increment.as_str(), field.as_str(), shard, added),
+            ("undo-fails", "total", 0, 2)
+        ),
+        other => panic!("expected CounterUndoFailed, got {other:?}"),
+    }
+    assert!(proxy.dropped() > 0);
+    assert!(edges.was_applied("e", &past).await.unwrap());
+    assert_eq!(edges.counter("e", total).await.unwrap(), i64::MAX);
+    saturated(edges.apply("e", &past).await);
+    assert!(!edges.was_applied("e", &past).await.unwrap());
+    assert_eq!(edges.counter("e", total).await.unwrap(), i64::MAX - 2);
+}
+
+/// `CounterSaturated` on the one-shard counter `total`.
+fn saturated(result: sharded_runtime::Result<()>) {
+    match result {
+        Err(Error::CounterSaturated { field, shard, .. }) => {
+            assert_eq!((field.as_str(), shard), ("total", 0))
+        }
+        other => panic!("expected CounterSaturated, got {other:?}"),
     }
 }
 

@@ -27,6 +27,7 @@ mod listen;
 mod listen_dead_connection;
 mod listen_reshard;
 mod live_counters;
+mod live_silent_connections;
 mod merges;
 mod model;
 mod one_struct_two_places;

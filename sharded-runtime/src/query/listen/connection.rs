@@ -4,11 +4,15 @@
 //! its state) stays open and silent until gRPC's HTTP/2 keepalive gives up on it (60 s of
 //! pings, then 60 s more), and a stream opened again on it is as silent: measured through a
 //! proxy that keeps such a connection open, recovery took about two minutes over the old
-//! connection, and one idle timeout plus one reconnection over a fresh one.
+//! connection, and one idle timeout plus one reconnection over a fresh one. The reads a
+//! listener makes beside its stream go over the same connection and are given the same
+//! timeout, so a silence is noticed whichever request meets it.
+
+use std::time::Duration;
 
 use firestore::FirestoreDb;
 use firestore::gcloud_sdk::google::firestore::v1::firestore_client::FirestoreClient;
-use firestore::gcloud_sdk::tonic;
+use firestore::gcloud_sdk::tonic::{self, Status};
 use firestore::gcloud_sdk::{GoogleApi, GoogleAuthMiddleware};
 
 /// A Firestore client on one connection, authenticated as the database client is.
@@ -41,4 +45,55 @@ pub(crate) async fn fresh(db: &FirestoreDb) -> Result<Connection, tonic::Status>
         )
         .await
         .map_err(|error| tonic::Status::unavailable(format!("a new connection failed: {error}")))
+}
+
+/// `future`'s output, unless `timeout` passes first (`None`: it waits as long as it takes).
+pub(crate) async fn within<F: std::future::Future>(
+    timeout: Option<Duration>,
+    future: F,
+) -> Option<F::Output> {
+    match timeout {
+        Some(timeout) => tokio::time::timeout(timeout, future).await.ok(),
+        None => Some(future.await),
+    }
+}
+
+/// The failure of a request that went unanswered for `timeout`: `DEADLINE_EXCEEDED`, which
+/// [`retried`] does not send again over the same connection, and after which a listener
+/// opens a fresh one.
+pub(crate) fn silence(timeout: Option<Duration>) -> Status {
+    let idle = timeout.unwrap_or_default();
+    tracing::debug!(?idle, "sharded listener: the connection is silent");
+    Status::deadline_exceeded(format!("no answer from the server for {idle:?}"))
+}
+
+/// Whether `status` is a silence ([`silence`]), after which the next request goes over a
+/// fresh connection.
+pub(crate) fn is_silence(status: &Status) -> bool {
+    status.code() == tonic::Code::DeadlineExceeded
+}
+
+/// `read`, again after a transient failure (a dropped connection), waiting as the listener's
+/// reconnections do ([`Backoff`](crate::retry::Backoff)), up to its `max_attempts`. Each
+/// attempt is given `silence` (the idle timeout): one unanswered by then ends the read with
+/// [`silence`], since over a connection gone silent every attempt would wait as long.
+pub(crate) async fn retried<R, F: std::future::Future<Output = Result<R, Status>>>(
+    backoff: crate::retry::Backoff,
+    timeout: Option<Duration>,
+    read: impl Fn() -> F,
+) -> Result<R, Status> {
+    let mut attempt = 1;
+    loop {
+        match within(timeout, read()).await {
+            None => return Err(silence(timeout)),
+            Some(Err(status))
+                if attempt < backoff.max_attempts
+                    && crate::retry::retries_request(status.code()) =>
+            {
+                tokio::time::sleep(backoff.delay(attempt, status.code().into())).await;
+                attempt += 1;
+            }
+            Some(done) => return done,
+        }
+    }
 }

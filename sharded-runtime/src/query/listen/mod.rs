@@ -31,7 +31,7 @@ mod verify;
 
 pub use checkpoint::ListenCheckpoint;
 pub(crate) use entry::listener;
-pub(crate) use verify::{ATTEMPTS as CHECK_ATTEMPTS, retried};
+pub(crate) use verify::ATTEMPTS as CHECK_ATTEMPTS;
 
 use changes::Shown;
 use targets::{ChunkTarget, ChunkTargets, Step};
@@ -306,7 +306,7 @@ impl<T: Send + Sync + 'static> Listener<T> {
                 continue;
             }
             let next = self.responses.as_mut().expect("connected").next();
-            let Some(response) = within(self.options.idle_timeout, next).await else {
+            let Some(response) = connection::within(self.options.idle_timeout, next).await else {
                 self.disconnect();
                 self.silenced = true;
                 self.failed(self.silence()).await?;
@@ -340,9 +340,7 @@ impl<T: Send + Sync + 'static> Listener<T> {
 
     /// The failure a silent stream counts as.
     fn silence(&self) -> tonic::Status {
-        let idle = self.options.idle_timeout.unwrap_or_default();
-        tracing::debug!(?idle, "sharded listener: the stream is idle");
-        tonic::Status::deadline_exceeded(format!("no message from the server for {idle:?}"))
+        connection::silence(self.options.idle_timeout)
     }
 
     fn disconnect(&mut self) {
@@ -378,7 +376,7 @@ impl<T: Send + Sync + 'static> Listener<T> {
     /// after a silence, over a fresh connection.
     async fn connect(&mut self) -> Result<()> {
         if self.silenced {
-            match within(self.options.idle_timeout, connection::fresh(&self.db)).await {
+            match connection::within(self.options.idle_timeout, connection::fresh(&self.db)).await {
                 Some(Ok(fresh)) => {
                     tracing::debug!("sharded listener opens a fresh connection");
                     self.connection = fresh;
@@ -404,7 +402,7 @@ impl<T: Send + Sync + 'static> Listener<T> {
         }
         let requests = futures::stream::poll_fn(move |cx| receiver.poll_recv(cx));
         let mut client = self.connection.get();
-        let opened = within(
+        let opened = connection::within(
             self.options.idle_timeout,
             client.listen(tonic::Request::new(requests)),
         )
@@ -439,8 +437,11 @@ impl<T: Send + Sync + 'static> Listener<T> {
                         max_attempts: verify::ATTEMPTS,
                         ..self.options.backoff()
                     },
+                    self.options.idle_timeout,
                 );
                 if let Err(status) = checked.await {
+                    // Silent: the next stream goes over a fresh connection.
+                    self.silenced |= connection::is_silence(&status);
                     // Unchecked, they are listened to afresh.
                     for id in reset {
                         self.targets.forget(id);
@@ -506,14 +507,6 @@ impl<T: Send + Sync + 'static> Listener<T> {
         };
         self.shown = shown;
         Ok((!unchanged).then_some(snapshot))
-    }
-}
-
-/// `future`'s output, or `None` when `timeout` passes first.
-async fn within<F: std::future::Future>(timeout: Option<Duration>, future: F) -> Option<F::Output> {
-    match timeout {
-        Some(timeout) => tokio::time::timeout(timeout, future).await.ok(),
-        None => Some(future.await),
     }
 }
 

@@ -8,8 +8,9 @@
 //! resolution (reading a document that leaves a view without a reason). Here the check is a
 //! count of the query at that read time (one read per thousand matches; none for a limited
 //! target that holds its limit), and only when it differs, the query's documents, which
-//! replace what the stream said. The reads are retried after transient failures; if they
-//! still fail, the target is listened to afresh.
+//! replace what the stream said. The reads are retried after transient failures, each given
+//! the listener's idle timeout; if they still fail, or one is silent, the target is listened
+//! to afresh.
 
 use firestore::gcloud_sdk::google::firestore::v1::{
     Document, RunAggregationQueryRequest, RunQueryRequest, StructuredAggregationQuery,
@@ -21,7 +22,7 @@ use firestore::gcloud_sdk::prost_types::Timestamp;
 use firestore::gcloud_sdk::tonic::{Request, Status};
 use futures::TryStreamExt;
 
-use super::connection::Connection;
+use super::connection::{Connection, retried};
 use super::targets::ChunkTargets;
 use crate::retry::Backoff;
 
@@ -34,6 +35,7 @@ pub(super) async fn check_resets(
     read_time: Timestamp,
     reset: &[i32],
     backoff: Backoff,
+    silence: Option<std::time::Duration>,
 ) -> Result<(), Status> {
     for &id in reset {
         let Some(query) = targets.find(id).map(|target| target.query.clone()) else {
@@ -47,10 +49,15 @@ pub(super) async fn check_resets(
         {
             continue;
         }
-        if retried(backoff, || count_at(connection, parent, &query, read_time)).await? == held {
+        if retried(backoff, silence, || {
+            count_at(connection, parent, &query, read_time)
+        })
+        .await?
+            == held
+        {
             continue;
         }
-        let documents = retried(backoff, || {
+        let documents = retried(backoff, silence, || {
             documents_at(connection, parent, &query, read_time)
         })
         .await?;
@@ -68,27 +75,6 @@ pub(super) async fn check_resets(
 /// Attempts of each check's read: a check that fails makes the target start over, so it is
 /// worth a few.
 pub(crate) const ATTEMPTS: u32 = 5;
-
-/// `read`, again after a transient failure (a dropped connection), waiting as the listener's
-/// reconnections do ([`Backoff`]), up to its `max_attempts`.
-pub(crate) async fn retried<R, F: std::future::Future<Output = Result<R, Status>>>(
-    backoff: Backoff,
-    read: impl Fn() -> F,
-) -> Result<R, Status> {
-    let mut attempt = 1;
-    loop {
-        match read().await {
-            Err(status)
-                if attempt < backoff.max_attempts
-                    && crate::retry::retries_request(status.code()) =>
-            {
-                tokio::time::sleep(backoff.delay(attempt, status.code().into())).await;
-                attempt += 1;
-            }
-            done => return done,
-        }
-    }
-}
 
 /// How many documents `query` matches at `read_time` (at most its limit).
 async fn count_at(
