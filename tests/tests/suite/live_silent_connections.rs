@@ -107,7 +107,9 @@ async fn every_live_stream_goes_on_over_connections_that_fall_silent() {
         }
     });
 
-    let within = Duration::from_secs(120);
+    // Well under the two minutes gRPC's keepalive takes to give up on a dead connection
+    // (which is how a read without the idle timeout came back, in 126 s).
+    let within = Duration::from_secs(45);
     let counter = tokio::spawn(async move {
         let mut counter = counter;
         let mut seen = Vec::new();
