@@ -90,6 +90,10 @@ pub struct StoredField<'a> {
     pub path: &'a str,
     pub stored_type: StoredType,
     pub required: bool,
+    /// For an integer type narrower than Firestore's 64 bits (`i32`, `u8`, ...), the least and
+    /// the greatest value it holds: a stored integer outside them fails the Rust read. `None`
+    /// for `i64` and every other type.
+    pub integer_range: Option<[i64; 2]>,
 }
 
 /// A [`StoredField`] owned, as the manifest records it.
@@ -101,6 +105,8 @@ pub struct StoredFieldBuf {
     pub stored_type: StoredType,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub required: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub integer_range: Option<[i64; 2]>,
 }
 
 /// A distributed counter: its path and how many shard documents its increments spread over.
@@ -322,6 +328,22 @@ impl StoredType {
         }
     }
 
+    /// The least and greatest values of the Rust integer type `name` (as written), for one
+    /// narrower than Firestore's 64-bit integers; `None` for `i64`, `isize` and every other
+    /// type.
+    pub fn integer_range_of(name: &str) -> Option<[i64; 2]> {
+        let range = |min: i64, max: i64| Some([min, max]);
+        match name.rsplit("::").next().unwrap_or(name) {
+            "i8" => range(i8::MIN.into(), i8::MAX.into()),
+            "i16" => range(i16::MIN.into(), i16::MAX.into()),
+            "i32" => range(i32::MIN.into(), i32::MAX.into()),
+            "u8" => range(0, u8::MAX.into()),
+            "u16" => range(0, u16::MAX.into()),
+            "u32" => range(0, u32::MAX.into()),
+            _ => None,
+        }
+    }
+
     /// Whether this is [`Other`](StoredType::Other): nothing is known of it.
     pub fn is_other(&self) -> bool {
         *self == StoredType::Other
@@ -438,6 +460,7 @@ impl CollectionDescriptionBuf {
                 path: &field.path,
                 stored_type: field.stored_type,
                 required: field.required,
+                integer_range: field.integer_range,
             })
             .collect();
         f(&CollectionDescription {
@@ -535,6 +558,7 @@ impl From<&CollectionDescription<'_>> for CollectionDescriptionBuf {
                     path: field.path.to_owned(),
                     stored_type: field.stored_type,
                     required: field.required,
+                    integer_range: field.integer_range,
                 })
                 .collect(),
             shard_values: strings(description.shard_values),
@@ -620,11 +644,19 @@ mod tests {
                     path: "venue",
                     stored_type: StoredType::String,
                     required: true,
+                    integer_range: None,
                 },
                 StoredField {
                     path: "note",
                     stored_type: StoredType::Other,
                     required: false,
+                    integer_range: None,
+                },
+                StoredField {
+                    path: "stock",
+                    stored_type: StoredType::Integer,
+                    required: true,
+                    integer_range: Some([i64::from(i32::MIN), i64::from(i32::MAX)]),
                 },
             ],
         };

@@ -53,7 +53,7 @@ import {
   operandOf,
   type QueryPlan,
   segments,
-  withShard,
+  drawnInto,
 } from "./plan.js";
 import { type PageOf } from "./page.js";
 import { ShardedQueryOf } from "./query.js";
@@ -108,7 +108,7 @@ export class ShardedAdminCollection<T extends DocumentData = DocumentData> {
    * what the Rust library reads back). */
   add(data: T): Promise<DocumentReference<DocumentData>> {
     checkWrite(this.description, data, "whole", SERVER_SENTINELS);
-    return this.ref.add(withShard(this.description, data));
+    return this.ref.add(drawnInto(this.description, data));
   }
 
   /** Writes the document `id` whole with a shard drawn; a merge as `ShardedCollection.set`
@@ -119,7 +119,7 @@ export class ShardedAdminCollection<T extends DocumentData = DocumentData> {
     const ref = this.ref.doc(id);
     if (!options) {
       checkWrite(this.description, data, "whole", SERVER_SENTINELS);
-      await ref.set(withShard(this.description, data));
+      await ref.set(drawnInto(this.description, data));
       return;
     }
     const shard = fieldPath(this.description.shardField);
@@ -152,7 +152,7 @@ export class ShardedAdminCollection<T extends DocumentData = DocumentData> {
    * written. Nothing is read otherwise. */
   async increment(id: string, field: string, by: number, incrementId = newIncrementId()): Promise<string> {
     const counter = counterOf(this.description, field);
-    checkIncrement(by, incrementId);
+    checkIncrement(by, incrementId, counter);
     const document = this.ref.doc(id).path;
     const { shard, shardId, marker } = incrementPaths(document, counter, incrementId);
     const batch = this.db.batch();
@@ -185,6 +185,8 @@ export class ShardedAdminCollection<T extends DocumentData = DocumentData> {
   /** Whether the increment `incrementId` was applied to the document `id`. Given the counter
    * and the amount, an `IncrementConflict` when the id was applied with others. */
   async wasApplied(id: string, incrementId: string, field?: string, by?: number): Promise<boolean> {
+    // A field that is no counter is said to be so, not taken for another increment's.
+    if (field !== undefined) counterOf(this.description, field);
     const document = this.ref.doc(id).path;
     const found = await this.db.doc(markerPath(document, incrementId)).get();
     if (found.exists && field !== undefined && by !== undefined) {

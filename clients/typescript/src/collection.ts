@@ -2,7 +2,6 @@
 // the declared queries fanned out over the shard values and merged in Firestore's order.
 
 import {
-  addDoc,
   and,
   collection,
   collectionGroup,
@@ -46,7 +45,15 @@ import {
   type UpdateData,
 } from "firebase/firestore";
 
-import { checkDocumentId, checkWrite, type Sentinels } from "./check.js";
+import {
+  afterUpdate,
+  checkDocumentId,
+  checkWrite,
+  isPermissionDenied,
+  problemsOf,
+  type Sentinels,
+  WriteDenied,
+} from "./check.js";
 import { type CollectionDescription, ShardedError } from "./description.js";
 import {
   checkIncrement,
@@ -76,10 +83,10 @@ import {
   operandOf,
   type QueryPlan,
   segments,
-  withShard,
+  drawnInto,
 } from "./plan.js";
 import { type PageOf } from "./page.js";
-import { type LiveChange, type LiveSnapshot } from "./live.js";
+import { type LiveChange, type LiveMetadata, type LiveSnapshot } from "./live.js";
 import { ShardedQueryOf } from "./query.js";
 
 /** The JS SDK's sentinels, for the write checks. */
@@ -118,7 +125,11 @@ export class ShardedCollection<T extends DocumentData = DocumentData> {
    * `ShardedError` names the field, and nothing is sent. */
   add(data: T): Promise<DocumentReference<DocumentData>> {
     checkWrite(this.description, data, "whole", WEB_SENTINELS);
-    return addDoc(this.ref, withShard(this.description, data));
+    const ref = doc(this.ref);
+    return setDoc(ref, drawnInto(this.description, data)).then(
+      () => ref,
+      (error) => this.denied(error, ref.path, data, "whole"),
+    );
   }
 
   /**
@@ -132,16 +143,25 @@ export class ShardedCollection<T extends DocumentData = DocumentData> {
     const ref = doc(this.ref, id);
     if (!options) {
       checkWrite(this.description, data, "whole", WEB_SENTINELS);
-      return setDoc(ref, withShard(this.description, data));
+      return setDoc(ref, drawnInto(this.description, data)).catch((error) =>
+        this.denied(error, ref.path, data, "whole"),
+      );
     }
     const shard = fieldPath(this.description.shardField);
-    await runTransaction(this.db, async (transaction) => {
-      const stored = await transaction.get(ref);
-      // A merge into a document that is not there creates it: then it is a whole document.
-      checkWrite(this.description, data, stored.exists() ? "fields" : "whole", WEB_SENTINELS);
-      const [body, merge] = mergeWrite(this.description, data, options, stored.get(shard), shard);
-      transaction.set(ref, body, merge as SetOptions);
-    });
+    let stored: DocumentData | undefined;
+    try {
+      await runTransaction(this.db, async (transaction) => {
+        const found = await transaction.get(ref);
+        stored = found.data();
+        // A merge into a document that is not there creates it: then it is a whole document.
+        checkWrite(this.description, data, found.exists() ? "fields" : "whole", WEB_SENTINELS);
+        const [body, merge] = mergeWrite(this.description, data, options, found.get(shard), shard);
+        transaction.set(ref, body, merge as SetOptions);
+      });
+    } catch (error) {
+      if (stored === undefined) return this.denied(error, ref.path, data, "whole");
+      return this.denied(error, ref.path, afterUpdate(stored, data, WEB_SENTINELS), "stored");
+    }
   }
 
   /** Updates fields of the document `id`; its shard stays. The fields are checked first (a
@@ -151,7 +171,27 @@ export class ShardedCollection<T extends DocumentData = DocumentData> {
     checkDocumentId(id);
     checkUpdate(this.description, data);
     checkWrite(this.description, data as Record<string, unknown>, "fields", WEB_SENTINELS);
-    return updateDoc(doc(this.ref, id), data as UpdateData<DocumentData>);
+    const ref = doc(this.ref, id);
+    return updateDoc(ref, data as UpdateData<DocumentData>).catch(async (error) => {
+      if (!isPermissionDenied(error)) throw error;
+      // What the rules judged is the stored document with the update applied: read it (where
+      // reads are allowed) to find what it falls short of.
+      const stored = await getDoc(ref).then(
+        (found) => found.data(),
+        () => undefined,
+      );
+      if (stored === undefined) {
+        throw new WriteDenied(ref.path, [], ["the stored document (which could not be read to tell) lacks what the Rust type requires"], error);
+      }
+      return this.denied(error, ref.path, afterUpdate(stored, data as Record<string, unknown>, WEB_SENTINELS), "stored");
+    });
+  }
+
+  /** `error` as it reaches the app: a rules refusal as a `WriteDenied` naming what is wrong
+   * with `written` (the data as `kind`), anything else as it is. */
+  private denied(error: unknown, path: string, written: Record<string, unknown>, kind: "whole" | "stored"): never {
+    if (!isPermissionDenied(error) || error instanceof ShardedError) throw error;
+    throw new WriteDenied(path, problemsOf(this.description, written, kind, WEB_SENTINELS), [], error);
   }
 
   /** A query of this collection, ordered by the order field. */
@@ -174,7 +214,7 @@ export class ShardedCollection<T extends DocumentData = DocumentData> {
    */
   async increment(id: string, field: string, by: number, incrementId = newIncrementId()): Promise<string> {
     const counter = counterOf(this.description, field);
-    checkIncrement(by, incrementId);
+    checkIncrement(by, incrementId, counter);
     const document = doc(this.ref, id).path;
     const { shard, shardId, marker } = incrementPaths(document, counter, incrementId);
     const markerRef = doc(this.db, marker);
@@ -207,6 +247,17 @@ export class ShardedCollection<T extends DocumentData = DocumentData> {
           return incrementId;
         }
       }
+      if (isPermissionDenied(error)) {
+        throw new WriteDenied(
+          document,
+          [],
+          [
+            `this device's clock (${new Date().toISOString()}) is more than an hour off the server's: the marker's expiry is taken from it, and the rules take one within an hour of the server's time plus 7 days`,
+            `the rules of \`${shardCollectionPath(document, counter)}/{shard}\` and \`${markerPath(document, "{id}")}\` do not call the generated counter functions`,
+          ],
+          error,
+        );
+      }
       throw error;
     }
     return incrementId;
@@ -216,6 +267,8 @@ export class ShardedCollection<T extends DocumentData = DocumentData> {
    * within the 7 days it is kept). Given the counter and the amount, an `IncrementConflict`
    * when the id was applied with others. */
   async wasApplied(id: string, incrementId: string, field?: string, by?: number): Promise<boolean> {
+    // A field that is no counter is said to be so, not taken for another increment's.
+    if (field !== undefined) counterOf(this.description, field);
     const document = doc(this.ref, id).path;
     const found = await getDoc(doc(this.db, markerPath(document, incrementId)));
     if (found.exists() && field !== undefined && by !== undefined) {
@@ -357,10 +410,17 @@ export class ShardedQuery extends ShardedQueryOf<QueryDocumentSnapshot<DocumentD
     plan: QueryPlan,
     chunk: Chunk,
     n: number | undefined,
-    onDocs: (docs: QueryDocumentSnapshot<DocumentData>[]) => void,
+    onDocs: (docs: QueryDocumentSnapshot<DocumentData>[], metadata?: LiveMetadata) => void,
     onError: (error: Error) => void,
   ): () => void {
-    return onSnapshot(this.chunkQuery(plan, chunk, n), (snapshot) => onDocs(snapshot.docs), onError);
+    // With metadata changes, a snapshot that only goes from the cache to the server's (or
+    // has its local writes acknowledged) is told too.
+    return onSnapshot(
+      this.chunkQuery(plan, chunk, n),
+      { includeMetadataChanges: true },
+      (snapshot) => onDocs(snapshot.docs, snapshot.metadata),
+      onError,
+    );
   }
 
   protected same(a: QueryDocumentSnapshot<DocumentData>, b: QueryDocumentSnapshot<DocumentData>): boolean {

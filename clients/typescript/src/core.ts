@@ -45,11 +45,34 @@ export {
   type WhereOp,
   weightOf,
   withFilter,
-  withShard,
 } from "./plan.js";
-export { changesBetween, type ChunkListener, type LiveChange, listenMerged, type LiveSnapshot } from "./live.js";
+export {
+  changesBetween,
+  type ChunkListener,
+  type LiveChange,
+  listenMerged,
+  type LiveMetadata,
+  type LiveSnapshot,
+} from "./live.js";
 export { matchesFilter, matchesPlan } from "./matches.js";
-export { checkDocumentId, checkWrite, holdsType, type Sentinels, type WriteKind } from "./check.js";
+export {
+  afterUpdate,
+  ANY_SDK_SENTINELS,
+  checkDocumentId,
+  checkedUpdate,
+  checkWrite,
+  describe,
+  holdsType,
+  isPermissionDenied,
+  problemsOf,
+  type SentinelKind,
+  sentinelOf,
+  type Sentinels,
+  withinRange,
+  withShard,
+  WriteDenied,
+  type WriteKind,
+} from "./check.js";
 export { type IndexEntry, indexServing, isServedByFile, type PlainQuery, type Serving } from "./serving.js";
 export {
   checkIncrement,

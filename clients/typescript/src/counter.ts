@@ -8,12 +8,15 @@
 // once; the same id with another counter or amount is an IncrementConflict; the value is the
 // sum of the shard documents. As the Rust library does.
 
+import { checkDocumentId, describe } from "./check.js";
 import { type CollectionDescription, ShardedError } from "./description.js";
 
 /** A counter as the description declares it. */
 export interface CounterField {
   field: string;
   shards: number;
+  /** The range of the field's Rust integer type, where it is narrower than 64 bits. */
+  integerRange?: [number, number];
 }
 
 /** The start of a counter's shard collection id; the field follows. */
@@ -46,26 +49,29 @@ export function counterOf(d: CollectionDescription, field: string): CounterField
       `\`${field}\` is not a counter of \`${d.collectionGroup}\` (declared: ${declared}); declare it with #[sharded(counter(shards = n))]`,
     );
   }
-  return counter;
+  const integerRange = (d.fields ?? []).find((stored) => stored.path === field)?.integerRange;
+  return integerRange ? { ...counter, integerRange } : counter;
 }
 
-/** Checks an increment before anything is sent: a safe integer (not `-0`, which the SDKs
- * store as a double that the Rust library then cannot read as a count), and an id Firestore
- * takes. */
-export function checkIncrement(by: number, id: string): void {
+/** Checks an increment before anything is sent, as the Rust library's `Increment` does: a
+ * safe integer (not `-0`, which the SDKs store as a double that the Rust library then cannot
+ * read as a count), at most the largest value of the counter's Rust type either way (where
+ * `counter` says it: an `i32` counter takes at most 2147483647), and an id that is a document
+ * id. */
+export function checkIncrement(by: number, id: string, counter?: CounterField): void {
   if (typeof by !== "number" || !Number.isSafeInteger(by) || Object.is(by, -0)) {
-    throw new ShardedError(`an increment adds an integer, not ${Object.is(by, -0) ? "-0" : String(by)}`);
+    throw new ShardedError(`an increment adds an integer, not ${Object.is(by, -0) ? "-0" : describe(by)}`);
   }
-  const bytes = new TextEncoder().encode(id).length;
-  if (
-    id.length === 0 ||
-    id.includes("/") ||
-    id === "." ||
-    id === ".." ||
-    /^__.*__$/.test(id) ||
-    bytes > 1500
-  ) {
-    throw new ShardedError(`\`${id}\` is not a valid document id for an increment`);
+  const range = counter?.integerRange;
+  if (range !== undefined && Math.abs(by) > range[1]) {
+    throw new ShardedError(
+      `an increment of ${by} to the counter \`${counter!.field}\` cannot fit its Rust type (${range[0]} to ${range[1]}): an amount is at most ${range[1]} either way`,
+    );
+  }
+  try {
+    checkDocumentId(id);
+  } catch (error) {
+    throw new ShardedError(`\`${id}\` is not a valid id for an increment: ${(error as Error).message}`);
   }
 }
 

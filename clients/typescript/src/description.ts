@@ -57,6 +57,9 @@ export interface StoredFieldDescription {
   path: string;
   type?: "timestamp" | "integer" | "number" | "string" | "boolean" | "list" | "map" | "other";
   required?: boolean;
+  /** For an integer type narrower than 64 bits (`i32`, `u8`, ...), the least and greatest
+   * value it holds: an integer outside them fails the Rust read. */
+  integerRange?: [number, number];
 }
 
 /** A field declared for some queries only (`#[sharded(range(all, x))]`,

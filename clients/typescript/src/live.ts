@@ -14,20 +14,38 @@ export interface LiveChange<D> {
   newIndex: number;
 }
 
-/** What a live query delivers: every matching document, merged, and what changed. */
+/** Where a snapshot's documents come from, as the Firebase SDK's `SnapshotMetadata` says it. */
+export interface LiveMetadata {
+  /** Some chunk's documents came from the local cache (offline, or not yet answered by the
+   * server since a listener started): the snapshot may not be the server's latest. */
+  fromCache: boolean;
+  /** Some chunk holds a local write the server has not acknowledged yet ("saving"). */
+  hasPendingWrites: boolean;
+}
+
+/** What a live query delivers: every matching document, merged, what changed, and where it
+ * came from. */
 export interface LiveSnapshot<D> {
   docs: D[];
   size: number;
   empty: boolean;
   docChanges(): LiveChange<D>[];
+  /** Merged across the chunks' listeners: true where any chunk's is. The server SDK has no
+   * cache or local writes: both false. */
+  metadata: LiveMetadata;
 }
+
+/** No cache, no local writes: what a listener without metadata (the server SDK) reports. */
+const SERVER_METADATA: LiveMetadata = { fromCache: false, hasPendingWrites: false };
 
 /** How one SDK listens to one chunk, and tells documents apart. */
 export interface ChunkListener<D> {
   /** The chunk queries, one listener each. */
   chunks: readonly unknown[];
-  /** Starts listening to chunk `i`; returns how to stop. */
-  listen(i: number, onDocs: (docs: D[]) => void, onError: (error: Error) => void): () => void;
+  /** Starts listening to chunk `i`; returns how to stop. `metadata` is the SDK's, where it
+   * has one (the JS SDK listens with `includeMetadataChanges`, so that a change of it alone is
+   * told too). */
+  listen(i: number, onDocs: (docs: D[], metadata?: LiveMetadata) => void, onError: (error: Error) => void): () => void;
   compare(a: D, b: D): number;
   path(doc: D): string;
   /** Whether two snapshots of one document hold the same data. */
@@ -66,7 +84,9 @@ export function listenMerged<D>(
   error?: (error: Error) => void,
 ): () => void {
   const latest: (D[] | undefined)[] = source.chunks.map(() => undefined);
+  const latestMetadata: LiveMetadata[] = source.chunks.map(() => SERVER_METADATA);
   let shown: D[] | undefined;
+  let shownMetadata: LiveMetadata | undefined;
   let scheduled = false;
   let stopped = false;
   /** Documents that left every chunk and still match, by path, while read again. */
@@ -141,19 +161,31 @@ export function listenMerged<D>(
       merged = merged.slice(0, source.limit);
     }
     const changes = changesBetween(shown ?? [], merged, source);
-    if (shown !== undefined && changes.length === 0) return;
+    const metadata: LiveMetadata = {
+      fromCache: latestMetadata.some((m) => m.fromCache),
+      hasPendingWrites: latestMetadata.some((m) => m.hasPendingWrites),
+    };
+    const sameMetadata =
+      shownMetadata !== undefined &&
+      shownMetadata.fromCache === metadata.fromCache &&
+      shownMetadata.hasPendingWrites === metadata.hasPendingWrites;
+    if (shown !== undefined && changes.length === 0 && sameMetadata) return;
     shown = merged;
+    shownMetadata = metadata;
     const shownPaths = new Set(merged.map((doc) => source.path(doc)));
     for (const path of [...departed]) if (!shownPaths.has(path)) departed.delete(path);
-    next({ docs: merged, size: merged.length, empty: merged.length === 0, docChanges: () => changes });
+    next({ docs: merged, size: merged.length, empty: merged.length === 0, docChanges: () => changes, metadata });
   };
   if (source.inSync) stops.push(source.inSync(emit));
   source.chunks.forEach((_, i) => {
     stops.push(
       source.listen(
         i,
-        (docs) => {
+        (docs, metadata) => {
           latest[i] = docs;
+          latestMetadata[i] = metadata
+            ? { fromCache: metadata.fromCache, hasPendingWrites: metadata.hasPendingWrites }
+            : SERVER_METADATA;
           if (source.inSync || scheduled) return;
           scheduled = true;
           setTimeout(emit, 0);

@@ -402,8 +402,9 @@ export function shardFieldName(d: CollectionDescription): string {
   return segments(d.shardField)[0]!;
 }
 
-/** `data` with a shard drawn for it: what `batch.set` and `transaction.set` take. */
-export function withShard<T extends Record<string, unknown>>(d: CollectionDescription, data: T): T {
+/** `data` with a shard drawn for it, unchecked: what the collections send once they have
+ * checked the write (`withShard` checks it). */
+export function drawnInto<T extends Record<string, unknown>>(d: CollectionDescription, data: T): T {
   const name = shardFieldName(d);
   if (name in data) {
     throw new ShardedError(
@@ -442,7 +443,7 @@ export function mergeWrite<D extends Record<string, unknown>, P>(
 ): [D, { merge?: boolean; mergeFields?: (string | P)[] }] {
   checkUpdate(d, data);
   if (typeof stored === "string" && readValues(d).includes(stored)) return [data, options];
-  const drawn = withShard(d, data);
+  const drawn = drawnInto(d, data);
   return [drawn, options.mergeFields ? { mergeFields: [...options.mergeFields, shardPath] } : options];
 }
 

@@ -4,7 +4,7 @@
 import { type AggregateTotal, type ChunkAggregate, checkSummed, settle } from "./aggregate.js";
 import { planFor, type QueryState, wholePlan, withCursor, withLimit, withOr, withWhere } from "./builder.js";
 import { type CollectionDescription, ShardedError } from "./description.js";
-import { checkLive, listenMerged, type LiveSnapshot } from "./live.js";
+import { checkLive, listenMerged, type LiveMetadata, type LiveSnapshot } from "./live.js";
 import { matchesPlan } from "./matches.js";
 import { type PageOf, pageOf } from "./page.js";
 import { type Chunk, compareInPlan, type Cursor, type QueryPlan, weightOf, type WhereOp } from "./plan.js";
@@ -38,7 +38,7 @@ export abstract class ShardedQueryOf<D extends ChunkDocument, Self extends Shard
     plan: QueryPlan,
     chunk: Chunk,
     n: number | undefined,
-    onDocs: (docs: D[]) => void,
+    onDocs: (docs: D[], metadata?: LiveMetadata) => void,
     onError: (error: Error) => void,
   ): () => void;
   /** Whether two snapshots of one document hold the same data. */

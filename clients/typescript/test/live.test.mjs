@@ -26,8 +26,12 @@ function harness({ inSync = false, recheck } = {}) {
     }),
     ...(recheck && { recheck }),
   };
-  listenMerged(source, (snapshot) => snapshots.push(snapshot.docs.map((d) => d.path)));
-  return { chunk: (i, docs) => callbacks[i](docs), sync: () => sync(), snapshots };
+  const metadata = [];
+  listenMerged(source, (snapshot) => {
+    snapshots.push(snapshot.docs.map((d) => d.path));
+    metadata.push(snapshot.metadata);
+  });
+  return { chunk: (i, docs, meta) => callbacks[i](docs, meta), sync: () => sync(), snapshots, metadata };
 }
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
@@ -112,4 +116,36 @@ test("a document matches a plan as the server filters it", () => {
   assert.ok(matchesPlan(plan, value({ at: 1, device: "d1", n: 3 })));
   assert.ok(!matchesPlan(plan, value({ at: 1, device: "d1", n: 4 })));
   assert.ok(!matchesPlan(plan, value({ device: "d1", n: 3 })), "no order field: not in an ordered query");
+});
+
+// As the Firebase SDK gives `SnapshotMetadata` per listener: the merged snapshot is from the
+// cache, or has pending writes, where any chunk's is; a change of the metadata alone is a
+// snapshot of its own (the JS SDK listens with `includeMetadataChanges`), the same metadata
+// and documents again is none; a listener without metadata (the server SDK) is neither.
+test("a snapshot's metadata is every chunk's, merged: true where any chunk's is", async () => {
+  const meta = (fromCache, hasPendingWrites) => ({ fromCache, hasPendingWrites });
+  const h = harness({ inSync: true });
+  h.chunk(0, [doc("a", 1)], meta(true, false));
+  h.chunk(1, [], meta(false, false));
+  h.sync();
+  assert.deepEqual(h.metadata, [meta(true, false)]);
+  h.chunk(0, [doc("a", 1)], meta(false, false));
+  h.sync();
+  assert.deepEqual(h.metadata.at(-1), meta(false, false), "back online: a snapshot for the metadata alone");
+  assert.deepEqual(h.snapshots.at(-1), ["a"]);
+  h.chunk(1, [doc("b", 2)], meta(false, true));
+  h.sync();
+  assert.deepEqual(h.metadata.at(-1), meta(false, true), "a local write, saving");
+  h.chunk(1, [doc("b", 2)], meta(false, false));
+  h.sync();
+  assert.deepEqual(h.metadata.at(-1), meta(false, false), "saved");
+  const count = h.metadata.length;
+  h.chunk(1, [doc("b", 2)], meta(false, false));
+  h.sync();
+  assert.equal(h.metadata.length, count, "nothing new: no snapshot");
+  const server = harness({});
+  server.chunk(0, [doc("a", 1)]);
+  server.chunk(1, []);
+  await tick();
+  assert.deepEqual(server.metadata, [meta(false, false)]);
 });

@@ -86,7 +86,11 @@ pub(super) fn description_rest(model: &Model, paths: &[(TokenStream, TokenStream
         let fields = model.fields.iter().map(|field| {
             let (path, stored_type, required) =
                 (&field.path, stored_type(field.stored_type), field.required);
-            quote!(::sharded_runtime::__private::StoredField { path: #path, stored_type: #stored_type, required: #required })
+            let integer_range = match field.integer_range {
+                Some([min, max]) => quote!(::core::option::Option::Some([#min, #max])),
+                None => quote!(::core::option::Option::None),
+            };
+            quote!(::sharded_runtime::__private::StoredField { path: #path, stored_type: #stored_type, required: #required, integer_range: #integer_range })
         });
         rest.extend(quote!(fields: &[#(#fields),*],));
     }

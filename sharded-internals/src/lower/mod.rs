@@ -113,15 +113,20 @@ fn field_descriptions(cont: &Container<'_>) -> Vec<sharded_indexes::StoredFieldB
                 Some(inner) => (inner, true),
                 None => (field.ty, false),
             };
-            let stored_type = match field.serde.custom {
-                Some(_) => StoredType::Other,
-                None => crate::types::last_ident(ty)
-                    .map_or(StoredType::Other, |name| StoredType::of_rust_type(&name)),
+            let name = match field.serde.custom {
+                Some(_) => None,
+                None => crate::types::last_ident(ty),
             };
+            let stored_type = name
+                .as_ref()
+                .map_or(StoredType::Other, |name| StoredType::of_rust_type(name));
             sharded_indexes::StoredFieldBuf {
                 path: field_path([field.stored_name.as_str()]),
                 stored_type,
                 required: !optional && !field.serde.optional_on_read && !cont.serde.default,
+                integer_range: name
+                    .as_ref()
+                    .and_then(|name| StoredType::integer_range_of(name)),
             }
         })
         .collect()

@@ -381,6 +381,7 @@ mod tests {
             payload: None,
             commit: None,
             created: None,
+            shard: None,
         });
         assert!(
             settle_refusal(&[&placed("r", "likes", 9)], &[legacy], "d", true, refusal()).is_ok()

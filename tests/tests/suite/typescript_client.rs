@@ -636,6 +636,7 @@ async fn live_query_follows_every_change(sdk: &str) {
         all
     };
     let mut seen = 0;
+    let mut metadata = Vec::new();
     let mut await_truth = |expected: Vec<String>, step: &str| {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         loop {
@@ -649,6 +650,11 @@ async fn live_query_follows_every_change(sdk: &str) {
             assert_eq!(snapshot["consistent"], true, "{step}: {snapshot}");
             let paths: Vec<String> = serde_json::from_value(snapshot["paths"].clone()).unwrap();
             assert!(paths.len() <= 10, "{step}: {paths:?}");
+            metadata.push((
+                paths.clone(),
+                snapshot["metadata"]["fromCache"] == true,
+                snapshot["metadata"]["hasPendingWrites"] == true,
+            ));
             if paths == expected {
                 return;
             }
@@ -677,6 +683,41 @@ async fn live_query_follows_every_change(sdk: &str) {
     collection.upsert(&moved.id, &value(&moved)).await.unwrap();
     await_truth(top(&docs), "a document moved to the top");
 
+    // No snapshot so far held a local write of the client's. (Some came from the cache: the
+    // SDK says `fromCache` while it asks the server for what follows a limited query's removed
+    // document, as measured here after the deletion.)
+    assert!(
+        metadata.iter().all(|(_, _, pending)| !pending),
+        "{metadata:?}"
+    );
+    if sdk == "web" {
+        // A write through the client shows first as a pending local write, then saved: the
+        // SDK's `hasPendingWrites`, merged over the chunks (measured on firebase 12).
+        let mut local = docs[1].clone();
+        local.id = "local".into();
+        local.seconds = docs.iter().map(|d| d.seconds).max().unwrap() + 10_000;
+        probe.send(&json!({"set": {
+            "id": local.id, "device": local.device, "tags": local.tags, "seconds": local.seconds,
+        }}));
+        docs.push(local.clone());
+        let top_path = format!("ts_live/{}", local.id);
+        let mut pending = Vec::new();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let snapshot = probe
+                .answers()
+                .recv_timeout(left)
+                .expect("the local write, then saved");
+            assert!(snapshot["error"].is_null(), "{snapshot}");
+            assert_eq!(snapshot["paths"][0], top_path.as_str(), "{snapshot}");
+            pending.push(snapshot["metadata"]["hasPendingWrites"] == true);
+            if !pending.last().unwrap() {
+                break;
+            }
+        }
+        assert_eq!(pending, [true, false], "pending, then saved");
+    }
     probe.finish();
     assert!(seen >= 4);
 }

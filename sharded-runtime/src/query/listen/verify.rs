@@ -228,6 +228,7 @@ mod tests {
             read_time,
             &[1],
             Backoff::default(),
+            None,
         )
         .await
         .unwrap();
@@ -247,6 +248,7 @@ mod tests {
             read_time,
             &[1],
             Backoff::default(),
+            None,
         )
         .await
         .unwrap();
