@@ -106,9 +106,15 @@ fn field_checks(d: &sharded_indexes::CollectionDescriptionBuf) -> String {
             continue;
         };
         let value = field_get("data", &field.path);
+        // An integer of a narrower Rust type (`i32`, `u8`, ...) within its range: one outside
+        // it fails the Rust read as a missing field would.
+        let check = match field.integer_range {
+            Some([min, max]) => format!("{value} is {name} && {value} >= {min} && {value} <= {max}"),
+            None => format!("{value} is {name}"),
+        };
         out.push_str(&match field.required {
-            true => format!("\n        && {value} is {name}"),
-            false => format!("\n        && ({value} == null || {value} is {name})"),
+            true => format!("\n        && {check}"),
+            false => format!("\n        && ({value} == null || {check})"),
         });
     }
     out

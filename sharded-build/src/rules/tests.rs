@@ -87,6 +87,48 @@ fn the_order_field_is_checked_by_its_stored_type_and_a_server_time_by_the_method
 }
 
 #[test]
+fn an_integer_of_a_narrower_rust_type_is_held_within_its_range() {
+    let types = [sharded("Reading", |d| {
+        d.fields = vec![
+            sharded_indexes::StoredFieldBuf {
+                path: "stock".into(),
+                stored_type: StoredType::Integer,
+                required: true,
+                integer_range: StoredType::integer_range_of("i32"),
+            },
+            sharded_indexes::StoredFieldBuf {
+                path: "level".into(),
+                stored_type: StoredType::Integer,
+                required: false,
+                integer_range: StoredType::integer_range_of("u8"),
+            },
+            sharded_indexes::StoredFieldBuf {
+                path: "total".into(),
+                stored_type: StoredType::Integer,
+                required: true,
+                integer_range: StoredType::integer_range_of("i64"),
+            },
+        ]
+    })];
+    let text = merge(None, &types, "app").unwrap().text.unwrap();
+    let stock = "data.get('stock', null)";
+    assert!(
+        text.contains(&format!(
+            "&& {stock} is int && {stock} >= -2147483648 && {stock} <= 2147483647\n"
+        )),
+        "{text}"
+    );
+    let level = "data.get('level', null)";
+    assert!(
+        text.contains(&format!(
+            "&& ({level} == null || {level} is int && {level} >= 0 && {level} <= 255)"
+        )),
+        "{text}"
+    );
+    assert!(text.contains("&& data.get('total', null) is int;"), "{text}");
+}
+
+#[test]
 fn a_quoted_shard_field_and_odd_values_are_rules_literals() {
     let types = [sharded("Reading", |d| {
         d.shard_field = "`shard-id`".into();

@@ -39,6 +39,8 @@ struct Reading {
 struct Note {
     text: String,
     created: FirestoreTimestamp,
+    /// An integer narrower than Firestore's: the rules hold it within `u8`'s range.
+    priority: Option<u8>,
 }
 
 /// Read across every parent, with a shard field whose name needs quoting and an integer
@@ -210,6 +212,7 @@ async fn a_web_client_writes_only_what_keeps_the_shard_contract_in_every_scope()
             &Note {
                 text: "hi".into(),
                 created: now,
+                priority: None,
             },
         )
         .await
@@ -400,6 +403,27 @@ async fn a_web_client_writes_only_what_keeps_the_shard_contract_in_every_scope()
             json!({"shard": "0", "text": "x", "created": ts(1_000)}),
             denied,
             "a client's time",
+        ),
+        (
+            "set",
+            "rooms/r1/ruled_notes/n5",
+            json!({"shard": "0", "text": "x", "created": server_time(), "priority": 255}),
+            allowed,
+            "an integer within its Rust type's range",
+        ),
+        (
+            "set",
+            "rooms/r1/ruled_notes/n6",
+            json!({"shard": "0", "text": "x", "created": server_time(), "priority": 256}),
+            denied,
+            "an integer past its Rust type's range (`u8`), which the Rust read refuses",
+        ),
+        (
+            "set",
+            "rooms/r1/ruled_notes/n7",
+            json!({"shard": "0", "text": "x", "created": server_time(), "priority": -1}),
+            denied,
+            "a negative integer in an unsigned Rust type",
         ),
         (
             "set",
