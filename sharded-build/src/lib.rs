@@ -40,6 +40,10 @@ mod index_yaml;
 mod merge;
 mod rules;
 mod scan;
+mod typescript;
+
+/// The TypeScript module's name beside the index file.
+pub const TYPESCRIPT_FILE: &str = "firestore.sharded.ts";
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -80,14 +84,19 @@ pub struct Indexes {
     /// of `included`; none outside a build script.
     package: Option<dependencies::Package>,
     /// Where the security rules go: `firestore.rules` beside the index file unless set.
-    rules: Rules,
+    rules: Place,
+    /// Where the TypeScript module goes: `firestore.sharded.ts` beside the index file unless
+    /// set.
+    typescript: Place,
     /// Which file format: `firestore.indexes.json`, or Datastore mode's `index.yaml`.
     datastore: bool,
 }
 
-/// Where [`Indexes`] writes the security rules.
+/// Where [`Indexes`] writes a file besides the index file (the security rules, the
+/// TypeScript module).
 #[derive(Debug, Clone)]
-enum Rules {
+enum Place {
+    /// In the index file's folder, under its usual name.
     Beside,
     At(PathBuf),
     Off,
@@ -172,7 +181,8 @@ impl Indexes {
                 }),
                 _ => None,
             },
-            rules: Rules::Beside,
+            rules: Place::Beside,
+            typescript: Place::Beside,
             datastore: false,
         }
     }
@@ -184,7 +194,8 @@ impl Indexes {
         if self.output.file_name() == Some(std::ffi::OsStr::new("firestore.indexes.json")) {
             self.output.set_file_name("index.yaml");
         }
-        self.rules = Rules::Off;
+        self.rules = Place::Off;
+        self.typescript = Place::Off;
         self.datastore = true;
         self
     }
@@ -252,23 +263,46 @@ impl Indexes {
     /// (relative paths are relative to the crate): where `firebase.json`'s
     /// `firestore.rules` points.
     pub fn rules(mut self, path: impl Into<PathBuf>) -> Self {
-        self.rules = Rules::At(path.into());
+        self.rules = Place::At(path.into());
         self
     }
 
     /// Writes no security rules: for a project whose clients never write the collections
     /// (only servers, whose SDKs bypass rules, do).
     pub fn without_rules(mut self) -> Self {
-        self.rules = Rules::Off;
+        self.rules = Place::Off;
         self
+    }
+
+    /// Writes the TypeScript module of the file's types to `path` instead of
+    /// `firestore.sharded.ts` beside the index file (relative paths are relative to the
+    /// crate): where the web app's sources can import it.
+    pub fn typescript(mut self, path: impl Into<PathBuf>) -> Self {
+        self.typescript = Place::At(path.into());
+        self
+    }
+
+    /// Writes no TypeScript module: for a project without a TypeScript client.
+    pub fn without_typescript(mut self) -> Self {
+        self.typescript = Place::Off;
+        self
+    }
+
+    /// Where the TypeScript module is, if the build writes one.
+    fn typescript_path(&self) -> Option<PathBuf> {
+        match &self.typescript {
+            Place::Beside => Some(self.output.with_file_name(TYPESCRIPT_FILE)),
+            Place::At(path) => Some(path.clone()),
+            Place::Off => None,
+        }
     }
 
     /// Where the rules file is, if the build keeps one.
     fn rules_path(&self) -> Option<PathBuf> {
         match &self.rules {
-            Rules::Beside => Some(self.output.with_file_name("firestore.rules")),
-            Rules::At(path) => Some(path.clone()),
-            Rules::Off => None,
+            Place::Beside => Some(self.output.with_file_name("firestore.rules")),
+            Place::At(path) => Some(path.clone()),
+            Place::Off => None,
         }
     }
 
@@ -288,6 +322,9 @@ impl Indexes {
             println!("cargo:rerun-if-changed={}", self.output.display());
             if let Some(rules) = self.rules_path() {
                 println!("cargo:rerun-if-changed={}", rules.display());
+            }
+            if let Some(module) = self.typescript_path() {
+                println!("cargo:rerun-if-changed={}", module.display());
             }
         }
         // A new dependency may bring sharded types this file should include.
@@ -349,6 +386,14 @@ impl Indexes {
         let merged = merge::merge(existing, &types, &self.crate_name).map_err(Error::Invalid)?;
         merge::check_quota(&merged.document, self.quota).map_err(Error::Invalid)?;
         let written = self.keep(&self.output, on_disk.as_deref(), &render(&merged.document))?;
+        if let Some(path) = self.typescript_path() {
+            let on_disk = read_existing(&path)?;
+            self.keep(
+                &path,
+                on_disk.as_deref(),
+                &typescript::module(&merged.document),
+            )?;
+        }
         let mut warnings = sources.warnings;
         warnings.extend(merged.warnings);
         let rules_written = match self.rules_path() {

@@ -5,6 +5,7 @@
 //   {"fill": [selector, text]}, {"click": selector}              -> {"ok": true}
 //   {"waitList": [selector, [path, ...]]}: once the list holds exactly those documents
 //   {"waitText": [selector, text]}: once the element's text is that
+//   {"waitContains": [selector, [text, ...]]}: once the element's text holds each
 //       -> {"ok": true}, or after 30 s {"ok": false, "now": what it holds, "status", "errors"}
 // Stops when stdin closes.
 import { createInterface } from "node:readline";
@@ -41,6 +42,16 @@ for (;;) {
         [selector, expected],
         { timeout: 30_000 },
       );
+    } else if (command.waitContains) {
+      const [selector, parts] = command.waitContains;
+      await page.waitForFunction(
+        ([selector, parts]) => {
+          const text = document.querySelector(selector)?.textContent ?? "";
+          return parts.every((part) => text.includes(part));
+        },
+        [selector, parts],
+        { timeout: 30_000 },
+      );
     } else if (command.waitText) {
       const [selector, expected] = command.waitText;
       await page.waitForFunction(
@@ -51,7 +62,7 @@ for (;;) {
     }
     say({ ok: true });
   } catch (error) {
-    const selector = command.waitList?.[0] ?? command.waitText?.[0] ?? "body";
+    const selector = command.waitList?.[0] ?? command.waitText?.[0] ?? command.waitContains?.[0] ?? "body";
     const now = command.waitList
       ? await page.$$eval(`${selector} li`, (items) => items.map((li) => li.dataset.path))
       : await page.textContent(selector).catch(() => null);

@@ -14,13 +14,15 @@ import {
   type DocumentReference,
   type Firestore,
   type Query,
+  type PartialWithFieldValue,
   type QueryDocumentSnapshot,
   type SetOptions,
   type UpdateData,
+  type WithFieldValue,
 } from "@google-cloud/firestore";
 
 import { checkDocumentId, checkWrite, type Sentinels } from "./check.js";
-import { type CollectionDescription, ShardedError } from "./description.js";
+import { type CollectionDescription, ShardedError, type TypedDescription } from "./description.js";
 
 // The SDK-free core: a server project imports everything it needs from here, with no
 // `firebase` installed.
@@ -86,15 +88,19 @@ async function serverClockOffset(db: Firestore): Promise<number> {
 }
 
 /** A page read through the server SDK. */
-export type AdminPage = PageOf<QueryDocumentSnapshot<DocumentData>>;
+export type AdminPage<T extends DocumentData = DocumentData> = PageOf<QueryDocumentSnapshot<T>>;
 
 /** A sharded collection through the server SDK: at the top level, or under one parent. */
-export class ShardedAdminCollection<T extends DocumentData = DocumentData> {
+export class ShardedAdminCollection<
+  T extends DocumentData = DocumentData,
+  C extends string = string,
+  F extends string = string,
+> {
   readonly ref: CollectionReference<DocumentData>;
 
   constructor(
     readonly db: Firestore,
-    readonly description: CollectionDescription,
+    readonly description: TypedDescription<T, C, F>,
     readonly parent?: string,
   ) {
     checkParent(description, parent);
@@ -106,16 +112,19 @@ export class ShardedAdminCollection<T extends DocumentData = DocumentData> {
   /** Adds a document under a generated id, with a shard drawn; checked first as the JS SDK's
    * `add` checks it (the server SDK bypasses security rules: this is what holds its writes to
    * what the Rust library reads back). */
-  add(data: T): Promise<DocumentReference<DocumentData>> {
-    checkWrite(this.description, data, "whole", SERVER_SENTINELS);
-    return this.ref.add(drawnInto(this.description, data));
+  add(data: WithFieldValue<T>): Promise<DocumentReference<DocumentData>> {
+    checkWrite(this.description, data as Record<string, unknown>, "whole", SERVER_SENTINELS);
+    return this.ref.add(drawnInto(this.description, data as DocumentData));
   }
 
   /** Writes the document `id` whole with a shard drawn; a merge as `ShardedCollection.set`
    * does it: in a transaction, keeping a stored shard that queries read, drawing one where
    * there is none. */
-  async set(id: string, data: T, options?: SetOptions): Promise<void> {
+  async set(id: string, data: WithFieldValue<T>): Promise<void>;
+  async set(id: string, data: PartialWithFieldValue<T>, options: SetOptions): Promise<void>;
+  async set(id: string, fields: PartialWithFieldValue<T>, options?: SetOptions): Promise<void> {
     checkDocumentId(id);
+    const data = fields as DocumentData;
     const ref = this.ref.doc(id);
     if (!options) {
       checkWrite(this.description, data, "whole", SERVER_SENTINELS);
@@ -140,8 +149,12 @@ export class ShardedAdminCollection<T extends DocumentData = DocumentData> {
   }
 
   /** A query of this collection, ordered by the order field. */
-  query(): AdminShardedQuery {
-    return new AdminShardedQuery(this.description, this.ref, startState(this.parent ?? ""));
+  query(): AdminShardedQuery<T, F> {
+    return new AdminShardedQuery<T, F>(
+      this.description,
+      this.ref as unknown as Query<T>,
+      startState(this.parent ?? ""),
+    );
   }
 
   /** `ShardedCollection.increment` through the server SDK, as the Rust library commits it:
@@ -150,7 +163,7 @@ export class ShardedAdminCollection<T extends DocumentData = DocumentData> {
    * again after it landed, the batch is refused whole (ALREADY_EXISTS) and the marker says it
    * counted; the same id with another counter or amount is an `IncrementConflict`, nothing
    * written. Nothing is read otherwise. */
-  async increment(id: string, field: string, by: number, incrementId = newIncrementId()): Promise<string> {
+  async increment(id: string, field: C, by: number, incrementId = newIncrementId()): Promise<string> {
     const counter = counterOf(this.description, field);
     checkIncrement(by, incrementId, counter);
     const document = this.ref.doc(id).path;
@@ -184,7 +197,7 @@ export class ShardedAdminCollection<T extends DocumentData = DocumentData> {
 
   /** Whether the increment `incrementId` was applied to the document `id`. Given the counter
    * and the amount, an `IncrementConflict` when the id was applied with others. */
-  async wasApplied(id: string, incrementId: string, field?: string, by?: number): Promise<boolean> {
+  async wasApplied(id: string, incrementId: string, field?: C, by?: number): Promise<boolean> {
     // A field that is no counter is said to be so, not taken for another increment's.
     if (field !== undefined) counterOf(this.description, field);
     const document = this.ref.doc(id).path;
@@ -196,7 +209,7 @@ export class ShardedAdminCollection<T extends DocumentData = DocumentData> {
   }
 
   /** The exact value of the counter `field` of the document `id`: one sum aggregation. */
-  async counter(id: string, field: string): Promise<number> {
+  async counter(id: string, field: C): Promise<number> {
     const counter = counterOf(this.description, field);
     const shards = this.db.collection(shardCollectionPath(this.ref.doc(id).path, counter));
     const total = await shards.aggregate({ total: AggregateField.sum(SHARD_VALUE_FIELD) }).get();
@@ -205,7 +218,7 @@ export class ShardedAdminCollection<T extends DocumentData = DocumentData> {
 
   /** The exact values of the counter `field` of the documents `ids`, in their order, at one
    * snapshot: one aggregation each, in a read-only transaction. */
-  async counters(ids: string[], field: string): Promise<number[]> {
+  async counters(ids: string[], field: C): Promise<number[]> {
     const counter = counterOf(this.description, field);
     return this.db.runTransaction(
       async (transaction) => {
@@ -226,7 +239,7 @@ export class ShardedAdminCollection<T extends DocumentData = DocumentData> {
 
   /** The live value of the counter `field` of the document `id` (see the JS SDK's
    * `onCounter`): one listener over its shard documents. Returns how to stop. */
-  onCounter(id: string, field: string, next: (value: number) => void, error?: (error: Error) => void): () => void {
+  onCounter(id: string, field: C, next: (value: number) => void, error?: (error: Error) => void): () => void {
     const counter = counterOf(this.description, field);
     const shards = this.db.collection(shardCollectionPath(this.ref.doc(id).path, counter));
     return followCounter(
@@ -258,35 +271,46 @@ export class ShardedAdminCollection<T extends DocumentData = DocumentData> {
 }
 
 /** Every document of a collection group, through the server SDK. */
-export function adminCollectionGroup(db: Firestore, description: CollectionDescription): AdminShardedQuery {
+export function adminCollectionGroup<T extends DocumentData = DocumentData, F extends string = string>(
+  db: Firestore,
+  description: TypedDescription<T, string, F>,
+): AdminShardedQuery<T, F> {
   if (!description.groupQueries) {
     throw new ShardedError(
       `\`${description.collectionGroup}\` declares no group queries (\`collection_group\`): its indexes would not serve them`,
     );
   }
-  return new AdminShardedQuery(description, db.collectionGroup(description.collectionGroup), startState(GROUP));
+  return new AdminShardedQuery<T, F>(
+    description,
+    db.collectionGroup(description.collectionGroup) as unknown as Query<T>,
+    startState(GROUP),
+  );
 }
 
 /** A query through the server SDK: immutable, each method returns a new one. */
-export class AdminShardedQuery extends ShardedQueryOf<QueryDocumentSnapshot<DocumentData>, AdminShardedQuery> {
+export class AdminShardedQuery<T extends DocumentData = DocumentData, F extends string = string> extends ShardedQueryOf<
+  QueryDocumentSnapshot<T>,
+  AdminShardedQuery<T, F>,
+  F
+> {
   constructor(
     description: CollectionDescription,
-    private readonly source: Query<DocumentData>,
+    private readonly source: Query<T>,
     state: QueryState,
   ) {
     super(description, state);
   }
 
-  protected with(state: QueryState): AdminShardedQuery {
-    return new AdminShardedQuery(this.description, this.source, state);
+  protected with(state: QueryState): AdminShardedQuery<T, F> {
+    return new AdminShardedQuery<T, F>(this.description, this.source, state);
   }
 
   protected async read(
     plan: QueryPlan,
     chunk: Chunk,
     n: number | undefined,
-    after?: QueryDocumentSnapshot<DocumentData>,
-  ): Promise<QueryDocumentSnapshot<DocumentData>[]> {
+    after?: QueryDocumentSnapshot<T>,
+  ): Promise<QueryDocumentSnapshot<T>[]> {
     return (await this.chunk(plan, chunk, n, after).get()).docs;
   }
 
@@ -313,37 +337,37 @@ export class AdminShardedQuery extends ShardedQueryOf<QueryDocumentSnapshot<Docu
   }
 
   /** The server SDK's update time, which `Timestamp.valueOf()` makes a sortable string. */
-  protected version(doc: QueryDocumentSnapshot<DocumentData>): string {
+  protected version(doc: QueryDocumentSnapshot<T>): string {
     return doc.updateTime.valueOf();
   }
 
   /** The document read again, where each chunk listens over a stream of its own. */
   protected async readAgain(
-    doc: QueryDocumentSnapshot<DocumentData>,
-  ): Promise<QueryDocumentSnapshot<DocumentData> | undefined> {
+    doc: QueryDocumentSnapshot<T>,
+  ): Promise<QueryDocumentSnapshot<T> | undefined> {
     const now = await doc.ref.get();
-    return now.exists ? (now as QueryDocumentSnapshot<DocumentData>) : undefined;
+    return now.exists ? (now as QueryDocumentSnapshot<T>) : undefined;
   }
 
   protected listen(
     plan: QueryPlan,
     chunk: Chunk,
     n: number | undefined,
-    onDocs: (docs: QueryDocumentSnapshot<DocumentData>[]) => void,
+    onDocs: (docs: QueryDocumentSnapshot<T>[]) => void,
     onError: (error: Error) => void,
   ): () => void {
     return this.chunk(plan, chunk, n).onSnapshot((snapshot) => onDocs(snapshot.docs), onError);
   }
 
-  protected same(a: QueryDocumentSnapshot<DocumentData>, b: QueryDocumentSnapshot<DocumentData>): boolean {
+  protected same(a: QueryDocumentSnapshot<T>, b: QueryDocumentSnapshot<T>): boolean {
     return a.isEqual(b);
   }
 
-  protected field(doc: QueryDocumentSnapshot<DocumentData>, field: string): unknown {
+  protected field(doc: QueryDocumentSnapshot<T>, field: string): unknown {
     return doc.get(fieldPath(field));
   }
 
-  private filtered(plan: QueryPlan, chunk: Chunk): Query<DocumentData> {
+  private filtered(plan: QueryPlan, chunk: Chunk): Query<T> {
     const where = (f: ShardedFilter) => Filter.where(fieldPath(f.field), f.op, operandOf(f, chunk));
     const shard = fieldPath(this.description.shardField);
     const filters = [
@@ -358,8 +382,8 @@ export class AdminShardedQuery extends ShardedQueryOf<QueryDocumentSnapshot<Docu
     plan: QueryPlan,
     chunk: Chunk,
     n: number | undefined,
-    after?: QueryDocumentSnapshot<DocumentData>,
-  ): Query<DocumentData> {
+    after?: QueryDocumentSnapshot<T>,
+  ): Query<T> {
     const direction = plan.descending ? "desc" : "asc";
     let q = this.filtered(plan, chunk);
     for (const field of plan.orderBy) q = q.orderBy(fieldPath(field), direction);

@@ -41,8 +41,10 @@ import {
   type QueryFilterConstraint,
   type QueryNonFilterConstraint,
   type QueryDocumentSnapshot,
+  type PartialWithFieldValue,
   type SetOptions,
   type UpdateData,
+  type WithFieldValue,
 } from "firebase/firestore";
 
 import {
@@ -54,7 +56,7 @@ import {
   type Sentinels,
   WriteDenied,
 } from "./check.js";
-import { type CollectionDescription, ShardedError } from "./description.js";
+import { type CollectionDescription, ShardedError, type TypedDescription } from "./description.js";
 import {
   checkIncrement,
   checkRecorded,
@@ -101,7 +103,11 @@ function fieldPath(path: string): FieldPath {
 }
 
 /** A sharded collection: at the top level, or under one parent document. */
-export class ShardedCollection<T extends DocumentData = DocumentData> {
+export class ShardedCollection<
+  T extends DocumentData = DocumentData,
+  C extends string = string,
+  F extends string = string,
+> {
   readonly ref: CollectionReference<DocumentData>;
 
   /**
@@ -110,7 +116,7 @@ export class ShardedCollection<T extends DocumentData = DocumentData> {
    */
   constructor(
     readonly db: Firestore,
-    readonly description: CollectionDescription,
+    readonly description: TypedDescription<T, C, F>,
     readonly parent?: string,
   ) {
     checkParent(description, parent);
@@ -123,12 +129,12 @@ export class ShardedCollection<T extends DocumentData = DocumentData> {
    * first, as the Rust library checks its own: its order field (`serverTimestamp()` on a
    * `server_timestamp` type), every field the Rust struct requires, each of its type; a
    * `ShardedError` names the field, and nothing is sent. */
-  add(data: T): Promise<DocumentReference<DocumentData>> {
-    checkWrite(this.description, data, "whole", WEB_SENTINELS);
+  add(data: WithFieldValue<T>): Promise<DocumentReference<DocumentData>> {
+    checkWrite(this.description, data as Record<string, unknown>, "whole", WEB_SENTINELS);
     const ref = doc(this.ref);
     return setDoc(ref, drawnInto(this.description, data)).then(
       () => ref,
-      (error) => this.denied(error, ref.path, data, "whole"),
+      (error) => this.denied(error, ref.path, data as Record<string, unknown>, "whole"),
     );
   }
 
@@ -138,8 +144,11 @@ export class ShardedCollection<T extends DocumentData = DocumentData> {
    * a stored shard that queries read is kept, and a document without one (a new one, a
    * legacy one) gets one drawn, so that no merge leaves a document sharded queries miss.
    */
-  async set(id: string, data: T, options?: SetOptions): Promise<void> {
+  async set(id: string, data: WithFieldValue<T>): Promise<void>;
+  async set(id: string, data: PartialWithFieldValue<T>, options: SetOptions): Promise<void>;
+  async set(id: string, fields: PartialWithFieldValue<T>, options?: SetOptions): Promise<void> {
     checkDocumentId(id);
+    const data = fields as Record<string, unknown>;
     const ref = doc(this.ref, id);
     if (!options) {
       checkWrite(this.description, data, "whole", WEB_SENTINELS);
@@ -195,8 +204,12 @@ export class ShardedCollection<T extends DocumentData = DocumentData> {
   }
 
   /** A query of this collection, ordered by the order field. */
-  query(): ShardedQuery {
-    return new ShardedQuery(this.description, this.ref, startState(this.parent ?? ""));
+  query(): ShardedQuery<T, F> {
+    return new ShardedQuery<T, F>(
+      this.description,
+      this.ref as unknown as Query<T>,
+      startState(this.parent ?? ""),
+    );
   }
 
   /**
@@ -212,7 +225,7 @@ export class ShardedCollection<T extends DocumentData = DocumentData> {
    * (the marker) and two writes; under the generated rules, reading the marker must be
    * allowed.
    */
-  async increment(id: string, field: string, by: number, incrementId = newIncrementId()): Promise<string> {
+  async increment(id: string, field: C, by: number, incrementId = newIncrementId()): Promise<string> {
     const counter = counterOf(this.description, field);
     checkIncrement(by, incrementId, counter);
     const document = doc(this.ref, id).path;
@@ -266,7 +279,7 @@ export class ShardedCollection<T extends DocumentData = DocumentData> {
   /** Whether the increment `incrementId` was applied to the document `id` (its marker exists,
    * within the 7 days it is kept). Given the counter and the amount, an `IncrementConflict`
    * when the id was applied with others. */
-  async wasApplied(id: string, incrementId: string, field?: string, by?: number): Promise<boolean> {
+  async wasApplied(id: string, incrementId: string, field?: C, by?: number): Promise<boolean> {
     // A field that is no counter is said to be so, not taken for another increment's.
     if (field !== undefined) counterOf(this.description, field);
     const document = doc(this.ref, id).path;
@@ -279,7 +292,7 @@ export class ShardedCollection<T extends DocumentData = DocumentData> {
 
   /** The exact value of the counter `field` of the document `id`: the sum of its shard
    * documents, one aggregation (one billed read). */
-  async counter(id: string, field: string): Promise<number> {
+  async counter(id: string, field: C): Promise<number> {
     const counter = counterOf(this.description, field);
     const shards = collection(this.db, shardCollectionPath(doc(this.ref, id).path, counter));
     const total = await getAggregateFromServer(shards, { total: sum(SHARD_VALUE_FIELD) });
@@ -289,7 +302,7 @@ export class ShardedCollection<T extends DocumentData = DocumentData> {
   /** The exact values of the counter `field` of the documents `ids`, in their order: one
    * aggregation each, sent together (the JS SDK reads no snapshot at a time of its own, so
    * each is its own moment's; the Rust library's `counters` reads them at one). */
-  async counters(ids: string[], field: string): Promise<number[]> {
+  async counters(ids: string[], field: C): Promise<number[]> {
     return Promise.all(ids.map((id) => this.counter(id, field)));
   }
 
@@ -299,7 +312,7 @@ export class ShardedCollection<T extends DocumentData = DocumentData> {
    * changed (the first value at once). Returns how to stop. A document never counted is 0.
    * Values past 2^53 are not exact in JavaScript numbers.
    */
-  onCounter(id: string, field: string, next: (value: number) => void, error?: (error: Error) => void): () => void {
+  onCounter(id: string, field: C, next: (value: number) => void, error?: (error: Error) => void): () => void {
     const counter = counterOf(this.description, field);
     const shards = collection(this.db, shardCollectionPath(doc(this.ref, id).path, counter));
     return followCounter(
@@ -338,45 +351,56 @@ export class ShardedCollection<T extends DocumentData = DocumentData> {
 }
 
 /** Every document of a collection group (a type that declares `collection_group`). */
-export function shardedCollectionGroup(db: Firestore, description: CollectionDescription): ShardedQuery {
+export function shardedCollectionGroup<T extends DocumentData = DocumentData, F extends string = string>(
+  db: Firestore,
+  description: TypedDescription<T, string, F>,
+): ShardedQuery<T, F> {
   if (!description.groupQueries) {
     throw new ShardedError(
       `\`${description.collectionGroup}\` declares no group queries (\`collection_group\`): its indexes would not serve them`,
     );
   }
-  return new ShardedQuery(description, collectionGroup(db, description.collectionGroup), startState(GROUP));
+  return new ShardedQuery<T, F>(
+    description,
+    collectionGroup(db, description.collectionGroup) as unknown as Query<T>,
+    startState(GROUP),
+  );
 }
 
 /** One page of a query through the JS SDK, merged across the shard values. */
-export type Page = PageOf<QueryDocumentSnapshot<DocumentData>>;
+export type Page<T extends DocumentData = DocumentData> = PageOf<QueryDocumentSnapshot<T>>;
 
 /** One change between two snapshots of a live query, as the SDK's `docChanges()` gives it. */
-export type ShardedChange = LiveChange<QueryDocumentSnapshot<DocumentData>>;
+export type ShardedChange<T extends DocumentData = DocumentData> = LiveChange<QueryDocumentSnapshot<T>>;
 
 /** What a live query delivers: every matching document, merged, and what changed. */
-export type ShardedSnapshot = LiveSnapshot<QueryDocumentSnapshot<DocumentData>>;
+export type ShardedSnapshot<T extends DocumentData = DocumentData> = LiveSnapshot<QueryDocumentSnapshot<T>>;
 
 /** A query over a sharded collection through the JS SDK: immutable, each method returns a
  * new one. */
-export class ShardedQuery extends ShardedQueryOf<QueryDocumentSnapshot<DocumentData>, ShardedQuery> {
+export class ShardedQuery<T extends DocumentData = DocumentData, F extends string = string> extends ShardedQueryOf<
+  QueryDocumentSnapshot<T>,
+  ShardedQuery<T, F>,
+  F
+> {
   constructor(
     description: CollectionDescription,
-    private readonly source: Query<DocumentData>,
+    private readonly source: Query<T>,
     state: QueryState,
   ) {
     super(description, state);
   }
 
-  protected with(state: QueryState): ShardedQuery {
-    return new ShardedQuery(this.description, this.source, state);
+  protected with(state: QueryState): ShardedQuery<T, F> {
+    return new ShardedQuery<T, F>(this.description, this.source, state);
   }
 
   protected async read(
     plan: QueryPlan,
     chunk: Chunk,
     n: number | undefined,
-    after?: QueryDocumentSnapshot<DocumentData>,
-  ): Promise<QueryDocumentSnapshot<DocumentData>[]> {
+    after?: QueryDocumentSnapshot<T>,
+  ): Promise<QueryDocumentSnapshot<T>[]> {
     return (await getDocs(this.chunkQuery(plan, chunk, n, true, after))).docs;
   }
 
@@ -410,7 +434,7 @@ export class ShardedQuery extends ShardedQueryOf<QueryDocumentSnapshot<DocumentD
     plan: QueryPlan,
     chunk: Chunk,
     n: number | undefined,
-    onDocs: (docs: QueryDocumentSnapshot<DocumentData>[], metadata?: LiveMetadata) => void,
+    onDocs: (docs: QueryDocumentSnapshot<T>[], metadata?: LiveMetadata) => void,
     onError: (error: Error) => void,
   ): () => void {
     // With metadata changes, a snapshot that only goes from the cache to the server's (or
@@ -423,7 +447,7 @@ export class ShardedQuery extends ShardedQueryOf<QueryDocumentSnapshot<DocumentD
     );
   }
 
-  protected same(a: QueryDocumentSnapshot<DocumentData>, b: QueryDocumentSnapshot<DocumentData>): boolean {
+  protected same(a: QueryDocumentSnapshot<T>, b: QueryDocumentSnapshot<T>): boolean {
     return snapshotEqual(a, b);
   }
 
@@ -434,7 +458,7 @@ export class ShardedQuery extends ShardedQueryOf<QueryDocumentSnapshot<DocumentD
     return onSnapshotsInSync(this.source.firestore, callback);
   }
 
-  protected field(doc: QueryDocumentSnapshot<DocumentData>, field: string): unknown {
+  protected field(doc: QueryDocumentSnapshot<T>, field: string): unknown {
     return doc.get(fieldPath(field));
   }
 
@@ -445,8 +469,8 @@ export class ShardedQuery extends ShardedQueryOf<QueryDocumentSnapshot<DocumentD
     chunk: Chunk,
     n: number | undefined,
     ordered = true,
-    after?: QueryDocumentSnapshot<DocumentData>,
-  ): Query<DocumentData> {
+    after?: QueryDocumentSnapshot<T>,
+  ): Query<T> {
     const shard = fieldPath(this.description.shardField);
     const filters: QueryFilterConstraint[] = [
       plan.shardByEquality ? where(shard, "==", chunk.shards[0]) : where(shard, "in", chunk.shards),

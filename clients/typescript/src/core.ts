@@ -9,7 +9,9 @@ export {
   descriptionsIn,
   readValues,
   ShardedError,
+  type ShardedTimestamp,
   type StoredFieldDescription,
+  type TypedDescription,
 } from "./description.js";
 export { drawShard, newValuesShare } from "./shard.js";
 export { compareNames, compareValues } from "./order.js";

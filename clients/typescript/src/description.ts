@@ -29,6 +29,8 @@ export interface CollectionDescription {
    * query filtering on all of a set's fields orders by each after the order field. */
   rangeSets?: string[][];
   arrayFields?: string[];
+  /** Vector fields with nearest-neighbour search, each with its vectors' dimension. */
+  vectorFields?: { field: string; dimension: number }[];
   /** The values writes draw. */
   shardValues: string[];
   /** While resharding, the set the collection moves from: queries read it too. */
@@ -48,6 +50,26 @@ export interface CollectionDescription {
   fields?: StoredFieldDescription[];
   /** The Rust types that shard the collection. */
   types?: string[];
+}
+
+/**
+ * A description typed with its Rust type, as `firestore.sharded.ts` (which `cargo build`
+ * writes beside the index file) declares each: `T` the stored fields, `C` the counter fields,
+ * `F` the fields its queries filter on. `new ShardedCollection(db, Post)` takes its types from
+ * it: a field the Rust type does not have does not compile. An untyped description (from
+ * `descriptionOf`) is one of `DocumentData` and any field.
+ */
+export interface TypedDescription<T, C extends string = string, F extends string = string> extends CollectionDescription {
+  /** Types only: never set. */
+  readonly __types?: { doc: T; counters: C; fields: F };
+}
+
+/** A stored timestamp as either SDK reads it (the web SDK's `Timestamp`, the server SDK's). */
+export interface ShardedTimestamp {
+  readonly seconds: number;
+  readonly nanoseconds: number;
+  toMillis(): number;
+  toDate(): Date;
 }
 
 /** A field the Rust struct stores: its path, the type its Rust type is stored as (absent when

@@ -16,7 +16,11 @@ export interface ChunkDocument {
 }
 
 /** A query over a sharded collection: immutable, each step returns a new one. */
-export abstract class ShardedQueryOf<D extends ChunkDocument, Self extends ShardedQueryOf<D, Self>> {
+export abstract class ShardedQueryOf<
+  D extends ChunkDocument,
+  Self extends ShardedQueryOf<D, Self, F>,
+  F extends string = string,
+> {
   constructor(
     readonly description: CollectionDescription,
     protected readonly state: QueryState,
@@ -59,7 +63,7 @@ export abstract class ShardedQueryOf<D extends ChunkDocument, Self extends Shard
    * `>=`) of the order field; a range, `!=` or `not-in` on a field declared
    * `#[sharded(range)]` (the query then orders by it after the order field).
    */
-  where(field: string, op: WhereOp, value: unknown): Self {
+  where(field: F, op: WhereOp, value: unknown): Self {
     return this.with(withWhere(this.description, this.state, field, op, value));
   }
 

@@ -8,7 +8,7 @@ use sharded_indexes::IndexPlan;
 
 mod defeats_sharding;
 mod json;
-mod manifest;
+pub(crate) mod manifest;
 mod messages;
 mod renames;
 mod shard_sets;

@@ -109,7 +109,9 @@ fn field_checks(d: &sharded_indexes::CollectionDescriptionBuf) -> String {
         // An integer of a narrower Rust type (`i32`, `u8`, ...) within its range: one outside
         // it fails the Rust read as a missing field would.
         let check = match field.integer_range {
-            Some([min, max]) => format!("{value} is {name} && {value} >= {min} && {value} <= {max}"),
+            Some([min, max]) => {
+                format!("{value} is {name} && {value} >= {min} && {value} <= {max}")
+            }
             None => format!("{value} is {name}"),
         };
         out.push_str(&match field.required {

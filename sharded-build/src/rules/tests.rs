@@ -125,7 +125,10 @@ fn an_integer_of_a_narrower_rust_type_is_held_within_its_range() {
         )),
         "{text}"
     );
-    assert!(text.contains("&& data.get('total', null) is int;"), "{text}");
+    assert!(
+        text.contains("&& data.get('total', null) is int;"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -67,6 +67,7 @@ mod transforms;
 mod typescript_client;
 mod typescript_example_app;
 mod typescript_live;
+mod typescript_models;
 mod typescript_package;
 mod ui;
 mod vector_search;

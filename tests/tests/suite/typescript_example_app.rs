@@ -1,9 +1,11 @@
 //! Pulse, the example web app of the TypeScript client (`clients/typescript/example/pulse.*`),
-//! in headless Chromium against the emulator, under the rules and with the index file
-//! `sharded-build` writes for its Rust types: it posts (checked before sending, accepted by
-//! the rules), shows the newest posts live, walks every post a page at a time both ways,
-//! counts them, likes the newest post once per user with its count live, and shows a user's
-//! notifications live; Rust writes beside it and reads what it wrote.
+//! in headless Chromium against the emulator, under the rules and with the typed models
+//! `sharded-build` writes for its Rust types (`example/firestore.sharded.ts`, checked here to
+//! be what the build writes): it posts (checked before sending, accepted by the rules),
+//! edits a post's topic (a legacy post without a required field refused by the rules, the
+//! refusal naming the field), shows the newest posts live, walks every post a page at a time
+//! both ways, counts them, likes the newest post once per user with its count live, and shows
+//! a user's notifications live; Rust writes beside it and reads what it wrote.
 
 use std::time::Duration;
 
@@ -36,6 +38,17 @@ struct Post {
     created_at: FirestoreTimestamp,
 }
 
+/// A post as the server wrote it before `title` was required.
+#[derive(Serialize, Deserialize)]
+struct Legacy {
+    shard: String,
+    topic: String,
+    author: String,
+    likes: i64,
+    #[serde(rename = "createdAt")]
+    created_at: FirestoreTimestamp,
+}
+
 /// A user's notification, under their document.
 #[derive(Debug, Clone, Serialize, Deserialize, Sharded)]
 #[sharded(
@@ -49,15 +62,15 @@ struct Notification {
     at: FirestoreTimestamp,
 }
 
-/// Who may do what in Pulse: anyone reads; a post is created (never changed) as the
-/// generated function holds it; a like adds exactly one; notifications are written by the
+/// Who may do what in Pulse: anyone reads; a post is created and edited as the generated
+/// function holds it; a like adds exactly one; notifications are written by the
 /// server only.
 const PULSE_RULES: &str = "rules_version = '2';
 service cloud.firestore {
   match /databases/{database}/documents {
     match /pulse_posts/{id} {
       allow read: if true;
-      allow create: if sharded_Post();
+      allow create, update: if sharded_Post();
     }
     match /pulse_posts/{id}/_sharded_counter_likes/{shard} {
       allow read: if true;
@@ -78,7 +91,7 @@ service cloud.firestore {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_pulse_example_app_works_in_chromium_under_the_generated_rules() {
     let browser = chromium();
-    let dir = bundled_example_pages();
+    let dir = crate::typescript_client::client();
 
     let test = test_db("pulse").await;
     let db = &test.db;
@@ -106,7 +119,19 @@ async fn the_pulse_example_app_works_in_chromium_under_the_generated_rules() {
         &std::fs::read_to_string(build.join("firestore.indexes.json")).unwrap(),
     )
     .unwrap();
+    // The page's models are the module the build writes beside the index file.
+    let models = std::fs::read_to_string(build.join("firestore.sharded.ts")).unwrap();
     std::fs::remove_dir_all(&build).unwrap();
+    let committed = dir.join("example/firestore.sharded.ts");
+    if std::env::var_os("SHARDED_SNAPSHOTS").is_some_and(|v| v == "overwrite") {
+        std::fs::write(&committed, &models).unwrap();
+    }
+    assert_eq!(
+        std::fs::read_to_string(&committed).unwrap_or_default(),
+        models,
+        "example/firestore.sharded.ts is not what the build writes for the Pulse types (SHARDED_SNAPSHOTS=overwrite writes it)"
+    );
+    let dir = bundled_example_pages();
 
     // Seven posts from Rust, one at a time (the server stamps each), and two notifications.
     let posts = Post::collection(db);
@@ -121,6 +146,24 @@ async fn the_pulse_example_app_works_in_chromium_under_the_generated_rules() {
         posts.insert_with_id(&format!("p{n}"), &post).await.unwrap();
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
+    // A post from before `title` was required, as the server wrote it then.
+    let legacy = Legacy {
+        shard: Post::DESCRIPTION.shard_values[0].to_owned(),
+        topic: "rust".into(),
+        author: "server".into(),
+        likes: 0,
+        created_at: FirestoreTimestamp(
+            sharded_runtime::firestore::jiff::Timestamp::from_second(1_600_000_000).unwrap(),
+        ),
+    };
+    db.fluent()
+        .insert()
+        .into("pulse_posts")
+        .document_id("legacy")
+        .object(&legacy)
+        .execute::<()>()
+        .await
+        .unwrap();
     let u1 = Parent::<Notification>::new(&["u1"]).unwrap();
     let notifications = Notification::collection_in(db, &u1);
     let notify = |n: i64| Notification {
@@ -154,7 +197,7 @@ async fn the_pulse_example_app_works_in_chromium_under_the_generated_rules() {
         ask(json!({"waitList": ["#page", newest(&["p6", "p5", "p4"])]})),
         "the first page",
     );
-    ok(ask(json!({"waitText": ["#count", "7"]})), "the count");
+    ok(ask(json!({"waitText": ["#count", "8"]})), "the count");
 
     // Pages both ways.
     ok(ask(json!({"click": "#older"})), "older");
@@ -164,7 +207,7 @@ async fn the_pulse_example_app_works_in_chromium_under_the_generated_rules() {
     );
     ok(ask(json!({"click": "#older"})), "older again");
     ok(
-        ask(json!({"waitList": ["#page", newest(&["p0"])]})),
+        ask(json!({"waitList": ["#page", newest(&["p0", "legacy"])]})),
         "the last page",
     );
     ok(ask(json!({"click": "#newer"})), "newer");
@@ -181,7 +224,7 @@ async fn the_pulse_example_app_works_in_chromium_under_the_generated_rules() {
         ask(json!({"waitText": ["#post-status", "posted"]})),
         "posted",
     );
-    ok(ask(json!({"waitText": ["#count", "8"]})), "counted");
+    ok(ask(json!({"waitText": ["#count", "9"]})), "counted");
     let from_page = Post::query()
         .topic("rust")
         .limit(1)
@@ -205,6 +248,26 @@ async fn the_pulse_example_app_works_in_chromium_under_the_generated_rules() {
     ok(
         ask(json!({"waitList": ["#newest", newest(&expected)]})),
         "the page's post on top, live",
+    );
+
+    // Edits: a post's topic changed under the rules; the legacy post refused, the refusal
+    // naming what it lacks.
+    ok(ask(json!({"fill": ["#edit-id", "p1"]})), "edit id");
+    ok(ask(json!({"fill": ["#edit-topic", "web"]})), "edit topic");
+    ok(ask(json!({"click": "#edit"})), "edit");
+    ok(
+        ask(json!({"waitText": ["#edit-status", "edited"]})),
+        "edited",
+    );
+    assert_eq!(posts.get("p1").await.unwrap().unwrap().topic, "web");
+    ok(ask(json!({"fill": ["#edit-id", "legacy"]})), "legacy id");
+    ok(ask(json!({"click": "#edit"})), "edit the legacy post");
+    ok(
+        ask(json!({"waitContains": ["#edit-status", [
+            "refused: the security rules refused the write of `pulse_posts/legacy` (PERMISSION_DENIED)",
+            "the document has no `title`, which the Rust type requires",
+        ]]})),
+        "the refusal names the missing field",
     );
 
     // A like on the newest post, twice from the same user: counted once, live.
