@@ -25,12 +25,16 @@
 //! in a fenced block of the user's own file, for their `allow create, update` conditions to
 //! call. Server SDKs (admin credentials) bypass rules; `verify()` covers what they write.
 //!
+//! And `firestore.sharded.ts`, for web apps on the TypeScript client: per sharded type of the
+//! file, an interface of its stored fields and its description typed with them, so that a
+//! misspelt field does not compile ([`Indexes::typescript`], [`Indexes::without_typescript`]).
+//!
 //! For a database in Firestore's Datastore mode, `sharded_build::write_datastore_indexes()`
 //! writes `index.yaml` instead: the same plan, each index a kind's, in a fenced block of the
 //! user's own file (no rules: Datastore mode has none).
 //!
 //! With `SHARDED_INDEXES_CHECK=1` in the environment the build writes nothing and fails, with
-//! a diff, when either file is not what it would write: the drift check for CI.
+//! a diff, when any of the files is not what it would write: the drift check for CI.
 
 mod dependencies;
 mod diff;

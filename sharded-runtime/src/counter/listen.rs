@@ -67,7 +67,7 @@ impl<T: Sharded> ShardedCollection<'_, T> {
     /// time it changes, each the value at a read time the server marked consistent (so never
     /// a sum of two moments, nor one short of a commit before it).
     ///
-    /// The emission rule: a value comes [`SETTLE`] (250 ms) after the consistent point it
+    /// The emission rule: a value comes 250 ms after the consistent point it
     /// is read at, and at least 250 ms after the value before it, so at most four a second
     /// however fast the counter changes; points that come faster are passed over for the
     /// newest, and the value after the last change always comes. A value equal to the last
