@@ -303,18 +303,7 @@ async fn a_saturated_shard_never_swallows_an_increment() {
         saturated(edges.apply(id, &past).await);
         assert!(!edges.was_applied(id, &past).await.unwrap(), "{id}");
         // In an atomic batch: undone, the batch's other write landed.
-        let mut batch = AtomicBatch::new(db);
-        batch
-            .upsert(
-                id,
-                &Edge {
-                    total: 0,
-                    at: FirestoreTimestamp::now(),
-                },
-            )
-            .unwrap();
-        batch.increment(id, &past).unwrap();
-        saturated(batch.commit().await.map(drop));
+        saturated(beside_an_upsert(db, id, &past).await);
         assert!(edges.get(id).await.unwrap().is_some(), "{id}: the upsert");
         // In a transaction: refused before it is queued.
         let refused = db
@@ -388,18 +377,7 @@ async fn a_cut_increment_whose_answer_was_lost_is_undone_all_the_same() {
         assert_eq!(edges.counter(id, total).await.unwrap(), short, "{id}");
         // In an atomic batch beside an upsert, which lands.
         let past = lost("batch");
-        let mut batch = AtomicBatch::new(&via);
-        batch
-            .upsert(
-                id,
-                &Edge {
-                    total: 0,
-                    at: FirestoreTimestamp::now(),
-                },
-            )
-            .unwrap();
-        batch.increment(id, &past).unwrap();
-        saturated(batch.commit().await.map(drop));
+        saturated(beside_an_upsert(&via, id, &past).await);
         assert!(!edges.was_applied(id, &past).await.unwrap(), "{id}");
         assert!(edges.get(id).await.unwrap().is_some(), "{id}: the upsert");
         assert_eq!(edges.counter(id, total).await.unwrap(), short, "{id}");
@@ -462,6 +440,24 @@ async fn a_failed_undo_is_reported_and_undone_when_applied_again() {
     saturated(edges.apply("e", &past).await);
     assert!(!edges.was_applied("e", &past).await.unwrap());
     assert_eq!(edges.counter("e", total).await.unwrap(), i64::MAX - 2);
+}
+
+/// Commits `increment` to `id` in an atomic batch beside an upsert of the document.
+async fn beside_an_upsert(
+    db: &FirestoreDb,
+    id: &str,
+    increment: &Increment<Edge>,
+) -> sharded_runtime::Result<()> {
+    let mut batch = AtomicBatch::new(db);
+    batch.upsert(
+        id,
+        &Edge {
+            total: 0,
+            at: FirestoreTimestamp::now(),
+        },
+    )?;
+    batch.increment(id, increment)?;
+    batch.commit().await.map(drop)
 }
 
 /// `CounterSaturated` on the one-shard counter `total`.

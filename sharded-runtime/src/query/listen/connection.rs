@@ -63,7 +63,10 @@ pub(crate) async fn within<F: std::future::Future>(
 /// opens a fresh one.
 pub(crate) fn silence(timeout: Option<Duration>) -> Status {
     let idle = timeout.unwrap_or_default();
-    tracing::debug!(?idle, "sharded listener: the connection is silent");
+    tracing::debug!(
+        ?idle,
+        "sharded listener: the stream is idle, or a request beside it unanswered"
+    );
     Status::deadline_exceeded(format!("no answer from the server for {idle:?}"))
 }
 
