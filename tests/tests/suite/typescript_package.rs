@@ -128,7 +128,11 @@ const description = descriptionsIn(file)[0];
 const packaged = new ShardedAdminCollection(new Firestore({ projectId: project }), description);
 const page = await packaged.query().where("topic", "==", "t1").limit(10).get();
 const count = await packaged.query().where("topic", "==", "t1").count();
-if (typeof adminCollectionGroup !== "function" || !("shard" in withShard(description, {}))) {
+// withShard checks the document as a whole write first: one without the order field is refused.
+let refused = false;
+try { withShard(description, { topic: "t1" }); } catch (error) { refused = error instanceof ShardedError; }
+if (typeof adminCollectionGroup !== "function" || !refused
+  || !("shard" in withShard(description, { topic: "t1", at: new Date() }))) {
   throw new Error("the server entry point lacks what a server needs");
 }
 let web = "loaded";
