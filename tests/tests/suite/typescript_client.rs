@@ -716,7 +716,12 @@ async fn live_query_follows_every_change(sdk: &str) {
                 break;
             }
         }
-        assert_eq!(pending, [true, false], "pending, then saved");
+        // Pending first (the SDK shows a local write at once), saved last; the SDK may show
+        // the pending write more than once meanwhile.
+        assert!(
+            pending.len() >= 2 && pending[0] && pending[1..pending.len() - 1].iter().all(|p| *p),
+            "pending, then saved: {pending:?}"
+        );
     }
     probe.finish();
     assert!(seen >= 4);
