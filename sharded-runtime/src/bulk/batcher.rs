@@ -426,15 +426,15 @@ impl Batcher {
     fn read_back(&mut self, op: Op, code: Code, message: String) {
         self.shared.stats().read_back += 1;
         let name = op.document.clone();
+        let increment = match &op.payload {
+            Payload::Increment(placed) => Some(placed.clone()),
+            Payload::Write(_) => None,
+        };
         let request = self.track(vec![op]);
         let db = self.db.clone();
         let clock = self.options.clock.clone();
         let backoff = self.options.backoff;
         let timeout = self.options.request_timeout;
-        let increment = match &self.sent[&request][0].payload {
-            Payload::Increment(placed) => Some(placed.clone()),
-            Payload::Write(_) => None,
-        };
         self.in_flight.push(Box::pin(async move {
             let stored = read_back(db.clone(), name, clock, backoff, timeout).await;
             let cut = match (increment, &stored) {

@@ -103,10 +103,7 @@ pub(super) struct Cut {
 pub(super) async fn settle_cut(db: &FirestoreDb, placed: Placed, marker: &Document) -> Option<Cut> {
     let recorded = crate::counter::Recorded::of(marker);
     let created = recorded.created.filter(|_| recorded.is_of(&placed))?;
-    let placed = Placed {
-        shard: recorded.shard.unwrap_or(placed.shard),
-        ..placed
-    };
+    let placed = placed.on_recorded_shard(Some(&recorded));
     let err = crate::counter::check_landed(db, &[&placed], created)
         .await
         .err()?;

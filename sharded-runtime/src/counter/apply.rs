@@ -184,13 +184,7 @@ pub(crate) async fn commit_exactly_once(
                 .increments
                 .iter()
                 .zip(&found)
-                .map(|((placed, _), recorded)| Placed {
-                    shard: recorded
-                        .as_ref()
-                        .and_then(|recorded| recorded.shard)
-                        .unwrap_or(placed.shard),
-                    ..placed.clone()
-                })
+                .map(|((placed, _), recorded)| placed.on_recorded_shard(recorded.as_ref()))
                 .collect();
             let placed: Vec<&Placed> = placed.iter().collect();
             saturation::check_landed(db, &placed, landed)

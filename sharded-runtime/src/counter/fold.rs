@@ -10,11 +10,10 @@ use std::time::SystemTime;
 use std::time::Duration;
 
 use firestore::FirestoreDb;
-use firestore::gcloud_sdk::google::firestore::v1::structured_query::CollectionSelector;
 use firestore::gcloud_sdk::google::firestore::v1::{
     BeginTransactionRequest, CommitRequest, Document, DocumentMask, RollbackRequest,
-    RunQueryRequest, StructuredQuery, TransactionOptions, Value, Write, run_query_request,
-    transaction_options, value::ValueType, write::Operation,
+    RunQueryRequest, TransactionOptions, Value, Write, run_query_request, transaction_options,
+    value::ValueType, write::Operation,
 };
 use firestore::gcloud_sdk::tonic::{Code, Request, Status};
 use futures::TryStreamExt as _;
@@ -109,13 +108,7 @@ pub(super) async fn fold_over<T>(
     let read = RunQueryRequest {
         parent: document.to_owned(),
         query_type: Some(run_query_request::QueryType::StructuredQuery(
-            StructuredQuery {
-                from: vec![CollectionSelector {
-                    collection_id: field.collection_id(),
-                    all_descendants: false,
-                }],
-                ..Default::default()
-            },
+            super::shard_documents_query(field.collection_id()),
         )),
         consistency_selector: Some(run_query_request::ConsistencySelector::Transaction(
             transaction.clone(),
@@ -196,8 +189,8 @@ where
     loop {
         attempts += 1;
         match run().await {
-            Err(Error::Firestore(err))
-                if attempts < FOLD_ATTEMPTS.max_attempts && aborted(&err) =>
+            Err(err)
+                if attempts < FOLD_ATTEMPTS.max_attempts && failed_with(&err, Code::Aborted) =>
             {
                 tracing::debug!(%err, attempts, "sharded: a counter's transaction lost to increments; running it again");
                 tokio::time::sleep(FOLD_ATTEMPTS.delay(attempts, StatusCode::Aborted)).await;
@@ -207,11 +200,12 @@ where
     }
 }
 
-/// Whether a transaction's failure is contention, which another run may not meet.
-fn aborted(err: &firestore::errors::FirestoreError) -> bool {
+/// Whether a fold failed with the gRPC status `code`: contention (`ABORTED`, which another
+/// run may not meet), or a silence (`DEADLINE_EXCEEDED`, [`connection::silence`]).
+pub(super) fn failed_with(err: &Error, code: Code) -> bool {
     match err {
-        firestore::errors::FirestoreError::DatabaseError(err) => {
-            err.public.code == format!("{:?}", Code::Aborted)
+        Error::Firestore(firestore::errors::FirestoreError::DatabaseError(err)) => {
+            err.public.code == format!("{code:?}")
         }
         _ => false,
     }

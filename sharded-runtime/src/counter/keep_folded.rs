@@ -10,9 +10,9 @@ use std::time::Duration;
 use futures::stream::{BoxStream, StreamExt as _};
 use tokio::time::Instant;
 
-use firestore::errors::FirestoreError;
+use firestore::gcloud_sdk::tonic::Code;
 
-use super::fold::{fold_over, retry_aborted};
+use super::fold::{failed_with, fold_over, retry_aborted};
 use super::{CounterField, CounterSnapshot, Folded};
 use crate::listen::ListenOptions;
 use crate::query::listen::connection::{self, Connection};
@@ -171,8 +171,9 @@ impl<T> Folder<T> {
         if !transient || spent {
             return Err(err);
         }
-        let silent = matches!(&err, Error::Firestore(FirestoreError::DatabaseError(cause)) if cause.public.code == "DeadlineExceeded");
-        if silent && let Ok(fresh) = connection::fresh(&self.db).await {
+        if failed_with(&err, Code::DeadlineExceeded)
+            && let Ok(fresh) = connection::fresh(&self.db).await
+        {
             tracing::debug!("sharded: a fold was silent; the next goes over a fresh connection");
             self.connection = fresh;
         }

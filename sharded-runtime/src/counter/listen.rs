@@ -18,7 +18,6 @@ use firestore::gcloud_sdk::google::firestore::v1::listen_response::ResponseType;
 use firestore::gcloud_sdk::google::firestore::v1::structured_aggregation_query::{
     self, Aggregation, aggregation,
 };
-use firestore::gcloud_sdk::google::firestore::v1::structured_query::CollectionSelector;
 use firestore::gcloud_sdk::google::firestore::v1::structured_query::FieldReference;
 use firestore::gcloud_sdk::google::firestore::v1::target_change::TargetChangeType;
 use firestore::gcloud_sdk::google::firestore::v1::{
@@ -366,13 +365,7 @@ impl CounterListener {
 
     /// Every shard document of the counter.
     fn query(&self) -> StructuredQuery {
-        StructuredQuery {
-            from: vec![CollectionSelector {
-                collection_id: self.collection.clone(),
-                all_descendants: false,
-            }],
-            ..Default::default()
-        }
+        super::shard_documents_query(self.collection.clone())
     }
 
     fn add_target(&self) -> ListenRequest {

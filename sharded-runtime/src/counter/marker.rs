@@ -129,6 +129,19 @@ impl Placed {
         payload_text(self.field, self.amount)
     }
 
+    /// It on the shard document its marker `recorded` says its addition went to (where the
+    /// marker does not say, its own): what a check of an increment learnt to have landed
+    /// reads, since the marker may be of an earlier application of the same increment, which
+    /// drew its own shard.
+    pub(crate) fn on_recorded_shard(&self, recorded: Option<&Recorded>) -> Placed {
+        Placed {
+            shard: recorded
+                .and_then(|recorded| recorded.shard)
+                .unwrap_or(self.shard),
+            ..self.clone()
+        }
+    }
+
     /// [`Error::CounterSaturated`] for it: its shard is at the end of Firestore's integers.
     pub(crate) fn saturated(&self) -> Error {
         Error::CounterSaturated {

@@ -26,8 +26,9 @@ use std::marker::PhantomData;
 
 use firestore::gcloud_sdk::google::firestore::v1::document_transform::FieldTransform;
 use firestore::gcloud_sdk::google::firestore::v1::document_transform::field_transform::TransformType;
+use firestore::gcloud_sdk::google::firestore::v1::structured_query::CollectionSelector;
 use firestore::gcloud_sdk::google::firestore::v1::{
-    Document, DocumentMask, Value, Write, value::ValueType, write::Operation,
+    Document, DocumentMask, StructuredQuery, Value, Write, value::ValueType, write::Operation,
 };
 use rand::Rng;
 
@@ -243,6 +244,19 @@ impl<T> Increment<T> {
 
 /// Adds `by` to the shard document `name` (a full name), creating it where it does not
 /// exist: an empty mask writes no field, and only the transform changes it.
+/// Every shard document of a counter whose shard collection id is `collection_id`, under the
+/// counted document the request names as its parent: what a live counter listens to and
+/// sums, and what a fold reads.
+fn shard_documents_query(collection_id: String) -> StructuredQuery {
+    StructuredQuery {
+        from: vec![CollectionSelector {
+            collection_id,
+            all_descendants: false,
+        }],
+        ..Default::default()
+    }
+}
+
 fn shard_addition(name: String, by: i64) -> Write {
     Write {
         operation: Some(Operation::Update(Document {

@@ -62,7 +62,7 @@ pub(crate) async fn check(
             })
     });
     let placed: Vec<&Placed> = increments.iter().map(|(placed, _)| placed).collect();
-    undo_cuts(db, &placed, left.collect(), commit_time).await
+    undo_cuts(db, &placed, left.collect(), commit_time, HashMap::new()).await
 }
 
 /// How long after a commit the shards' values before it are still read: Firestore keeps a
@@ -93,32 +93,41 @@ pub(crate) async fn check_landed(
         return Ok(());
     }
     let commit_time = Timestamp::from(commit_time);
-    let mut held: HashMap<String, i64> = HashMap::new();
-    let mut left = Vec::with_capacity(increments.len());
+    let mut before_commit: HashMap<String, i64> = HashMap::new();
     for placed in increments {
-        let name = placed.shard_name();
-        let before = match held.get(&name) {
-            Some(value) => *value,
-            None => value_before(db, &name, commit_time).await?,
-        };
-        let after = before.saturating_add(placed.amount);
-        held.insert(name, after);
-        left.push(Some(after));
+        if let std::collections::hash_map::Entry::Vacant(shard) =
+            before_commit.entry(placed.shard_name())
+        {
+            let value = value_before(db, shard.key(), commit_time).await?;
+            shard.insert(value);
+        }
     }
-    undo_cuts(db, increments, left, commit_time).await
+    let mut held = before_commit.clone();
+    let left = increments
+        .iter()
+        .map(|placed| {
+            let value = held.entry(placed.shard_name()).or_default();
+            *value = value.saturating_add(placed.amount);
+            Some(*value)
+        })
+        .collect();
+    undo_cuts(db, increments, left, commit_time, before_commit).await
 }
 
 /// Undoes each of `increments` that `left` (what its addition left on its shard, in the
 /// commit's order) shows cut at an end of the integers; the first such is the error.
+/// `before_commit` holds the shards' values one microsecond before the commit already read
+/// (none after an answer, every shard after [`check_landed`]); the others are read as needed.
 async fn undo_cuts(
     db: &FirestoreDb,
     increments: &[&Placed],
     left: Vec<Option<i64>>,
     commit_time: Timestamp,
+    before_commit: HashMap<String, i64>,
 ) -> Result<()> {
     // What a shard held before each addition: the value one microsecond before the commit,
     // then, for a second addition to the same shard in the commit, what the first left.
-    let mut left_before: HashMap<String, i64> = HashMap::new();
+    let mut left_before = before_commit;
     let mut cut = None;
     for (placed, left) in increments.iter().zip(left) {
         let Some(left) = left else { continue };
