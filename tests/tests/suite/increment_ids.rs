@@ -350,17 +350,9 @@ async fn a_saturated_shard_never_swallows_an_increment() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cut_increment_whose_answer_was_lost_is_undone_all_the_same() {
     let test = test_db("increment-saturation-lost").await;
-    let proxy = FaultProxy::start(test.emulator.host(), Faults::NONE)
-        .await
-        .unwrap();
-    let via = sharded_tests::same_project_via(&test.db, &proxy.host()).await;
+    let (proxy, via) = through_a_proxy(&test).await;
     let edges = Edge::collection(&test.db);
     let total = Edge::counters().total;
-    // The server's clock is read once per client before its first increment.
-    Edge::collection(&via)
-        .increment("warm", total, 1)
-        .await
-        .unwrap();
     for (id, end, toward) in [("top", i64::MAX, 1), ("bottom", i64::MIN, -1)] {
         let short = end - 2 * toward;
         edges.increment(id, total, short).await.unwrap();
@@ -408,17 +400,10 @@ async fn a_cut_increment_whose_answer_was_lost_is_undone_all_the_same() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_undo_is_reported_and_undone_when_applied_again() {
     let test = test_db("increment-undo-failed").await;
-    let proxy = FaultProxy::start(test.emulator.host(), Faults::NONE)
-        .await
-        .unwrap();
-    let via = sharded_tests::same_project_via(&test.db, &proxy.host()).await;
+    let (proxy, via) = through_a_proxy(&test).await;
     let edges = Edge::collection(&test.db);
     let total = Edge::counters().total;
     edges.increment("e", total, i64::MAX - 2).await.unwrap();
-    Edge::collection(&via)
-        .increment("warm", total, 1)
-        .await
-        .unwrap();
     let past = Increment::with_id(total, 7, "undo-fails").unwrap();
     proxy.aim(past.id(), 1, u32::MAX, RequestFault::Dropped);
     match Edge::collection(&via).apply("e", &past).await {
@@ -440,6 +425,21 @@ async fn a_failed_undo_is_reported_and_undone_when_applied_again() {
     saturated(edges.apply("e", &past).await);
     assert!(!edges.was_applied("e", &past).await.unwrap());
     assert_eq!(edges.counter("e", total).await.unwrap(), i64::MAX - 2);
+}
+
+/// A proxy to `test`'s emulator, forwarding faithfully until a fault is aimed, and a client
+/// through it that has read the server's clock (an increment reads it once per client,
+/// before its first commit), so that the requests a test aims at are its increments'.
+async fn through_a_proxy(test: &sharded_tests::TestDb) -> (FaultProxy, FirestoreDb) {
+    let proxy = FaultProxy::start(test.emulator.host(), Faults::NONE)
+        .await
+        .unwrap();
+    let via = sharded_tests::same_project_via(&test.db, &proxy.host()).await;
+    Edge::collection(&via)
+        .increment("warm", Edge::counters().total, 1)
+        .await
+        .unwrap();
+    (proxy, via)
 }
 
 /// Commits `increment` to `id` in an atomic batch beside an upsert of the document.

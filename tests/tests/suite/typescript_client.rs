@@ -640,16 +640,9 @@ async fn live_query_follows_every_change(sdk: &str) {
     let mut await_truth = |expected: Vec<String>, step: &str| {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         loop {
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
-            let snapshot = probe
-                .answers()
-                .recv_timeout(left)
-                .unwrap_or_else(|_| panic!("{step}: no snapshot showed {expected:?}"));
+            let (paths, snapshot) =
+                next_live_snapshot(&probe, deadline, &format!("{step}: {expected:?}"));
             seen += 1;
-            assert!(snapshot["error"].is_null(), "{step}: {snapshot}");
-            assert_eq!(snapshot["consistent"], true, "{step}: {snapshot}");
-            let paths: Vec<String> = serde_json::from_value(snapshot["paths"].clone()).unwrap();
-            assert!(paths.len() <= 10, "{step}: {paths:?}");
             metadata.push((
                 paths.clone(),
                 snapshot["metadata"]["fromCache"] == true,
@@ -704,13 +697,9 @@ async fn live_query_follows_every_change(sdk: &str) {
         let mut pending = Vec::new();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         loop {
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
-            let snapshot = probe
-                .answers()
-                .recv_timeout(left)
-                .expect("the local write, then saved");
-            assert!(snapshot["error"].is_null(), "{snapshot}");
-            assert_eq!(snapshot["paths"][0], top_path.as_str(), "{snapshot}");
+            let (paths, snapshot) =
+                next_live_snapshot(&probe, deadline, "the local write, then saved");
+            assert_eq!(paths[0], top_path, "{snapshot}");
             pending.push(snapshot["metadata"]["hasPendingWrites"] == true);
             if !pending.last().unwrap() {
                 break;
@@ -725,6 +714,26 @@ async fn live_query_follows_every_change(sdk: &str) {
     }
     probe.finish();
     assert!(seen >= 4);
+}
+
+/// The listen probe's next snapshot before `deadline` (a panic naming `awaited` past it):
+/// its paths and the whole line, once checked to hold no error, to be what its `docChanges()`
+/// make of the last one, and to hold at most the query's limit of 10.
+fn next_live_snapshot(
+    probe: &NodeProbe,
+    deadline: std::time::Instant,
+    awaited: &str,
+) -> (Vec<String>, Value) {
+    let left = deadline.saturating_duration_since(std::time::Instant::now());
+    let snapshot = probe
+        .answers()
+        .recv_timeout(left)
+        .unwrap_or_else(|_| panic!("no snapshot showed {awaited}"));
+    assert!(snapshot["error"].is_null(), "{awaited}: {snapshot}");
+    assert_eq!(snapshot["consistent"], true, "{awaited}: {snapshot}");
+    let paths: Vec<String> = serde_json::from_value(snapshot["paths"].clone()).unwrap();
+    assert!(paths.len() <= 10, "{awaited}: {paths:?}");
+    (paths, snapshot)
 }
 
 /// Debian's Chromium, installed with apt as a fresh machine needs it (the tests run as root in
