@@ -40,12 +40,12 @@ pub enum Error {
     /// An update that would write nothing or lose data; nothing was sent.
     #[error("invalid update: {0}")]
     InvalidUpdate(String),
-    /// Bulk writes that failed and whose [`PendingWrite`](crate::bulk::PendingWrite) no one
+    /// Bulk writes that failed and whose [`PendingWrite`](crate::write::bulk::PendingWrite) no one
     /// awaited: each with its document and last status.
     #[error("{} bulk write(s) failed{}", failures.len(), first_failure(failures))]
     BulkWrite {
         /// Every unclaimed failure.
-        failures: Vec<crate::bulk::WriteFailure>,
+        failures: Vec<crate::write::bulk::WriteFailure>,
     },
     /// Options a bulk writer (or a job's) cannot run with; nothing was started.
     #[error("invalid option `{option}`: expected {expected}")]
@@ -73,7 +73,7 @@ pub enum Error {
     #[error("listen: {code:?}: {message}")]
     Listen {
         /// The status code.
-        code: crate::StatusCode,
+        code: crate::wire::status::StatusCode,
         /// The server's message.
         message: String,
     },
@@ -99,8 +99,8 @@ pub enum Error {
     },
     /// A read of a type that declares `retired(...)` found a document still holding a retired
     /// shard value: queries read the current values only, so it would be missing from their
-    /// results. Run [`rebalance()`](crate::ShardedCollection::rebalance) (with this type,
-    /// which moves retired values too) until [`verify()`](crate::ShardedCollection::verify)
+    /// results. Run [`rebalance()`](crate::write::collection::ShardedCollection::rebalance) (with this type,
+    /// which moves retired values too) until [`verify()`](crate::write::collection::ShardedCollection::verify)
     /// reports none retired, or declare the values `previous(...)` again. Nothing else was
     /// read.
     #[error(
@@ -119,7 +119,7 @@ pub enum Error {
     #[error("parent: {0}")]
     InvalidParent(String),
 
-    /// A [`ListenCheckpoint`](crate::ListenCheckpoint) that is not one, or is another query's.
+    /// A [`ListenCheckpoint`](crate::query::ListenCheckpoint) that is not one, or is another query's.
     #[error("invalid listen checkpoint: {0}")]
     InvalidCheckpoint(String),
 
@@ -133,8 +133,8 @@ pub enum Error {
     UnexpectedAnswer(String),
 
     /// A counter's increment whose every attempt ended without an answer: it may have been
-    /// applied. Applying the same [`Increment`](crate::counters::Increment) again counts it
-    /// once either way; [`was_applied`](crate::ShardedCollection::was_applied) says which.
+    /// applied. Applying the same [`Increment`](crate::counter::Increment) again counts it
+    /// once either way; [`was_applied`](crate::write::collection::ShardedCollection::was_applied) says which.
     #[error(
         "increment `{increment}` of `{document}` is unsettled (it may have been applied; apply the same Increment again, which counts it once): {cause}"
     )]
@@ -197,8 +197,8 @@ pub enum Error {
     /// An increment Firestore cut at the end of its integers (as for
     /// [`CounterSaturated`](Error::CounterSaturated)) whose undo failed: `added`, the part
     /// of it that was added before the cut, stays on its shard with the increment's marker,
-    /// so the counter holds it and [`was_applied`](crate::ShardedCollection::was_applied)
-    /// says `true`. Applying the same [`Increment`](crate::counters::Increment) again finds it
+    /// so the counter holds it and [`was_applied`](crate::write::collection::ShardedCollection::was_applied)
+    /// says `true`. Applying the same [`Increment`](crate::counter::Increment) again finds it
     /// landed and undoes it (within the marker's lifetime).
     #[error(
         "increment `{increment}` of `{document}` was cut at the end of Firestore's integers on shard {shard} of the counter `{field}`, and undoing it failed: {added:+} of it stays counted until the same increment is applied again ({cause})"
@@ -229,7 +229,7 @@ pub enum Error {
     },
 
     /// Another attempt of this part of a tracked job took it over (its lease was held for
-    /// longer than [`lease_timeout`](crate::TrackedPart::lease_timeout) without a heartbeat
+    /// longer than [`lease_timeout`](crate::job::tracked::TrackedPart::lease_timeout) without a heartbeat
     /// from this one); this attempt stopped, and the other goes on from the checkpoint.
     #[error(
         "job `{job}`, part {part}: another attempt took the part over after this one's heartbeat stopped for longer than the lease; this one stopped"
@@ -287,7 +287,7 @@ pub enum Error {
     #[error("datastore: {code:?}: {message}")]
     Datastore {
         /// The status code.
-        code: crate::StatusCode,
+        code: crate::wire::status::StatusCode,
         /// The server's message.
         message: String,
     },
@@ -310,7 +310,7 @@ pub enum Error {
 /// `Result` with sharded's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-fn first_failure(failures: &[crate::bulk::WriteFailure]) -> String {
+fn first_failure(failures: &[crate::write::bulk::WriteFailure]) -> String {
     failures
         .first()
         .map(|failure| format!("; the first: {failure}"))
@@ -327,9 +327,9 @@ mod tests {
             Error::BulkWrite { failures: vec![] }.to_string(),
             "0 bulk write(s) failed"
         );
-        let failure = crate::bulk::WriteFailure {
+        let failure = crate::write::bulk::WriteFailure {
             document: "d".into(),
-            code: crate::StatusCode::Aborted,
+            code: crate::wire::status::StatusCode::Aborted,
             message: "m".into(),
             attempts: 2,
             maybe_applied: false,

@@ -1,89 +1,64 @@
 #![doc = include_str!("../README.md")]
 #![warn(missing_docs, missing_debug_implementations)]
 
-mod atomic;
-mod balanced_parts;
+// One folder per purpose; the floors: `model` and `wire` import nothing above them; `write`
+// and `query` import those two; `counter`, `job` and `datastore` sit above.
 #[macro_use]
-mod declined;
-pub mod bulk;
-mod collection;
+mod wire;
 mod counter;
+#[cfg(feature = "datastore")]
 pub mod datastore;
-mod declared;
-mod document;
-mod document_id;
-mod document_path;
 mod error;
-mod fields;
-mod get_many;
 pub mod guide;
+#[cfg(feature = "jobs")]
 mod job;
-mod lookup;
-mod numeric;
-mod option_check;
-mod order_key;
-mod parent;
-mod partition;
+mod model;
 mod query;
-pub mod reshard;
-mod retired;
-mod retry;
-mod serialize;
-mod server_clock;
-mod shard;
-mod shard_job;
-mod sharded;
-mod status;
-mod stored;
-mod stored_names;
-mod task_part;
-mod token;
-mod transform;
-mod until_error;
-mod value_order;
 mod write;
-mod write_guard;
+
+pub use model::reshard;
+pub use write::bulk;
 
 // The crate root holds what users write and name; the rest is in a module by what it is for.
-pub use atomic::{AtomicBatch, InTransaction};
-pub use collection::ShardedCollection;
 pub use error::{Error, Result};
-pub use parent::Parent;
+pub use model::parent::Parent;
+pub use model::sharded::Sharded;
+pub use model::stored::Stored;
+pub use model::stored_names::StoredNames;
 pub use query::{
     Cursor, CursorOf, InGroup, Page, PageOf, QueryPlan, ShardedQuery, WholeCollection,
     WholeCollectionReversed,
 };
-pub use sharded::Sharded;
 pub use sharded_derive::Sharded;
 pub use sharded_derive::StoredNames;
-pub use stored::Stored;
-pub use stored_names::StoredNames;
+pub use write::atomic::{AtomicBatch, InTransaction};
+pub use write::collection::ShardedCollection;
 
 /// What a query is built from and reads besides the query itself: the typed fields it sums
 /// and filters, its reach and window (in its type), what a read returns (`Number`, `Many`,
 /// `QueryStats`, `Decoded`, `Undecodable`), and what orders a field (`OrderKey`).
 pub mod reads {
-    pub use crate::get_many::Many;
-    pub use crate::order_key::{OrderBound, OrderKey};
+    pub use crate::model::order_key::{OrderBound, OrderKey};
+    pub use crate::model::stored::{Decoded, Undecodable};
+    pub use crate::query::get_many::Many;
     pub use crate::query::{
         Aggregation, Aggregations, Avg, Count, CursorArgument, DynamicOr, ExplainedChunk,
         ExplainedQuery, InCollection, Neighbor, Number, NumericField, Or, Queries, QueryStats,
         RangeField, RangeFilter, Reversed, Sum, VectorField, WHOLE_COLLECTION, Whole, Windowed,
         avg, count, query_id, sum,
     };
-    pub use crate::stored::{Decoded, Undecodable};
 }
 
 /// What writes take and return besides the document: the fields an update writes, typed
 /// transforms (`Transform`), a server-filled order field, transactions' errors, a batch under
 /// a parent.
 pub mod writes {
-    pub use crate::atomic::{AtomicBatchIn, TransactionError, transaction_error};
-    pub use crate::document_id::check_document_id;
-    pub use crate::fields::Field;
-    pub use crate::status::StatusCode;
-    pub use crate::transform::{ServerTime, Transform, TypedField};
-    pub use crate::write::{OrderStamp, Written};
+    pub use crate::model::document_id::check_document_id;
+    pub use crate::model::fields::Field;
+    pub use crate::wire::status::StatusCode;
+    pub use crate::write::atomic::{AtomicBatchIn, TransactionError, transaction_error};
+    pub use crate::write::firestore_write::{OrderStamp, Written};
+    pub use crate::write::transform::{ServerTime, Transform, TypedField};
 }
 
 /// Distributed counters (`#[sharded(counter(shards = n))]`): a counter field's type
@@ -109,24 +84,24 @@ pub mod listen {
 /// process, or parts tracked across the tasks of Cloud Run or Kubernetes jobs; over every
 /// parent's collection at once, from `T::collection_group(&db)` (`ShardedCollectionGroup`).
 pub mod jobs {
-    pub use crate::balanced_parts::{Parts, SplitBy};
-    pub use crate::job::{
-        JOB_STATE_COLLECTION, JobClosing, JobStatus, PartPhase, PartRun, PartStatus, TrackedPart,
-    };
-    pub use crate::partition::{IdRange, MAX_PARTS};
-    pub use crate::shard_job::{
+    pub use crate::job::balanced_parts::{Parts, SplitBy};
+    pub use crate::job::partition::{IdRange, MAX_PARTS};
+    pub use crate::job::shard_job::{
         BothNames, Checkpoint, MAX_LISTED, Progress, ShardCensus, ShardJob, ShardedCollectionGroup,
     };
-    pub use crate::task_part::{Engine, TaskPart};
+    pub use crate::job::task_part::{Engine, TaskPart};
+    pub use crate::job::tracked::{
+        JOB_STATE_COLLECTION, JobClosing, JobStatus, PartPhase, PartRun, PartStatus, TrackedPart,
+    };
 }
 
 /// Firestore's limits that a query or a write is checked against before it is sent.
 pub mod limits {
-    pub use crate::atomic::MAX_COMMIT_WRITES;
     pub use crate::query::{
         MAX_DISJUNCTIONS, MAX_FILTER_VALUE_BYTES, MAX_LIMIT, MAX_NEIGHBORS, MAX_NOT_IN,
     };
-    pub use crate::transform::MAX_TRANSFORMS;
+    pub use crate::write::atomic::MAX_COMMIT_WRITES;
+    pub use crate::write::transform::MAX_TRANSFORMS;
 }
 
 /// The index plan of a sharded type (`T::indexes()`), what a query needs of an index
@@ -151,12 +126,14 @@ pub mod indexes {
 /// `fn feed<T: Sharded + bounds::TopLevel + bounds::Reversible>(..)`, or `R: bounds::Reach` for
 /// a query of either reach.
 pub mod bounds {
-    pub use crate::numeric::Numeric;
-    pub use crate::parent::{CollectionGroup, ParentDepth, Reversible, Subcollection, TopLevel};
+    pub use crate::model::numeric::Numeric;
+    pub use crate::model::parent::{
+        CollectionGroup, ParentDepth, Reversible, Subcollection, TopLevel,
+    };
+    pub use crate::model::sharded::{HasAggregates, HasRanges};
     pub use crate::query::{
         AllQueries, PagedQuery, RangedOver, Reach, Summable, SummedOver, Window,
     };
-    pub use crate::sharded::{HasAggregates, HasRanges};
 
     // Their names before "every" was kept for one idea (see the README's "Stability").
     #[doc(hidden)]
@@ -215,26 +192,26 @@ pub use firestore;
 pub mod __private {
     // The constructors generated code calls, each generic argument written out.
     pub use crate::counter::{CounterValue, ValueRange, counter_field};
-    pub use crate::declared::*;
-    pub use crate::fields::field;
-    pub use crate::order_key::NoOrderField;
+    pub use crate::model::declared::*;
+    pub use crate::model::fields::field;
+    pub use crate::model::order_key::NoOrderField;
+    pub use crate::model::shard::{draw_shard, numbered_shards};
+    pub use crate::model::sharded::{Derived, NoFields, PLAIN_PATHS, Tables};
+    pub use crate::model::stored_names::{names_of, path_bytes, path_len, stored_name};
     pub use crate::query::queries::{Contained, Indexed, NotIndexed};
     pub use crate::query::{VectorValue, vector_field};
     pub use crate::query::{
         compare_documents, compare_references, compare_values, merge_sorted, merge_streams,
         numeric_field, queries, range_field, shard_chunks, usable_in_cursor,
     };
-    pub use crate::shard::{draw_shard, numbered_shards};
-    pub use crate::sharded::{Derived, NoFields, PLAIN_PATHS, Tables};
-    pub use crate::stored_names::{names_of, path_bytes, path_len, stored_name};
-    pub use crate::transform::typed_field;
-    pub use crate::write::ServerTimestamp;
-    pub use crate::write_guard::Required;
+    pub use crate::write::firestore_write::ServerTimestamp;
+    pub use crate::write::transform::typed_field;
+    pub use crate::write::write_guard::Required;
     pub use sharded_indexes::{
         CollectionDescription, Counter, Direction, FieldOfQuery, StoredField, StoredType,
         VectorField,
     };
 
     /// Serializes `document` for writing, the shard drawn now; the benchmarks measure this.
-    pub use crate::serialize::{serialize, serialize_unguarded};
+    pub use crate::write::serialize::{serialize, serialize_unguarded};
 }

@@ -10,8 +10,11 @@ use firestore::{FirestoreDb, errors::FirestoreError};
 use super::digest::CommitDigest;
 use super::marker::{Placed, read_markers, settle_refusal};
 use super::{CounterField, Increment, saturation};
-use crate::retry::{Backoff, retries_request};
-use crate::{Error, Result, Sharded, ShardedCollection, StatusCode};
+use crate::error::{Error, Result};
+use crate::model::sharded::Sharded;
+use crate::wire::retry::{Backoff, retries_request};
+use crate::wire::status::StatusCode;
+use crate::write::collection::ShardedCollection;
 
 /// How long an increment's marker is kept: the window in which applying the same
 /// [`Increment`] again is known to count nothing. Firestore's TTL deletes a marker some time
@@ -139,9 +142,9 @@ pub(crate) async fn commit_exactly_once(
                 let response = response.into_inner();
                 let time = response
                     .commit_time
-                    .map(crate::stored::system_time)
+                    .map(crate::model::stored::system_time)
                     .unwrap_or_else(SystemTime::now);
-                crate::server_clock::observe(db, time);
+                crate::wire::server_clock::observe(db, time);
                 saturation::check(db, &commit.increments, &response)
                     .await
                     .map_err(|err| settled_or_unknown(commit, err))?;
@@ -212,9 +215,9 @@ pub(crate) async fn commit_exactly_once(
 /// fails) is [`Error::IncrementUnsettled`] for `placed`, as a commit whose answer is lost is:
 /// nothing was sent, and applying the same increment again counts it once.
 pub(crate) async fn marker_expiry(db: &FirestoreDb, placed: &Placed) -> Result<SystemTime> {
-    match crate::server_clock::now(db).await {
+    match crate::wire::server_clock::now(db).await {
         Ok(now) => Ok(now + MARKER_LIFETIME),
-        Err(Error::Firestore(cause)) if crate::retry::transient(&cause) => {
+        Err(Error::Firestore(cause)) if crate::wire::retry::transient(&cause) => {
             Err(Error::IncrementUnsettled {
                 increment: placed.id.clone(),
                 document: placed.document.clone(),

@@ -19,10 +19,13 @@ use firestore::gcloud_sdk::tonic::{Code, Request, Status};
 use futures::TryStreamExt as _;
 
 use super::CounterField;
+use crate::error::{Error, Result};
+use crate::model::sharded::Sharded;
 use crate::query::listen::connection::{self, Connection};
-use crate::retry::Backoff;
-use crate::write::Existing;
-use crate::{Error, Result, Sharded, ShardedCollection, StatusCode};
+use crate::wire::retry::Backoff;
+use crate::wire::status::StatusCode;
+use crate::write::collection::ShardedCollection;
+use crate::write::firestore_write::Existing;
 
 /// How a fold that lost to concurrent increments (`ABORTED`) is run again.
 const FOLD_ATTEMPTS: Backoff = Backoff {
@@ -165,7 +168,7 @@ pub(super) async fn fold_over<T>(
         .into_inner();
     let at = answer
         .commit_time
-        .map_or_else(SystemTime::now, crate::stored::system_time);
+        .map_or_else(SystemTime::now, crate::model::stored::system_time);
     Ok(Folded { value, at })
 }
 

@@ -14,9 +14,12 @@ use firestore::gcloud_sdk::tonic::Code;
 
 use super::fold::{failed_with, fold_over, retry_aborted};
 use super::{CounterField, CounterSnapshot, Folded};
-use crate::listen::ListenOptions;
+use crate::error::{Error, Result};
+use crate::model::sharded::Sharded;
+use crate::query::ListenOptions;
 use crate::query::listen::connection::{self, Connection};
-use crate::{Error, Result, Sharded, ShardedCollection, StatusCode};
+use crate::wire::status::StatusCode;
+use crate::write::collection::ShardedCollection;
 
 /// The shortest period between two folds of one document: about one write a second is what
 /// a Firestore document sustains.
@@ -27,8 +30,8 @@ impl<T: Sharded> ShardedCollection<'_, T> {
     /// for clients that read one field: a stream of the folds it makes. It listens to the
     /// counter ([`listen_counter`](Self::listen_counter)) and, when the value has changed
     /// since the last fold, [`fold`](Self::fold)s it, at most once every `every` (from
-    /// [`MIN_FOLD_PERIOD`] to [`MAX_DURATION`](crate::bulk::MAX_DURATION), or
-    /// [`Error::InvalidOptions`](crate::Error::InvalidOptions)); the first fold comes with the first
+    /// [`MIN_FOLD_PERIOD`] to [`MAX_DURATION`](crate::write::bulk::MAX_DURATION), or
+    /// [`Error::InvalidOptions`](crate::error::Error::InvalidOptions)); the first fold comes with the first
     /// value. Each fold is exact at its commit, as `fold` is.
     ///
     /// The work happens as the stream is polled: poll it (`while let Some(fold) =
@@ -63,8 +66,8 @@ impl<T: Sharded> ShardedCollection<'_, T> {
         options: ListenOptions,
     ) -> Result<BoxStream<'static, Result<Folded>>> {
         // Past a day, the next fold's deadline could overflow the clock inside the stream.
-        crate::option_check::check(
-            (MIN_FOLD_PERIOD..=crate::option_check::MAX_DURATION).contains(&every),
+        crate::wire::option_check::check(
+            (MIN_FOLD_PERIOD..=crate::wire::option_check::MAX_DURATION).contains(&every),
             "every",
             "from MIN_FOLD_PERIOD (1 s: a document takes about one write a second) to MAX_DURATION (a day)",
         )?;
@@ -82,7 +85,7 @@ impl<T: Sharded> ShardedCollection<'_, T> {
             retry_at: None,
             failures: 0,
         };
-        Ok(crate::until_error::until_error(folder))
+        Ok(crate::wire::until_error::until_error(folder))
     }
 }
 
@@ -107,7 +110,7 @@ struct Folder<T> {
     failures: u32,
 }
 
-impl<T: Sharded> crate::until_error::Source for Folder<T> {
+impl<T: Sharded> crate::wire::until_error::Source for Folder<T> {
     type Item = Folded;
 
     /// The next fold, once one is due; `None` when the listener ends.
@@ -162,7 +165,8 @@ impl<T> Folder<T> {
             }
             Err(err) => err,
         };
-        let transient = matches!(&err, Error::Firestore(cause) if crate::retry::transient(cause));
+        let transient =
+            matches!(&err, Error::Firestore(cause) if crate::wire::retry::transient(cause));
         self.failures += 1;
         let spent = self
             .options

@@ -30,10 +30,13 @@ use futures::stream::{BoxStream, StreamExt as _};
 use tokio::sync::mpsc;
 
 use super::{CounterField, SHARD_VALUE_FIELD};
-use crate::listen::ListenOptions;
+use crate::error::{Error, Result};
+use crate::model::sharded::Sharded;
+use crate::query::ListenOptions;
 use crate::query::listen::connection::{self, Connection};
-use crate::retry::retries_request;
-use crate::{Error, Result, Sharded, ShardedCollection, StatusCode};
+use crate::wire::retry::retries_request;
+use crate::wire::status::StatusCode;
+use crate::write::collection::ShardedCollection;
 
 /// The one target of a counter's Listen stream.
 const TARGET: i32 = 1;
@@ -128,7 +131,7 @@ impl<T: Sharded> ShardedCollection<'_, T> {
             stream: None,
             failures: 0,
         };
-        Ok(crate::until_error::until_error(listener))
+        Ok(crate::wire::until_error::until_error(listener))
     }
 }
 
@@ -164,7 +167,7 @@ struct CounterListener {
     failures: u32,
 }
 
-impl crate::until_error::Source for CounterListener {
+impl crate::wire::until_error::Source for CounterListener {
     type Item = CounterSnapshot;
 
     async fn next_item(&mut self) -> Option<Result<CounterSnapshot>> {
@@ -279,7 +282,7 @@ impl CounterListener {
             ),
             ..Default::default()
         };
-        let backoff = crate::retry::Backoff {
+        let backoff = crate::wire::retry::Backoff {
             max_attempts: crate::query::listen::CHECK_ATTEMPTS,
             ..self.options.backoff()
         };
@@ -417,7 +420,7 @@ impl CounterListener {
                         self.failures = 0;
                         let read_time = change
                             .read_time
-                            .map(crate::stored::system_time)
+                            .map(crate::model::stored::system_time)
                             .unwrap_or_else(SystemTime::now);
                         return Ok(Some(read_time));
                     }

@@ -21,8 +21,8 @@ use super::{
     INCREMENTS_COLLECTION, MARKER_AMOUNT_FIELD, MARKER_COMMIT_FIELD, MARKER_COUNTER_FIELD,
     MARKER_EXPIRY_FIELD, MARKER_SHARD_FIELD, SHARD_INCREMENT_FIELD, SHARD_VALUE_FIELD,
 };
-use crate::write::Existing;
-use crate::{Error, Result};
+use crate::error::{Error, Result};
+use crate::write::firestore_write::Existing;
 
 /// An increment placed on one counted document, its shard drawn: what its two writes are.
 #[derive(Debug, Clone)]
@@ -197,7 +197,7 @@ impl Recorded {
         Recorded {
             payload: field.zip(amount),
             commit,
-            created: marker.create_time.map(crate::stored::system_time),
+            created: marker.create_time.map(crate::model::stored::system_time),
             shard: text(MARKER_SHARD_FIELD).and_then(|shard| shard.parse().ok()),
         }
     }
@@ -236,11 +236,12 @@ pub(crate) async fn read_markers(
         documents: names.to_vec(),
         ..Default::default()
     };
-    let answers = crate::lookup::batch_get(db, request, &crate::retry::QUERY_READS).await?;
+    let answers =
+        crate::wire::lookup::batch_get(db, request, &crate::wire::retry::QUERY_READS).await?;
     let mut found = std::collections::HashMap::new();
     for answer in answers {
         if let Some(read_time) = answer.read_time {
-            crate::server_clock::observe(db, crate::stored::system_time(read_time));
+            crate::wire::server_clock::observe(db, crate::model::stored::system_time(read_time));
         }
         match answer.result {
             Some(batch_get_documents_response::Result::Found(marker)) => {

@@ -32,7 +32,7 @@ use firestore::gcloud_sdk::google::firestore::v1::{
 };
 use rand::Rng;
 
-use crate::Result;
+use crate::error::Result;
 
 pub use apply::MARKER_LIFETIME;
 pub(crate) use apply::{IncrementCommit, commit_exactly_once, marker_expiry};
@@ -163,13 +163,13 @@ pub fn counter_field<T, V: CounterValue>(path: &'static str, shards: u32) -> Cou
 }
 
 /// One addition to a counter, with the id that makes it count once: applying the same
-/// `Increment` again (after an [`Error::IncrementUnsettled`](crate::Error::IncrementUnsettled),
+/// `Increment` again (after an [`Error::IncrementUnsettled`](crate::error::Error::IncrementUnsettled),
 /// or in a batch sent again) adds nothing more once it has been added.
 ///
 /// An increment is its id and its payload (the counter and the amount): its marker records
 /// both, so the same id applied again with the same payload is a success that adds nothing,
 /// and with another counter or amount
-/// [`Error::IncrementConflict`](crate::Error::IncrementConflict), with nothing written, as an
+/// [`Error::IncrementConflict`](crate::error::Error::IncrementConflict), with nothing written, as an
 /// idempotency key is bound to its request. An amount of 0 is an increment like any other:
 /// it adds nothing, and takes its id.
 ///
@@ -187,23 +187,23 @@ impl<T> Increment<T> {
     /// counter's Rust type cannot take as a change (more than its largest value either way:
     /// `i32::MAX + 1` on an `i32` counter; a `u32` counter takes `-5`, a decrement) is refused
     /// wherever the increment is applied, before anything is sent
-    /// ([`Error::InvalidUpdate`](crate::Error::InvalidUpdate)); [`with_id`](Self::with_id)
+    /// ([`Error::InvalidUpdate`](crate::error::Error::InvalidUpdate)); [`with_id`](Self::with_id)
     /// refuses it at once.
     pub fn new(field: CounterField<T>, by: i64) -> Self {
         Increment {
             field,
             by,
-            id: crate::document_id::generate_document_id(),
+            id: crate::model::document_id::generate_document_id(),
         }
     }
 
     /// Adds `by` to `field` under the id `id`, checked as a document id
-    /// ([`Error::InvalidDocumentId`](crate::Error::InvalidDocumentId) otherwise) and `by` as
+    /// ([`Error::InvalidDocumentId`](crate::error::Error::InvalidDocumentId) otherwise) and `by` as
     /// [`new`](Self::new) checks it. An id names one increment of a counted document: the same
     /// id on two documents is two increments, and on one document with another counter or
     /// amount a conflict.
     pub fn with_id(field: CounterField<T>, by: i64, id: &str) -> Result<Self> {
-        crate::document_id::check_document_id(id)?;
+        crate::model::document_id::check_document_id(id)?;
         check_amount(field, by)?;
         Ok(Increment {
             field,
@@ -228,7 +228,7 @@ impl<T> Increment<T> {
     }
 
     /// It, placed on the counted document `document` (a full name), its shard drawn at
-    /// random; [`Error::InvalidUpdate`](crate::Error::InvalidUpdate) for an amount the
+    /// random; [`Error::InvalidUpdate`](crate::error::Error::InvalidUpdate) for an amount the
     /// counter's type cannot take, before anything is sent.
     pub(crate) fn placed(&self, document: String) -> Result<marker::Placed> {
         check_amount(self.field, self.by)?;
@@ -280,7 +280,7 @@ fn check_amount<T>(field: CounterField<T>, by: i64) -> Result<()> {
     let holds = field.holds;
     match by.unsigned_abs() <= holds.max.unsigned_abs() {
         true => Ok(()),
-        false => Err(crate::Error::InvalidUpdate(format!(
+        false => Err(crate::error::Error::InvalidUpdate(format!(
             "an increment of {by} to the counter `{}` cannot fit its type `{}`: an amount is at most {} either way",
             field.path, holds.name, holds.max
         ))),

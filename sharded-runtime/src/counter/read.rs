@@ -7,7 +7,10 @@ use firestore::gcloud_sdk::google::firestore::v1::{Document, value::ValueType};
 use futures::{StreamExt as _, TryStreamExt as _};
 
 use super::{CounterField, SHARD_VALUE_FIELD};
-use crate::{Error, InTransaction, Result, Sharded, ShardedCollection};
+use crate::error::{Error, Result};
+use crate::model::sharded::Sharded;
+use crate::write::atomic::InTransaction;
+use crate::write::collection::ShardedCollection;
 
 /// Aggregations of one [`counters`](ShardedCollection::counters) call in flight at once.
 const CONCURRENT_READS: usize = 16;
@@ -101,7 +104,7 @@ pub(crate) async fn shard_sum<T>(
     field: CounterField<T>,
 ) -> Result<i64> {
     let collection = field.collection_id();
-    let rows = crate::retry::retry_reads(&crate::retry::QUERY_READS, || {
+    let rows = crate::wire::retry::retry_reads(&crate::wire::retry::QUERY_READS, || {
         db.fluent()
             .select()
             .from(collection.as_str())

@@ -11,8 +11,8 @@
 //! the increment's marker and the part it added stay, and applying the same increment
 //! again finds it landed and undoes it.
 //!
-//! [`Error::CounterSaturated`]: crate::Error::CounterSaturated
-//! [`Error::CounterUndoFailed`]: crate::Error::CounterUndoFailed
+//! [`Error::CounterSaturated`]: crate::error::Error::CounterSaturated
+//! [`Error::CounterUndoFailed`]: crate::error::Error::CounterUndoFailed
 
 use std::collections::HashMap;
 use std::time::{Duration, SystemTime};
@@ -27,9 +27,10 @@ use firestore::gcloud_sdk::prost_types::Timestamp;
 use firestore::gcloud_sdk::tonic::Code;
 
 use super::marker::Placed;
-use crate::retry::{Backoff, retries_request};
-use crate::write::Existing;
-use crate::{Error, Result, StatusCode};
+use crate::error::{Error, Result};
+use crate::wire::retry::{Backoff, retries_request};
+use crate::wire::status::StatusCode;
+use crate::write::firestore_write::Existing;
 
 /// How an undo is sent again until it is answered.
 const UNDO_COMMITS: Backoff = Backoff {
@@ -81,7 +82,7 @@ pub(crate) async fn check_landed(
     increments: &[&Placed],
     commit_time: SystemTime,
 ) -> Result<()> {
-    let now = crate::server_clock::now(db).await?;
+    let now = crate::wire::server_clock::now(db).await?;
     if now
         .duration_since(commit_time)
         .is_ok_and(|age| age > READABLE_FOR)
@@ -195,7 +196,8 @@ async fn value_before(db: &FirestoreDb, name: &str, time: Timestamp) -> Result<i
         )),
         ..Default::default()
     };
-    let answers = crate::lookup::batch_get(db, request, &crate::retry::QUERY_READS).await?;
+    let answers =
+        crate::wire::lookup::batch_get(db, request, &crate::wire::retry::QUERY_READS).await?;
     match answers.into_iter().find_map(|answer| answer.result) {
         Some(batch_get_documents_response::Result::Found(shard)) => {
             super::read::shard_value(&shard)

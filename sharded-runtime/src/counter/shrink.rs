@@ -8,8 +8,10 @@ use firestore::FirestoreTransactionOps as _;
 use firestore::gcloud_sdk::google::firestore::v1::{Document, Write, write::Operation};
 
 use super::{CounterField, shard_addition};
-use crate::atomic::Built;
-use crate::{Result, Sharded, ShardedCollection};
+use crate::error::Result;
+use crate::model::sharded::Sharded;
+use crate::write::atomic::Built;
+use crate::write::collection::ShardedCollection;
 
 /// Shard documents one transaction deletes at most: with the one addition, under
 /// Firestore's 500 writes per commit.
@@ -52,7 +54,7 @@ impl<T: Sharded> ShardedCollection<'_, T> {
                 .iter()
                 .map(super::read::shard_value)
                 .collect::<Result<Vec<_>>>()?;
-            Ok::<_, crate::Error>((undeclared, super::read::total(values, document)?))
+            Ok::<_, crate::error::Error>((undeclared, super::read::total(values, document)?))
         };
         let (undeclared, sum) = match read.await {
             Ok((undeclared, sum)) if !undeclared.is_empty() => (undeclared, sum),

@@ -6,9 +6,10 @@ use firestore::gcloud_sdk::prost_types::Timestamp;
 
 use super::filter::{at, property};
 use super::{Kind, status_error};
+use crate::error::{Error, Result};
+use crate::model::sharded::Sharded;
 use crate::query::plan::QueryPlan;
-use crate::query::{Number, NumericField, Reach, Summable, SummedOver, Window};
-use crate::{Error, Result, Sharded, ShardedQuery};
+use crate::query::{Number, NumericField, Reach, ShardedQuery, Summable, SummedOver, Window};
 
 impl<T: Sharded> Kind<T> {
     /// How many entities `query` matches (at most its limit): the chunks' counts added up,

@@ -5,9 +5,10 @@
 use std::time::{Duration, Instant};
 
 use super::Kind;
-use crate::bulk::{Backoff, RateLimiter, Throttling, WriteFailure};
-use crate::retry::retries_request;
-use crate::{Error, Result, Sharded};
+use crate::error::{Error, Result};
+use crate::model::sharded::Sharded;
+use crate::wire::retry::retries_request;
+use crate::write::bulk::{Backoff, RateLimiter, Throttling, WriteFailure};
 
 /// How [`Kind::bulk_put`] writes.
 #[derive(Debug, Clone)]
@@ -94,7 +95,7 @@ impl<T: Sharded> Kind<T> {
                         | Error::FieldNotWritten { .. }),
                     ) => refused.push(WriteFailure {
                         document: id.clone(),
-                        code: crate::writes::StatusCode::InvalidArgument,
+                        code: crate::wire::status::StatusCode::InvalidArgument,
                         message: error.to_string(),
                         attempts: 0,
                         maybe_applied: false,
@@ -117,7 +118,7 @@ impl<T: Sharded> Kind<T> {
                 attempts += 1;
                 let result = self.datastore.commit(mutations.clone(), None).await;
                 if let Err(Error::Datastore { code, .. }) = &result {
-                    use crate::writes::StatusCode as C;
+                    use crate::wire::status::StatusCode as C;
                     answer_lost |= matches!(
                         code,
                         C::DeadlineExceeded

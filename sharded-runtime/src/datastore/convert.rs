@@ -12,8 +12,8 @@ use firestore::gcloud_sdk::google::firestore::v1 as fs;
 use ds::key::PathElement;
 use ds::key::path_element::IdType;
 
-pub(super) use crate::document_id::numeric_id;
-use crate::{Error, Result};
+use crate::error::{Error, Result};
+pub(super) use crate::model::document_id::numeric_id;
 
 /// `value` as Datastore holds it, indexed unless `indexed` says otherwise for its path.
 pub(super) fn to_datastore(value: &fs::Value, path: &str, indexed: &Indexed<'_>) -> ds::Value {
@@ -202,7 +202,7 @@ pub(super) fn id_type(id: &str) -> IdType {
 /// The key a reference names, in `partition`: the entity's own, so that a reference keeps
 /// its namespace (a key without one would lie in the default namespace).
 fn reference_key(name: &str, partition: &ds::PartitionId) -> ds::Key {
-    let relative = crate::document_path::DocumentPath::parse(name).relative();
+    let relative = crate::model::document_path::DocumentPath::parse(name).relative();
     ds::Key {
         partition_id: Some(partition.clone()),
         path: path_key(relative),

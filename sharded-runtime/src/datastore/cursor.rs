@@ -7,7 +7,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::{Deserialize, Serialize};
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// Where the next page of a query starts: pass it back to the same query's
 /// [`Kind::page`](super::Kind::page). [`to_token`](Self::to_token) and
@@ -49,12 +49,12 @@ impl ChunkPosition {
 impl DatastoreCursor {
     /// The cursor as URL-safe text.
     pub fn to_token(&self) -> String {
-        crate::token::encode(self)
+        crate::wire::token::encode(self)
     }
 
     /// The cursor `token` ([`to_token`](Self::to_token)) stands for.
     pub fn from_token(token: &str) -> Result<DatastoreCursor> {
-        crate::token::decode(token).map_err(Error::InvalidCursor)
+        crate::wire::token::decode(token).map_err(Error::InvalidCursor)
     }
 
     /// Refuses a cursor of another query, or of the same query planned into other chunks.

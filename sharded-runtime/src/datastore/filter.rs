@@ -10,7 +10,7 @@ use firestore::{
 use sharded_indexes::datastore::property_path;
 
 use super::convert::{self, Indexed};
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// Reading at `time`, or (without one) the latest data.
 pub(super) fn at(time: Option<Timestamp>) -> Option<ds::ReadOptions> {

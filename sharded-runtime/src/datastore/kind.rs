@@ -9,8 +9,10 @@ use firestore::gcloud_sdk::google::datastore::v1 as ds;
 
 use super::convert::{self, Indexed};
 use super::{Datastore, status_error};
-use crate::bulk::sequential_ids::SequentialIds;
-use crate::{Error, Result, Sharded, Stored};
+use crate::error::{Error, Result};
+use crate::model::sharded::Sharded;
+use crate::model::stored::Stored;
+use crate::write::bulk::sequential_ids::SequentialIds;
 
 /// The id of a key Datastore allocated, as `__id<N>__`.
 fn allocated_id(key: &ds::Key) -> Result<String> {
@@ -106,7 +108,7 @@ impl<T: Sharded> Kind<T> {
     /// the numeric id N for `__id<N>__` (what [`allocate_ids`](Self::allocate_ids) and
     /// [`insert_new`](Self::insert_new) give).
     pub fn key(&self, id: &str) -> Result<ds::Key> {
-        crate::check_document_id(id)?;
+        crate::model::document_id::check_document_id(id)?;
         self.key_of(Some(convert::id_type(id)))
     }
 
@@ -207,8 +209,8 @@ impl<T: Sharded> Kind<T> {
     /// A type with parents is written under one; a top-level one under none.
     fn check_scope(&self) -> Result<()> {
         let scope = match &self.parent {
-            Some(parent) => crate::parent::Scope::Under(parent.clone()),
-            None => crate::parent::Scope::Top,
+            Some(parent) => crate::model::parent::Scope::Under(parent.clone()),
+            None => crate::model::parent::Scope::Top,
         };
         scope.check::<T>()
     }
@@ -232,7 +234,7 @@ impl<T: Sharded> Kind<T> {
             )));
         }
         let name = convert::document_name(&self.datastore.documents_root(), &key);
-        let document = crate::serialize::serialize(document, &name)?;
+        let document = crate::write::serialize::serialize(document, &name)?;
         let indexed = Indexed {
             paths: Some(&self.queried),
             partition: &self.datastore.partition,
@@ -240,7 +242,7 @@ impl<T: Sharded> Kind<T> {
         let properties = convert::properties(&document.fields, None, &indexed);
         if let Some((property, bytes)) = convert::too_long_to_index(&properties) {
             return Err(Error::TooLongToIndex {
-                entity: crate::document_path::DocumentPath::parse(&name)
+                entity: crate::model::document_path::DocumentPath::parse(&name)
                     .relative()
                     .to_owned(),
                 property,

@@ -5,7 +5,7 @@
 //! namespace and database are the client's. Every write draws the shard as Native mode's
 //! writes do (the same serializer and write guard), and marks every property no query reads
 //! excluded from indexes, as Datastore mode's best practices ask. Queries are the same typed
-//! queries, planned by the same [`QueryPlan`](crate::QueryPlan) and merged in the same order:
+//! queries, planned by the same [`QueryPlan`](crate::query::QueryPlan) and merged in the same order:
 //! each chunk query is a Datastore query (`shard IN [...]`, the query's filters, ordered by
 //! the order property then `__key__`), served by an index of the `index.yaml` that
 //! `sharded_build::write_datastore_indexes()` writes.
@@ -55,7 +55,7 @@ pub use query::{DatastorePage, EntityKey};
 pub use transaction::DatastoreTransaction;
 pub use value_order::compare_values;
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// Google's Datastore API endpoint.
 pub const DATASTORE_API_URL: &str = "https://datastore.googleapis.com";
@@ -156,14 +156,14 @@ impl Datastore {
     }
 
     /// The kind of the top-level sharded type `T`.
-    pub fn kind<T: crate::Sharded>(&self) -> Kind<T> {
+    pub fn kind<T: crate::model::sharded::Sharded>(&self) -> Kind<T> {
         Kind::new(self.clone(), None)
     }
 
     /// The kind of the sharded type `T` under `parent`: its entities' ancestor.
-    pub fn kind_in<T: crate::Sharded + crate::bounds::Subcollection>(
+    pub fn kind_in<T: crate::model::sharded::Sharded + crate::model::parent::Subcollection>(
         &self,
-        parent: &crate::Parent<T>,
+        parent: &crate::model::parent::Parent<T>,
     ) -> Kind<T> {
         Kind::new(self.clone(), Some(parent.path().to_owned()))
     }
@@ -235,7 +235,11 @@ impl Datastore {
 /// `op`, tried again while it fails with a code the one retry policy retries (a dropped
 /// connection, contention, an overloaded server), up to `backoff`'s attempts: for the reads
 /// and commits of a long job, each of which can be sent again without effect.
-async fn retried<R, F>(backoff: &crate::bulk::Backoff, what: &str, op: impl Fn() -> F) -> Result<R>
+async fn retried<R, F>(
+    backoff: &crate::write::bulk::Backoff,
+    what: &str,
+    op: impl Fn() -> F,
+) -> Result<R>
 where
     F: std::future::Future<Output = Result<R>>,
 {
@@ -244,7 +248,7 @@ where
         attempts += 1;
         match op().await {
             Err(Error::Datastore { code, message })
-                if attempts < backoff.max_attempts && crate::retry::retries_request(code) =>
+                if attempts < backoff.max_attempts && crate::wire::retry::retries_request(code) =>
             {
                 tracing::debug!(%message, ?code, attempts, "{what} retried");
                 tokio::time::sleep(backoff.delay(attempts, code)).await;
@@ -264,7 +268,7 @@ fn status_error(status: firestore::gcloud_sdk::tonic::Status) -> Error {
 
 fn connect_error(error: firestore::gcloud_sdk::error::Error) -> Error {
     Error::Datastore {
-        code: crate::writes::StatusCode::Unavailable,
+        code: crate::wire::status::StatusCode::Unavailable,
         message: format!("could not connect: {error}"),
     }
 }

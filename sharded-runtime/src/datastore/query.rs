@@ -12,10 +12,12 @@ use super::convert;
 use super::cursor::{ChunkPosition, DatastoreCursor, plan_digest};
 use super::filter::{and, at, filter, int32_limit, is_empty, property, property_order};
 use super::{Kind, status_error};
-use crate::parent::Scope;
+use crate::error::{Error, Result};
+use crate::model::parent::Scope;
+use crate::model::sharded::Sharded;
+use crate::model::stored::Stored;
 use crate::query::plan::{Chunk, QueryPlan};
-use crate::query::{Reach, Window};
-use crate::{Error, Result, Sharded, ShardedQuery, Stored};
+use crate::query::{Reach, ShardedQuery, Window};
 
 /// One page of a query and where the next one starts.
 #[derive(Debug, Clone)]
@@ -97,7 +99,7 @@ impl<T: Sharded> Kind<T> {
             .await?
             .iter()
             .map(|document| {
-                let path = crate::document_path::DocumentPath::parse(&document.name);
+                let path = crate::model::document_path::DocumentPath::parse(&document.name);
                 EntityKey {
                     id: path.id().to_owned(),
                     parent: path.parent().map(str::to_owned),

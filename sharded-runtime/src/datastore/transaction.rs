@@ -5,11 +5,13 @@ use firestore::gcloud_sdk::google::datastore::v1 as ds;
 
 use super::kind::Put;
 use super::{Datastore, Kind, status_error};
-use crate::{Error, Result, Sharded, Stored};
+use crate::error::{Error, Result};
+use crate::model::sharded::Sharded;
+use crate::model::stored::Stored;
 
 /// A transaction begun with [`Datastore::begin`]. Its writes are sent by
 /// [`commit`](Self::commit), all or none; an `ABORTED` commit (a conflicting transaction) is
-/// [`Error::Datastore`] with [`StatusCode::Aborted`](crate::writes::StatusCode::Aborted):
+/// [`Error::Datastore`] with [`StatusCode::Aborted`](crate::wire::status::StatusCode::Aborted):
 /// run the whole transaction again. Dropping it uncommitted sends nothing and writes nothing,
 /// but the server keeps it, and the locks its reads took, until it expires: another
 /// transaction on those entities waits meanwhile, or aborts with "Transaction lock timeout".

@@ -34,7 +34,7 @@ fn rank(value: &ValueType) -> u8 {
 /// Compares two values (as Firestore values: a blob as bytes, a key as a reference) as
 /// Datastore mode orders them: the order a sharded kind's chunks merge in.
 pub fn compare_values(a: &Value, b: &Value) -> Ordering {
-    crate::value_order::compare_present(a, b, compare_types)
+    crate::model::value_order::compare_present(a, b, compare_types)
 }
 
 fn compare_types(a: &ValueType, b: &ValueType) -> Ordering {
@@ -48,7 +48,9 @@ fn compare_types(a: &ValueType, b: &ValueType) -> Ordering {
         (DoubleValue(a), DoubleValue(b)) => compare_doubles(*a, *b),
         (GeoPointValue(a), GeoPointValue(b)) => compare_doubles(a.latitude, b.latitude)
             .then_with(|| compare_doubles(a.longitude, b.longitude)),
-        (ReferenceValue(a), ReferenceValue(b)) => crate::value_order::compare_references(a, b),
+        (ReferenceValue(a), ReferenceValue(b)) => {
+            crate::model::value_order::compare_references(a, b)
+        }
         (ArrayValue(a), ArrayValue(b)) => a
             .values
             .iter()

@@ -12,13 +12,13 @@ use super::cursor::CursorArgument;
 use super::range::{RangeFilter, RangedOver};
 use super::values::{to_bound, to_value};
 use super::{InCollection, InGroup, Or, Reach, Whole, Window, Windowed};
-use crate::Sharded;
+use crate::model::sharded::Sharded;
 
 /// An equality query on one indexed field or on a declared set of fields, or the whole
 /// collection, ordered by the order field, over every shard.
 ///
 /// Built by the derive's `T::query().<field>(value)`, `T::query().<a>_and_<b>(x, y)` or
-/// `T::query().all()`. `QUERY` is [`query_id`](crate::query_id) of that method's name, so the type names its
+/// `T::query().all()`. `QUERY` is [`query_id`](crate::query::query_id) of that method's name, so the type names its
 /// query by name, not by a field's position: `ShardedQuery<Instrument, { query_id("exchange") }>`.
 /// Every query this type can express is served by a composite index the index plan generates:
 /// (shard, field(s), order field), or (shard, order field) for the whole collection.
@@ -33,8 +33,8 @@ use crate::Sharded;
 /// and pages carry the same `R`, so a group query's cursor does not compile with a per-parent
 /// query, nor the reverse.
 ///
-/// `W` is whether it reads every match: [`Whole`](crate::Whole), or
-/// [`Windowed`](crate::Windowed) after [`limit`](Self::limit), [`after`](Self::after) or
+/// `W` is whether it reads every match: [`Whole`](crate::query::Whole), or
+/// [`Windowed`](crate::query::Windowed) after [`limit`](Self::limit), [`after`](Self::after) or
 /// [`before`](Self::before), which has no [`sum`](Self::sum) or [`avg`](Self::avg).
 pub struct ShardedQuery<T, const QUERY: u64, R: Reach = InCollection, W: Window = Whole> {
     /// The values the query's fields equal, in the shape's order; none for the whole collection.
@@ -69,7 +69,7 @@ pub struct ShardedQuery<T, const QUERY: u64, R: Reach = InCollection, W: Window 
     ///
     /// [`before`]: ShardedQuery::before
     pub(super) before: Option<super::cursor::Position>,
-    pub(crate) scope: crate::parent::Scope,
+    pub(crate) scope: crate::model::parent::Scope,
     pub(super) marker: Marker<T, R, W>,
 }
 
@@ -135,7 +135,7 @@ pub(super) struct Disjunct {
     pub(super) plain: bool,
     /// Where it was to read: the whole's scope, or none of its own (`Top` on a
     /// subcollection type, which takes the whole's).
-    pub(super) scope: crate::parent::Scope,
+    pub(super) scope: crate::model::parent::Scope,
 }
 
 impl<T: Sharded, const QUERY: u64, W: Window> ShardedQuery<T, QUERY, InCollection, W> {
@@ -183,19 +183,19 @@ impl<T: Sharded, const QUERY: u64, W: Window> ShardedQuery<T, QUERY, InCollectio
             start_inclusive: false,
             end: None,
             before: None,
-            scope: crate::parent::Scope::Top,
+            scope: crate::model::parent::Scope::Top,
             marker: PhantomData,
         }
     }
 
     /// The query over the documents under `parent` only, for a type declared under parent
     /// documents (`#[sharded(parent = "rooms")]`); such a type's queries need a parent or
-    /// [`in_group`](Self::in_group), else [`Error::InvalidParent`](crate::Error::InvalidParent) before anything is sent.
-    pub fn in_parent(mut self, parent: &crate::Parent<T>) -> Self
+    /// [`in_group`](Self::in_group), else [`Error::InvalidParent`](crate::error::Error::InvalidParent) before anything is sent.
+    pub fn in_parent(mut self, parent: &crate::model::parent::Parent<T>) -> Self
     where
-        T: crate::bounds::Subcollection,
+        T: crate::model::parent::Subcollection,
     {
-        self.scope = crate::parent::Scope::under(parent);
+        self.scope = crate::model::parent::Scope::under(parent);
         self
     }
 
@@ -205,15 +205,15 @@ impl<T: Sharded, const QUERY: u64, W: Window> ShardedQuery<T, QUERY, InCollectio
     /// that declares `collection_group` (which plans its indexes in that scope; a type that
     /// does not, does not compile). Ties in the order field
     /// go by the documents' full paths, as Firestore orders them, and each result's
-    /// [`Stored::parent`](crate::Stored::parent) says where it lives. Its cursors and pages are [`InGroup`]'s; a
+    /// [`Stored::parent`](crate::model::stored::Stored::parent) says where it lives. Its cursors and pages are [`InGroup`]'s; a
     /// cursor given before this call is refused when the query runs
-    /// ([`Error::InvalidCursor`](crate::Error::InvalidCursor)).
+    /// ([`Error::InvalidCursor`](crate::error::Error::InvalidCursor)).
     pub fn in_group(self) -> ShardedQuery<T, QUERY, InGroup, W>
     where
-        T: crate::CollectionGroup,
+        T: crate::model::parent::CollectionGroup,
     {
         ShardedQuery {
-            scope: crate::parent::Scope::Group,
+            scope: crate::model::parent::Scope::Group,
             ..self.retyped()
         }
     }
@@ -222,21 +222,25 @@ impl<T: Sharded, const QUERY: u64, W: Window> ShardedQuery<T, QUERY, InCollectio
 impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R, W> {
     /// Only documents whose order field lies in `range`, e.g. `since..until` or `since..`.
     /// Served by the same index: a range on the field the index ends with. Bounds are of the
-    /// order field's type, or one that converts into it ([`OrderBound`](crate::OrderBound):
+    /// order field's type, or one that converts into it ([`OrderBound`](crate::model::order_key::OrderBound):
     /// `"a".."b"` for a `String` field); an integer literal takes the field's type
     /// (`10..20` on a `u32` field).
     pub fn range<B, Range>(mut self, range: Range) -> Self
     where
-        B: Clone + crate::OrderBound<T::OrderValue>,
+        B: Clone + crate::model::order_key::OrderBound<T::OrderValue>,
         Range: RangeBounds<B>,
     {
-        let convert = |bound: Bound<&B>| bound.cloned().map(crate::OrderBound::into_order_value);
+        let convert = |bound: Bound<&B>| {
+            bound
+                .cloned()
+                .map(crate::model::order_key::OrderBound::into_order_value)
+        };
         self.lower = to_bound(convert(range.start_bound()).as_ref());
         self.upper = to_bound(convert(range.end_bound()).as_ref());
         self
     }
 
-    /// At most `limit` documents; at most [`MAX_LIMIT`](crate::MAX_LIMIT), checked before sending.
+    /// At most `limit` documents; at most [`MAX_LIMIT`](crate::query::MAX_LIMIT), checked before sending.
     /// `None` is no limit, so an optional one is passed as it is. The query becomes
     /// [`Windowed`]: it has no [`sum`](Self::sum) or [`avg`](Self::avg).
     pub fn limit(self, limit: impl Into<Option<u32>>) -> ShardedQuery<T, QUERY, R, Windowed> {
@@ -246,7 +250,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     }
 
     /// Starts just after the document `cursor` points at; `None` starts at the beginning, so
-    /// a loop over pages passes each page's [`next`](crate::Page::next) as it is. The query
+    /// a loop over pages passes each page's [`next`](crate::query::Page::next) as it is. The query
     /// becomes [`Windowed`], as with a [`limit`](Self::limit).
     pub fn after(
         self,
@@ -280,9 +284,9 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     /// With [`fetch`](Self::fetch), [`page`](Self::page), [`count`](Self::count),
     /// [`stream`](Self::stream) and [`listen`](Self::listen); beside [`before`](Self::before),
     /// which reads backwards from its own end, it is
-    /// [`Error::InvalidQuery`](crate::Error::InvalidQuery) before anything is sent. A cursor at
-    /// the query's end ([`Page::next`](crate::Page::next) of its last page is none) ends
-    /// nowhere; one at its start is [`Error::InvalidCursor`](crate::Error::InvalidCursor). The
+    /// [`Error::InvalidQuery`](crate::error::Error::InvalidQuery) before anything is sent. A cursor at
+    /// the query's end ([`Page::next`](crate::query::Page::next) of its last page is none) ends
+    /// nowhere; one at its start is [`Error::InvalidCursor`](crate::error::Error::InvalidCursor). The
     /// query becomes [`Windowed`].
     pub fn end_at(
         self,
@@ -317,11 +321,11 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
 
     /// Ends just before the document `cursor` points at, keeping the last documents before it
     /// when limited (Firestore's `endBefore` with `limitToLast`): the page before a page,
-    /// from its [`Page::previous`](crate::Page::previous), in the query's order. Runs as the
+    /// from its [`Page::previous`](crate::query::Page::previous), in the query's order. Runs as the
     /// query in the other direction, so the type declares `reversible` (whose indexes serve
     /// it). With [`fetch`](Self::fetch), [`fetch_stored`](Self::fetch_stored),
     /// [`page`](Self::page) and [`count`](Self::count); with [`after`](Self::after), or with
-    /// a stream, a listener or a sum, it is [`Error::InvalidQuery`](crate::Error::InvalidQuery)
+    /// a stream, a listener or a sum, it is [`Error::InvalidQuery`](crate::error::Error::InvalidQuery)
     /// before anything is sent.
     ///
     /// `None` ends nowhere (the query as it is); the query becomes [`Windowed`].
@@ -330,7 +334,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         cursor: impl CursorArgument<T, QUERY, R>,
     ) -> ShardedQuery<T, QUERY, R, Windowed>
     where
-        T: crate::bounds::Reversible,
+        T: crate::model::parent::Reversible,
     {
         let mut query = self.retyped();
         query.before = cursor.into_position();
@@ -343,11 +347,11 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     /// serve it); exact across chunk queries as every limit is. With [`fetch`](Self::fetch),
     /// [`fetch_stored`](Self::fetch_stored) and [`count`](Self::count) (which counts at most
     /// `limit`); a page of it is the query's last page, whose `previous` continues back.
-    /// `limit_to_last(0)` is [`Error::InvalidQuery`](crate::Error::InvalidQuery), nothing
+    /// `limit_to_last(0)` is [`Error::InvalidQuery`](crate::error::Error::InvalidQuery), nothing
     /// sent, as `limit(0)` is.
     pub fn limit_to_last(self, limit: u32) -> ShardedQuery<T, QUERY, R, Windowed>
     where
-        T: crate::bounds::Reversible,
+        T: crate::model::parent::Reversible,
     {
         let end = super::cursor::Cursor::<T, QUERY, R>::at_edge(super::cursor::Edge::End);
         self.before(end).limit(limit)
@@ -369,13 +373,13 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     }
 
     /// The same query in the other direction: the documents it returns in reverse order, its
-    /// cursors and pages of their own type ([`Reversed`](crate::Reversed)), so a cursor of
+    /// cursors and pages of their own type ([`Reversed`](crate::query::Reversed)), so a cursor of
     /// one direction does not compile with the other. For a type that declares
     /// `reversible`, whose indexes in both directions serve it; reversing twice gives the
     /// query back. Call it after [`in_group`](Self::in_group).
     pub fn reversed(self) -> ShardedQuery<T, QUERY, R::Flipped, W>
     where
-        T: crate::bounds::Reversible,
+        T: crate::model::parent::Reversible,
     {
         self.flipped()
     }
@@ -396,10 +400,10 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     /// query; every chunk query asks for the whole OR over fewer shard values, so a document
     /// matching several disjuncts is read by one chunk only. More than 30 disjuncts, or a
     /// disjunct with a range or a filter, is
-    /// [`Error::InvalidQuery`](crate::Error::InvalidQuery) before anything is sent; a
+    /// [`Error::InvalidQuery`](crate::error::Error::InvalidQuery) before anything is sent; a
     /// disjunct with a limit or a cursor ([`Windowed`]) does not compile. An OR reads one
     /// scope: `other` reads this query's (the parent given to either, or to the whole), and
-    /// one under another parent is [`Error::InvalidQuery`](crate::Error::InvalidQuery). The
+    /// one under another parent is [`Error::InvalidQuery`](crate::error::Error::InvalidQuery). The
     /// result keeps this query's cursors and pages; its window is [`Or`], which keeps
     /// `OTHER` in its type, so that a [`sum`](Self::sum) of the OR compiles only when every
     /// query it joins sums the field (a field declared `aggregate(all, region)` is summed by
@@ -428,7 +432,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     }
 
     /// [`or`](Self::or) for an OR built at run time, a query at a time in a loop: the same
-    /// OR, whose type does not grow with each query ([`DynamicOr`](crate::DynamicOr)).
+    /// OR, whose type does not grow with each query ([`DynamicOr`](crate::query::DynamicOr)).
     /// Since its queries are not in its type, its [`sum`](Self::sum) and
     /// [`avg`](Self::avg) take only fields every query sums (`#[sharded(aggregate)]`).
     ///
@@ -457,9 +461,9 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     /// query's own with the field after the order field). Several filters on one field are
     /// all applied (`> a` and `< b`); filters on two fields, two `!=` or `not-in` filters
     /// (Firestore takes one of that kind per query), a filter on a field the query compares for equality, or one in an OR,
-    /// a sum or an average are [`Error::InvalidQuery`](crate::Error::InvalidQuery) before
-    /// anything is sent. A cursor made by [`Cursor::at`](crate::Cursor::at) has no value of
-    /// the field and is refused; those of pages and [`Cursor::after`](crate::Cursor::after)
+    /// a sum or an average are [`Error::InvalidQuery`](crate::error::Error::InvalidQuery) before
+    /// anything is sent. A cursor made by [`Cursor::at`](crate::query::Cursor::at) has no value of
+    /// the field and is refused; those of pages and [`Cursor::after`](crate::query::Cursor::after)
     /// carry it.
     pub fn filter<S: RangedOver<QUERY>>(mut self, filter: RangeFilter<T, S>) -> Self {
         self.filters.push(filter.filter);

@@ -5,7 +5,8 @@ use firestore::gcloud_sdk::google::firestore::v1::{Document, value::ValueType};
 
 use super::fetch::in_every_chunk;
 use super::plan::{Chunk, QueryPlan};
-use crate::{Error, Result, Sharded};
+use crate::error::{Error, Result};
+use crate::model::sharded::Sharded;
 
 /// How many documents `plan` reads, in the span `span` of the query of `T` it plans: one
 /// count aggregation per chunk, with the cursor and the limit, at one snapshot; their sum
@@ -32,7 +33,8 @@ pub(super) async fn count_chunk(db: &FirestoreDb, plan: &QueryPlan, chunk: Chunk
         .select(db, chunk)
         .aggregate(|a| a.fields([a.field("count").count()]));
     let rows =
-        crate::retry::retry_reads(&crate::retry::QUERY_READS, || count.clone().query()).await?;
+        crate::wire::retry::retry_reads(&crate::wire::retry::QUERY_READS, || count.clone().query())
+            .await?;
     count_of(&rows)
 }
 

@@ -11,17 +11,19 @@ use firestore::gcloud_sdk::prost_types::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use super::reach::{InCollection, Reach};
-use crate::document_id::check_document_id;
-use crate::document_path::DocumentPath;
-use crate::value_order::{field_value, stored_precision};
-use crate::{Error, Result, Sharded, Stored};
+use crate::error::{Error, Result};
+use crate::model::document_id::check_document_id;
+use crate::model::document_path::DocumentPath;
+use crate::model::sharded::Sharded;
+use crate::model::stored::Stored;
+use crate::model::value_order::{field_value, stored_precision};
 use firestore::FirestoreValue;
 
 /// Where a page of a `ShardedQuery<T, QUERY>` ended; pass it to
-/// [`ShardedQuery::after`](crate::ShardedQuery::after) for the next page.
+/// [`ShardedQuery::after`](crate::query::ShardedQuery::after) for the next page.
 ///
 /// The type says which query it belongs to, so a cursor of one query does not compile with
-/// another, nor a collection-group query's ([`InGroup`](crate::InGroup)) with a per-parent
+/// another, nor a collection-group query's ([`InGroup`](crate::query::InGroup)) with a per-parent
 /// query's ([`InCollection`]) or the reverse. Its string form ([`Display`](fmt::Display), [`FromStr`], serde) is an opaque,
 /// URL-safe token a web handler can hand to a client and take back; parsing a token of another
 /// query is an [`Error::InvalidCursor`].
@@ -30,9 +32,9 @@ pub struct Cursor<T, const QUERY: u64, R: Reach = InCollection> {
     marker: PhantomData<fn() -> (T, R)>,
 }
 
-/// What [`after`](crate::ShardedQuery::after) and [`before`](crate::ShardedQuery::before)
+/// What [`after`](crate::query::ShardedQuery::after) and [`before`](crate::query::ShardedQuery::before)
 /// take: a [`Cursor`] of the query, or an `Option` of one (`None`: no cursor), so a loop over
-/// pages passes each page's [`next`](crate::Page::next) as it is. Sealed.
+/// pages passes each page's [`next`](crate::query::Page::next) as it is. Sealed.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a cursor of this query",
     label = "a cursor of another query, reach or direction",
@@ -95,8 +97,8 @@ impl Position {
     /// per-parent query on a group query it was turned into. A group reads every collection
     /// of its id, the top-level one too: its cursor may point at a document under a parent
     /// or at a top-level one.
-    pub(crate) fn check_scope(&self, scope: &crate::parent::Scope) -> Result<()> {
-        use crate::parent::Scope;
+    pub(crate) fn check_scope(&self, scope: &crate::model::parent::Scope) -> Result<()> {
+        use crate::model::parent::Scope;
         if self.edge.is_some() {
             return Ok(());
         }
@@ -294,9 +296,13 @@ impl<T: Sharded, const QUERY: u64, R: Reach> Cursor<T, QUERY, R> {
     }
 
     /// [`at`](Self::at) for the document `id` under `parent`, of a subcollection type.
-    pub fn at_in(order_value: &T::OrderValue, parent: &crate::Parent<T>, id: &str) -> Result<Self>
+    pub fn at_in(
+        order_value: &T::OrderValue,
+        parent: &crate::model::parent::Parent<T>,
+        id: &str,
+    ) -> Result<Self>
     where
-        T: crate::bounds::Subcollection,
+        T: crate::model::parent::Subcollection,
     {
         Self::at_position(order_value, id, Some(parent.path().to_owned()))
     }
@@ -366,14 +372,14 @@ impl<T: Sharded, const QUERY: u64, R: Reach> Cursor<T, QUERY, R> {
                 Edge::End => "e".to_owned(),
             }),
         };
-        crate::token::encode(&token)
+        crate::wire::token::encode(&token)
     }
 
     /// Parses a token made by [`to_token`](Self::to_token) for this same query.
     pub fn from_token(token: &str) -> Result<Self> {
         let invalid = |why: &str| Error::InvalidCursor(why.to_owned());
         let token: Token =
-            crate::token::decode(token.trim()).map_err(|_| invalid("not a cursor token"))?;
+            crate::wire::token::decode(token.trim()).map_err(|_| invalid("not a cursor token"))?;
         if token.q != Self::query_tag() {
             return Err(Error::InvalidCursor(format!(
                 "this cursor belongs to the query `{}`, not `{}`",
@@ -392,7 +398,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> Cursor<T, QUERY, R> {
             check_parent_path(parent)?;
         }
         let order_value = token.v.into_value()?;
-        if !crate::order_key::is_stored_as::<T::OrderValue>(&order_value) {
+        if !crate::model::order_key::is_stored_as::<T::OrderValue>(&order_value) {
             return Err(Error::InvalidCursor(format!(
                 "the cursor's order value is not a stored value of `{}` ({})",
                 T::ORDER_FIELD,
@@ -418,7 +424,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach> Cursor<T, QUERY, R> {
 
 /// A parent path a token may carry: a document path.
 fn check_parent_path(path: &str) -> Result<()> {
-    crate::document_id::check_document_path(path)
+    crate::model::document_id::check_document_path(path)
         .map_err(|error| Error::InvalidCursor(error.to_string()))
 }
 

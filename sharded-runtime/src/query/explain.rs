@@ -15,7 +15,8 @@ use super::fetch::in_every_chunk;
 use super::plan::QueryPlan;
 use super::spans::query_span;
 use super::{Reach, ShardedQuery, Window};
-use crate::{Result, Sharded};
+use crate::error::Result;
+use crate::model::sharded::Sharded;
 
 /// A sharded query explained: its plan, and Firestore's explain metrics of each chunk query
 /// ([`ShardedQuery::explain`]).
@@ -126,7 +127,7 @@ pub(super) async fn explain<T: Sharded, const QUERY: u64, R: Reach, W: Window>(
                 });
             Box::pin(async move {
                 let responses: Vec<_> =
-                    crate::retry::retry_reads(&crate::retry::QUERY_READS, || async {
+                    crate::wire::retry::retry_reads(&crate::wire::retry::QUERY_READS, || async {
                         select
                             .clone()
                             .stream_query_with_metadata()

@@ -12,7 +12,8 @@ use super::spans::{chunk_span, query_span};
 use super::{
     Cursor, MAX_LIMIT, QueryStats, Reach, ShardedQuery, Window, limit_split, merge_sorted,
 };
-use crate::{Error, Result, Sharded};
+use crate::error::{Error, Result};
+use crate::model::sharded::Sharded;
 
 impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R, W> {
     /// A page's documents as read, with its cursors and what it cost.
@@ -230,7 +231,7 @@ async fn fetch_rounds(
     // Each chunk query through the one retry policy: one dropped request among many
     // fails no fan-out.
     let query = |i: usize, after: Option<FirestoreQueryCursor>, limit: Option<u32>| {
-        crate::retry::retry_reads(&crate::retry::QUERY_READS, move || {
+        crate::wire::retry::retry_reads(&crate::wire::retry::QUERY_READS, move || {
             plan.select_page(db, chunks[i], after.clone(), limit)
                 .query()
         })
@@ -335,7 +336,7 @@ pub(super) async fn in_every_chunk<T: Sharded, Each>(
 }
 
 /// The start of every read of `plan`: its chunk count on `span`, no document left in a
-/// retired shard value ([`crate::retired`]), and the snapshot its chunk queries share.
+/// retired shard value ([`crate::query::retired`]), and the snapshot its chunk queries share.
 pub(super) async fn begin<'db, T: Sharded>(
     db: &'db FirestoreDb,
     plan: &QueryPlan,
@@ -353,6 +354,6 @@ pub(super) async fn begin_requests<'db, T: Sharded>(
     requests: usize,
 ) -> Result<Snapshot<'db>> {
     span.record("chunks", plan.chunks.len());
-    crate::retired::check::<T>(db, &plan.scope).await?;
+    crate::query::retired::check::<T>(db, &plan.scope).await?;
     Snapshot::begin(db, requests).await
 }

@@ -7,6 +7,7 @@ mod count;
 mod cursor;
 mod explain;
 mod fetch;
+pub(crate) mod get_many;
 pub(crate) mod listen;
 pub(crate) mod merge;
 mod names;
@@ -17,6 +18,7 @@ pub(crate) mod queries;
 mod range;
 mod reach;
 mod reads;
+pub(crate) mod retired;
 // Only debug builds check each query against the plan before sending it.
 mod limit_split;
 #[cfg(debug_assertions)]
@@ -28,7 +30,7 @@ mod stream;
 mod values;
 mod window;
 
-pub use crate::value_order::{
+pub use crate::model::value_order::{
     compare_documents, compare_references, compare_values, usable_in_cursor,
 };
 pub(crate) use aggregate::aggregate_asked;
@@ -55,7 +57,8 @@ pub(crate) use shape::QueryShape;
 pub use shape::{AllQueries, query_id};
 pub use window::{DynamicOr, Or, Summable, Whole, Window, Windowed};
 
-use crate::{Sharded, Stored};
+use crate::model::sharded::Sharded;
+use crate::model::stored::Stored;
 
 /// Firestore's limit on values in one `in` filter, and on disjunctions in one query.
 pub const MAX_DISJUNCTIONS: usize = 30;
@@ -199,7 +202,7 @@ impl QueryStats {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Stored;
+    use crate::model::stored::Stored;
 
     /// Neither `Clone` nor `PartialEq` nor `Debug`: a page's traits ask them of its items only.
     struct Unclonable;

@@ -16,7 +16,9 @@ use super::fetch::begin_requests;
 use super::plan::Chunk;
 use super::spans::{chunk_span, query_span};
 use super::{Reach, ShardedQuery, Window};
-use crate::{Error, Result, Sharded, Stored};
+use crate::error::{Error, Result};
+use crate::model::sharded::Sharded;
+use crate::model::stored::Stored;
 
 /// A Rust type stored as a Firestore vector: what `#[sharded(vector(dimension = n))]` takes.
 #[diagnostic::on_unimplemented(
@@ -29,7 +31,7 @@ pub trait VectorValue {}
 impl VectorValue for FirestoreVector {}
 
 /// A vector field of `T` (`T::vectors().embedding`), to pass to
-/// [`find_nearest`](crate::ShardedQuery::find_nearest): its path and dimension, declared by
+/// [`find_nearest`](crate::query::ShardedQuery::find_nearest): its path and dimension, declared by
 /// `#[sharded(vector(dimension = n))]`, whose vector indexes the plan holds.
 pub struct VectorField<T> {
     path: &'static str,
@@ -152,8 +154,10 @@ pub(super) async fn find_nearest<T: Sharded, const QUERY: u64, R: Reach, W: Wind
                 .filter(move |_| Some(filter.clone()))
                 .find_nearest_with_options(options.clone());
             async move {
-                crate::retry::retry_reads(&crate::retry::QUERY_READS, || select.clone().query())
-                    .await
+                crate::wire::retry::retry_reads(&crate::wire::retry::QUERY_READS, || {
+                    select.clone().query()
+                })
+                .await
             }
             .instrument(chunk_span(i, *single))
         }))

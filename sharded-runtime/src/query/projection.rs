@@ -1,6 +1,8 @@
 //! Projections: a query's documents read as a partial type, only its fields sent back.
 
-use crate::{Error, Result, Sharded, StoredNames};
+use crate::error::{Error, Result};
+use crate::model::sharded::Sharded;
+use crate::model::stored_names::StoredNames;
 
 /// The field paths a projection of `T` into `P` reads: `P`'s stored names, each one `T`
 /// stores, then `T`'s order and shard fields, and the fields range filters order by after

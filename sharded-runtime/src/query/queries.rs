@@ -4,7 +4,7 @@
 use std::ops::Deref;
 
 use super::{ShardedQuery, WholeCollection};
-use crate::Sharded;
+use crate::model::sharded::Sharded;
 
 /// The typed queries of `T`, from `T::query()`: [`all`](Self::all), and one method per
 /// `#[sharded(index)]` path and per `index(...)` field set of `T`, which the derive writes on

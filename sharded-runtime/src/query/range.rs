@@ -10,10 +10,10 @@ use firestore::gcloud_sdk::google::firestore::v1::Value;
 
 use super::shape::AllQueries;
 use super::values::{to_bound, to_value};
-use crate::{OrderBound, OrderKey};
+use crate::model::order_key::{OrderBound, OrderKey};
 
 /// A field of `T` with range, `!=` and `not-in` filters (`T::ranges().price`), of Rust type
-/// `V`: what [`ShardedQuery::filter`](crate::ShardedQuery::filter) takes, through the filter it builds. `S` says which
+/// `V`: what [`ShardedQuery::filter`](crate::query::ShardedQuery::filter) takes, through the filter it builds. `S` says which
 /// queries take it: [`AllQueries`] for `#[sharded(range)]`, a marker of the field's own for
 /// `#[sharded(range(all, exchange))]`, which only those queries take.
 pub struct RangeField<T, V, S = AllQueries> {
@@ -60,7 +60,7 @@ impl<T, V, S> std::fmt::Debug for RangeField<T, V, S> {
     }
 }
 
-/// A filter on a [`RangeField`], for [`ShardedQuery::filter`](crate::ShardedQuery::filter): built by its
+/// A filter on a [`RangeField`], for [`ShardedQuery::filter`](crate::query::ShardedQuery::filter): built by its
 /// [`within`](RangeField::within), [`greater_than`](RangeField::greater_than),
 /// [`not_equal`](RangeField::not_equal), [`not_in`](RangeField::not_in) and the others.
 pub struct RangeFilter<T, S = AllQueries> {

@@ -5,9 +5,9 @@
 
 use std::marker::PhantomData;
 
-/// The reach of a [`ShardedQuery`](crate::ShardedQuery), [`Cursor`](crate::Cursor) or
-/// [`Page`](crate::Page): [`InCollection`] (the default) or [`InGroup`], each in the type's
-/// direction, or [`Reversed`] after [`reversed`](crate::ShardedQuery::reversed). Sealed:
+/// The reach of a [`ShardedQuery`](crate::query::ShardedQuery), [`Cursor`](crate::query::Cursor) or
+/// [`Page`](crate::query::Page): [`InCollection`] (the default) or [`InGroup`], each in the type's
+/// direction, or [`Reversed`] after [`reversed`](crate::query::ShardedQuery::reversed). Sealed:
 /// these four are all there is.
 pub trait Reach: sealed::Sealed + 'static {
     /// Whether a query of this reach reads every parent's collection.
@@ -22,17 +22,17 @@ pub trait Reach: sealed::Sealed + 'static {
 }
 
 /// One collection: the top-level one, or one parent's
-/// ([`in_parent`](crate::ShardedQuery::in_parent)). What `T::query()` builds.
+/// ([`in_parent`](crate::query::ShardedQuery::in_parent)). What `T::query()` builds.
 #[derive(Debug)]
 pub enum InCollection {}
 
 /// Every collection with the type's id, under every parent: what
-/// [`in_group`](crate::ShardedQuery::in_group) turns a query into.
+/// [`in_group`](crate::query::ShardedQuery::in_group) turns a query into.
 #[derive(Debug)]
 pub enum InGroup {}
 
 /// `R` read in the other direction than the type's, for a `reversible` type: what
-/// [`reversed`](crate::ShardedQuery::reversed) turns a query into. Never constructed.
+/// [`reversed`](crate::query::ShardedQuery::reversed) turns a query into. Never constructed.
 #[derive(Debug)]
 pub struct Reversed<R>(std::convert::Infallible, PhantomData<fn() -> R>);
 
@@ -70,7 +70,8 @@ mod sealed {
 
 /// The direction `T`'s queries of reach `R` order in: the type's, or the other for a
 /// reversed one.
-pub(super) fn query_direction<T: crate::Sharded, R: Reach>() -> sharded_indexes::Direction {
+pub(super) fn query_direction<T: crate::model::sharded::Sharded, R: Reach>()
+-> sharded_indexes::Direction {
     match R::REVERSED {
         true => T::ORDER_DIRECTION.reversed(),
         false => T::ORDER_DIRECTION,

@@ -20,8 +20,10 @@ use super::{
     QueryStats, Reach, ShardedQuery, SnapshotStream, Summable, SummedOver, Window, aggregate,
     count, listen, projection, stream,
 };
-use crate::stored::{Decoded, Undecodable};
-use crate::{Result, Sharded, Stored, StoredNames};
+use crate::error::Result;
+use crate::model::sharded::Sharded;
+use crate::model::stored::{Decoded, Stored, Undecodable};
+use crate::model::stored_names::StoredNames;
 
 impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R, W> {
     // Documents.
@@ -82,7 +84,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     /// so a dropped connection costs a retry, not the stream. Firestore keeps a read time
     /// readable for an hour (point-in-time recovery keeps whole minutes only, which a
     /// stream's read time is not): a stream consumed for longer ends with
-    /// [`Error::ReadTimeExpired`](crate::Error::ReadTimeExpired), carrying the token of the cursor after the last document
+    /// [`Error::ReadTimeExpired`](crate::error::Error::ReadTimeExpired), carrying the token of the cursor after the last document
     /// it yielded, to go on from with a new stream. On a client pinned to a transaction or a
     /// read time, every page reads there.
     ///
@@ -94,8 +96,8 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     }
 
     /// [`stream`](Self::stream), reading pages of `page_size` documents per chunk query
-    /// (fewer held in memory, more requests); [`Error::InvalidQuery`](crate::Error::InvalidQuery) unless `page_size` is
-    /// 1 to [`MAX_LIMIT`](crate::MAX_LIMIT), nothing sent.
+    /// (fewer held in memory, more requests); [`Error::InvalidQuery`](crate::error::Error::InvalidQuery) unless `page_size` is
+    /// 1 to [`MAX_LIMIT`](crate::query::MAX_LIMIT), nothing sent.
     pub async fn stream_in_pages_of(
         &self,
         db: &FirestoreDb,
@@ -114,7 +116,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     /// costs less to send;
     /// Firestore bills a projection as it bills the query, one read per document. A field of
     /// `P` that `T` does not store under that name, or one `P` flattens or skips, is
-    /// [`Error::InvalidQuery`](crate::Error::InvalidQuery) before anything is sent.
+    /// [`Error::InvalidQuery`](crate::error::Error::InvalidQuery) before anything is sent.
     pub fn fetch_as<'q, P>(
         &self,
         db: &'q firestore::FirestoreDb,
@@ -310,8 +312,8 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     }
 
     /// Several aggregations in one call, as Firestore's SDKs take them in one aggregation
-    /// query: a tuple of one to five of [`count()`](crate::reads::count),
-    /// [`sum(field)`](crate::reads::sum) and [`avg(field)`](crate::reads::avg), answered as a
+    /// query: a tuple of one to five of [`count()`](crate::query::count),
+    /// [`sum(field)`](crate::query::sum) and [`avg(field)`](crate::query::avg), answered as a
     /// tuple in the same order (`u64`, [`Number`], `Option<f64>`), every answer read at one
     /// snapshot and exact as [`sum`](Self::sum) and [`avg`](Self::avg) are.
     ///
@@ -412,9 +414,9 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     /// by equality, so each shard value is one request (`shard == v` and the query's
     /// equalities), each asked for `limit`, and their answers are merged by distance (ties by
     /// document name). A vector of another dimension, a limit
-    /// outside 1 to [`MAX_NEIGHBORS`](crate::limits::MAX_NEIGHBORS), or a query with a range,
+    /// outside 1 to [`MAX_NEIGHBORS`](crate::query::MAX_NEIGHBORS), or a query with a range,
     /// filter, `in`, OR, projection, limit or cursor is
-    /// [`Error::InvalidQuery`](crate::Error::InvalidQuery) before anything is sent. Billed
+    /// [`Error::InvalidQuery`](crate::error::Error::InvalidQuery) before anything is sent. Billed
     /// as Firestore bills a vector search, per request: one per shard value.
     pub async fn find_nearest(
         &self,
@@ -452,9 +454,9 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     /// another chunk appears once. When the server or the network closes the stream, it is
     /// opened again and each target resumes from its resume token; a target the server
     /// removes (a missing index) or connections that keep failing end the stream with
-    /// [`Error::Listen`](crate::Error::Listen). The query is checked before anything is sent.
+    /// [`Error::Listen`](crate::error::Error::Listen). The query is checked before anything is sent.
     /// A live query shows the present: a client pinned to a read time or a transaction
-    /// (`clone_with_consistency_selector`) is [`Error::InvalidQuery`](crate::Error::InvalidQuery).
+    /// (`clone_with_consistency_selector`) is [`Error::InvalidQuery`](crate::error::Error::InvalidQuery).
     ///
     /// What each snapshot is, as the Firebase SDKs keep it: each target's documents and its
     /// resume token are committed together at a point the server declares consistent, and a
@@ -482,7 +484,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     /// from the checkpoint's resume token, so the server sends only the documents changed
     /// since, not the whole result. The first snapshot holds every document, and its changes
     /// are those since the checkpoint's snapshot. A checkpoint of another query or database is
-    /// [`Error::InvalidCheckpoint`](crate::Error::InvalidCheckpoint). The server may decline an old token; it then sends the
+    /// [`Error::InvalidCheckpoint`](crate::error::Error::InvalidCheckpoint). The server may decline an old token; it then sends the
     /// whole result again (with a reset), which costs reads but is exact all the same.
     pub fn listen_from(
         &self,

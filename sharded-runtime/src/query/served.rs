@@ -11,7 +11,7 @@ use firestore::gcloud_sdk::google::firestore::v1::structured_query::{
 };
 use sharded_indexes::{Direction, IndexNeed, IndexPlan, QueryScope};
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// What `query` asks of composite indexes: one need per disjunct of its filter (Firestore
 /// serves an OR from one index per disjunct of its disjunctive normal form).

@@ -7,7 +7,7 @@ use firestore::gcloud_sdk::google::firestore::v1::{
 };
 use firestore::{FirestoreConsistencySelector, FirestoreDb};
 
-use crate::Result;
+use crate::error::Result;
 
 /// With more than one query (chunks, or several queries per chunk), a read-only transaction
 /// whose snapshot every one of them reads, so a document rewritten meanwhile (an upsert
@@ -46,16 +46,17 @@ impl<'db> Snapshot<'db> {
         };
         // Through the one retry policy: a transaction begun twice is one more left to
         // expire on the server.
-        let transaction = crate::retry::retry_reads(&crate::retry::QUERY_READS, || async {
-            db.client()
-                .get()
-                .begin_transaction(request.clone())
-                .await
-                .map_err(firestore::errors::FirestoreError::from)
-        })
-        .await?
-        .into_inner()
-        .transaction;
+        let transaction =
+            crate::wire::retry::retry_reads(&crate::wire::retry::QUERY_READS, || async {
+                db.client()
+                    .get()
+                    .begin_transaction(request.clone())
+                    .await
+                    .map_err(firestore::errors::FirestoreError::from)
+            })
+            .await?
+            .into_inner()
+            .transaction;
         tracing::debug!(transaction = %hex(&transaction), "sharded: read-only snapshot begun");
         let pinned = db.clone_with_consistency_selector(FirestoreConsistencySelector::Transaction(
             transaction.clone(),

@@ -2,7 +2,7 @@
 
 use super::plan::Chunk;
 use super::query_name;
-use crate::Sharded;
+use crate::model::sharded::Sharded;
 
 /// The spans' target, as before they had a file of their own: what users' filters name.
 const TARGET: &str = "sharded_runtime::query";

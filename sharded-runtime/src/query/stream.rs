@@ -23,7 +23,8 @@ use super::fetch::begin;
 use super::plan::{Chunk, QueryPlan};
 use super::spans::{chunk_span, query_span};
 use super::{Reach, ShardedQuery, Window, merge_streams};
-use crate::{Error, Result, Sharded};
+use crate::error::{Error, Result};
+use crate::model::sharded::Sharded;
 
 /// Documents per page of a chunk's stream, unless
 /// [`stream_in_pages_of`](ShardedQuery::stream_in_pages_of) says otherwise.
@@ -232,7 +233,7 @@ async fn stream_page(
     after: Option<FirestoreQueryCursor>,
     limit: u32,
 ) -> Result<(Vec<Document>, Option<Timestamp>)> {
-    let page = crate::retry::retry_reads(&crate::retry::QUERY_READS, || {
+    let page = crate::wire::retry::retry_reads(&crate::wire::retry::QUERY_READS, || {
         stream_page_once(db, plan, chunk, read_time, after.clone(), limit)
     })
     .await;

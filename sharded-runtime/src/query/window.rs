@@ -9,14 +9,14 @@ use std::marker::PhantomData;
 use super::aggregate::numeric::SummedOver;
 use super::shape::AllQueries;
 
-/// The window of a [`ShardedQuery`](crate::ShardedQuery): [`Whole`] (the default: every
-/// document it matches), [`Windowed`] (after [`limit`](crate::ShardedQuery::limit) or a
-/// cursor: [`after`](crate::ShardedQuery::after), [`start_at`](crate::ShardedQuery::start_at),
-/// [`end_at`](crate::ShardedQuery::end_at), [`end_before`](crate::ShardedQuery::end_before),
-/// [`before`](crate::ShardedQuery::before)), or
-/// [`Or`] (after [`or`](crate::ShardedQuery::or)). Sealed: these are all there is.
+/// The window of a [`ShardedQuery`](crate::query::ShardedQuery): [`Whole`] (the default: every
+/// document it matches), [`Windowed`] (after [`limit`](crate::query::ShardedQuery::limit) or a
+/// cursor: [`after`](crate::query::ShardedQuery::after), [`start_at`](crate::query::ShardedQuery::start_at),
+/// [`end_at`](crate::query::ShardedQuery::end_at), [`end_before`](crate::query::ShardedQuery::end_before),
+/// [`before`](crate::query::ShardedQuery::before)), or
+/// [`Or`] (after [`or`](crate::query::ShardedQuery::or)). Sealed: these are all there is.
 pub trait Window: sealed::Sealed + 'static {
-    /// The window after [`or_dynamic`](crate::ShardedQuery::or_dynamic): the same, without
+    /// The window after [`or_dynamic`](crate::query::ShardedQuery::or_dynamic): the same, without
     /// the OR-ed queries in its type ([`DynamicOr`] for a whole query).
     type Dynamic: Window;
 }
@@ -30,7 +30,7 @@ pub enum Whole {}
 pub enum Windowed {}
 
 /// A query of window `W` OR-ed with the typed query `OTHER`
-/// ([`or`](crate::ShardedQuery::or)): every document either matches. Its type keeps each
+/// ([`or`](crate::query::ShardedQuery::or)): every document either matches. Its type keeps each
 /// query it joins, so that a sum of the OR checks every one of them.
 pub struct Or<W, const OTHER: u64>(PhantomData<fn() -> W>, std::convert::Infallible);
 
@@ -40,7 +40,7 @@ impl<W, const OTHER: u64> std::fmt::Debug for Or<W, OTHER> {
     }
 }
 
-/// An OR built at run time ([`or_dynamic`](crate::ShardedQuery::or_dynamic)): its
+/// An OR built at run time ([`or_dynamic`](crate::query::ShardedQuery::or_dynamic)): its
 /// queries are not in its type, which stays the same however many are OR-ed in a loop. Its
 /// sum takes a field every query sums (`#[sharded(aggregate)]`) only.
 #[derive(Debug)]
@@ -60,7 +60,7 @@ impl Window for DynamicOr {
 }
 
 /// A window a field summed by the queries `S` names can be summed over, so that
-/// [`sum`](crate::ShardedQuery::sum) and [`avg`](crate::ShardedQuery::avg) mean what they
+/// [`sum`](crate::query::ShardedQuery::sum) and [`avg`](crate::query::ShardedQuery::avg) mean what they
 /// say: [`Whole`], and an [`Or`] each of whose queries `S` sums ([`SummedOver`] of its query:
 /// its index holds the field). `S` is [`AllQueries`] for a field declared for every query.
 #[diagnostic::on_unimplemented(

@@ -11,8 +11,9 @@ use super::{LeftBehind, LeftBehindReason, Migration, Pending, Read, SAMPLES_PER_
 use crate::datastore::convert;
 use crate::datastore::cursor::ChunkPosition;
 use crate::datastore::kind::Kind;
-use crate::partition::IdRange;
-use crate::{Error, Result, Sharded};
+use crate::error::{Error, Result};
+use crate::job::partition::IdRange;
+use crate::model::sharded::Sharded;
 
 /// A key range of the old kind and how far it is copied.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -264,7 +265,7 @@ impl<T: Sharded> Kind<T> {
             Some(IdType::Name(name)) => name.clone(),
             None => return Err(LeftBehindReason::NotAnId("a key without an id")),
         };
-        match crate::check_document_id(&id) {
+        match crate::model::document_id::check_document_id(&id) {
             Ok(()) => Ok(id),
             Err(Error::InvalidDocumentId { reason, .. }) => Err(LeftBehindReason::NotAnId(reason)),
             Err(_) => Err(LeftBehindReason::NotAnId("not a document id")),

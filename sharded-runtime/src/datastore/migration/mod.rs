@@ -35,9 +35,10 @@ use lanes::{KeyPath, Lane, check_lanes, gql_key, key_path};
 use super::convert;
 use super::cursor::ChunkPosition;
 use super::kind::{Kind, MAX_MUTATIONS, Put};
-use crate::bulk::{Backoff, RateLimiter, Throttling};
-use crate::partition::IdRange;
-use crate::{Error, Result, Sharded};
+use crate::error::{Error, Result};
+use crate::job::partition::IdRange;
+use crate::model::sharded::Sharded;
+use crate::write::bulk::{Backoff, RateLimiter, Throttling};
 
 /// The most lanes [`Migration::lane_count`] takes.
 pub const MAX_LANES: usize = 100;
@@ -97,12 +98,12 @@ pub struct MigrationCheckpoint {
 impl MigrationCheckpoint {
     /// The checkpoint as URL-safe text.
     pub fn to_token(&self) -> String {
-        crate::token::encode(self)
+        crate::wire::token::encode(self)
     }
 
     /// The checkpoint `token` stands for.
     pub fn from_token(token: &str) -> Result<MigrationCheckpoint> {
-        crate::token::decode(token).map_err(Error::InvalidCheckpoint)
+        crate::wire::token::decode(token).map_err(Error::InvalidCheckpoint)
     }
 
     /// Whether every lane is read to its end.

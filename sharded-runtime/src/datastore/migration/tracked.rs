@@ -23,9 +23,10 @@ use super::lanes::Lane;
 use super::{Migration, MigrationCheckpoint, MigrationProgress, check_options};
 use crate::datastore::Datastore;
 use crate::datastore::kind::Kind;
+use crate::error::{Error, Result};
+use crate::job::task_part::Holder;
 use crate::jobs::{PartPhase, TaskPart};
-use crate::task_part::Holder;
-use crate::{Error, Result, Sharded};
+use crate::model::sharded::Sharded;
 
 /// The kind of a tracked migration's state entity, named by the job's id.
 pub const JOB_KIND: &str = "ShardedMigrationJob";
@@ -199,7 +200,7 @@ impl<T: Sharded> TrackedMigration<'_, T> {
         }
         let state = State::of(&self.kind.datastore, &self.job)?;
         let lanes = self.start(&state).await?;
-        let owner = crate::job::attempt_token();
+        let owner = crate::job::tracked::attempt_token();
         let held = loop {
             match self.acquire(&state, &owner).await? {
                 Acquired::Held(held) => break held,
@@ -301,7 +302,7 @@ impl<T: Sharded> TrackedMigration<'_, T> {
                     lanes
                 }
             };
-            let token = crate::token::encode(&lanes);
+            let token = crate::wire::token::encode(&lanes);
             let mut mutations = vec![insert(ds::Entity {
                 key: Some(state.job_key()),
                 properties: HashMap::from([
@@ -318,7 +319,7 @@ impl<T: Sharded> TrackedMigration<'_, T> {
                 Ok(_) => return Ok(lanes),
                 // Another task started it meanwhile: read what it stored.
                 Err(Error::Datastore {
-                    code: crate::writes::StatusCode::AlreadyExists,
+                    code: crate::wire::status::StatusCode::AlreadyExists,
                     ..
                 }) => {}
                 Err(other) => return Err(other),
@@ -348,7 +349,7 @@ impl<T: Sharded> TrackedMigration<'_, T> {
                 self.part.count
             ));
         }
-        crate::token::decode(&string(job, "lanes")).map_err(|reason| Error::JobMismatch {
+        crate::wire::token::decode(&string(job, "lanes")).map_err(|reason| Error::JobMismatch {
             job: self.job.clone(),
             reason: format!("its lanes do not read: {reason}"),
         })
@@ -405,7 +406,7 @@ impl<T: Sharded> TrackedMigration<'_, T> {
                     let _ = transaction.rollback().await;
                     return Ok(other);
                 }
-                Err(Error::Datastore { code, .. }) if crate::retry::retries_request(code) => {
+                Err(Error::Datastore { code, .. }) if crate::wire::retry::retries_request(code) => {
                     let _ = transaction.rollback().await;
                     tokio::time::sleep(Duration::from_millis(100)).await;
                 }
@@ -572,7 +573,7 @@ struct Found {
 
 impl State {
     fn of(datastore: &Datastore, job: &str) -> Result<State> {
-        crate::check_document_id(job).map_err(|_| Error::InvalidOptions {
+        crate::model::document_id::check_document_id(job).map_err(|_| Error::InvalidOptions {
             option: "job",
             expected: "a job id that is a document id (not empty, no `/`, not `__…__`)",
         })?;
@@ -639,7 +640,7 @@ impl State {
         part: &TaskPart,
         change: impl Fn(&mut PartRecord),
     ) -> Result<()> {
-        let backoff = crate::bulk::Backoff::default();
+        let backoff = crate::write::bulk::Backoff::default();
         crate::datastore::retried(&backoff, "migration job state", || async {
             let transaction = self.datastore.begin().await?;
             let attempt = async {

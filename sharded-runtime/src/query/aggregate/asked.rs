@@ -8,34 +8,34 @@ use super::{Number, NumericField, SummedOver};
 use crate::query::shape::AllQueries;
 use crate::query::window::Summable;
 
-/// `count()` in an [`aggregate`](crate::ShardedQuery::aggregate): how many documents the
+/// `count()` in an [`aggregate`](crate::query::ShardedQuery::aggregate): how many documents the
 /// query matches that hold every field the other aggregations of the call name (Firestore's
 /// rule for several aggregations in one query, measured in
 /// `tests/tests/suite/server_aggregates.rs`). Answers a `u64`.
 #[derive(Debug, Clone, Copy)]
 pub struct Count;
 
-/// `sum(field)` in an [`aggregate`](crate::ShardedQuery::aggregate). Answers a [`Number`].
+/// `sum(field)` in an [`aggregate`](crate::query::ShardedQuery::aggregate). Answers a [`Number`].
 pub struct Sum<T, S = AllQueries>(NumericField<T, S>);
 
-/// `avg(field)` in an [`aggregate`](crate::ShardedQuery::aggregate). Answers an
+/// `avg(field)` in an [`aggregate`](crate::query::ShardedQuery::aggregate). Answers an
 /// `Option<f64>`: `None` where no document holds a number in the field.
 pub struct Avg<T, S = AllQueries>(NumericField<T, S>);
 
-/// The count of an [`aggregate`](crate::ShardedQuery::aggregate) call, as Firestore's SDKs
+/// The count of an [`aggregate`](crate::query::ShardedQuery::aggregate) call, as Firestore's SDKs
 /// spell it: `query.aggregate(&db, (count(), sum(fields.qty)))`.
 pub fn count() -> Count {
     Count
 }
 
 /// The sum of `field` (`T::aggregates().qty`) in an
-/// [`aggregate`](crate::ShardedQuery::aggregate) call.
+/// [`aggregate`](crate::query::ShardedQuery::aggregate) call.
 pub fn sum<T, S>(field: NumericField<T, S>) -> Sum<T, S> {
     Sum(field)
 }
 
 /// The average of `field` (`T::aggregates().qty`) in an
-/// [`aggregate`](crate::ShardedQuery::aggregate) call.
+/// [`aggregate`](crate::query::ShardedQuery::aggregate) call.
 pub fn avg<T, S>(field: NumericField<T, S>) -> Avg<T, S> {
     Avg(field)
 }

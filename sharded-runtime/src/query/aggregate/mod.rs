@@ -37,7 +37,8 @@ use super::fetch::begin_requests;
 use super::plan::{Chunk, QueryPlan};
 use super::spans::{chunk_span, query_span};
 use super::{QueryStats, Reach, ShardedQuery, Window};
-use crate::{Error, Result, Sharded};
+use crate::error::{Error, Result};
+use crate::model::sharded::Sharded;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// `sum` and `avg` of `field` across the chunks, read at one snapshot; `average` says
@@ -308,7 +309,7 @@ async fn aggregate_of<T: Sharded>(
         let sent = plan.structured_query_ordered(chunk, order.clone(), None, None, None)?;
         super::served::check_aggregation_served(&T::indexes(), &sent, field.path)?;
     }
-    let rows = crate::retry::retry_reads(&crate::retry::QUERY_READS, || {
+    let rows = crate::wire::retry::retry_reads(&crate::wire::retry::QUERY_READS, || {
         plan.select_ordered(db, chunk, order.clone(), None)
             .aggregate(|a| {
                 a.fields([
@@ -388,7 +389,7 @@ async fn read_subtotals<T: Sharded>(
 ) -> Result<(u64, Vec<Subtotal>)> {
     let paths: Vec<String> = fields.iter().map(|field| field.path.to_owned()).collect();
     // Read again whole when the stream breaks: a subtotal counts every document once.
-    let backoff = crate::retry::QUERY_READS;
+    let backoff = crate::wire::retry::QUERY_READS;
     let mut attempts = 0;
     loop {
         attempts += 1;
@@ -403,7 +404,7 @@ async fn read_subtotals<T: Sharded>(
                 .try_fold(start, |(count, mut subtotals, read), document| async move {
                     let values: Vec<_> = fields
                         .iter()
-                        .map(|field| crate::value_order::field_value(&document, field.path))
+                        .map(|field| crate::model::value_order::field_value(&document, field.path))
                         .collect();
                     if values.iter().all(Option::is_some) {
                         for (subtotal, value) in subtotals.iter_mut().zip(values) {
@@ -421,8 +422,13 @@ async fn read_subtotals<T: Sharded>(
                 cost.documents(read);
                 return Ok((count, subtotals));
             }
-            Err(error) if attempts < backoff.max_attempts && crate::retry::transient(&error) => {
-                tokio::time::sleep(backoff.delay(attempts, crate::StatusCode::Unavailable)).await;
+            Err(error)
+                if attempts < backoff.max_attempts && crate::wire::retry::transient(&error) =>
+            {
+                tokio::time::sleep(
+                    backoff.delay(attempts, crate::wire::status::StatusCode::Unavailable),
+                )
+                .await;
             }
             Err(error) => return Err(error.into()),
         }

@@ -3,11 +3,11 @@
 
 use std::marker::PhantomData;
 
-use crate::numeric::Numeric;
+use crate::model::numeric::Numeric;
 use crate::query::shape::AllQueries;
 
 /// A numeric field of `T` (`T::aggregates().price`), to pass to
-/// [`ShardedQuery::sum`](crate::ShardedQuery::sum) and [`avg`](crate::ShardedQuery::avg). `S`
+/// [`ShardedQuery::sum`](crate::query::ShardedQuery::sum) and [`avg`](crate::query::ShardedQuery::avg). `S`
 /// says which queries sum it: [`AllQueries`] for `#[sharded(aggregate)]`, a marker of the
 /// field's own for `#[sharded(aggregate(all, exchange))]`, which only those queries take.
 pub struct NumericField<T, S = AllQueries> {

@@ -4,7 +4,7 @@
 use firestore::gcloud_sdk::google::firestore::v1::{Document, value::ValueType};
 
 use super::Number;
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// A part of the query's documents, its sum and its count of numbers known exactly: what
 /// adds up to the total.

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use firestore::gcloud_sdk::google::firestore::v1::Document;
 
 use super::ChangeKind;
-use crate::Result;
+use crate::error::Result;
 
 /// A document of the last snapshot: as stored (what the query's order compares) and as shown.
 pub(super) struct Shown<V> {

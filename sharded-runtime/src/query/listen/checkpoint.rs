@@ -9,7 +9,7 @@ use firestore::gcloud_sdk::prost::bytes::Buf;
 use firestore::gcloud_sdk::prost::encoding::{decode_varint, encode_varint};
 use firestore::gcloud_sdk::prost_types::Timestamp;
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 const MAGIC: &[u8; 5] = b"shck1";
 
@@ -19,7 +19,7 @@ const MAGIC: &[u8; 5] = b"shck1";
 /// Take one from [`QuerySnapshot::checkpoint`](super::QuerySnapshot::checkpoint) (listen with
 /// [`ListenOptions::checkpoints`](super::ListenOptions::checkpoints) on), keep
 /// [`to_bytes`](Self::to_bytes), and pass [`from_bytes`](Self::from_bytes) to
-/// [`ShardedQuery::listen_from`](crate::ShardedQuery::listen_from) after a restart. A checkpoint
+/// [`ShardedQuery::listen_from`](crate::query::ShardedQuery::listen_from) after a restart. A checkpoint
 /// belongs to one query on one database: given to another, it is refused
 /// ([`Error::InvalidCheckpoint`]) before anything is sent.
 #[derive(Clone, PartialEq)]
@@ -40,7 +40,10 @@ pub(super) struct TargetCheckpoint {
 impl std::fmt::Debug for ListenCheckpoint {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ListenCheckpoint")
-            .field("read_time", &crate::stored::system_time(self.read_time))
+            .field(
+                "read_time",
+                &crate::model::stored::system_time(self.read_time),
+            )
             .field("targets", &self.targets.len())
             .field(
                 "documents",
@@ -57,7 +60,7 @@ impl std::fmt::Debug for ListenCheckpoint {
 impl ListenCheckpoint {
     /// The read time of the snapshot it was taken at.
     pub fn read_time(&self) -> std::time::SystemTime {
-        crate::stored::system_time(self.read_time)
+        crate::model::stored::system_time(self.read_time)
     }
 
     /// The checkpoint as bytes, to keep.

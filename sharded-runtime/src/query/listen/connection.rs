@@ -77,11 +77,11 @@ pub(crate) fn is_silence(status: &Status) -> bool {
 }
 
 /// `read`, again after a transient failure (a dropped connection), waiting as the listener's
-/// reconnections do ([`Backoff`](crate::retry::Backoff)), up to its `max_attempts`. Each
+/// reconnections do ([`Backoff`](crate::wire::retry::Backoff)), up to its `max_attempts`. Each
 /// attempt is given `silence` (the idle timeout): one unanswered by then ends the read with
 /// [`silence`], since over a connection gone silent every attempt would wait as long.
 pub(crate) async fn retried<R, F: std::future::Future<Output = Result<R, Status>>>(
-    backoff: crate::retry::Backoff,
+    backoff: crate::wire::retry::Backoff,
     timeout: Option<Duration>,
     read: impl Fn() -> F,
 ) -> Result<R, Status> {
@@ -91,7 +91,7 @@ pub(crate) async fn retried<R, F: std::future::Future<Output = Result<R, Status>
             None => return Err(silence(timeout)),
             Some(Err(status))
                 if attempt < backoff.max_attempts
-                    && crate::retry::retries_request(status.code()) =>
+                    && crate::wire::retry::retries_request(status.code()) =>
             {
                 tokio::time::sleep(backoff.delay(attempt, status.code().into())).await;
                 attempt += 1;

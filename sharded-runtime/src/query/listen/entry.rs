@@ -5,8 +5,9 @@ use firestore::FirestoreDb;
 use futures::stream::StreamExt;
 
 use super::{Decode, ListenCheckpoint, ListenOptions, Listener, SnapshotStream};
+use crate::error::Result;
+use crate::model::sharded::Sharded;
 use crate::query::{Reach, ShardedQuery, Window};
-use crate::{Result, Sharded};
 
 /// The listener of `query`'s plan: its chunk queries as the targets of one Listen stream,
 /// starting from `checkpoint` if given, behind the check that no document holds a retired
@@ -24,7 +25,7 @@ where
     options.validate()?;
     if db.get_session_params().consistency_selector.is_some() {
         // A Listen stream has no read time or transaction: it would show the present.
-        return Err(crate::Error::InvalidQuery(
+        return Err(crate::error::Error::InvalidQuery(
             "a live query shows the present; this client reads at a fixed read time or in a transaction: listen with the database handle itself".into(),
         ));
     }
@@ -48,7 +49,7 @@ where
     // No snapshot before the check that no document holds a retired value.
     let (db, scope) = (db.clone(), plan.scope.clone());
     Ok(futures::stream::once(async move {
-        match crate::retired::check::<T>(&db, &scope).await {
+        match crate::query::retired::check::<T>(&db, &scope).await {
             Ok(()) => snapshots,
             Err(error) => futures::stream::iter([Err(error)]).boxed(),
         }

@@ -20,7 +20,9 @@ use firestore::gcloud_sdk::tonic;
 use futures::stream::{BoxStream, StreamExt};
 use tokio::sync::mpsc;
 
-use crate::{Error, Result, Sharded, Stored};
+use crate::error::{Error, Result};
+use crate::model::sharded::Sharded;
+use crate::model::stored::Stored;
 
 mod changes;
 mod checkpoint;
@@ -68,7 +70,7 @@ pub struct QuerySnapshot<T> {
     /// The moment every chunk's results were read at.
     pub read_time: SystemTime,
     /// Where a new listener can start from this snapshot
-    /// ([`ShardedQuery::listen_from`](crate::ShardedQuery::listen_from)); `None` unless
+    /// ([`ShardedQuery::listen_from`](crate::query::ShardedQuery::listen_from)); `None` unless
     /// [`ListenOptions::checkpoints`] is on.
     pub checkpoint: Option<ListenCheckpoint>,
 }
@@ -182,8 +184,8 @@ impl ListenOptions {
     /// Whether a listener can run with these options:
     /// [`Error::InvalidOptions`] naming the first out of range.
     pub fn validate(&self) -> Result<()> {
-        use crate::option_check::check;
-        let day = crate::option_check::MAX_DURATION;
+        use crate::wire::option_check::check;
+        let day = crate::wire::option_check::MAX_DURATION;
         check(
             self.max_retry <= day,
             "max_retry",
@@ -205,8 +207,8 @@ impl ListenOptions {
 
     /// The waits between connections as the shared retry policy: 1.5 times longer each time,
     /// no jitter.
-    pub(crate) fn backoff(&self) -> crate::retry::Backoff {
-        crate::retry::Backoff {
+    pub(crate) fn backoff(&self) -> crate::wire::retry::Backoff {
+        crate::wire::retry::Backoff {
             initial: self.first_retry,
             factor: 1.5,
             maximum: self.max_retry,
@@ -242,7 +244,7 @@ pub(crate) struct Listener<T> {
     failures: u32,
 }
 
-impl<T: Send + Sync + 'static> crate::until_error::Source for Listener<T> {
+impl<T: Send + Sync + 'static> crate::wire::until_error::Source for Listener<T> {
     type Item = QuerySnapshot<T>;
 
     async fn next_item(&mut self) -> Option<Result<QuerySnapshot<T>>> {
@@ -296,7 +298,7 @@ impl<T: Send + Sync + 'static> Listener<T> {
     }
 
     pub(crate) fn into_stream(self) -> SnapshotStream<T> {
-        crate::until_error::until_error(self)
+        crate::wire::until_error::until_error(self)
     }
 
     async fn next_snapshot(&mut self) -> Result<QuerySnapshot<T>> {
@@ -357,7 +359,7 @@ impl<T: Send + Sync + 'static> Listener<T> {
             .options
             .reconnects
             .is_some_and(|reconnects| self.failures > reconnects);
-        if !crate::retry::retries_request(status.code()) || exhausted {
+        if !crate::wire::retry::retries_request(status.code()) || exhausted {
             return Err(Error::Listen {
                 code: status.code().into(),
                 message: cause(&status),
@@ -433,7 +435,7 @@ impl<T: Send + Sync + 'static> Listener<T> {
                     &mut self.targets,
                     read_time,
                     &reset,
-                    crate::retry::Backoff {
+                    crate::wire::retry::Backoff {
                         max_attempts: verify::ATTEMPTS,
                         ..self.options.backoff()
                     },
@@ -502,7 +504,7 @@ impl<T: Send + Sync + 'static> Listener<T> {
                     new_index: change.new_index,
                 })
                 .collect(),
-            read_time: crate::stored::system_time(read_time),
+            read_time: crate::model::stored::system_time(read_time),
             checkpoint,
         };
         self.shown = shown;

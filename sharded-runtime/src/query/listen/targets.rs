@@ -17,7 +17,7 @@ use firestore::gcloud_sdk::prost_types::Timestamp;
 use firestore::gcloud_sdk::tonic::Code;
 
 use super::checkpoint::TargetCheckpoint;
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// One chunk's target and what it has received.
 pub(super) struct ChunkTarget {
@@ -625,7 +625,7 @@ mod tests {
         assert!(matches!(
             targets.receive(removed),
             Err(Error::Listen {
-                code: crate::StatusCode::FailedPrecondition,
+                code: crate::wire::status::StatusCode::FailedPrecondition,
                 ..
             })
         ));

@@ -24,7 +24,7 @@ use futures::TryStreamExt;
 
 use super::connection::{Connection, retried};
 use super::targets::ChunkTargets;
-use crate::retry::Backoff;
+use crate::wire::retry::Backoff;
 
 /// Checks each target in `reset` against its query at `read_time`: its count, and when that
 /// differs from what the stream left it with, its documents, which replace those.
@@ -204,7 +204,7 @@ mod tests {
             names
                 .iter()
                 .map(|name| Document {
-                    name: crate::document_path::document_name(
+                    name: crate::model::document_path::document_name(
                         db.get_documents_path(),
                         None,
                         "verify",

@@ -127,7 +127,7 @@ mod tests {
     /// and no more chunks than the best rectangle cut.
     #[test]
     fn in_values_and_shards_cover_every_pair_once() {
-        let shards = crate::shard::numbered_shards(301);
+        let shards = crate::model::shard::numbered_shards(301);
         for n in [1, 2, 3, 6, 29, 30, 31, 40, 61, 100, 301] {
             for k in 0..=30 {
                 let chunks = fan_out(&shards[..n], k);
@@ -159,7 +159,7 @@ mod tests {
     /// in one chunk; none over 30 disjunctions.
     #[test]
     fn contains_any_keeps_its_values_together() {
-        let shards = crate::shard::numbered_shards(100);
+        let shards = crate::model::shard::numbered_shards(100);
         for n in [1, 3, 29, 30, 31, 40, 61, 100] {
             for k in 1..=30 {
                 let chunks = fan_out_together(&shards[..n], k);

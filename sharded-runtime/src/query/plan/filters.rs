@@ -10,11 +10,12 @@ use firestore::{
     FirestoreQueryFilterCompositeOperator, FirestoreValue,
 };
 
-use crate::parent::Scope;
+use crate::error::{Error, Result};
+use crate::model::parent::Scope;
+use crate::model::sharded::Sharded;
+use crate::model::value_order;
 use crate::query::range::{FieldFilter, FilterKind};
 use crate::query::{MAX_DISJUNCTIONS, QueryShape, shape};
-use crate::value_order;
-use crate::{Error, Result, Sharded};
 
 /// Checks the range filters (`filter`) on `paths` (the fields they order by after the order
 /// field, in the order Firestore orders them), and adds them to `filters`; whether one is a

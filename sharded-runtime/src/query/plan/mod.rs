@@ -21,9 +21,10 @@ use firestore::{
 use sharded_indexes::{Direction, IndexNeed};
 
 use super::{Reach, ShardedQuery, Window};
-use crate::parent::Scope;
-use crate::value_order;
-use crate::{Error, Result, Sharded};
+use crate::error::{Error, Result};
+use crate::model::parent::Scope;
+use crate::model::sharded::Sharded;
+use crate::model::value_order;
 
 pub(crate) use chunk::Chunk;
 pub use chunk::shard_chunks;

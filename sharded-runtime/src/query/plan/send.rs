@@ -12,7 +12,8 @@ use firestore::{
 };
 
 use super::{Chunk, QueryPlan, compare};
-use crate::{Error, Result, value_order};
+use crate::error::{Error, Result};
+use crate::model::value_order;
 
 impl QueryPlan {
     /// A chunk's query as the protocol's `StructuredQuery`, starting at `start`, at most
@@ -41,7 +42,7 @@ impl QueryPlan {
         let mut params = firestore::FirestoreQueryParams::new(self.collection.into())
             .with_filter(self.chunk_filter(chunk))
             .with_order_by(orders);
-        if self.scope == crate::parent::Scope::Group {
+        if self.scope == crate::model::parent::Scope::Group {
             params.all_descendants = Some(true);
         }
         // A projection's fields, as `select_ordered` sends them: a stream's later pages,
@@ -160,7 +161,7 @@ impl QueryPlan {
         db: &FirestoreDb,
         cursor: &super::PlannedCursor,
     ) -> Vec<FirestoreValue> {
-        let name = crate::document_path::document_name(
+        let name = crate::model::document_path::document_name(
             db.get_documents_path(),
             cursor.parent.as_deref(),
             self.collection,
@@ -189,7 +190,7 @@ impl QueryPlan {
             order_field: self.order_field,
             then_by: self.then_by.clone(),
             direction: self.direction,
-            values: crate::value_order::compare_values,
+            values: crate::model::value_order::compare_values,
             #[cfg(test)]
             by: None,
         }
@@ -230,7 +231,7 @@ impl DocumentOrder {
             order_field: "",
             then_by: Vec::new(),
             direction: sharded_indexes::Direction::Ascending,
-            values: crate::value_order::compare_values,
+            values: crate::model::value_order::compare_values,
             by: Some(by),
         }
     }
@@ -240,7 +241,7 @@ impl DocumentOrder {
         if let Some(by) = self.by {
             return by(a, b);
         }
-        crate::value_order::compare_documents_then(
+        crate::model::value_order::compare_documents_then(
             a,
             b,
             self.order_field,
