@@ -21,6 +21,8 @@ pub use write::bulk;
 
 // The crate root holds what users write and name; the rest is in a module by what it is for.
 pub use error::{Error, Result};
+pub use model::collection::InTransaction;
+pub use model::collection::ShardedCollection;
 pub use model::parent::Parent;
 pub use model::sharded::Sharded;
 pub use model::stored::Stored;
@@ -31,8 +33,7 @@ pub use query::{
 };
 pub use sharded_derive::Sharded;
 pub use sharded_derive::StoredNames;
-pub use write::atomic::{AtomicBatch, InTransaction};
-pub use write::collection::ShardedCollection;
+pub use write::atomic::AtomicBatch;
 
 /// What a query is built from and reads besides the query itself: the typed fields it sums
 /// and filters, its reach and window (in its type), what a read returns (`Number`, `Many`,
@@ -55,9 +56,10 @@ pub mod reads {
 pub mod writes {
     pub use crate::model::document_id::check_document_id;
     pub use crate::model::fields::Field;
+    pub use crate::model::order_stamp::OrderStamp;
     pub use crate::wire::status::StatusCode;
     pub use crate::write::atomic::{AtomicBatchIn, TransactionError, transaction_error};
-    pub use crate::write::firestore_write::{OrderStamp, Written};
+    pub use crate::write::firestore_write::Written;
     pub use crate::write::transform::{ServerTime, Transform, TypedField};
 }
 
@@ -65,12 +67,20 @@ pub mod writes {
 /// (`T::counters().likes`), an increment that counts once, and where their documents live.
 /// See the README's "Counters".
 pub mod counters {
-    pub use crate::counter::{
-        COUNTER_COLLECTION_PREFIX, CounterField, CounterSnapshot, Folded, INCREMENTS_COLLECTION,
-        Increment, MARKER_AMOUNT_FIELD, MARKER_COMMIT_FIELD, MARKER_COUNTER_FIELD,
-        MARKER_EXPIRY_FIELD, MARKER_EXPIRY_TOLERANCE_SECONDS, MARKER_LIFETIME, MARKER_SHARD_FIELD,
-        MIN_FOLD_PERIOD, SHARD_INCREMENT_FIELD, SHARD_VALUE_FIELD,
-    };
+    pub use crate::counter::{CounterSnapshot, Folded, MIN_FOLD_PERIOD};
+    pub use crate::model::counter_field::COUNTER_COLLECTION_PREFIX;
+    pub use crate::model::counter_field::CounterField;
+    pub use crate::model::counter_field::INCREMENTS_COLLECTION;
+    pub use crate::model::counter_field::MARKER_AMOUNT_FIELD;
+    pub use crate::model::counter_field::MARKER_COMMIT_FIELD;
+    pub use crate::model::counter_field::MARKER_COUNTER_FIELD;
+    pub use crate::model::counter_field::MARKER_EXPIRY_FIELD;
+    pub use crate::model::counter_field::MARKER_EXPIRY_TOLERANCE_SECONDS;
+    pub use crate::model::counter_field::MARKER_SHARD_FIELD;
+    pub use crate::model::counter_field::SHARD_INCREMENT_FIELD;
+    pub use crate::model::counter_field::SHARD_VALUE_FIELD;
+    pub use crate::write::increment::Increment;
+    pub use crate::write::increment::MARKER_LIFETIME;
 }
 
 /// Live queries: `query.listen(&db)`'s snapshots, their changes, options and checkpoints.
@@ -80,12 +90,12 @@ pub mod listen {
     };
 }
 
+#[cfg(feature = "jobs")]
 /// Jobs over a whole collection (backfill, rebalance, rename, verify) and their state: one
 /// process, or parts tracked across the tasks of Cloud Run or Kubernetes jobs; over every
 /// parent's collection at once, from `T::collection_group(&db)` (`ShardedCollectionGroup`).
 pub mod jobs {
     pub use crate::job::balanced_parts::{Parts, SplitBy};
-    pub use crate::job::partition::{IdRange, MAX_PARTS};
     pub use crate::job::shard_job::{
         BothNames, Checkpoint, MAX_LISTED, Progress, ShardCensus, ShardJob, ShardedCollectionGroup,
     };
@@ -93,6 +103,7 @@ pub mod jobs {
     pub use crate::job::tracked::{
         JOB_STATE_COLLECTION, JobClosing, JobStatus, PartPhase, PartRun, PartStatus, TrackedPart,
     };
+    pub use crate::model::partition::{IdRange, MAX_PARTS};
 }
 
 /// Firestore's limits that a query or a write is checked against before it is sent.
@@ -156,6 +167,7 @@ pub use indexes::{
     FieldOverride, Flat, IndexField, IndexMode, IndexNeed, IndexPlan, QueryScope, StoredType,
     VectorConfig,
 };
+#[cfg(feature = "jobs")]
 #[doc(hidden)]
 pub use jobs::{
     BothNames, Checkpoint, Engine, IdRange, JOB_STATE_COLLECTION, JobClosing, JobStatus,
@@ -191,7 +203,9 @@ pub use firestore;
 #[doc(hidden)]
 pub mod __private {
     // The constructors generated code calls, each generic argument written out.
-    pub use crate::counter::{CounterValue, ValueRange, counter_field};
+    pub use crate::model::counter_field::CounterValue;
+    pub use crate::model::counter_field::ValueRange;
+    pub use crate::model::counter_field::counter_field;
     pub use crate::model::declared::*;
     pub use crate::model::fields::field;
     pub use crate::model::order_key::NoOrderField;

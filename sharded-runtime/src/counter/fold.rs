@@ -18,13 +18,13 @@ use firestore::gcloud_sdk::google::firestore::v1::{
 use firestore::gcloud_sdk::tonic::{Code, Request, Status};
 use futures::TryStreamExt as _;
 
-use super::CounterField;
 use crate::error::{Error, Result};
+use crate::model::collection::ShardedCollection;
+use crate::model::counter_field::{CounterField, shard_value, total};
 use crate::model::sharded::Sharded;
 use crate::query::listen::connection::{self, Connection};
 use crate::wire::retry::Backoff;
 use crate::wire::status::StatusCode;
-use crate::write::collection::ShardedCollection;
 use crate::write::firestore_write::Existing;
 
 /// How a fold that lost to concurrent increments (`ABORTED`) is run again.
@@ -131,9 +131,9 @@ pub(super) async fn fold_over<T>(
         Ok(answers) => answers
             .iter()
             .filter_map(|answer| answer.document.as_ref())
-            .map(super::read::shard_value)
+            .map(shard_value)
             .collect::<Result<Vec<_>>>()
-            .and_then(|values| super::read::total(values, document)),
+            .and_then(|values| total(values, document)),
         Err(status) => Err(fail(status)),
     };
     let value = match value {

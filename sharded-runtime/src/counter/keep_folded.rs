@@ -13,13 +13,14 @@ use tokio::time::Instant;
 use firestore::gcloud_sdk::tonic::Code;
 
 use super::fold::{failed_with, fold_over, retry_aborted};
-use super::{CounterField, CounterSnapshot, Folded};
+use super::{CounterSnapshot, Folded};
 use crate::error::{Error, Result};
+use crate::model::collection::ShardedCollection;
+use crate::model::counter_field::CounterField;
 use crate::model::sharded::Sharded;
 use crate::query::ListenOptions;
 use crate::query::listen::connection::{self, Connection};
 use crate::wire::status::StatusCode;
-use crate::write::collection::ShardedCollection;
 
 /// The shortest period between two folds of one document: about one write a second is what
 /// a Firestore document sustains.

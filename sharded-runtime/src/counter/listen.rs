@@ -29,14 +29,14 @@ use futures::TryStreamExt as _;
 use futures::stream::{BoxStream, StreamExt as _};
 use tokio::sync::mpsc;
 
-use super::{CounterField, SHARD_VALUE_FIELD};
 use crate::error::{Error, Result};
+use crate::model::collection::ShardedCollection;
+use crate::model::counter_field::{CounterField, SHARD_VALUE_FIELD, integer};
 use crate::model::sharded::Sharded;
 use crate::query::ListenOptions;
 use crate::query::listen::connection::{self, Connection};
 use crate::wire::retry::retries_request;
 use crate::wire::status::StatusCode;
-use crate::write::collection::ShardedCollection;
 
 /// The one target of a counter's Listen stream.
 const TARGET: i32 = 1;
@@ -303,7 +303,7 @@ impl CounterListener {
             .filter_map(|answer| answer.result.as_ref())
             .find_map(|result| result.aggregate_fields.get("sum"))
             .ok_or_else(|| tonic::Status::internal("a sum aggregation answered without its sum"))?;
-        super::read::integer(sum.value_type.as_ref(), &self.document)
+        integer(sum.value_type.as_ref(), &self.document)
             .map_err(|err| tonic::Status::out_of_range(err.to_string()))
     }
 

@@ -1,308 +1,33 @@
-//! Distributed counters (`#[sharded(counter(shards = n))]`): Firestore's recipe for a value
-//! added to faster than one document takes writes (about one a second, sustained). A counter
-//! of document `d` is `n` shard documents, `d/_sharded_counter_<field>/0..n`, each holding a
-//! part of the value in `value`; an increment adds to one of them, drawn at random, and the
-//! exact value is their sum, one aggregation.
-//!
-//! An increment counts exactly once. Each carries an id ([`Increment`]), and its commit
-//! creates `d/_sharded_increments/<id>` beside the shard's addition, atomically, on the
-//! precondition that it does not exist yet. An attempt whose answer was lost is sent again:
-//! if the first had landed, the second is refused whole (`ALREADY_EXISTS`) and nothing is
-//! added twice; if it had not, the second adds. Cost per increment: one commit of two writes,
-//! and one small document kept for [`MARKER_LIFETIME`] (then deleted by the TTL policy the
-//! index plan declares).
+//! Distributed counters (`#[sharded(counter(shards = n))]`) read: Firestore's recipe for a
+//! value added to faster than one document takes writes (about one a second, sustained). The
+//! exact value is the sum of the shard documents, one aggregation (`read`); a live value
+//! (`listen`); folds of the shards into the counted document's field (`fold`,
+//! `keep_folded`); and merging shard documents a type no longer declares (`shrink`). The
+//! counter fields themselves are in the model (`model::counter_field`), increments in
+//! `write::increment`.
 
-mod apply;
-mod digest;
 mod fold;
 mod keep_folded;
 mod listen;
-mod marker;
 mod read;
-mod saturation;
 mod shrink;
 
-use std::marker::PhantomData;
-
-use firestore::gcloud_sdk::google::firestore::v1::document_transform::FieldTransform;
-use firestore::gcloud_sdk::google::firestore::v1::document_transform::field_transform::TransformType;
+use firestore::gcloud_sdk::google::firestore::v1::StructuredQuery;
 use firestore::gcloud_sdk::google::firestore::v1::structured_query::CollectionSelector;
-use firestore::gcloud_sdk::google::firestore::v1::{
-    Document, DocumentMask, StructuredQuery, Value, Write, value::ValueType, write::Operation,
-};
-use rand::Rng;
 
-use crate::error::Result;
-
-pub use apply::MARKER_LIFETIME;
-pub(crate) use apply::{IncrementCommit, commit_exactly_once, marker_expiry};
-pub(crate) use digest::CommitDigest;
 pub use fold::Folded;
 pub use keep_folded::MIN_FOLD_PERIOD;
 pub use listen::CounterSnapshot;
-pub(crate) use marker::{Placed, Recorded};
-pub(crate) use read::shard_value;
-pub(crate) use saturation::{check as check_saturation, check_landed};
 
-pub use sharded_indexes::{
-    COUNTER_COLLECTION_PREFIX, INCREMENTS_COLLECTION, MARKER_AMOUNT_FIELD, MARKER_COMMIT_FIELD,
-    MARKER_COUNTER_FIELD, MARKER_EXPIRY_FIELD, MARKER_EXPIRY_TOLERANCE_SECONDS, MARKER_SHARD_FIELD,
-    SHARD_INCREMENT_FIELD, SHARD_VALUE_FIELD,
-};
-
-/// A Rust type a counter field may have: an integer, as Firestore stores a counter's value
-/// (an `Option` of one for a document that has not been folded yet).
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot hold a counter",
-    label = "a counter's value is an integer",
-    note = "declare the field as `i64` (Firestore's integer) or a smaller integer type, or remove `counter`"
-)]
-pub trait CounterValue {
-    /// The values the type holds, and its name, so that a fold refuses a value the field
-    /// cannot be read back as.
-    const HOLDS: ValueRange;
-}
-
-/// The integers a counter field's type holds: `min..=max`, of the type `name`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[doc(hidden)]
-pub struct ValueRange {
-    pub min: i64,
-    pub max: i64,
-    pub name: &'static str,
-}
-
-impl ValueRange {
-    /// Whether `value` is one of them.
-    pub(crate) fn holds(&self, value: i64) -> bool {
-        (self.min..=self.max).contains(&value)
-    }
-}
-
-macro_rules! counter_values {
-    ($($ty:ty),*) => { $(
-        impl CounterValue for $ty {
-            const HOLDS: ValueRange = ValueRange {
-                min: <$ty>::MIN as i64,
-                max: <$ty>::MAX as i64,
-                name: stringify!($ty),
-            };
-        }
-        impl CounterValue for Option<$ty> {
-            const HOLDS: ValueRange = <$ty as CounterValue>::HOLDS;
-        }
-    )* };
-}
-counter_values!(i8, i16, i32, i64, u8, u16, u32);
-
-/// A counter field of `T` (`T::counters().likes`): its path and its number of shard
-/// documents, declared by `#[sharded(counter(shards = n))]`.
-pub struct CounterField<T> {
-    path: &'static str,
-    shards: u32,
-    /// What the field's Rust type holds: a fold writes nothing else.
-    holds: ValueRange,
-    marker: PhantomData<fn() -> T>,
-}
-
-impl<T> CounterField<T> {
-    /// The stored field path.
-    pub fn path(&self) -> &'static str {
-        self.path
-    }
-
-    /// How many shard documents increments are spread over.
-    pub fn shards(&self) -> u32 {
-        self.shards
-    }
-
-    /// The collection id of its shard documents, under a counted document.
-    pub(crate) fn collection_id(&self) -> String {
-        sharded_indexes::counter_collection_id(self.path)
-    }
-
-    /// What the field's Rust type holds.
-    pub(crate) fn holds(&self) -> ValueRange {
-        self.holds
-    }
-}
-
-impl<T> Clone for CounterField<T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<T> Copy for CounterField<T> {}
-
-impl<T> PartialEq for CounterField<T> {
-    fn eq(&self, other: &Self) -> bool {
-        (self.path, self.shards) == (other.path, other.shards)
-    }
-}
-
-impl<T> std::fmt::Debug for CounterField<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("CounterField")
-            .field(&self.path)
-            .field(&self.shards)
-            .finish()
-    }
-}
-
-/// The counter field `path` of `T`, of type `V`, over `shards` shard documents: what the
-/// derive's `T::counters()` is made of. `V: CounterValue` refuses a counter on a field that
-/// is not an integer, on the field's type.
-pub fn counter_field<T, V: CounterValue>(path: &'static str, shards: u32) -> CounterField<T> {
-    CounterField {
-        path,
-        shards: shards.max(1),
-        holds: V::HOLDS,
-        marker: PhantomData,
-    }
-}
-
-/// One addition to a counter, with the id that makes it count once: applying the same
-/// `Increment` again (after an [`Error::IncrementUnsettled`](crate::error::Error::IncrementUnsettled),
-/// or in a batch sent again) adds nothing more once it has been added.
-///
-/// An increment is its id and its payload (the counter and the amount): its marker records
-/// both, so the same id applied again with the same payload is a success that adds nothing,
-/// and with another counter or amount
-/// [`Error::IncrementConflict`](crate::error::Error::IncrementConflict), with nothing written, as an
-/// idempotency key is bound to its request. An amount of 0 is an increment like any other:
-/// it adds nothing, and takes its id.
-///
-/// [`new`](Self::new) draws a random id; [`with_id`](Self::with_id) takes the caller's (a
-/// request id the caller's own retries share, so that a request retried from outside counts
-/// once too).
-pub struct Increment<T> {
-    field: CounterField<T>,
-    by: i64,
-    id: String,
-}
-
-impl<T> Increment<T> {
-    /// Adds `by` (negative to subtract) to `field`, under a new random id. An amount the
-    /// counter's Rust type cannot take as a change (more than its largest value either way:
-    /// `i32::MAX + 1` on an `i32` counter; a `u32` counter takes `-5`, a decrement) is refused
-    /// wherever the increment is applied, before anything is sent
-    /// ([`Error::InvalidUpdate`](crate::error::Error::InvalidUpdate)); [`with_id`](Self::with_id)
-    /// refuses it at once.
-    pub fn new(field: CounterField<T>, by: i64) -> Self {
-        Increment {
-            field,
-            by,
-            id: crate::model::document_id::generate_document_id(),
-        }
-    }
-
-    /// Adds `by` to `field` under the id `id`, checked as a document id
-    /// ([`Error::InvalidDocumentId`](crate::error::Error::InvalidDocumentId) otherwise) and `by` as
-    /// [`new`](Self::new) checks it. An id names one increment of a counted document: the same
-    /// id on two documents is two increments, and on one document with another counter or
-    /// amount a conflict.
-    pub fn with_id(field: CounterField<T>, by: i64, id: &str) -> Result<Self> {
-        crate::model::document_id::check_document_id(id)?;
-        check_amount(field, by)?;
-        Ok(Increment {
-            field,
-            by,
-            id: id.to_owned(),
-        })
-    }
-
-    /// Its id.
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-
-    /// What it adds.
-    pub fn by(&self) -> i64 {
-        self.by
-    }
-
-    /// The counter it adds to.
-    pub fn field(&self) -> CounterField<T> {
-        self.field
-    }
-
-    /// It, placed on the counted document `document` (a full name), its shard drawn at
-    /// random; [`Error::InvalidUpdate`](crate::error::Error::InvalidUpdate) for an amount the
-    /// counter's type cannot take, before anything is sent.
-    pub(crate) fn placed(&self, document: String) -> Result<marker::Placed> {
-        check_amount(self.field, self.by)?;
-        Ok(marker::Placed {
-            document,
-            id: self.id.clone(),
-            field: self.field.path,
-            amount: self.by,
-            shard: rand::rng().random_range(0..self.field.shards),
-        })
-    }
-}
-
-/// Adds `by` to the shard document `name` (a full name), creating it where it does not
-/// exist: an empty mask writes no field, and only the transform changes it.
 /// Every shard document of a counter whose shard collection id is `collection_id`, under the
 /// counted document the request names as its parent: what a live counter listens to and
 /// sums, and what a fold reads.
-fn shard_documents_query(collection_id: String) -> StructuredQuery {
+pub(crate) fn shard_documents_query(collection_id: String) -> StructuredQuery {
     StructuredQuery {
         from: vec![CollectionSelector {
             collection_id,
             all_descendants: false,
         }],
         ..Default::default()
-    }
-}
-
-fn shard_addition(name: String, by: i64) -> Write {
-    Write {
-        operation: Some(Operation::Update(Document {
-            name,
-            ..Document::default()
-        })),
-        update_mask: Some(DocumentMask::default()),
-        update_transforms: vec![FieldTransform {
-            field_path: SHARD_VALUE_FIELD.to_owned(),
-            transform_type: Some(TransformType::Increment(Value {
-                value_type: Some(ValueType::IntegerValue(by)),
-            })),
-        }],
-        ..Write::default()
-    }
-}
-
-/// Refuses an amount the counter's Rust type cannot hold as a change: one past its largest
-/// value, either way.
-fn check_amount<T>(field: CounterField<T>, by: i64) -> Result<()> {
-    let holds = field.holds;
-    match by.unsigned_abs() <= holds.max.unsigned_abs() {
-        true => Ok(()),
-        false => Err(crate::error::Error::InvalidUpdate(format!(
-            "an increment of {by} to the counter `{}` cannot fit its type `{}`: an amount is at most {} either way",
-            field.path, holds.name, holds.max
-        ))),
-    }
-}
-
-impl<T> Clone for Increment<T> {
-    fn clone(&self) -> Self {
-        Increment {
-            field: self.field,
-            by: self.by,
-            id: self.id.clone(),
-        }
-    }
-}
-
-impl<T> std::fmt::Debug for Increment<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Increment")
-            .field("field", &self.field)
-            .field("by", &self.by)
-            .field("id", &self.id)
-            .finish()
     }
 }

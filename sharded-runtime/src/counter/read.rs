@@ -3,14 +3,14 @@
 //! every one at one snapshot; in a read-write transaction, the shard documents themselves.
 
 use firestore::FirestoreDb;
-use firestore::gcloud_sdk::google::firestore::v1::{Document, value::ValueType};
+use firestore::gcloud_sdk::google::firestore::v1::Document;
 use futures::{StreamExt as _, TryStreamExt as _};
 
-use super::{CounterField, SHARD_VALUE_FIELD};
 use crate::error::{Error, Result};
+use crate::model::collection::InTransaction;
+use crate::model::collection::ShardedCollection;
+use crate::model::counter_field::{CounterField, SHARD_VALUE_FIELD, integer, shard_value, total};
 use crate::model::sharded::Sharded;
-use crate::write::atomic::InTransaction;
-use crate::write::collection::ShardedCollection;
 
 /// Aggregations of one [`counters`](ShardedCollection::counters) call in flight at once.
 const CONCURRENT_READS: usize = 16;
@@ -80,23 +80,6 @@ pub(super) async fn shard_documents<T>(
         .await?)
 }
 
-/// The part of a counter a shard document holds (none is 0).
-pub(crate) fn shard_value(shard: &Document) -> Result<i64> {
-    match shard.fields.get(SHARD_VALUE_FIELD) {
-        None => Ok(0),
-        Some(value) => integer(value.value_type.as_ref(), &shard.name),
-    }
-}
-
-/// The sum of a counter's parts, or an error where it passes i64 (where Firestore's own sum
-/// would turn to a double).
-pub(super) fn total(values: impl IntoIterator<Item = i64>, document: &str) -> Result<i64> {
-    values.into_iter().try_fold(0i64, |sum, value| {
-        sum.checked_add(value)
-            .ok_or_else(|| Error::UnexpectedAnswer(format!("counter `{document}` overflows i64")))
-    })
-}
-
 /// The sum of the shard documents of `field` under `document`, read by `db`.
 pub(crate) async fn shard_sum<T>(
     db: &FirestoreDb,
@@ -118,16 +101,4 @@ pub(crate) async fn shard_sum<T>(
         .and_then(|row| row.fields.get("sum"))
         .ok_or_else(|| Error::UnexpectedAnswer("a sum aggregation returned no sum".into()))?;
     integer(sum.value_type.as_ref(), document)
-}
-
-/// A counter's integer (a sum of none is 0); a double is a sum past i64, which Firestore
-/// answers when integers overflow.
-pub(super) fn integer(value: Option<&ValueType>, document: &str) -> Result<i64> {
-    match value {
-        Some(ValueType::IntegerValue(n)) => Ok(*n),
-        Some(ValueType::NullValue(_)) | None => Ok(0),
-        other => Err(Error::UnexpectedAnswer(format!(
-            "a counter of `{document}` holds {other:?}, not an integer (it overflowed i64, or was written without sharded)"
-        ))),
-    }
 }

@@ -7,11 +7,12 @@
 use firestore::FirestoreTransactionOps as _;
 use firestore::gcloud_sdk::google::firestore::v1::{Document, Write, write::Operation};
 
-use super::{CounterField, shard_addition};
 use crate::error::Result;
+use crate::model::collection::ShardedCollection;
+use crate::model::counter_field::{CounterField, shard_value, total};
 use crate::model::sharded::Sharded;
 use crate::write::atomic::Built;
-use crate::write::collection::ShardedCollection;
+use crate::write::increment::shard_addition;
 
 /// Shard documents one transaction deletes at most: with the one addition, under
 /// Firestore's 500 writes per commit.
@@ -52,9 +53,9 @@ impl<T: Sharded> ShardedCollection<'_, T> {
                 .collect();
             let values = undeclared
                 .iter()
-                .map(super::read::shard_value)
+                .map(shard_value)
                 .collect::<Result<Vec<_>>>()?;
-            Ok::<_, crate::error::Error>((undeclared, super::read::total(values, document)?))
+            Ok::<_, crate::error::Error>((undeclared, total(values, document)?))
         };
         let (undeclared, sum) = match read.await {
             Ok((undeclared, sum)) if !undeclared.is_empty() => (undeclared, sum),

@@ -7,8 +7,9 @@ use std::time::{Duration, Instant};
 use super::Kind;
 use crate::error::{Error, Result};
 use crate::model::sharded::Sharded;
+use crate::model::throttling::Throttling;
 use crate::wire::retry::retries_request;
-use crate::write::bulk::{Backoff, RateLimiter, Throttling, WriteFailure};
+use crate::write::bulk::{Backoff, RateLimiter, WriteFailure};
 
 /// How [`Kind::bulk_put`] writes.
 #[derive(Debug, Clone)]

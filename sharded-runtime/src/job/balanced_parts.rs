@@ -16,8 +16,8 @@ use firestore::gcloud_sdk::tonic::Code;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::job::partition::{IdRange, MAX_PARTS};
 use crate::model::parent::Scope;
+use crate::model::partition::{IdRange, MAX_PARTS};
 use crate::model::sharded::Sharded;
 use crate::model::value_order::compare_references;
 
@@ -182,7 +182,7 @@ fn split_id(reference: &str, root: &str, collection: &str, group: bool) -> Optio
 /// each to the next, from the last on; every id in exactly one. Points are ordered where they
 /// lie below `prefix` (a group's first parents' collection).
 pub(crate) fn ranges_between(mut points: Vec<String>, prefix: Option<&str>) -> Vec<IdRange> {
-    use crate::job::partition::bound_under;
+    use crate::model::partition::bound_under;
     let at = |point: &String| bound_under(prefix, point).into_owned();
     points.sort_by(|a, b| compare_references(&at(a), &at(b)));
     points.dedup_by(|a, b| compare_references(&at(a), &at(b)) == Ordering::Equal);

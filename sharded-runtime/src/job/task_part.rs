@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::job::partition::{IdRange, MAX_PARTS};
+use crate::model::partition::{IdRange, MAX_PARTS};
 
 /// Cloud Run jobs' task index (from 0), task count and attempt (from 0, a retry on a fresh
 /// container counting up).

@@ -31,6 +31,7 @@ impl<'a> DocumentPath<'a> {
         }
     }
 
+    #[cfg_attr(not(feature = "jobs"), allow(dead_code))]
     /// The path below the database root: `rooms/lobby/messages/m1`.
     pub(crate) fn relative(&self) -> &'a str {
         self.relative
@@ -49,6 +50,7 @@ impl<'a> DocumentPath<'a> {
         split.next()
     }
 
+    #[cfg_attr(not(feature = "jobs"), allow(dead_code))]
     /// What holds the document: the full name of its parent document, or the documents root
     /// for a top-level one.
     pub(crate) fn container(&self) -> String {
@@ -76,6 +78,7 @@ pub(crate) fn document_name(
     format!("{}/{collection}/{id}", container_name(root, parent))
 }
 
+#[cfg_attr(not(feature = "jobs"), allow(dead_code))]
 /// The full name of the document at `relative`, a path below the root.
 pub(crate) fn name_at(root: &str, relative: &str) -> String {
     format!("{root}/{relative}")

@@ -4,16 +4,23 @@
 //! and names, and Firestore's order of values. Plain data and rules: it imports nothing from
 //! the rooms above it (writes, queries, counters, jobs, Datastore), and sends nothing.
 
+pub(crate) mod collection;
+pub(crate) mod counter_field;
 pub(crate) mod declared;
 pub(crate) mod document_id;
 pub(crate) mod document_path;
 pub(crate) mod fields;
 pub(crate) mod numeric;
 pub(crate) mod order_key;
+pub(crate) mod order_stamp;
 pub(crate) mod parent;
+// Id ranges split jobs; without `jobs`, only `MAX_PARTS` bounds the bulk writer's workers.
+#[cfg_attr(not(feature = "jobs"), allow(dead_code))]
+pub(crate) mod partition;
 pub mod reshard;
 pub(crate) mod shard;
 pub(crate) mod sharded;
 pub(crate) mod stored;
 pub(crate) mod stored_names;
+pub(crate) mod throttling;
 pub(crate) mod value_order;

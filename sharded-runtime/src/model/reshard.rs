@@ -31,7 +31,7 @@ use rand::Rng;
 
 use crate::model::shard::draw_shard;
 use crate::model::sharded::Sharded;
-use crate::write::bulk::Throttling;
+use crate::model::throttling::Throttling;
 
 /// The writes per second one shard value takes: Firestore's limit for a sequentially indexed
 /// range, which the shard count was sized by.
@@ -129,6 +129,7 @@ fn first_draw<T: Sharded>() -> Instant {
         .or_insert_with(Instant::now)
 }
 
+#[cfg_attr(not(feature = "jobs"), allow(dead_code))]
 /// Whether `T` is moving onto new shard values whose schedule has not started: before its
 /// `since`, nothing may be written to them, so a rebalance would have nothing to move to.
 pub(crate) fn not_started<T: Sharded>() -> Option<SystemTime> {

@@ -2,9 +2,9 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use sharded_indexes::{CollectionDescription, Direction, IndexPlan};
 
+use crate::model::collection::ShardedCollection;
 use crate::model::declared::{DeclaredAggregates, DeclaredRanges};
 use crate::model::order_key::OrderKey;
-use crate::write::collection::ShardedCollection;
 
 /// What the runtime reads besides [`Sharded::DESCRIPTION`], computed by the derive from the
 /// same attributes: the query names, which paths a write must hold (the description does not
@@ -144,15 +144,16 @@ pub trait Sharded: Serialize + DeserializeOwned + Send + Sync + Derived + 'stati
         ShardedCollection::new(db)
     }
 
+    #[cfg(feature = "jobs")]
     /// The backfill, rebalance and verification of this type's collection under every parent
     /// at once (a collection group), for a type that declares `collection_group`.
     fn collection_group(
         db: &firestore::FirestoreDb,
-    ) -> crate::job::shard_job::ShardedCollectionGroup<'_, Self>
+    ) -> crate::model::collection::ShardedCollectionGroup<'_, Self>
     where
         Self: Sized + crate::model::parent::CollectionGroup,
     {
-        crate::job::shard_job::ShardedCollectionGroup::new(db)
+        crate::model::collection::ShardedCollectionGroup::new(db)
     }
 
     /// Writes and reads of this type's collection under `parent` (`rooms/lobby/messages`).

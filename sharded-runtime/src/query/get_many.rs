@@ -6,11 +6,12 @@ use firestore::gcloud_sdk::google::firestore::v1::Document;
 use futures::TryStreamExt as _;
 
 use crate::error::{Error, Result};
+use crate::model::collection::{InTransaction, ShardedCollection};
+use crate::model::document_id::check_document_id;
 use crate::model::sharded::Sharded;
 use crate::model::stored::Stored;
 use crate::query::snapshot::Snapshot;
 use crate::wire::retry::{Backoff, retry_reads};
-use crate::write::collection::ShardedCollection;
 
 /// The most ids one BatchGetDocuments request carries; more are read in several requests at
 /// once, all in one read-only snapshot.
@@ -105,5 +106,64 @@ impl<T: Sharded> ShardedCollection<'_, T> {
             }
         }
         Ok(many)
+    }
+}
+
+impl<T: Sharded> ShardedCollection<'_, T> {
+    /// The document `id`, if it exists.
+    pub async fn get(&self, id: &str) -> Result<Option<T>> {
+        check_document_id(id)?;
+        let parent = self.parent_path()?;
+        Ok(self
+            .db
+            .fluent()
+            .select()
+            .by_id_in(T::COLLECTION)
+            .parent(parent)
+            .obj()
+            .one(id)
+            .await?)
+    }
+
+    /// The document `id` with its id and shard, if it exists.
+    pub async fn get_stored(&self, id: &str) -> Result<Option<Stored<T>>> {
+        check_document_id(id)?;
+        let parent = self.parent_path()?;
+        let document = self
+            .db
+            .fluent()
+            .select()
+            .by_id_in(T::COLLECTION)
+            .parent(parent)
+            .one(id)
+            .await?;
+        document.as_ref().map(Stored::from_document).transpose()
+    }
+}
+
+impl<T: Sharded> InTransaction<'_, '_, T> {
+    /// The document `id` as the transaction sees it.
+    pub async fn get(&self, id: &str) -> Result<Option<T>> {
+        Ok(self.get_stored(id).await?.map(|stored| stored.document))
+    }
+
+    /// The document `id` with its id and shard, as the transaction sees it.
+    pub async fn get_stored(&self, id: &str) -> Result<Option<Stored<T>>> {
+        ShardedCollection::scoped(&self.db, self.scope.clone())
+            .get_stored(id)
+            .await
+    }
+
+    /// The documents `ids` as the transaction sees them, and the ids of those that do not
+    /// exist; in a read-write transaction, each read locks its document as `get` does. See
+    /// [`ShardedCollection::get_many`].
+    pub async fn get_many<I, S>(&self, ids: I) -> Result<Many<T>>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        ShardedCollection::scoped(&self.db, self.scope.clone())
+            .get_many(ids)
+            .await
     }
 }

@@ -4,7 +4,7 @@
 //! answer is kept with the local monotonic instant it arrived at, per database, so the local
 //! wall clock plays no part; the first call of a process reads the server's time once.
 //!
-//! [`MARKER_LIFETIME`]: crate::counter::MARKER_LIFETIME
+//! [`MARKER_LIFETIME`]: crate::write::increment::MARKER_LIFETIME
 
 use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex};

@@ -18,6 +18,7 @@ use serde::Deserialize as _;
 
 use crate::error::Result;
 use crate::model::document_path::DocumentPath;
+use crate::model::order_stamp::OrderStamp;
 use crate::model::sharded::Sharded;
 use crate::write::transform::{Transform, checked};
 
@@ -32,27 +33,6 @@ pub trait ServerTimestamp {}
 
 impl ServerTimestamp for firestore::FirestoreTimestamp {}
 impl ServerTimestamp for SystemTime {}
-
-/// How the whole-document writes of a `server_timestamp` type set its order field. The
-/// default, [`OnCreate`](Self::OnCreate), stamps a document when it is created and keeps
-/// the stored time when it is replaced, as Firebase apps stamp `createdAt` on create: an
-/// edited chat message stays where it was in every page.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-#[non_exhaustive]
-pub enum OrderStamp {
-    /// The server's time (`REQUEST_TIME`) on create (`insert`, and `upsert` of a document
-    /// that does not exist); a replace (`update`, and `upsert` of one that does) keeps the
-    /// stored time. A batch, bulk or transaction `upsert` cannot tell the two apart before
-    /// it is applied, so it is [`Error::InvalidUpdate`](crate::error::Error::InvalidUpdate) there,
-    /// nothing queued: use `insert` or `update`, or another stamp.
-    #[default]
-    OnCreate,
-    /// The server's time on every whole-document write: a replaced document moves to now.
-    Always,
-    /// The document's own value, as any other field: for imports of documents that have
-    /// their times already (historical orders, another database's export).
-    FromDocument,
-}
 
 /// How a write treats the document already there.
 #[derive(Clone, Copy, Debug)]
@@ -195,14 +175,14 @@ pub(crate) fn transform_only<T: Sharded>(name: &str, transforms: &[Transform<T>]
 /// What a single write stored that its caller did not send.
 #[non_exhaustive]
 pub struct Written<T: Sharded> {
-    /// The document's id: the one given, or the one [`insert`](crate::write::collection::ShardedCollection::insert)
+    /// The document's id: the one given, or the one [`insert`](crate::model::collection::ShardedCollection::insert)
     /// drew.
     pub id: String,
     /// When the write was applied: the document's update time.
     pub update_time: SystemTime,
     /// For a `server_timestamp` type, the order field's value the server stored (Firestore's
     /// request time, at millisecond precision); `None` for any other type, and for an
-    /// [`update_fields`](crate::write::collection::ShardedCollection::update_fields) that left the order field
+    /// [`update_fields`](crate::model::collection::ShardedCollection::update_fields) that left the order field
     /// as it was.
     pub server_timestamp: Option<T::OrderValue>,
     marker: PhantomData<fn() -> T>,

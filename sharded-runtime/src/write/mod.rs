@@ -5,9 +5,10 @@
 
 pub(crate) mod atomic;
 pub mod bulk;
-pub(crate) mod collection;
 pub(crate) mod document;
 pub(crate) mod firestore_write;
+pub(crate) mod increment;
 pub(crate) mod serialize;
+pub(crate) mod single;
 pub(crate) mod transform;
 pub(crate) mod write_guard;

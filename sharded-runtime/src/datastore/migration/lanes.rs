@@ -12,7 +12,7 @@ use crate::datastore::convert;
 use crate::datastore::cursor::ChunkPosition;
 use crate::datastore::kind::Kind;
 use crate::error::{Error, Result};
-use crate::job::partition::IdRange;
+use crate::model::partition::IdRange;
 use crate::model::sharded::Sharded;
 
 /// A key range of the old kind and how far it is copied.

@@ -36,9 +36,10 @@ use super::convert;
 use super::cursor::ChunkPosition;
 use super::kind::{Kind, MAX_MUTATIONS, Put};
 use crate::error::{Error, Result};
-use crate::job::partition::IdRange;
+use crate::model::partition::IdRange;
 use crate::model::sharded::Sharded;
-use crate::write::bulk::{Backoff, RateLimiter, Throttling};
+use crate::model::throttling::Throttling;
+use crate::write::bulk::{Backoff, RateLimiter};
 
 /// The most lanes [`Migration::lane_count`] takes.
 pub const MAX_LANES: usize = 100;

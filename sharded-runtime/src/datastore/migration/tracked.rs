@@ -25,7 +25,8 @@ use crate::datastore::Datastore;
 use crate::datastore::kind::Kind;
 use crate::error::{Error, Result};
 use crate::job::task_part::Holder;
-use crate::jobs::{PartPhase, TaskPart};
+use crate::job::task_part::TaskPart;
+use crate::job::tracked::PartPhase;
 use crate::model::sharded::Sharded;
 
 /// The kind of a tracked migration's state entity, named by the job's id.

@@ -6,6 +6,7 @@
 
 mod backfill;
 mod change;
+mod collection;
 mod group;
 mod positions;
 mod progress;
@@ -17,14 +18,14 @@ use std::marker::PhantomData;
 
 use firestore::FirestoreDb;
 
-use crate::job::partition::IdRange;
 use crate::model::parent::Scope;
+use crate::model::partition::IdRange;
 use crate::model::sharded::Sharded;
 use crate::write::bulk::{Backoff, BulkWriterOptions};
 pub use change::BothNames;
 pub(crate) use change::Change;
 
-pub use group::ShardedCollectionGroup;
+pub use crate::model::collection::ShardedCollectionGroup;
 pub use progress::{Checkpoint, MAX_LISTED, Progress};
 pub use verify::ShardCensus;
 
@@ -47,7 +48,7 @@ pub use verify::ShardCensus;
 ///   comes with the progress. A run started from it goes on from there, and a run over a
 ///   collection that is done changes nothing.
 ///
-/// Run [`verify`](crate::write::collection::ShardedCollection::verify) afterwards.
+/// Run [`verify`](crate::model::collection::ShardedCollection::verify) afterwards.
 pub struct ShardJob<'db, T> {
     pub(super) db: &'db FirestoreDb,
     pub(super) scope: Scope,
@@ -122,7 +123,7 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
         }
     }
 
-    /// For a rename ([`rename_field`](crate::write::collection::ShardedCollection::rename_field)): what to do
+    /// For a rename ([`rename_field`](crate::model::collection::ShardedCollection::rename_field)): what to do
     /// with a document holding both names with different values. By default
     /// ([`BothNames::Leave`]) it is left as it is, counted and listed by id
     /// ([`Progress::both_names`]), and still counts as under the old name; a document whose

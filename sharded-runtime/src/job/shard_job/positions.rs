@@ -6,9 +6,9 @@ use firestore::FirestoreValue;
 use firestore::gcloud_sdk::google::firestore::v1::{Value, value::ValueType};
 
 use super::ShardJob;
-use crate::job::partition::bound_under;
 use crate::model::document_path::{DocumentPath, document_name, name_at};
 use crate::model::parent::Scope;
+use crate::model::partition::bound_under;
 use crate::model::sharded::Sharded;
 
 impl<'db, T: Sharded> ShardJob<'db, T> {

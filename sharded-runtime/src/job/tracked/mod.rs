@@ -24,6 +24,7 @@ pub use status::{JobClosing, JobStatus, PartPhase, PartStatus};
 
 use closing::Closer;
 use lease::Held;
+#[cfg(feature = "datastore")]
 pub(crate) use lease::token as attempt_token;
 use state::{JobRecord, PartRecord};
 
@@ -125,7 +126,7 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
     /// ([`TaskPart::from_env`] reads Cloud Run's or a Kubernetes Indexed Job's variables).
     ///
     /// - The first task to start the job fixes its parts
-    ///   ([`ShardedCollection::parts`](crate::write::collection::ShardedCollection::parts): Firestore's split
+    ///   ([`ShardedCollection::parts`](crate::model::collection::ShardedCollection::parts): Firestore's split
     ///   where it has one) and the collection's size; every task uses those, and a task with
     ///   another part count is [`Error::JobMismatch`].
     /// - A part is held by one attempt at a time: a lease taken with a precondition and kept
@@ -601,7 +602,7 @@ mod tests {
         assert_eq!(secs(Timing::of(200, None, None)), (40.0, 240.0));
         assert_eq!(secs(Timing::of(300, None, None)), (60.0, 360.0));
         assert_eq!(secs(Timing::of(3844, None, None)), (60.0, 360.0));
-        for parts in 1..=crate::job::partition::MAX_PARTS {
+        for parts in 1..=crate::model::partition::MAX_PARTS {
             let timing = Timing::of(parts, None, None);
             let per_second = f64::from(parts) / timing.heartbeat_every.as_secs_f64();
             assert!(

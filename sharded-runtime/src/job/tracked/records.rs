@@ -6,8 +6,8 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::job::balanced_parts::SplitBy;
-use crate::job::partition::IdRange;
 use crate::job::task_part::Holder;
+use crate::model::partition::IdRange;
 
 /// The job's document: what every task of it must agree on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

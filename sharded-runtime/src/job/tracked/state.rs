@@ -493,7 +493,7 @@ pub(crate) async fn holds_field(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::job::partition::IdRange;
+    use crate::model::partition::IdRange;
 
     /// The documents of a job's start with `parts` parts whose split ids are `id_bytes` long.
     fn start(parts: u32, id_bytes: usize) -> Vec<Document> {
@@ -515,11 +515,11 @@ mod tests {
     #[test]
     fn a_start_that_does_not_fit_one_commit_is_refused_before_sending() {
         // Every part count, with Firestore's generated ids (20 bytes).
-        assert!(fits_one_commit(&start(crate::job::partition::MAX_PARTS, 20)).is_ok());
+        assert!(fits_one_commit(&start(crate::model::partition::MAX_PARTS, 20)).is_ok());
         // Ids of the longest kind Firestore takes (1,500 bytes): about 3,000 parts fit.
         assert!(fits_one_commit(&start(2_000, 1_500)).is_ok());
         assert!(matches!(
-            fits_one_commit(&start(crate::job::partition::MAX_PARTS, 1_500)),
+            fits_one_commit(&start(crate::model::partition::MAX_PARTS, 1_500)),
             Err(Error::InvalidOptions {
                 option: "TaskPart::count",
                 ..

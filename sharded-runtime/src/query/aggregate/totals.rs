@@ -226,6 +226,7 @@ impl Subtotals {
 }
 
 impl Number {
+    #[cfg_attr(not(feature = "datastore"), allow(dead_code))]
     /// The total of partial sums as Firestore totals values: integers add exactly whatever
     /// their order, and the total is an integer when it fits in an `i64` (a partial sum past
     /// `i64::MAX` that later ones bring back does not make it a double); with a double among

@@ -251,6 +251,7 @@ impl DocumentOrder {
         )
     }
 
+    #[cfg_attr(not(feature = "datastore"), allow(dead_code))]
     /// The same order with values compared by `values` (Datastore mode's order).
     pub(crate) fn comparing_values_by(
         self,

@@ -3,13 +3,16 @@
 use firestore::FirestoreDb;
 use firestore::gcloud_sdk::google::firestore::v1::Write;
 
-use crate::bounds::{Subcollection, TopLevel};
-use crate::counter::{CommitDigest, IncrementCommit, Placed};
 use crate::error::{Error, Result};
 use crate::model::fields::Field;
+use crate::model::order_stamp::OrderStamp;
 use crate::model::parent::{Parent, Scope};
+use crate::model::parent::{Subcollection, TopLevel};
 use crate::model::sharded::Sharded;
-use crate::write::firestore_write::{Existing, OrderStamp, transform_only, transformed_write};
+use crate::write::firestore_write::{Existing, transform_only, transformed_write};
+use crate::write::increment::CommitDigest;
+use crate::write::increment::IncrementCommit;
+use crate::write::increment::Placed;
 use crate::write::transform::Transform;
 
 use super::{MAX_COMMIT_WRITES, delete, set, set_fields};
@@ -172,13 +175,13 @@ impl<'db> AtomicBatch<'db> {
     /// writes: its shard's addition and its marker). A batch holding an increment is
     /// idempotent as a whole, so [`commit`](Self::commit) sends it again when an answer is
     /// lost, and a batch that landed before counts as committed: every write of it applies
-    /// once. Its amount is checked as [`Increment::new`](crate::counter::Increment::new)
+    /// once. Its amount is checked as [`Increment::new`](crate::write::increment::Increment::new)
     /// checks it; the same increment id twice on one document is
     /// [`Error::InvalidUpdate`], nothing queued.
     pub fn increment<T: TopLevel>(
         &mut self,
         id: &str,
-        increment: &crate::counter::Increment<T>,
+        increment: &crate::write::increment::Increment<T>,
     ) -> Result<&mut Self> {
         self.queue_increment(&Scope::Top, id, increment)
     }
@@ -187,7 +190,7 @@ impl<'db> AtomicBatch<'db> {
         &mut self,
         scope: &Scope,
         id: &str,
-        increment: &crate::counter::Increment<T>,
+        increment: &crate::write::increment::Increment<T>,
     ) -> Result<&mut Self> {
         let document = scope.document_name::<T>(self.db, id)?;
         if self.len() + 2 > MAX_COMMIT_WRITES {
@@ -239,7 +242,7 @@ impl<'db> AtomicBatch<'db> {
 
     /// Commits every queued write at once; the commit time. Sent once, unless the batch holds
     /// an increment: then it is sent again until answered, as
-    /// [`ShardedCollection::apply`](crate::write::collection::ShardedCollection::apply) is. Refused for an
+    /// [`ShardedCollection::apply`](crate::model::collection::ShardedCollection::apply) is. Refused for an
     /// increment's marker, it is settled by the markers: the very batch landed before when
     /// each of its markers records its digest (this batch sent again, or the same writes
     /// queued in a new batch), and it answers with the time it did; otherwise nothing of it
@@ -268,7 +271,7 @@ impl<'db> AtomicBatch<'db> {
                 .map(crate::model::stored::system_time)
                 .unwrap_or_else(std::time::SystemTime::now));
         };
-        let expire_at = crate::counter::marker_expiry(self.db, first).await?;
+        let expire_at = crate::write::increment::marker_expiry(self.db, first).await?;
         let mut writes = Vec::with_capacity(self.len());
         let digest = self.digest.finish();
         let mut increments = Vec::new();
@@ -287,7 +290,7 @@ impl<'db> AtomicBatch<'db> {
             digest,
             alone: false,
         };
-        crate::counter::commit_exactly_once(self.db, &commit).await
+        crate::write::increment::commit_exactly_once(self.db, &commit).await
     }
 }
 
@@ -384,7 +387,7 @@ impl<T: Subcollection> AtomicBatchIn<'_, '_, T> {
     pub fn increment(
         &mut self,
         id: &str,
-        increment: &crate::counter::Increment<T>,
+        increment: &crate::write::increment::Increment<T>,
     ) -> Result<&mut Self> {
         let scope = self.scope.clone();
         self.batch.queue_increment(&scope, id, increment)?;

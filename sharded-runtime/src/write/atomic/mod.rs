@@ -20,12 +20,13 @@ use firestore::gcloud_sdk::google::firestore::v1::{Write, write::Operation};
 
 use crate::error::Result;
 use crate::model::fields::Field;
+use crate::model::order_stamp::OrderStamp;
 use crate::model::parent::Scope;
 use crate::model::sharded::Sharded;
-use crate::write::firestore_write::{Existing, OrderStamp, sharded_write};
+use crate::write::firestore_write::{Existing, sharded_write};
 
 pub use batch::{AtomicBatch, AtomicBatchIn};
-pub use transaction::{InTransaction, TransactionError, transaction_error};
+pub use transaction::{TransactionError, transaction_error};
 
 /// Writes a `Commit` may hold.
 pub const MAX_COMMIT_WRITES: usize = 500;

@@ -1,119 +1,18 @@
 //! A sharded collection's writes and reads inside a Firestore transaction.
 
+use firestore::FirestoreTransactionOps;
 use firestore::gcloud_sdk::google::firestore::v1::Write;
-use firestore::{
-    FirestoreConsistencySelector, FirestoreDb, FirestoreTransaction, FirestoreTransactionOps,
-};
 
 use crate::error::{Error, Result};
+use crate::model::collection::InTransaction;
 use crate::model::fields::Field;
-use crate::model::parent::Scope;
 use crate::model::sharded::Sharded;
-use crate::model::stored::Stored;
-use crate::write::collection::ShardedCollection;
-use crate::write::firestore_write::{Existing, OrderStamp, transform_only, transformed_write};
+use crate::write::firestore_write::{Existing, transform_only, transformed_write};
 use crate::write::transform::Transform;
 
 use super::{Built, delete, set, set_fields};
 
-/// A sharded collection's writes and reads inside one transaction: writes are queued on it
-/// and commit with it (atomically, with its other writes); reads see its snapshot, and in a
-/// read-write transaction lock what they read, so the firestore crate's `run_transaction`
-/// retries the whole function when another transaction wrote it meanwhile.
-///
-/// ```no_run
-/// # use serde::{Deserialize, Serialize};
-/// # use futures::FutureExt;
-/// # use sharded_runtime::Sharded;
-/// # use sharded_runtime::firestore::{FirestoreDb, FirestoreTimestamp};
-/// # #[derive(Serialize, Deserialize, Sharded)]
-/// # #[sharded(shards = 3, order_by = "timestamp")]
-/// # struct Message { #[sharded(index)] room: String, text: String, timestamp: FirestoreTimestamp }
-/// # async fn example(db: &FirestoreDb) -> Result<(), Box<dyn std::error::Error>> {
-/// db.run_transaction(|db, transaction| {
-///     async move {
-///         let mut messages = Message::collection(&db).in_transaction(transaction);
-///         // A sharded query at the transaction's snapshot (every chunk reads it).
-///         let newest = Message::query().room("lobby").limit(1).fetch(messages.db()).await
-///             .map_err(sharded_runtime::writes::transaction_error)?;
-///         let text = format!("{} messages before", newest.len());
-///         messages
-///             .upsert("m1", &Message { room: "lobby".into(), text, timestamp: FirestoreTimestamp::now() })
-///             .map_err(sharded_runtime::writes::transaction_error)?;
-///         Ok::<_, sharded_runtime::writes::TransactionError>(())
-///     }
-///     .boxed()
-/// })
-/// .await?;
-/// # Ok(()) }
-/// ```
-pub struct InTransaction<'t, 'db, T> {
-    transaction: &'t mut FirestoreTransaction<'db>,
-    db: FirestoreDb,
-    scope: Scope,
-    stamp: OrderStamp,
-    marker: std::marker::PhantomData<fn() -> T>,
-}
-
-impl<T> std::fmt::Debug for InTransaction<'_, '_, T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("InTransaction")
-            .field("collection", &std::any::type_name::<T>())
-            .finish_non_exhaustive()
-    }
-}
-
-impl<'db, T: Sharded> ShardedCollection<'db, T> {
-    /// This collection's writes and reads inside `transaction`: see [`InTransaction`].
-    pub fn in_transaction<'t, 'x>(
-        &self,
-        transaction: &'t mut FirestoreTransaction<'x>,
-    ) -> InTransaction<'t, 'x, T> {
-        let db = transaction.db().clone_with_consistency_selector(
-            FirestoreConsistencySelector::Transaction(transaction.transaction_id().clone()),
-        );
-        InTransaction {
-            transaction,
-            db,
-            scope: self.scope().clone(),
-            stamp: self.stamp(),
-            marker: std::marker::PhantomData,
-        }
-    }
-}
-
 impl<T: Sharded> InTransaction<'_, '_, T> {
-    /// The client whose reads see the transaction's snapshot: pass it to a sharded query's
-    /// `fetch`, `count` or `sum` to read inside the transaction.
-    pub fn db(&self) -> &FirestoreDb {
-        &self.db
-    }
-
-    /// The document `id` as the transaction sees it.
-    pub async fn get(&self, id: &str) -> Result<Option<T>> {
-        Ok(self.get_stored(id).await?.map(|stored| stored.document))
-    }
-
-    /// The document `id` with its id and shard, as the transaction sees it.
-    pub async fn get_stored(&self, id: &str) -> Result<Option<Stored<T>>> {
-        ShardedCollection::scoped(&self.db, self.scope.clone())
-            .get_stored(id)
-            .await
-    }
-
-    /// The documents `ids` as the transaction sees them, and the ids of those that do not
-    /// exist; in a read-write transaction, each read locks its document as `get` does. See
-    /// [`ShardedCollection::get_many`].
-    pub async fn get_many<I, S>(&self, ids: I) -> Result<crate::query::get_many::Many<T>>
-    where
-        I: IntoIterator<Item = S>,
-        S: AsRef<str>,
-    {
-        ShardedCollection::scoped(&self.db, self.scope.clone())
-            .get_many(ids)
-            .await
-    }
-
     /// Queues a create-or-replace of the document `id`.
     pub fn upsert(&mut self, id: &str, document: &T) -> Result<()> {
         let write = set(
@@ -213,7 +112,7 @@ impl<T: Sharded> InTransaction<'_, '_, T> {
     pub async fn increment(
         &mut self,
         id: &str,
-        increment: &crate::counter::Increment<T>,
+        increment: &crate::write::increment::Increment<T>,
     ) -> Result<bool> {
         let document = self.scope.document_name::<T>(&self.db, id)?;
         let placed = increment.placed(document)?;
@@ -221,12 +120,12 @@ impl<T: Sharded> InTransaction<'_, '_, T> {
             .db
             .fluent()
             .select()
-            .by_id_in(crate::counter::INCREMENTS_COLLECTION)
+            .by_id_in(crate::model::counter_field::INCREMENTS_COLLECTION)
             .parent(placed.document.as_str())
             .one(placed.id.as_str())
             .await?;
         if let Some(marker) = marker {
-            let recorded = crate::counter::Recorded::of(&marker);
+            let recorded = crate::write::increment::Recorded::of(&marker);
             return match recorded.is_of(&placed) {
                 true => Ok(false),
                 false => Err(recorded.conflict(&placed)),
@@ -243,24 +142,20 @@ impl<T: Sharded> InTransaction<'_, '_, T> {
             .await?;
         let value = shard
             .as_ref()
-            .map(crate::counter::shard_value)
+            .map(crate::model::counter_field::shard_value)
             .transpose()?
             .unwrap_or(0);
         if value.checked_add(placed.amount).is_none() {
             return Err(placed.saturated());
         }
-        let mut digest = crate::counter::CommitDigest::default();
+        let mut digest = crate::write::increment::CommitDigest::default();
         placed.digest_into(&mut digest);
-        let expire_at =
-            crate::wire::server_clock::now(&self.db).await? + crate::counter::MARKER_LIFETIME;
+        let expire_at = crate::wire::server_clock::now(&self.db).await?
+            + crate::write::increment::MARKER_LIFETIME;
         for write in placed.writes(&digest.finish(), expire_at) {
             self.queue(write)?;
         }
         Ok(true)
-    }
-
-    pub(crate) fn scope(&self) -> &Scope {
-        &self.scope
     }
 
     fn queue(&mut self, write: Write) -> Result<()> {

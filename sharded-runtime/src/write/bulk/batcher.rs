@@ -16,8 +16,9 @@ use tokio::sync::{mpsc, oneshot};
 pub(super) use super::op::{Op, Payload};
 use super::options::BulkWriterOptions;
 use super::outcome::{Shared, Unclaimed, WriteFailure, WriteOutcome};
-use super::rate_limiter::{RateLimiter, Throttling};
+use super::rate_limiter::RateLimiter;
 use super::requests::{Cut, commit_increment, read_back, send, settle_cut};
+use crate::model::throttling::Throttling;
 use crate::wire::retry::{retries_request, retries_write};
 
 #[derive(Debug)]
@@ -615,7 +616,7 @@ mod tests {
     fn increment(marker: &str) -> Op {
         Op::new(
             marker.into(),
-            Payload::Increment(crate::counter::Placed {
+            Payload::Increment(crate::write::increment::Placed {
                 document: "projects/p/databases/(default)/documents/posts/p".into(),
                 id: marker.into(),
                 field: "likes",

@@ -6,7 +6,8 @@ use std::time::{Duration, SystemTime};
 use firestore::gcloud_sdk::google::firestore::v1::{Document, Write};
 
 use super::outcome::Reply;
-use crate::counter::{Placed, Recorded};
+use crate::write::increment::Placed;
+use crate::write::increment::Recorded;
 
 /// What an op sends.
 #[derive(Debug)]

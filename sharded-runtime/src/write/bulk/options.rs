@@ -4,9 +4,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::clock::{Clock, SystemClock};
-use super::rate_limiter::Throttling;
 use crate::error::Result;
 use crate::model::sharded::Sharded;
+use crate::model::throttling::Throttling;
 use crate::wire::option_check::{MAX_DURATION, check};
 use crate::wire::retry::Backoff;
 
@@ -52,11 +52,11 @@ pub struct BulkWriterOptions {
     #[doc(hidden)]
     pub clock: Arc<dyn Clock>,
     /// How whole-document writes of a `server_timestamp` type set its order field:
-    /// [`OrderStamp::OnCreate`](crate::write::firestore_write::OrderStamp::OnCreate) by default (the server's time on
+    /// [`OrderStamp::OnCreate`](crate::model::order_stamp::OrderStamp::OnCreate) by default (the server's time on
     /// `create` and `insert`, the stored time kept on `update`, `upsert` refused);
-    /// [`OrderStamp::FromDocument`](crate::write::firestore_write::OrderStamp::FromDocument) to import documents with
+    /// [`OrderStamp::FromDocument`](crate::model::order_stamp::OrderStamp::FromDocument) to import documents with
     /// their own times.
-    pub order_stamp: crate::write::firestore_write::OrderStamp,
+    pub order_stamp: crate::model::order_stamp::OrderStamp,
 }
 
 impl Default for BulkWriterOptions {
@@ -70,7 +70,7 @@ impl Default for BulkWriterOptions {
             linger: Duration::from_millis(10),
             request_timeout: Duration::from_secs(60),
             clock: Arc::new(SystemClock::new()),
-            order_stamp: crate::write::firestore_write::OrderStamp::default(),
+            order_stamp: crate::model::order_stamp::OrderStamp::default(),
         }
     }
 }
@@ -99,13 +99,13 @@ impl BulkWriterOptions {
     }
 
     /// These options for one of `workers` writers sharing the write budget (a job split with
-    /// [`IdRange::part`](crate::job::partition::IdRange::part) across processes): the ramp starts at, and
+    /// [`IdRange::part`](crate::model::partition::IdRange::part) across processes): the ramp starts at, and
     /// stops at, 1/`workers` of its rates, so that together they ramp as one writer would.
-    /// [`Error::InvalidOptions`](crate::error::Error::InvalidOptions) unless `1 <= workers <=` [`MAX_PARTS`](crate::job::partition::MAX_PARTS), the
+    /// [`Error::InvalidOptions`](crate::error::Error::InvalidOptions) unless `1 <= workers <=` [`MAX_PARTS`](crate::model::partition::MAX_PARTS), the
     /// most parts a job splits into, with or without throttling.
     pub fn share_of(self, workers: u32) -> Result<Self> {
         check(
-            (1..=crate::job::partition::MAX_PARTS).contains(&workers),
+            (1..=crate::model::partition::MAX_PARTS).contains(&workers),
             "share_of",
             "from 1 to MAX_PARTS (3,844) workers",
         )?;
@@ -127,8 +127,8 @@ impl BulkWriterOptions {
     }
 
     /// These options with `order_stamp`: how a `server_timestamp` type's order field is
-    /// set ([`OrderStamp`](crate::write::firestore_write::OrderStamp)).
-    pub fn with_order_stamp(self, order_stamp: crate::write::firestore_write::OrderStamp) -> Self {
+    /// set ([`OrderStamp`](crate::model::order_stamp::OrderStamp)).
+    pub fn with_order_stamp(self, order_stamp: crate::model::order_stamp::OrderStamp) -> Self {
         BulkWriterOptions {
             order_stamp,
             ..self

@@ -13,8 +13,9 @@ use firestore::gcloud_sdk::tonic::{self, Code, Status};
 use tracing::Instrument;
 
 use super::clock::Clock;
-use crate::counter::{IncrementCommit, Placed};
 use crate::wire::retry::{Backoff, retries_request};
+use crate::write::increment::IncrementCommit;
+use crate::write::increment::Placed;
 
 /// One BatchWrite request of `writes`, with `timeout` as its deadline.
 pub(super) async fn send(
@@ -64,7 +65,7 @@ pub(super) async fn commit(
 /// whose undo failed, or whose check could not be made, is `UNAVAILABLE`: sent again, the
 /// increment is refused for its marker, and settled by [`settle_cut`].
 ///
-/// [`MARKER_LIFETIME`]: crate::counter::MARKER_LIFETIME
+/// [`MARKER_LIFETIME`]: crate::write::increment::MARKER_LIFETIME
 pub(super) async fn commit_increment(
     db: FirestoreDb,
     placed: Placed,
@@ -77,12 +78,13 @@ pub(super) async fn commit_increment(
     let now = crate::wire::server_clock::now(&db)
         .await
         .map_err(as_status)?;
-    let increment = IncrementCommit::alone_until(placed, now + crate::counter::MARKER_LIFETIME);
+    let increment =
+        IncrementCommit::alone_until(placed, now + crate::write::increment::MARKER_LIFETIME);
     let response = commit(db.clone(), increment.writes.clone(), timeout).await?;
     if let Some(time) = response.commit_time {
         crate::wire::server_clock::observe(&db, crate::model::stored::system_time(time));
     }
-    crate::counter::check_saturation(&db, &increment.increments, &response)
+    crate::write::increment::check_saturation(&db, &increment.increments, &response)
         .await
         .map_err(as_status)?;
     Ok(response)
@@ -99,14 +101,14 @@ pub(super) struct Cut {
 
 /// For an increment whose marker (read back after a lost answer, or a refusal for it) shows
 /// it landed: whether its addition was cut, worked out from its shard before the commit
-/// ([`check_landed`](crate::counter::check_landed)). `None` when it was not cut (or the
+/// ([`check_landed`](crate::write::increment::check_landed)). `None` when it was not cut (or the
 /// marker holds another increment, which the read-back reports); else undone (`OUT_OF_RANGE`,
 /// applied nothing), or not undone or not checked (applied, at least in part).
 pub(super) async fn settle_cut(db: &FirestoreDb, placed: Placed, marker: &Document) -> Option<Cut> {
-    let recorded = crate::counter::Recorded::of(marker);
+    let recorded = crate::write::increment::Recorded::of(marker);
     let created = recorded.created.filter(|_| recorded.is_of(&placed))?;
     let placed = placed.on_recorded_shard(Some(&recorded));
-    let err = crate::counter::check_landed(db, &[&placed], created)
+    let err = crate::write::increment::check_landed(db, &[&placed], created)
         .await
         .err()?;
     let (code, maybe_applied) = match &err {

@@ -12,13 +12,13 @@ use tokio::sync::{mpsc, oneshot};
 use super::batcher::{Batcher, Message, Op, Payload};
 use super::options::BulkWriterOptions;
 use super::outcome::{BulkStats, PendingWrite, Shared};
-use crate::bounds::{Subcollection, TopLevel};
-use crate::counter::Increment;
 use crate::error::{Error, Result};
 use crate::model::document_id::check_document_id;
 use crate::model::parent::{Parent, Scope};
+use crate::model::parent::{Subcollection, TopLevel};
 use crate::model::sharded::Sharded;
 use crate::write::firestore_write::{Existing, sharded_write};
+use crate::write::increment::Increment;
 use crate::write::serialize::serialize;
 
 /// Writes many documents at the rate Firestore's best practices allow, with Google's bulk
@@ -77,7 +77,7 @@ pub struct BulkWriter {
     shared: Arc<Shared>,
     next_seq: AtomicU64,
     documents_path: String,
-    order_stamp: crate::write::firestore_write::OrderStamp,
+    order_stamp: crate::model::order_stamp::OrderStamp,
     task: Option<tokio::task::JoinHandle<()>>,
 }
 
@@ -219,13 +219,13 @@ impl BulkWriter {
 
     /// Applies `increment` to the counter of the document `id` exactly once, at the writer's
     /// pace and with its retries (a counter declared `#[sharded(counter(...))]`): the same
-    /// two writes as [`ShardedCollection::apply`](crate::write::collection::ShardedCollection::apply), the
+    /// two writes as [`ShardedCollection::apply`](crate::model::collection::ShardedCollection::apply), the
     /// increment's marker and its shard's addition, committed together in a Commit of their
     /// own (a BatchWrite would apply them one by one). An attempt refused because the marker
     /// exists had landed before, so it succeeds; a failure that may have been applied is
     /// settled by reading the marker back. Applying the same `Increment` again, here or
     /// through any other path, counts nothing more (within
-    /// [`MARKER_LIFETIME`](crate::counter::MARKER_LIFETIME)).
+    /// [`MARKER_LIFETIME`](crate::write::increment::MARKER_LIFETIME)).
     ///
     /// Its [`PendingWrite`]'s document, and a failure's, is the increment's marker
     /// (`<document>/_sharded_increments/<increment id>`). Increments to one document go out

@@ -200,7 +200,7 @@ async fn value_before(db: &FirestoreDb, name: &str, time: Timestamp) -> Result<i
         crate::wire::lookup::batch_get(db, request, &crate::wire::retry::QUERY_READS).await?;
     match answers.into_iter().find_map(|answer| answer.result) {
         Some(batch_get_documents_response::Result::Found(shard)) => {
-            super::read::shard_value(&shard)
+            crate::model::counter_field::shard_value(&shard)
         }
         _ => Ok(0),
     }

@@ -17,11 +17,11 @@ use firestore::gcloud_sdk::google::firestore::v1::{
 };
 
 use super::digest::CommitDigest;
-use super::{
+use crate::error::{Error, Result};
+use crate::model::counter_field::{
     INCREMENTS_COLLECTION, MARKER_AMOUNT_FIELD, MARKER_COMMIT_FIELD, MARKER_COUNTER_FIELD,
     MARKER_EXPIRY_FIELD, MARKER_SHARD_FIELD, SHARD_INCREMENT_FIELD, SHARD_VALUE_FIELD,
 };
-use crate::error::{Error, Result};
 use crate::write::firestore_write::Existing;
 
 /// An increment placed on one counted document, its shard drawn: what its two writes are.

@@ -11,10 +11,10 @@ use super::digest::CommitDigest;
 use super::marker::{Placed, read_markers, settle_refusal};
 use super::{CounterField, Increment, saturation};
 use crate::error::{Error, Result};
+use crate::model::collection::ShardedCollection;
 use crate::model::sharded::Sharded;
 use crate::wire::retry::{Backoff, retries_request};
 use crate::wire::status::StatusCode;
-use crate::write::collection::ShardedCollection;
 
 /// How long an increment's marker is kept: the window in which applying the same
 /// [`Increment`] again is known to count nothing. Firestore's TTL deletes a marker some time

@@ -1,109 +1,24 @@
-use std::marker::PhantomData;
+//! Single writes on a [`ShardedCollection`]: one `Commit` each, the document serialized with
+//! its shard and checked by the write guard first.
 
 use firestore::errors::FirestoreError;
 use firestore::gcloud_sdk::google::firestore::v1::Write;
-use firestore::{FirestoreBatch, FirestoreBatchWriter, FirestoreDb};
+use firestore::{FirestoreBatch, FirestoreBatchWriter};
 
 use crate::error::Result;
-use crate::job::shard_job::{ShardCensus, ShardJob};
+use crate::model::collection::ShardedCollection;
 use crate::model::document_id::check_document_id;
 use crate::model::fields::Field;
-use crate::model::parent::{Parent, Scope};
+use crate::model::order_stamp::OrderStamp;
 use crate::model::sharded::Sharded;
-use crate::model::stored::Stored;
 use crate::write::firestore_write::{
-    Existing, OrderStamp, Written, commit_one, merge, sharded_write, transform_only,
-    transformed_write, upsert_stamped_on_create,
+    Existing, Written, commit_one, merge, sharded_write, transform_only, transformed_write,
+    upsert_stamped_on_create,
 };
 use crate::write::serialize::{masked, serialize};
 use crate::write::transform::Transform;
 
-/// Writes and reads of one sharded collection. Get one with
-/// [`Sharded::collection`](crate::model::sharded::Sharded::collection).
-///
-/// Every write stores the document's fields plus the shard field, drawn uniformly at random
-/// from the type's shard values as the document is serialized, so every write re-draws the
-/// shard. Before anything is sent, each write checks its id (see [`check_document_id`]) and
-/// that the serialized document holds the order field and every non-optional indexed path
-/// ([`Error::FieldNotWritten`](crate::error::Error::FieldNotWritten) otherwise). Reads return the user's type.
-///
-/// Single writes are one `Commit` each and return what the server stored that the caller did
-/// not send ([`Written`]): the update time and, for a `server_timestamp` type, the order
-/// field's value (the struct's own value of it is not sent).
-///
-/// [`check_document_id`]: crate::model::document_id::check_document_id
-pub struct ShardedCollection<'db, T> {
-    db: &'db FirestoreDb,
-    scope: Scope,
-    stamp: OrderStamp,
-    marker: PhantomData<fn() -> T>,
-}
-
-impl<T> std::fmt::Debug for ShardedCollection<'_, T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ShardedCollection")
-            .field("collection", &std::any::type_name::<T>())
-            .finish_non_exhaustive()
-    }
-}
-
 impl<'db, T: Sharded> ShardedCollection<'db, T> {
-    pub(crate) fn new(db: &'db FirestoreDb) -> Self {
-        ShardedCollection {
-            db,
-            scope: Scope::Top,
-            stamp: OrderStamp::default(),
-            marker: PhantomData,
-        }
-    }
-
-    pub(crate) fn under(db: &'db FirestoreDb, parent: &Parent<T>) -> Self {
-        ShardedCollection {
-            db,
-            scope: Scope::under(parent),
-            stamp: OrderStamp::default(),
-            marker: PhantomData,
-        }
-    }
-
-    pub(crate) fn scoped(db: &'db FirestoreDb, scope: Scope) -> Self {
-        ShardedCollection {
-            db,
-            scope,
-            stamp: OrderStamp::default(),
-            marker: PhantomData,
-        }
-    }
-
-    pub(crate) fn db(&self) -> &'db FirestoreDb {
-        self.db
-    }
-
-    pub(crate) fn scope(&self) -> &Scope {
-        &self.scope
-    }
-
-    pub(crate) fn stamp(&self) -> OrderStamp {
-        self.stamp
-    }
-
-    /// How this handle's whole-document writes of a `server_timestamp` type set the order
-    /// field ([`OrderStamp`]): by default the server's time on create, the stored time kept
-    /// on replace; [`OrderStamp::FromDocument`] writes the document's own value (an import
-    /// of documents that have their times), [`OrderStamp::Always`] the server's time on
-    /// every write. It applies to the handle's single writes, batch writes and
-    /// transactions; nothing changes for another type.
-    pub fn order_stamp(self, stamp: OrderStamp) -> Self {
-        ShardedCollection { stamp, ..self }
-    }
-
-    /// The full path of the parent document (or the database root), checked against the
-    /// type's `parent`.
-    pub(crate) fn parent_path(&self) -> Result<String> {
-        self.scope.check::<T>()?;
-        Ok(self.scope.parent_path(self.db))
-    }
-
     /// Creates a document under a new random id, drawn as Firestore's own clients draw them
     /// (20 letters and digits, which spread over the document-name index); the write fails
     /// if the id exists, which is as likely as guessing 119 random bits. What it stored that
@@ -284,36 +199,6 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
         Ok(())
     }
 
-    /// The document `id`, if it exists.
-    pub async fn get(&self, id: &str) -> Result<Option<T>> {
-        check_document_id(id)?;
-        let parent = self.parent_path()?;
-        Ok(self
-            .db
-            .fluent()
-            .select()
-            .by_id_in(T::COLLECTION)
-            .parent(parent)
-            .obj()
-            .one(id)
-            .await?)
-    }
-
-    /// The document `id` with its id and shard, if it exists.
-    pub async fn get_stored(&self, id: &str) -> Result<Option<Stored<T>>> {
-        check_document_id(id)?;
-        let parent = self.parent_path()?;
-        let document = self
-            .db
-            .fluent()
-            .select()
-            .by_id_in(T::COLLECTION)
-            .parent(parent)
-            .one(id)
-            .await?;
-        document.as_ref().map(Stored::from_document).transpose()
-    }
-
     /// Deletes the document `id`; deleting a missing document succeeds.
     pub async fn delete(&self, id: &str) -> Result<()> {
         check_document_id(id)?;
@@ -327,83 +212,6 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
             .execute()
             .await?;
         Ok(())
-    }
-
-    /// The collection split into at most `parts` parts of about equal numbers of documents,
-    /// for a partitioned job (`.backfill().ids(parts.ranges[i].clone())` in task `i`): by
-    /// Firestore's `PartitionQuery`, at documents it picks, where the server has it; by equal
-    /// shares of the id space ([`IdRange::part`](crate::job::partition::IdRange::part)) where it answers
-    /// UNIMPLEMENTED, as the emulator does ([`Parts::by`](crate::job::balanced_parts::Parts::by) says which). The
-    /// parts hold every id once; Firestore may find fewer points than asked in a small
-    /// collection. Split once when the job starts and hand every task the same parts: a later
-    /// split draws other points. [`Error::InvalidOptions`](crate::error::Error::InvalidOptions)
-    /// unless `parts` is 1 to [`MAX_PARTS`](crate::job::partition::MAX_PARTS).
-    pub async fn parts(&self, parts: u32) -> Result<crate::job::balanced_parts::Parts> {
-        crate::job::balanced_parts::balanced_parts::<T>(self.db, &self.scope, parts).await
-    }
-
-    /// The backfill of a collection written before it was sharded: a job that gives every
-    /// document without a current shard value one, writing nothing else. See [`ShardJob`]
-    /// for what it reads and writes, and how it resumes.
-    ///
-    /// ```no_run
-    /// # use serde::{Deserialize, Serialize};
-    /// # use sharded_runtime::Sharded;
-    /// # use sharded_runtime::firestore::{FirestoreDb, FirestoreTimestamp};
-    /// # #[derive(Serialize, Deserialize, Sharded)]
-    /// # #[sharded(shards = 3, order_by = "timestamp")]
-    /// # struct Instrument { #[sharded(index)] exchange: String, timestamp: FirestoreTimestamp }
-    /// # async fn example(db: &FirestoreDb) -> sharded_runtime::Result<()> {
-    /// let done = Instrument::collection(db)
-    ///     .backfill()
-    ///     .run(|progress| println!("{} of {:?} scanned", progress.scanned, progress.total))
-    ///     .await?;
-    /// assert_eq!(Instrument::collection(db).verify().await?.outstanding(), 0);
-    /// # Ok(()) }
-    /// ```
-    ///
-    /// [`ShardJob`]: crate::job::shard_job::ShardJob
-    pub fn backfill(&self) -> ShardJob<'db, T> {
-        ShardJob::new(self.db, self.scope.clone())
-    }
-
-    /// The rebalance after the shard set changed (`previous(...)` on the type): a job that
-    /// moves every document whose shard value the current set retired into a current one.
-    /// It is the same job as [`backfill`](Self::backfill), which also fixes documents with
-    /// no shard at all; the name says what it is run for.
-    pub fn rebalance(&self) -> ShardJob<'db, T> {
-        ShardJob::new(self.db, self.scope.clone())
-    }
-
-    /// The job that moves a top-level field's stored name: every document that stores a
-    /// value as `from` (the name before a `#[serde(rename)]` or a field's rename) gets it as
-    /// `to` (a field of the type, `T::fields().venue`) and loses `from`, in one field-masked
-    /// write with the scanned update time as its precondition: a document changed meanwhile
-    /// is read again, never overwritten, and one whose `to` holds a value already (the type
-    /// after the rename wrote it) keeps it and only loses `from`. A [`ShardJob`] like the
-    /// backfill: progress (`updated`: documents renamed), checkpoints, parts
-    /// ([`ids`](ShardJob::ids)) and [`tracked`](ShardJob::tracked) tasks. Until it is done,
-    /// documents stored under `from` are missing from queries on `to`.
-    ///
-    /// [`Error::InvalidOptions`](crate::error::Error::InvalidOptions) unless both are top-level
-    /// stored names, different, and neither the shard field.
-    pub fn rename_field(&self, from: &str, to: Field<T>) -> Result<ShardJob<'db, T>> {
-        let mut job = ShardJob::new(self.db, self.scope.clone());
-        job.change = crate::job::shard_job::Change::rename::<T>(from, to.path())?;
-        Ok(job)
-    }
-
-    /// Counts the documents by shard value: current, retired (by a `previous(...)` set) and
-    /// missing. After a backfill or a rebalance, [`ShardCensus::outstanding`] should be 0.
-    /// Costs one billed read per document (a scan with a projection of the shard field).
-    pub async fn verify(&self) -> Result<ShardCensus> {
-        ShardJob::<T>::new(self.db, self.scope.clone())
-            .verify()
-            .await
-    }
-
-    fn document_name(&self, id: &str) -> Result<String> {
-        self.scope.document_name::<T>(self.db, id)
     }
 }
 
