@@ -19,7 +19,7 @@ pub enum Throttling {
         /// How often the rate grows. Google's writers: 5 minutes.
         interval: Duration,
         /// The highest rate. Google's Node writer: 10,000; for a sharded type,
-        /// [`BulkWriterOptions::for_type`](super::BulkWriterOptions::for_type) sets 500 per
+        /// [`BulkWriterOptions::for_type`](crate::bulk::BulkWriterOptions::for_type) sets 500 per
         /// shard value, the rate the shards were sized for.
         maximum: f64,
     },

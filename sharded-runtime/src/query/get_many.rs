@@ -109,7 +109,7 @@ impl<T: Sharded> ShardedCollection<'_, T> {
     }
 }
 
-impl<T: Sharded> ShardedCollection<'_, T> {
+impl<'db, T: Sharded> ShardedCollection<'db, T> {
     /// The document `id`, if it exists.
     pub async fn get(&self, id: &str) -> Result<Option<T>> {
         check_document_id(id)?;

@@ -54,7 +54,7 @@ impl<T: Sharded> InTransaction<'_, '_, T> {
 
     /// Queues an update of `fields` of the document `id`, which keeps its shard and every
     /// other field: the commit fails if it does not exist. See
-    /// [`ShardedCollection::update_fields`].
+    /// [`ShardedCollection::update_fields`](crate::ShardedCollection::update_fields).
     pub fn update_fields(&mut self, id: &str, document: &T, fields: &[Field<T>]) -> Result<()> {
         self.queue(set_fields(
             &self.db,
@@ -68,14 +68,14 @@ impl<T: Sharded> InTransaction<'_, '_, T> {
 
     /// Queues server-side transforms of the document `id`, which keeps its shard and every
     /// other field: the commit fails if it does not exist. See
-    /// [`ShardedCollection::transform`].
+    /// [`ShardedCollection::transform`](crate::ShardedCollection::transform).
     pub fn transform(&mut self, id: &str, transforms: &[Transform<T>]) -> Result<()> {
         let name = self.scope.document_name::<T>(&self.db, id)?;
         self.queue(transform_only::<T>(&name, transforms)?)
     }
 
     /// Queues [`update_fields`](Self::update_fields) and [`transform`](Self::transform) as
-    /// one write. See [`ShardedCollection::update_fields_and_transform`].
+    /// one write. See [`ShardedCollection::update_fields_and_transform`](crate::ShardedCollection::update_fields_and_transform).
     pub fn update_fields_and_transform(
         &mut self,
         id: &str,
