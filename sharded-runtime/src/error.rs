@@ -99,8 +99,8 @@ pub enum Error {
     },
     /// A read of a type that declares `retired(...)` found a document still holding a retired
     /// shard value: queries read the current values only, so it would be missing from their
-    /// results. Run [`rebalance()`](crate::model::collection::ShardedCollection::rebalance) (with this type,
-    /// which moves retired values too) until [`verify()`](crate::model::collection::ShardedCollection::verify)
+    /// results. Run [`rebalance()`](crate::model::handle::ShardedCollection::rebalance) (with this type,
+    /// which moves retired values too) until [`verify()`](crate::model::handle::ShardedCollection::verify)
     /// reports none retired, or declare the values `previous(...)` again. Nothing else was
     /// read.
     #[error(
@@ -134,7 +134,7 @@ pub enum Error {
 
     /// A counter's increment whose every attempt ended without an answer: it may have been
     /// applied. Applying the same [`Increment`](crate::write::increment::Increment) again counts it
-    /// once either way; [`was_applied`](crate::model::collection::ShardedCollection::was_applied) says which.
+    /// once either way; [`was_applied`](crate::model::handle::ShardedCollection::was_applied) says which.
     #[error(
         "increment `{increment}` of `{document}` is unsettled (it may have been applied; apply the same Increment again, which counts it once): {cause}"
     )]
@@ -197,7 +197,7 @@ pub enum Error {
     /// An increment Firestore cut at the end of its integers (as for
     /// [`CounterSaturated`](Error::CounterSaturated)) whose undo failed: `added`, the part
     /// of it that was added before the cut, stays on its shard with the increment's marker,
-    /// so the counter holds it and [`was_applied`](crate::model::collection::ShardedCollection::was_applied)
+    /// so the counter holds it and [`was_applied`](crate::model::handle::ShardedCollection::was_applied)
     /// says `true`. Applying the same [`Increment`](crate::write::increment::Increment) again finds it
     /// landed and undoes it (within the marker's lifetime).
     #[error(

@@ -21,9 +21,9 @@ pub use write::bulk;
 
 // The crate root holds what users write and name; the rest is in a module by what it is for.
 pub use error::{Error, Result};
-pub use model::collection::InTransaction;
-pub use model::collection::ShardedCollection;
-pub use model::parent::Parent;
+pub use model::handle::InTransaction;
+pub use model::handle::Parent;
+pub use model::handle::ShardedCollection;
 pub use model::sharded::Sharded;
 pub use model::stored::Stored;
 pub use model::stored_names::StoredNames;
@@ -138,9 +138,11 @@ pub mod indexes {
 /// a query of either reach.
 pub mod bounds {
     pub use crate::model::numeric::Numeric;
-    pub use crate::model::parent::{
-        CollectionGroup, ParentDepth, Reversible, Subcollection, TopLevel,
-    };
+    pub use crate::model::sharded::CollectionGroup;
+    pub use crate::model::sharded::ParentDepth;
+    pub use crate::model::sharded::Reversible;
+    pub use crate::model::sharded::Subcollection;
+    pub use crate::model::sharded::TopLevel;
     pub use crate::model::sharded::{HasAggregates, HasRanges};
     pub use crate::query::{
         AllQueries, PagedQuery, RangedOver, Reach, Summable, SummedOver, Window,

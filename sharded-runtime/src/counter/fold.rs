@@ -19,8 +19,8 @@ use firestore::gcloud_sdk::tonic::{Code, Request, Status};
 use futures::TryStreamExt as _;
 
 use crate::error::{Error, Result};
-use crate::model::collection::ShardedCollection;
 use crate::model::counter_field::{CounterField, shard_value, total};
+use crate::model::handle::ShardedCollection;
 use crate::model::sharded::Sharded;
 use crate::query::listen::connection::{self, Connection};
 use crate::wire::retry::Backoff;
@@ -168,7 +168,7 @@ pub(super) async fn fold_over<T>(
         .into_inner();
     let at = answer
         .commit_time
-        .map_or_else(SystemTime::now, crate::model::stored::system_time);
+        .map_or_else(SystemTime::now, crate::wire::server_clock::system_time);
     Ok(Folded { value, at })
 }
 

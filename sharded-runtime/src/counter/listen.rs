@@ -30,8 +30,8 @@ use futures::stream::{BoxStream, StreamExt as _};
 use tokio::sync::mpsc;
 
 use crate::error::{Error, Result};
-use crate::model::collection::ShardedCollection;
 use crate::model::counter_field::{CounterField, SHARD_VALUE_FIELD, integer};
+use crate::model::handle::ShardedCollection;
 use crate::model::sharded::Sharded;
 use crate::query::ListenOptions;
 use crate::query::listen::connection::{self, Connection};
@@ -420,7 +420,7 @@ impl CounterListener {
                         self.failures = 0;
                         let read_time = change
                             .read_time
-                            .map(crate::model::stored::system_time)
+                            .map(crate::wire::server_clock::system_time)
                             .unwrap_or_else(SystemTime::now);
                         return Ok(Some(read_time));
                     }

@@ -7,9 +7,9 @@ use firestore::gcloud_sdk::google::firestore::v1::Document;
 use futures::{StreamExt as _, TryStreamExt as _};
 
 use crate::error::{Error, Result};
-use crate::model::collection::InTransaction;
-use crate::model::collection::ShardedCollection;
 use crate::model::counter_field::{CounterField, SHARD_VALUE_FIELD, integer, shard_value, total};
+use crate::model::handle::InTransaction;
+use crate::model::handle::ShardedCollection;
 use crate::model::sharded::Sharded;
 
 /// Aggregations of one [`counters`](ShardedCollection::counters) call in flight at once.

@@ -8,8 +8,8 @@ use firestore::FirestoreTransactionOps as _;
 use firestore::gcloud_sdk::google::firestore::v1::{Document, Write, write::Operation};
 
 use crate::error::Result;
-use crate::model::collection::ShardedCollection;
 use crate::model::counter_field::{CounterField, shard_value, total};
+use crate::model::handle::ShardedCollection;
 use crate::model::sharded::Sharded;
 use crate::write::atomic::Built;
 use crate::write::increment::shard_addition;

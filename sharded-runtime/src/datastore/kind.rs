@@ -209,8 +209,8 @@ impl<T: Sharded> Kind<T> {
     /// A type with parents is written under one; a top-level one under none.
     fn check_scope(&self) -> Result<()> {
         let scope = match &self.parent {
-            Some(parent) => crate::model::parent::Scope::Under(parent.clone()),
-            None => crate::model::parent::Scope::Top,
+            Some(parent) => crate::model::handle::Scope::Under(parent.clone()),
+            None => crate::model::handle::Scope::Top,
         };
         scope.check::<T>()
     }

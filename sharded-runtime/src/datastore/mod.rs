@@ -161,9 +161,9 @@ impl Datastore {
     }
 
     /// The kind of the sharded type `T` under `parent`: its entities' ancestor.
-    pub fn kind_in<T: crate::model::sharded::Sharded + crate::model::parent::Subcollection>(
+    pub fn kind_in<T: crate::model::sharded::Sharded + crate::model::sharded::Subcollection>(
         &self,
-        parent: &crate::model::parent::Parent<T>,
+        parent: &crate::model::handle::Parent<T>,
     ) -> Kind<T> {
         Kind::new(self.clone(), Some(parent.path().to_owned()))
     }

@@ -13,7 +13,7 @@ use super::cursor::{ChunkPosition, DatastoreCursor, plan_digest};
 use super::filter::{and, at, filter, int32_limit, is_empty, property, property_order};
 use super::{Kind, status_error};
 use crate::error::{Error, Result};
-use crate::model::parent::Scope;
+use crate::model::handle::Scope;
 use crate::model::sharded::Sharded;
 use crate::model::stored::Stored;
 use crate::query::plan::{Chunk, QueryPlan};

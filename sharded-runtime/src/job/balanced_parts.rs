@@ -16,7 +16,7 @@ use firestore::gcloud_sdk::tonic::Code;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::model::parent::Scope;
+use crate::model::handle::Scope;
 use crate::model::partition::{IdRange, MAX_PARTS};
 use crate::model::sharded::Sharded;
 use crate::model::value_order::compare_references;

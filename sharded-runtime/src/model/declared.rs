@@ -1,6 +1,6 @@
 //! The seals of the marker traits the derive implements from a type's declaration
-//! ([`Reversible`](crate::model::parent::Reversible), [`TopLevel`](crate::model::parent::TopLevel),
-//! [`CollectionGroup`](crate::model::parent::CollectionGroup), ...). Each marker says what the
+//! ([`Reversible`](crate::model::sharded::Reversible), [`TopLevel`](crate::model::sharded::TopLevel),
+//! [`CollectionGroup`](crate::model::sharded::CollectionGroup), ...). Each marker says what the
 //! declaration planned: the indexes in the other direction, the place the documents live,
 //! the `COLLECTION_GROUP` indexes. Written by hand, one would let a query compile without its
 //! index, or a write go where the type does not live. So each marker has one of these as a

@@ -3,7 +3,7 @@
 use std::marker::PhantomData;
 
 /// A stored top-level field of `T`, for
-/// [`ShardedCollection::update_fields`](crate::model::collection::ShardedCollection::update_fields). Made by the
+/// [`ShardedCollection::update_fields`](crate::model::handle::ShardedCollection::update_fields). Made by the
 /// derive's `T::fields().<field>`: a misspelt field, a field serde skips, or a field of
 /// another type does not compile.
 pub struct Field<T> {

@@ -10,6 +10,7 @@ pub(crate) mod declared;
 pub(crate) mod document_id;
 pub(crate) mod document_path;
 pub(crate) mod fields;
+pub(crate) mod handle;
 pub(crate) mod numeric;
 pub(crate) mod order_key;
 pub(crate) mod order_stamp;

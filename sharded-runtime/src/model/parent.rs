@@ -1,134 +1,19 @@
-//! Where a sharded collection lives: at the top of the database, or under parent documents
-//! (`rooms/{room}/messages`, declared with `#[sharded(parent = "rooms")]`), and the queries
-//! across every parent (`collection_group`).
+//! Where a sharded collection lives, made and read: a [`Parent`] from its ids, checked
+//! against the type's `#[sharded(parent = "...")]`, and a `Scope`'s paths and document names
+//! (the top of the database, under one parent document, or every parent's collection).
 
 use std::marker::PhantomData;
 
 use firestore::FirestoreDb;
 
 use crate::error::{Error, Result};
-use crate::model::declared::{
-    DeclaredCollectionGroup, DeclaredParentDepth, DeclaredReversible, DeclaredSubcollection,
-    DeclaredTopLevel,
-};
-use crate::model::sharded::Sharded;
-
-/// A sharded type declared under parent documents (`#[sharded(parent = "rooms")]`):
-/// implemented by the derive, and what [`Parent`] and
-/// [`collection_in`](crate::model::sharded::Sharded::collection_in) require, so a top-level type given a
-/// parent does not compile.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is a top-level collection: it lives under no parent document",
-    label = "not declared with a parent",
-    note = "for a subcollection, declare where it lives: `#[sharded(parent = \"rooms\")]`"
-)]
-pub trait Subcollection: Sharded + DeclaredSubcollection {}
-
-/// A sharded type that declares queries across every parent (`collection_group`):
-/// implemented by the derive, and what [`in_group`](crate::query::ShardedQuery::in_group) requires,
-/// since those queries need `COLLECTION_GROUP` indexes that only the declaration plans.
-///
-/// A group query reads every collection with the type's id, wherever it lives: the top-level
-/// collection of that id too, and those under other parents (Firestore's collection-group
-/// semantics, which the same unsharded query shares). `cargo build` warns when another
-/// sharded type's collection has the group's id.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` declares no collection-group queries",
-    label = "not declared with `collection_group`",
-    note = "add `collection_group` to its `#[sharded(...)]`: the build then plans the COLLECTION_GROUP indexes these queries need"
-)]
-pub trait CollectionGroup: Sharded + DeclaredCollectionGroup {}
-
-/// A sharded type stored at the top level of the database (no `parent`): implemented by the
-/// derive, and what the writes and reads that take no parent require
-/// ([`Sharded::collection`](crate::model::sharded::Sharded::collection), [`AtomicBatch`](crate::write::atomic::AtomicBatch)'s
-/// and [`BulkWriter`](crate::write::bulk::BulkWriter)'s own writes), since a subcollection's
-/// document is always under a parent.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` lives under parent documents: name the parent",
-    label = "declared with `parent = \"...\"`",
-    note = "write and read it under a parent: `{Self}::collection_in(&db, &parent)`, `batch.in_parent(&parent)`, `writer.in_parent(&parent)`, `query.in_parent(&parent)`, with `let parent = Parent::<{Self}>::new(&[..])?`",
-    note = "in generic code over top-level types, bound the type `T: TopLevel`"
-)]
-pub trait TopLevel: Sharded + DeclaredTopLevel {}
-
-/// A subcollection type `N` levels down: implemented by the derive for the number of
-/// collections its `#[sharded(parent = "...")]` names, and what [`Parent::new`] requires of
-/// its array of ids, so a parent with one id too few or too many does not compile.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` does not live under {N} parent document(s)",
-    label = "one id per collection of the type's `parent`",
-    note = "give `Parent::new` one id per collection of `{Self}`'s `#[sharded(parent = \"...\")]`, outermost first (`parent = \"users/devices\"` takes two: `users/{{uid}}/devices/{{did}}`); `Parent::from_ids` takes a slice whose length is checked when it runs"
-)]
-pub trait ParentDepth<const N: usize>: Subcollection + DeclaredParentDepth<N> {}
-
-/// A sharded type whose queries run in both directions (`reversible`): implemented by the
-/// derive, and what [`reversed`](crate::query::ShardedQuery::reversed) and
-/// [`before`](crate::query::ShardedQuery::before) require, since those queries need the indexes in
-/// the other direction that only the declaration plans.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` declares no queries in the other direction",
-    label = "not declared `reversible`",
-    note = "add `reversible` to its `#[sharded(...)]`: the build then plans each query's index in the other direction too, which reversed queries and previous pages need"
-)]
-pub trait Reversible: Sharded + DeclaredReversible {}
-
-/// The parent document a subcollection's documents live under, for one sharded type: the ids
-/// along its path, one per collection of `#[sharded(parent = "...")]`. A `Parent<Message>`
-/// serves `Message` only, so a parent of another type does not compile; ids are checked when
-/// it is made, so a wrong one is an error before anything is sent.
-///
-/// ```
-/// # use serde::{Deserialize, Serialize};
-/// # use sharded_runtime::{Parent, Sharded};
-/// # #[derive(Serialize, Deserialize, Sharded)]
-/// # #[sharded(shards = 3, order_by = "at", parent = "rooms")]
-/// # struct Message { text: String, at: i64 }
-/// let lobby = Parent::<Message>::new(&["lobby"])?;
-/// assert_eq!(lobby.path(), "rooms/lobby");
-/// // `Parent::<Message>::new(&["lobby", "extra"])` does not compile; ids known only at run
-/// // time are counted then:
-/// assert!(Parent::<Message>::from_ids(&["lobby", "extra"]).is_err());
-/// # Ok::<(), sharded_runtime::Error>(())
-/// ```
-pub struct Parent<T> {
-    path: String,
-    marker: PhantomData<fn() -> T>,
-}
-
-impl<T> Clone for Parent<T> {
-    fn clone(&self) -> Self {
-        Parent {
-            path: self.path.clone(),
-            marker: PhantomData,
-        }
-    }
-}
-
-impl<T> PartialEq for Parent<T> {
-    fn eq(&self, other: &Self) -> bool {
-        self.path == other.path
-    }
-}
-
-impl<T> Eq for Parent<T> {}
-
-impl<T> std::hash::Hash for Parent<T> {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.path.hash(state);
-    }
-}
-
-impl<T> std::fmt::Debug for Parent<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("Parent").field(&self.path).finish()
-    }
-}
+use crate::model::handle::{Parent, Scope};
+use crate::model::sharded::{ParentDepth, Sharded, Subcollection};
 
 impl<T: Subcollection> Parent<T> {
     /// The parent document with these ids, outermost first: one per collection of the type's
     /// `parent`, which the array's length is checked against when it compiles
-    /// ([`ParentDepth`]). [`Error::InvalidDocumentId`] for an id Firestore would refuse.
+    /// ([`ParentDepth`](crate::bounds::ParentDepth)). [`Error::InvalidDocumentId`] for an id Firestore would refuse.
     pub fn new<const N: usize>(ids: &[&str; N]) -> Result<Parent<T>>
     where
         T: ParentDepth<N>,
@@ -172,18 +57,6 @@ impl<T: Subcollection> Parent<T> {
     pub fn path(&self) -> &str {
         &self.path
     }
-}
-
-/// Where a collection's calls read and write.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub(crate) enum Scope {
-    /// The top of the database.
-    #[default]
-    Top,
-    /// Under one parent document: its path below the database root.
-    Under(String),
-    /// Every collection with the type's id, under every parent.
-    Group,
 }
 
 impl Scope {

@@ -3,7 +3,7 @@
 //! over one [`IdRange`], with its own checkpoint.
 //!
 //! Firestore's `PartitionQuery` splits a collection by its documents
-//! ([`ShardedCollection::parts`](crate::model::collection::ShardedCollection::parts) asks it), but the emulator
+//! ([`ShardedCollection::parts`](crate::model::handle::ShardedCollection::parts) asks it), but the emulator
 //! does not implement it (measured: UNIMPLEMENTED, in `tests/tests/suite/partitioned_jobs.rs`).
 //! [`IdRange::part`] splits the id space instead:
 //! Firestore's generated ids are 20 characters drawn uniformly from `[0-9A-Za-z]`, so equal
@@ -66,7 +66,7 @@ impl IdRange {
     /// For a collection group's job, a bound may also be a document's path below the
     /// database root (`users/u5/messages/m1`): the group's documents sort by path, and a
     /// split among documents under other parents than the type's own (what
-    /// [`parts`](crate::model::collection::ShardedCollectionGroup::parts) finds there) is such a path. A job
+    /// [`parts`](crate::model::handle::ShardedCollectionGroup::parts) finds there) is such a path. A job
     /// over one collection refuses it.
     pub fn new(start: Option<&str>, end: Option<&str>) -> Result<IdRange> {
         for bound in [start, end].into_iter().flatten() {

@@ -2,8 +2,11 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use sharded_indexes::{CollectionDescription, Direction, IndexPlan};
 
-use crate::model::collection::ShardedCollection;
-use crate::model::declared::{DeclaredAggregates, DeclaredRanges};
+use crate::model::declared::{
+    DeclaredAggregates, DeclaredCollectionGroup, DeclaredParentDepth, DeclaredRanges,
+    DeclaredReversible, DeclaredSubcollection, DeclaredTopLevel,
+};
+use crate::model::handle::ShardedCollection;
 use crate::model::order_key::OrderKey;
 
 /// What the runtime reads besides [`Sharded::DESCRIPTION`], computed by the derive from the
@@ -139,7 +142,7 @@ pub trait Sharded: Serialize + DeserializeOwned + Send + Sync + Derived + 'stati
     /// [`collection_in`](Self::collection_in) (calling this on it does not compile).
     fn collection(db: &firestore::FirestoreDb) -> ShardedCollection<'_, Self>
     where
-        Self: Sized + crate::model::parent::TopLevel,
+        Self: Sized + crate::model::sharded::TopLevel,
     {
         ShardedCollection::new(db)
     }
@@ -149,20 +152,20 @@ pub trait Sharded: Serialize + DeserializeOwned + Send + Sync + Derived + 'stati
     /// at once (a collection group), for a type that declares `collection_group`.
     fn collection_group(
         db: &firestore::FirestoreDb,
-    ) -> crate::model::collection::ShardedCollectionGroup<'_, Self>
+    ) -> crate::model::handle::ShardedCollectionGroup<'_, Self>
     where
-        Self: Sized + crate::model::parent::CollectionGroup,
+        Self: Sized + crate::model::sharded::CollectionGroup,
     {
-        crate::model::collection::ShardedCollectionGroup::new(db)
+        crate::model::handle::ShardedCollectionGroup::new(db)
     }
 
     /// Writes and reads of this type's collection under `parent` (`rooms/lobby/messages`).
     fn collection_in<'db>(
         db: &'db firestore::FirestoreDb,
-        parent: &crate::model::parent::Parent<Self>,
+        parent: &crate::model::handle::Parent<Self>,
     ) -> ShardedCollection<'db, Self>
     where
-        Self: Sized + crate::model::parent::Subcollection,
+        Self: Sized + crate::model::sharded::Subcollection,
     {
         ShardedCollection::under(db, parent)
     }
@@ -227,3 +230,63 @@ pub trait HasRanges: Sharded + DeclaredRanges {
     note = "derive it instead: `#[derive(Serialize, Deserialize, Sharded)]` with `#[sharded(...)]`, from which the queries, the write guard and the index plan all come"
 )]
 pub trait Derived {}
+
+/// A sharded type declared under parent documents (`#[sharded(parent = "rooms")]`):
+/// implemented by the derive, and what [`Parent`](crate::Parent) and
+/// [`collection_in`](crate::model::sharded::Sharded::collection_in) require, so a top-level type given a
+/// parent does not compile.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is a top-level collection: it lives under no parent document",
+    label = "not declared with a parent",
+    note = "for a subcollection, declare where it lives: `#[sharded(parent = \"rooms\")]`"
+)]
+pub trait Subcollection: Sharded + DeclaredSubcollection {}
+
+/// A sharded type that declares queries across every parent (`collection_group`):
+/// implemented by the derive, and what [`in_group`](crate::query::ShardedQuery::in_group) requires,
+/// since those queries need `COLLECTION_GROUP` indexes that only the declaration plans.
+///
+/// A group query reads every collection with the type's id, wherever it lives: the top-level
+/// collection of that id too, and those under other parents (Firestore's collection-group
+/// semantics, which the same unsharded query shares). `cargo build` warns when another
+/// sharded type's collection has the group's id.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` declares no collection-group queries",
+    label = "not declared with `collection_group`",
+    note = "add `collection_group` to its `#[sharded(...)]`: the build then plans the COLLECTION_GROUP indexes these queries need"
+)]
+pub trait CollectionGroup: Sharded + DeclaredCollectionGroup {}
+
+/// A sharded type stored at the top level of the database (no `parent`): implemented by the
+/// derive, and what the writes and reads that take no parent require
+/// ([`Sharded::collection`](crate::model::sharded::Sharded::collection), [`AtomicBatch`](crate::write::atomic::AtomicBatch)'s
+/// and [`BulkWriter`](crate::write::bulk::BulkWriter)'s own writes), since a subcollection's
+/// document is always under a parent.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` lives under parent documents: name the parent",
+    label = "declared with `parent = \"...\"`",
+    note = "write and read it under a parent: `{Self}::collection_in(&db, &parent)`, `batch.in_parent(&parent)`, `writer.in_parent(&parent)`, `query.in_parent(&parent)`, with `let parent = Parent::<{Self}>::new(&[..])?`",
+    note = "in generic code over top-level types, bound the type `T: TopLevel`"
+)]
+pub trait TopLevel: Sharded + DeclaredTopLevel {}
+
+/// A subcollection type `N` levels down: implemented by the derive for the number of
+/// collections its `#[sharded(parent = "...")]` names, and what [`Parent::new`](crate::Parent::new) requires of
+/// its array of ids, so a parent with one id too few or too many does not compile.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not live under {N} parent document(s)",
+    label = "one id per collection of the type's `parent`",
+    note = "give `Parent::new` one id per collection of `{Self}`'s `#[sharded(parent = \"...\")]`, outermost first (`parent = \"users/devices\"` takes two: `users/{{uid}}/devices/{{did}}`); `Parent::from_ids` takes a slice whose length is checked when it runs"
+)]
+pub trait ParentDepth<const N: usize>: Subcollection + DeclaredParentDepth<N> {}
+
+/// A sharded type whose queries run in both directions (`reversible`): implemented by the
+/// derive, and what [`reversed`](crate::query::ShardedQuery::reversed) and
+/// [`before`](crate::query::ShardedQuery::before) require, since those queries need the indexes in
+/// the other direction that only the declaration plans.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` declares no queries in the other direction",
+    label = "not declared `reversible`",
+    note = "add `reversible` to its `#[sharded(...)]`: the build then plans each query's index in the other direction too, which reversed queries and previous pages need"
+)]
+pub trait Reversible: Sharded + DeclaredReversible {}

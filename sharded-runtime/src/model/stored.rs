@@ -1,8 +1,5 @@
-use std::time::{Duration, SystemTime};
-
 use firestore::FirestoreDb;
 use firestore::gcloud_sdk::google::firestore::v1::{Document, value::ValueType};
-use firestore::gcloud_sdk::prost_types::Timestamp;
 
 use crate::error::{Error, Result};
 use crate::model::document_path::DocumentPath;
@@ -92,14 +89,4 @@ pub(crate) fn shard_value<T: Sharded>(document: &Document) -> Option<&str> {
         ValueType::StringValue(shard) => Some(shard),
         _ => None,
     }
-}
-
-/// A time the server stamped (an update time, a read time) as a `SystemTime`; the server's
-/// times are never before the epoch.
-pub(crate) fn system_time(timestamp: Timestamp) -> SystemTime {
-    let since_epoch = Duration::new(
-        timestamp.seconds.max(0) as u64,
-        timestamp.nanos.max(0) as u32,
-    );
-    SystemTime::UNIX_EPOCH + since_epoch
 }

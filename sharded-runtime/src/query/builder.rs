@@ -69,7 +69,7 @@ pub struct ShardedQuery<T, const QUERY: u64, R: Reach = InCollection, W: Window 
     ///
     /// [`before`]: ShardedQuery::before
     pub(super) before: Option<super::cursor::Position>,
-    pub(crate) scope: crate::model::parent::Scope,
+    pub(crate) scope: crate::model::handle::Scope,
     pub(super) marker: Marker<T, R, W>,
 }
 
@@ -135,7 +135,7 @@ pub(super) struct Disjunct {
     pub(super) plain: bool,
     /// Where it was to read: the whole's scope, or none of its own (`Top` on a
     /// subcollection type, which takes the whole's).
-    pub(super) scope: crate::model::parent::Scope,
+    pub(super) scope: crate::model::handle::Scope,
 }
 
 impl<T: Sharded, const QUERY: u64, W: Window> ShardedQuery<T, QUERY, InCollection, W> {
@@ -183,7 +183,7 @@ impl<T: Sharded, const QUERY: u64, W: Window> ShardedQuery<T, QUERY, InCollectio
             start_inclusive: false,
             end: None,
             before: None,
-            scope: crate::model::parent::Scope::Top,
+            scope: crate::model::handle::Scope::Top,
             marker: PhantomData,
         }
     }
@@ -191,11 +191,11 @@ impl<T: Sharded, const QUERY: u64, W: Window> ShardedQuery<T, QUERY, InCollectio
     /// The query over the documents under `parent` only, for a type declared under parent
     /// documents (`#[sharded(parent = "rooms")]`); such a type's queries need a parent or
     /// [`in_group`](Self::in_group), else [`Error::InvalidParent`](crate::error::Error::InvalidParent) before anything is sent.
-    pub fn in_parent(mut self, parent: &crate::model::parent::Parent<T>) -> Self
+    pub fn in_parent(mut self, parent: &crate::model::handle::Parent<T>) -> Self
     where
-        T: crate::model::parent::Subcollection,
+        T: crate::model::sharded::Subcollection,
     {
-        self.scope = crate::model::parent::Scope::under(parent);
+        self.scope = crate::model::handle::Scope::under(parent);
         self
     }
 
@@ -210,10 +210,10 @@ impl<T: Sharded, const QUERY: u64, W: Window> ShardedQuery<T, QUERY, InCollectio
     /// ([`Error::InvalidCursor`](crate::error::Error::InvalidCursor)).
     pub fn in_group(self) -> ShardedQuery<T, QUERY, InGroup, W>
     where
-        T: crate::model::parent::CollectionGroup,
+        T: crate::model::sharded::CollectionGroup,
     {
         ShardedQuery {
-            scope: crate::model::parent::Scope::Group,
+            scope: crate::model::handle::Scope::Group,
             ..self.retyped()
         }
     }
@@ -334,7 +334,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
         cursor: impl CursorArgument<T, QUERY, R>,
     ) -> ShardedQuery<T, QUERY, R, Windowed>
     where
-        T: crate::model::parent::Reversible,
+        T: crate::model::sharded::Reversible,
     {
         let mut query = self.retyped();
         query.before = cursor.into_position();
@@ -351,7 +351,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     /// sent, as `limit(0)` is.
     pub fn limit_to_last(self, limit: u32) -> ShardedQuery<T, QUERY, R, Windowed>
     where
-        T: crate::model::parent::Reversible,
+        T: crate::model::sharded::Reversible,
     {
         let end = super::cursor::Cursor::<T, QUERY, R>::at_edge(super::cursor::Edge::End);
         self.before(end).limit(limit)
@@ -379,7 +379,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     /// query back. Call it after [`in_group`](Self::in_group).
     pub fn reversed(self) -> ShardedQuery<T, QUERY, R::Flipped, W>
     where
-        T: crate::model::parent::Reversible,
+        T: crate::model::sharded::Reversible,
     {
         self.flipped()
     }

@@ -97,8 +97,8 @@ impl Position {
     /// per-parent query on a group query it was turned into. A group reads every collection
     /// of its id, the top-level one too: its cursor may point at a document under a parent
     /// or at a top-level one.
-    pub(crate) fn check_scope(&self, scope: &crate::model::parent::Scope) -> Result<()> {
-        use crate::model::parent::Scope;
+    pub(crate) fn check_scope(&self, scope: &crate::model::handle::Scope) -> Result<()> {
+        use crate::model::handle::Scope;
         if self.edge.is_some() {
             return Ok(());
         }
@@ -298,11 +298,11 @@ impl<T: Sharded, const QUERY: u64, R: Reach> Cursor<T, QUERY, R> {
     /// [`at`](Self::at) for the document `id` under `parent`, of a subcollection type.
     pub fn at_in(
         order_value: &T::OrderValue,
-        parent: &crate::model::parent::Parent<T>,
+        parent: &crate::model::handle::Parent<T>,
         id: &str,
     ) -> Result<Self>
     where
-        T: crate::model::parent::Subcollection,
+        T: crate::model::sharded::Subcollection,
     {
         Self::at_position(order_value, id, Some(parent.path().to_owned()))
     }

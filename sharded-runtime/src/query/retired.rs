@@ -30,7 +30,7 @@ use firestore::{
 use sharded_indexes::Direction;
 
 use crate::error::{Error, Result};
-use crate::model::parent::Scope;
+use crate::model::handle::Scope;
 use crate::model::sharded::Sharded;
 use crate::model::stored::shard_value;
 use crate::wire::retry::Backoff;

@@ -8,10 +8,11 @@
 
 use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex};
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use firestore::FirestoreDb;
 use firestore::gcloud_sdk::google::firestore::v1::BatchGetDocumentsRequest;
+use firestore::gcloud_sdk::prost_types::Timestamp;
 
 use crate::error::Result;
 
@@ -62,8 +63,18 @@ async fn read_time(db: &FirestoreDb) -> Result<SystemTime> {
     answers
         .into_iter()
         .find_map(|answer| answer.read_time)
-        .map(crate::model::stored::system_time)
+        .map(system_time)
         .ok_or_else(|| {
             crate::error::Error::UnexpectedAnswer("a lookup answered without its read time".into())
         })
+}
+
+/// A time the server stamped (an update time, a read time) as a `SystemTime`; the server's
+/// times are never before the epoch.
+pub(crate) fn system_time(timestamp: Timestamp) -> SystemTime {
+    let since_epoch = Duration::new(
+        timestamp.seconds.max(0) as u64,
+        timestamp.nanos.max(0) as u32,
+    );
+    SystemTime::UNIX_EPOCH + since_epoch
 }

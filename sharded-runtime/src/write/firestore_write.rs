@@ -175,14 +175,14 @@ pub(crate) fn transform_only<T: Sharded>(name: &str, transforms: &[Transform<T>]
 /// What a single write stored that its caller did not send.
 #[non_exhaustive]
 pub struct Written<T: Sharded> {
-    /// The document's id: the one given, or the one [`insert`](crate::model::collection::ShardedCollection::insert)
+    /// The document's id: the one given, or the one [`insert`](crate::model::handle::ShardedCollection::insert)
     /// drew.
     pub id: String,
     /// When the write was applied: the document's update time.
     pub update_time: SystemTime,
     /// For a `server_timestamp` type, the order field's value the server stored (Firestore's
     /// request time, at millisecond precision); `None` for any other type, and for an
-    /// [`update_fields`](crate::model::collection::ShardedCollection::update_fields) that left the order field
+    /// [`update_fields`](crate::model::handle::ShardedCollection::update_fields) that left the order field
     /// as it was.
     pub server_timestamp: Option<T::OrderValue>,
     marker: PhantomData<fn() -> T>,
@@ -331,7 +331,7 @@ async fn commit_one_or_status<T: Sharded>(
     let update_time = result
         .update_time
         .or(response.commit_time)
-        .map(crate::model::stored::system_time)
+        .map(crate::wire::server_clock::system_time)
         .unwrap_or_else(SystemTime::now);
     let server_timestamp = match result.transform_results.into_iter().next() {
         Some(value) if fills_order => Some(T::OrderValue::deserialize(FirestoreValue { value })?),

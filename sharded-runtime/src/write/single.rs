@@ -6,9 +6,9 @@ use firestore::gcloud_sdk::google::firestore::v1::Write;
 use firestore::{FirestoreBatch, FirestoreBatchWriter};
 
 use crate::error::Result;
-use crate::model::collection::ShardedCollection;
 use crate::model::document_id::check_document_id;
 use crate::model::fields::Field;
+use crate::model::handle::ShardedCollection;
 use crate::model::order_stamp::OrderStamp;
 use crate::model::sharded::Sharded;
 use crate::write::firestore_write::{

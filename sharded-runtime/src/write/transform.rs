@@ -122,8 +122,8 @@ impl<T, V: ServerTime> TypedField<T, V> {
 }
 
 /// One server-side transform of a field of `T`: pass several to
-/// [`ShardedCollection::transform`](crate::model::collection::ShardedCollection::transform),
-/// [`update_fields_and_transform`](crate::model::collection::ShardedCollection::update_fields_and_transform) or
+/// [`ShardedCollection::transform`](crate::model::handle::ShardedCollection::transform),
+/// [`update_fields_and_transform`](crate::model::handle::ShardedCollection::update_fields_and_transform) or
 /// the atomic batch's and transaction's writes of the same names.
 pub struct Transform<T> {
     transform: FieldTransform,

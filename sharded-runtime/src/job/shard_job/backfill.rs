@@ -8,7 +8,7 @@ use std::time::Instant;
 use super::change::Needs;
 use super::{Checkpoint, Progress, ShardJob};
 use crate::error::{Error, Result};
-use crate::model::parent::Scope;
+use crate::model::handle::Scope;
 use crate::model::sharded::Sharded;
 use crate::wire::status::StatusCode;
 use crate::write::bulk::{BulkWriter, PendingWrite, WriteFailure};

@@ -3,8 +3,8 @@
 
 use super::{ShardCensus, ShardJob};
 use crate::error::Result;
-use crate::model::collection::ShardedCollection;
 use crate::model::fields::Field;
+use crate::model::handle::ShardedCollection;
 use crate::model::sharded::Sharded;
 
 impl<'db, T: Sharded> ShardedCollection<'db, T> {

@@ -2,31 +2,31 @@
 
 use super::{ShardCensus, ShardJob};
 use crate::error::Result;
-use crate::model::collection::ShardedCollectionGroup;
-use crate::model::parent::Scope;
+use crate::model::handle::Scope;
+use crate::model::handle::ShardedCollectionGroup;
 
-impl<'db, T: crate::model::parent::CollectionGroup> ShardedCollectionGroup<'db, T> {
+impl<'db, T: crate::model::sharded::CollectionGroup> ShardedCollectionGroup<'db, T> {
     /// The backfill of every parent's collection: see
-    /// [`ShardedCollection::backfill`](crate::model::collection::ShardedCollection::backfill).
+    /// [`ShardedCollection::backfill`](crate::model::handle::ShardedCollection::backfill).
     pub fn backfill(&self) -> ShardJob<'db, T> {
         ShardJob::new(self.db, Scope::Group)
     }
 
     /// The rebalance of every parent's collection: see
-    /// [`ShardedCollection::rebalance`](crate::model::collection::ShardedCollection::rebalance).
+    /// [`ShardedCollection::rebalance`](crate::model::handle::ShardedCollection::rebalance).
     pub fn rebalance(&self) -> ShardJob<'db, T> {
         ShardJob::new(self.db, Scope::Group)
     }
 
     /// The census of every parent's collection: see
-    /// [`ShardedCollection::verify`](crate::model::collection::ShardedCollection::verify).
+    /// [`ShardedCollection::verify`](crate::model::handle::ShardedCollection::verify).
     pub async fn verify(&self) -> Result<ShardCensus> {
         ShardJob::<T>::new(self.db, Scope::Group).verify().await
     }
 
     /// Every parent's documents split into at most `parts` parts of the first parents' ids,
     /// for a partitioned group job: see
-    /// [`ShardedCollection::parts`](crate::model::collection::ShardedCollection::parts).
+    /// [`ShardedCollection::parts`](crate::model::handle::ShardedCollection::parts).
     pub async fn parts(&self, parts: u32) -> Result<crate::job::balanced_parts::Parts> {
         crate::job::balanced_parts::balanced_parts::<T>(self.db, &Scope::Group, parts).await
     }

@@ -18,14 +18,14 @@ use std::marker::PhantomData;
 
 use firestore::FirestoreDb;
 
-use crate::model::parent::Scope;
+use crate::model::handle::Scope;
 use crate::model::partition::IdRange;
 use crate::model::sharded::Sharded;
 use crate::write::bulk::{Backoff, BulkWriterOptions};
 pub use change::BothNames;
 pub(crate) use change::Change;
 
-pub use crate::model::collection::ShardedCollectionGroup;
+pub use crate::model::handle::ShardedCollectionGroup;
 pub use progress::{Checkpoint, MAX_LISTED, Progress};
 pub use verify::ShardCensus;
 
@@ -48,7 +48,7 @@ pub use verify::ShardCensus;
 ///   comes with the progress. A run started from it goes on from there, and a run over a
 ///   collection that is done changes nothing.
 ///
-/// Run [`verify`](crate::model::collection::ShardedCollection::verify) afterwards.
+/// Run [`verify`](crate::model::handle::ShardedCollection::verify) afterwards.
 pub struct ShardJob<'db, T> {
     pub(super) db: &'db FirestoreDb,
     pub(super) scope: Scope,
@@ -123,7 +123,7 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
         }
     }
 
-    /// For a rename ([`rename_field`](crate::model::collection::ShardedCollection::rename_field)): what to do
+    /// For a rename ([`rename_field`](crate::model::handle::ShardedCollection::rename_field)): what to do
     /// with a document holding both names with different values. By default
     /// ([`BothNames::Leave`]) it is left as it is, counted and listed by id
     /// ([`Progress::both_names`]), and still counts as under the old name; a document whose

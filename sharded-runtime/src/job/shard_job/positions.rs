@@ -7,7 +7,7 @@ use firestore::gcloud_sdk::google::firestore::v1::{Value, value::ValueType};
 
 use super::ShardJob;
 use crate::model::document_path::{DocumentPath, document_name, name_at};
-use crate::model::parent::Scope;
+use crate::model::handle::Scope;
 use crate::model::partition::bound_under;
 use crate::model::sharded::Sharded;
 

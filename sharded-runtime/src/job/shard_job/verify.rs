@@ -9,7 +9,7 @@ use crate::model::stored::shard_value;
 
 /// How a collection's documents stand against its shard set: what [`verify`] counts.
 ///
-/// [`verify`]: crate::model::collection::ShardedCollection::verify
+/// [`verify`]: crate::model::handle::ShardedCollection::verify
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ShardCensus {
     /// Documents read.

@@ -8,7 +8,7 @@
 use crate::error::{Error, Result};
 use crate::job::shard_job::ShardJob;
 use crate::job::task_part::TaskPart;
-use crate::model::parent::Scope;
+use crate::model::handle::Scope;
 use crate::model::sharded::Sharded;
 
 use super::Timing;

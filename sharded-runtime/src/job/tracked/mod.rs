@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use crate::error::{Error, Result};
 use crate::job::shard_job::{Progress, ShardJob};
 use crate::job::task_part::TaskPart;
-use crate::model::parent::Scope;
+use crate::model::handle::Scope;
 use crate::model::sharded::Sharded;
 
 pub use state::JOB_STATE_COLLECTION;
@@ -126,7 +126,7 @@ impl<'db, T: Sharded> ShardJob<'db, T> {
     /// ([`TaskPart::from_env`] reads Cloud Run's or a Kubernetes Indexed Job's variables).
     ///
     /// - The first task to start the job fixes its parts
-    ///   ([`ShardedCollection::parts`](crate::model::collection::ShardedCollection::parts): Firestore's split
+    ///   ([`ShardedCollection::parts`](crate::model::handle::ShardedCollection::parts): Firestore's split
     ///   where it has one) and the collection's size; every task uses those, and a task with
     ///   another part count is [`Error::JobMismatch`].
     /// - A part is held by one attempt at a time: a lease taken with a precondition and kept

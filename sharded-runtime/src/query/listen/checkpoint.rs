@@ -42,7 +42,7 @@ impl std::fmt::Debug for ListenCheckpoint {
         f.debug_struct("ListenCheckpoint")
             .field(
                 "read_time",
-                &crate::model::stored::system_time(self.read_time),
+                &crate::wire::server_clock::system_time(self.read_time),
             )
             .field("targets", &self.targets.len())
             .field(
@@ -60,7 +60,7 @@ impl std::fmt::Debug for ListenCheckpoint {
 impl ListenCheckpoint {
     /// The read time of the snapshot it was taken at.
     pub fn read_time(&self) -> std::time::SystemTime {
-        crate::model::stored::system_time(self.read_time)
+        crate::wire::server_clock::system_time(self.read_time)
     }
 
     /// The checkpoint as bytes, to keep.

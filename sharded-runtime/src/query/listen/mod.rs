@@ -504,7 +504,7 @@ impl<T: Send + Sync + 'static> Listener<T> {
                     new_index: change.new_index,
                 })
                 .collect(),
-            read_time: crate::model::stored::system_time(read_time),
+            read_time: crate::wire::server_clock::system_time(read_time),
             checkpoint,
         };
         self.shown = shown;

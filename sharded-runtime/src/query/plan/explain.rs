@@ -10,7 +10,7 @@ use firestore::{
 use sharded_indexes::{Direction, QueryScope};
 
 use super::QueryPlan;
-use crate::model::parent::Scope;
+use crate::model::handle::Scope;
 
 impl fmt::Display for QueryPlan {
     /// One line for where the query reads and how its chunks merge, one per chunk query

@@ -11,7 +11,7 @@ use firestore::{
 };
 
 use crate::error::{Error, Result};
-use crate::model::parent::Scope;
+use crate::model::handle::Scope;
 use crate::model::sharded::Sharded;
 use crate::model::value_order;
 use crate::query::range::{FieldFilter, FilterKind};

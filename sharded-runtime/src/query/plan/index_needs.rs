@@ -4,7 +4,7 @@ use firestore::{FirestoreQueryFilter, FirestoreQueryFilterCompare};
 use sharded_indexes::{IndexNeed, QueryScope};
 
 use super::QueryPlan;
-use crate::model::parent::Scope;
+use crate::model::handle::Scope;
 use crate::query::QueryShape;
 
 /// The index needs of `plan`, whose queries (one, or an OR's disjuncts) have `shapes`: the

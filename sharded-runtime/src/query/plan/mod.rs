@@ -22,7 +22,7 @@ use sharded_indexes::{Direction, IndexNeed};
 
 use super::{Reach, ShardedQuery, Window};
 use crate::error::{Error, Result};
-use crate::model::parent::Scope;
+use crate::model::handle::Scope;
 use crate::model::sharded::Sharded;
 use crate::model::value_order;
 

@@ -42,7 +42,7 @@ impl QueryPlan {
         let mut params = firestore::FirestoreQueryParams::new(self.collection.into())
             .with_filter(self.chunk_filter(chunk))
             .with_order_by(orders);
-        if self.scope == crate::model::parent::Scope::Group {
+        if self.scope == crate::model::handle::Scope::Group {
             params.all_descendants = Some(true);
         }
         // A projection's fields, as `select_ordered` sends them: a stream's later pages,

@@ -5,10 +5,12 @@ use firestore::gcloud_sdk::google::firestore::v1::Write;
 
 use crate::error::{Error, Result};
 use crate::model::fields::Field;
+use crate::model::handle::Parent;
+use crate::model::handle::Scope;
 use crate::model::order_stamp::OrderStamp;
-use crate::model::parent::{Parent, Scope};
-use crate::model::parent::{Subcollection, TopLevel};
 use crate::model::sharded::Sharded;
+use crate::model::sharded::Subcollection;
+use crate::model::sharded::TopLevel;
 use crate::write::firestore_write::{Existing, transform_only, transformed_write};
 use crate::write::increment::CommitDigest;
 use crate::write::increment::IncrementCommit;
@@ -23,7 +25,7 @@ use super::{MAX_COMMIT_WRITES, delete, set, set_fields};
 /// [`MAX_COMMIT_WRITES`] writes.
 ///
 /// A subcollection type's writes go through [`in_parent`](Self::in_parent), into the same
-/// commit; the batch's own writes take top-level types only ([`TopLevel`](crate::model::parent::TopLevel)).
+/// commit; the batch's own writes take top-level types only ([`TopLevel`](crate::model::sharded::TopLevel)).
 ///
 /// A commit whose answer is lost may have been applied: [`commit`](Self::commit) sends it once
 /// and reports the error, as the Firebase SDKs do for a batch; a batch holding an increment
@@ -242,7 +244,7 @@ impl<'db> AtomicBatch<'db> {
 
     /// Commits every queued write at once; the commit time. Sent once, unless the batch holds
     /// an increment: then it is sent again until answered, as
-    /// [`ShardedCollection::apply`](crate::model::collection::ShardedCollection::apply) is. Refused for an
+    /// [`ShardedCollection::apply`](crate::model::handle::ShardedCollection::apply) is. Refused for an
     /// increment's marker, it is settled by the markers: the very batch landed before when
     /// each of its markers records its digest (this batch sent again, or the same writes
     /// queued in a new batch), and it answers with the time it did; otherwise nothing of it
@@ -268,7 +270,7 @@ impl<'db> AtomicBatch<'db> {
             let response = crate::write::firestore_write::commit(self.db, writes).await?;
             return Ok(response
                 .commit_time
-                .map(crate::model::stored::system_time)
+                .map(crate::wire::server_clock::system_time)
                 .unwrap_or_else(std::time::SystemTime::now));
         };
         let expire_at = crate::write::increment::marker_expiry(self.db, first).await?;

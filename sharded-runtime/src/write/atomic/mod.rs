@@ -20,8 +20,8 @@ use firestore::gcloud_sdk::google::firestore::v1::{Write, write::Operation};
 
 use crate::error::Result;
 use crate::model::fields::Field;
+use crate::model::handle::Scope;
 use crate::model::order_stamp::OrderStamp;
-use crate::model::parent::Scope;
 use crate::model::sharded::Sharded;
 use crate::write::firestore_write::{Existing, sharded_write};
 

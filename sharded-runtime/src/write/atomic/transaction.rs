@@ -4,8 +4,8 @@ use firestore::FirestoreTransactionOps;
 use firestore::gcloud_sdk::google::firestore::v1::Write;
 
 use crate::error::{Error, Result};
-use crate::model::collection::InTransaction;
 use crate::model::fields::Field;
+use crate::model::handle::InTransaction;
 use crate::model::sharded::Sharded;
 use crate::write::firestore_write::{Existing, transform_only, transformed_write};
 use crate::write::transform::Transform;

@@ -303,7 +303,7 @@ impl Batcher {
                             .write_results
                             .get(i)
                             .and_then(|result| result.update_time)
-                            .map(crate::model::stored::system_time);
+                            .map(crate::wire::server_clock::system_time);
                         self.succeed(op, update_time);
                     } else if retries_write(code) {
                         self.retry(op, code, message);
@@ -329,7 +329,9 @@ impl Batcher {
                 }
             }
             Answer::Commit(Ok(response)) => {
-                let commit_time = response.commit_time.map(crate::model::stored::system_time);
+                let commit_time = response
+                    .commit_time
+                    .map(crate::wire::server_clock::system_time);
                 for op in ops {
                     self.succeed(op, commit_time);
                 }
@@ -665,7 +667,7 @@ mod tests {
         };
         assert_eq!(
             op.shown_by(Some(&marker)),
-            Some(Some(crate::model::stored::system_time(created))),
+            Some(Some(crate::wire::server_clock::system_time(created))),
             "a marker that records nothing (an older one) shows any increment"
         );
         assert_eq!(op.conflict(Some(&marker)), None);

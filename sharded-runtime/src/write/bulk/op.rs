@@ -99,7 +99,11 @@ impl Op {
             Payload::Write(_) => document.update_time,
             Payload::Increment(_) => document.create_time,
         };
-        applied.then(|| stored.and_then(time).map(crate::model::stored::system_time))
+        applied.then(|| {
+            stored
+                .and_then(time)
+                .map(crate::wire::server_clock::system_time)
+        })
     }
 
     /// For an increment whose marker `stored` holds another increment under its id, what

@@ -82,7 +82,7 @@ pub(super) async fn commit_increment(
         IncrementCommit::alone_until(placed, now + crate::write::increment::MARKER_LIFETIME);
     let response = commit(db.clone(), increment.writes.clone(), timeout).await?;
     if let Some(time) = response.commit_time {
-        crate::wire::server_clock::observe(&db, crate::model::stored::system_time(time));
+        crate::wire::server_clock::observe(&db, crate::wire::server_clock::system_time(time));
     }
     crate::write::increment::check_saturation(&db, &increment.increments, &response)
         .await

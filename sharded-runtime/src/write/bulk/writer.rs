@@ -14,9 +14,11 @@ use super::options::BulkWriterOptions;
 use super::outcome::{BulkStats, PendingWrite, Shared};
 use crate::error::{Error, Result};
 use crate::model::document_id::check_document_id;
-use crate::model::parent::{Parent, Scope};
-use crate::model::parent::{Subcollection, TopLevel};
+use crate::model::handle::Parent;
+use crate::model::handle::Scope;
 use crate::model::sharded::Sharded;
+use crate::model::sharded::Subcollection;
+use crate::model::sharded::TopLevel;
 use crate::write::firestore_write::{Existing, sharded_write};
 use crate::write::increment::Increment;
 use crate::write::serialize::serialize;
@@ -219,7 +221,7 @@ impl BulkWriter {
 
     /// Applies `increment` to the counter of the document `id` exactly once, at the writer's
     /// pace and with its retries (a counter declared `#[sharded(counter(...))]`): the same
-    /// two writes as [`ShardedCollection::apply`](crate::model::collection::ShardedCollection::apply), the
+    /// two writes as [`ShardedCollection::apply`](crate::model::handle::ShardedCollection::apply), the
     /// increment's marker and its shard's addition, committed together in a Commit of their
     /// own (a BatchWrite would apply them one by one). An attempt refused because the marker
     /// exists had landed before, so it succeeds; a failure that may have been applied is

@@ -11,7 +11,7 @@ use super::digest::CommitDigest;
 use super::marker::{Placed, read_markers, settle_refusal};
 use super::{CounterField, Increment, saturation};
 use crate::error::{Error, Result};
-use crate::model::collection::ShardedCollection;
+use crate::model::handle::ShardedCollection;
 use crate::model::sharded::Sharded;
 use crate::wire::retry::{Backoff, retries_request};
 use crate::wire::status::StatusCode;
@@ -142,7 +142,7 @@ pub(crate) async fn commit_exactly_once(
                 let response = response.into_inner();
                 let time = response
                     .commit_time
-                    .map(crate::model::stored::system_time)
+                    .map(crate::wire::server_clock::system_time)
                     .unwrap_or_else(SystemTime::now);
                 crate::wire::server_clock::observe(db, time);
                 saturation::check(db, &commit.increments, &response)

@@ -197,7 +197,9 @@ impl Recorded {
         Recorded {
             payload: field.zip(amount),
             commit,
-            created: marker.create_time.map(crate::model::stored::system_time),
+            created: marker
+                .create_time
+                .map(crate::wire::server_clock::system_time),
             shard: text(MARKER_SHARD_FIELD).and_then(|shard| shard.parse().ok()),
         }
     }
@@ -241,7 +243,10 @@ pub(crate) async fn read_markers(
     let mut found = std::collections::HashMap::new();
     for answer in answers {
         if let Some(read_time) = answer.read_time {
-            crate::wire::server_clock::observe(db, crate::model::stored::system_time(read_time));
+            crate::wire::server_clock::observe(
+                db,
+                crate::wire::server_clock::system_time(read_time),
+            );
         }
         match answer.result {
             Some(batch_get_documents_response::Result::Found(marker)) => {
