@@ -22,6 +22,7 @@ pub mod writes {}
 #[doc = include_str!("../guide/counters.md")]
 pub mod counters {}
 
+#[cfg(feature = "jobs")]
 #[doc = include_str!("../guide/adoption.md")]
 pub mod adoption {}
 

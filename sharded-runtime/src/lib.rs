@@ -1,8 +1,9 @@
 #![doc = include_str!("../README.md")]
 #![warn(missing_docs, missing_debug_implementations)]
 
-// One folder per purpose; the floors: `model` and `wire` import nothing above them; `write`
-// and `query` import those two; `counter`, `job` and `datastore` sit above.
+// One folder per purpose, each `mod.rs` saying what it is for. The floors: `wire` imports no
+// room, `model` only the wire; `write` and `query` import those two, not each other;
+// `counter`, `job` (feature `jobs`) and `datastore` (feature `datastore`) sit above.
 #[macro_use]
 mod wire;
 mod counter;

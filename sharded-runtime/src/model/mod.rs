@@ -1,8 +1,11 @@
 //! The model of a sharded type: what a `#[derive(Sharded)]` declares and stores — the
 //! `Sharded` trait and its sealed bounds, shard values and how writes draw them while a shard
-//! set changes, order keys, numeric and counter fields, stored names, parents, document ids
-//! and names, and Firestore's order of values. Plain data and rules: it imports nothing from
-//! the rooms above it (writes, queries, counters, jobs, Datastore), and sends nothing.
+//! set changes (the ramp, `Throttling`), order keys and order stamps, numeric and counter
+//! fields, stored names, parents, document ids, names and id ranges, and Firestore's order of
+//! values; and the handles (`ShardedCollection`, `InTransaction`, `ShardedCollectionGroup`),
+//! defined here as data, that each room above adds its methods to. Plain data and rules: it
+//! imports only the wire's option checks, nothing from the rooms above it (writes, queries,
+//! counters, jobs, Datastore), and sends nothing.
 
 pub(crate) mod collection;
 pub(crate) mod counter_field;

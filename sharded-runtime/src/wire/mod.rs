@@ -1,7 +1,7 @@
 //! The Firestore wire every room sends through: which failures are retried and how long to
-//! wait, status codes, the server's clock, batch gets sent as written, text tokens, the
-//! streams listeners and folders are read through, and options checked where they enter. It
-//! imports nothing from the rooms above it.
+//! wait, status codes, the server's clock and the times it stamps, batch gets sent as
+//! written, text tokens, the streams listeners and folders are read through, and options
+//! checked where they enter. It imports no other room.
 
 #[macro_use]
 pub(crate) mod declined;
