@@ -269,3 +269,20 @@ pub async fn listen_while_writing<
     check_snapshots_in(&snapshots, limit, R::REVERSED);
     snapshots.len()
 }
+
+/// A live counter's stream, as `listen_counter` returns it.
+pub type LiveCounter = futures::stream::BoxStream<
+    'static,
+    sharded_runtime::Result<sharded_runtime::counters::CounterSnapshot>,
+>;
+
+/// A live counter's next value, within 30 s.
+pub async fn next_counter_value(
+    live: &mut LiveCounter,
+) -> sharded_runtime::counters::CounterSnapshot {
+    tokio::time::timeout(Duration::from_secs(30), live.next())
+        .await
+        .expect("a value within 30 s")
+        .expect("the stream goes on")
+        .unwrap()
+}

@@ -13,6 +13,7 @@ use sharded_runtime::counters::CounterSnapshot;
 use sharded_runtime::firestore::{FirestoreConsistencySelector, FirestoreDb, FirestoreTimestamp};
 use sharded_runtime::listen::ListenOptions;
 use sharded_runtime::{Error, Sharded};
+use sharded_tests::live::{LiveCounter, next_counter_value};
 use sharded_tests::test_db;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
@@ -24,8 +25,6 @@ struct Post {
     likes: i64,
     posted_at: FirestoreTimestamp,
 }
-
-type Live = futures::stream::BoxStream<'static, sharded_runtime::Result<CounterSnapshot>>;
 
 /// Asserts that each of `seen` is the counter's value read at its read time.
 async fn assert_exact_at_read_times(db: &FirestoreDb, id: &str, seen: &[CounterSnapshot]) {
@@ -66,10 +65,10 @@ fn writers(
 }
 
 /// The values of `live` until one is `total`, each above the last.
-async fn values_until(live: &mut Live, total: i64) -> Vec<CounterSnapshot> {
+async fn values_until(live: &mut LiveCounter, total: i64) -> Vec<CounterSnapshot> {
     let mut seen: Vec<CounterSnapshot> = Vec::new();
     while seen.last().is_none_or(|last| last.value != total) {
-        let snapshot = next_value(live).await;
+        let snapshot = next_counter_value(live).await;
         if let Some(last) = seen.last() {
             assert!(snapshot.value > last.value, "{seen:?} then {snapshot:?}");
             assert!(
@@ -95,7 +94,7 @@ async fn a_live_counter_is_exact_at_its_read_time_with_concurrent_writers() {
             .unwrap();
         // The first value before any writer starts, so that the writes land after it: a
         // stream slow to open under load (CI) once showed the total as its first value.
-        let mut seen = vec![next_value(&mut live).await];
+        let mut seen = vec![next_counter_value(&mut live).await];
         assert_eq!(seen[0].value, 0, "{id}: {seen:?}");
         let tasks = writers(db, id, count, 40);
         seen.extend(values_until(&mut live, count as i64 * 40).await);
@@ -168,7 +167,7 @@ async fn a_live_counter_whose_server_goes_away_ends_with_an_error() {
     let mut live = Post::collection(&via)
         .listen_counter_with("p", Post::counters().likes, options)
         .unwrap();
-    assert_eq!(next_value(&mut live).await.value, 3);
+    assert_eq!(next_counter_value(&mut live).await.value, 3);
     drop(proxy);
     let ended = tokio::time::timeout(Duration::from_secs(30), live.next())
         .await
@@ -208,7 +207,7 @@ async fn a_live_counter_shows_exact_values_as_increments_land() {
     ] {
         Post::collection(&db).increment(id, likes, 5).await.unwrap();
         let mut live = Post::collection(&via).listen_counter(id, likes).unwrap();
-        let first = next_value(&mut live).await;
+        let first = next_counter_value(&mut live).await;
         assert_eq!(first.value, 5, "{id}");
         let writer = {
             let db = db.clone();
@@ -231,7 +230,7 @@ async fn a_live_counter_shows_exact_values_as_increments_land() {
         }
         let mut seen = vec![first];
         while seen.last().unwrap().value != 215 {
-            let snapshot = next_value(&mut live).await;
+            let snapshot = next_counter_value(&mut live).await;
             assert!(
                 snapshot.value > seen.last().unwrap().value,
                 "{id}: {seen:?} then {snapshot:?}"
@@ -264,15 +263,6 @@ async fn a_live_counter_shows_exact_values_as_increments_land() {
     ));
 }
 
-/// A live counter's next value, within 30 s.
-async fn next_value(live: &mut Live) -> CounterSnapshot {
-    tokio::time::timeout(Duration::from_secs(30), live.next())
-        .await
-        .expect("a value within 30 s")
-        .expect("the stream goes on")
-        .unwrap()
-}
-
 /// A live counter whose connection dies without closing (a NAT that dropped its state): with
 /// an idle timeout it opens a fresh connection after the silence, resumes, and ends at the
 /// total of the increments that landed meanwhile. Options out of range are refused first.
@@ -291,14 +281,14 @@ async fn a_live_counter_recovers_from_a_silent_connection_after_its_idle_timeout
     let mut live = Post::collection(&via)
         .listen_counter_with("p", likes, options)
         .unwrap();
-    assert_eq!(next_value(&mut live).await.value, 1);
+    assert_eq!(next_counter_value(&mut live).await.value, 1);
     proxy.kill_open_connections_silently();
     for by in 1..=10 {
         posts.increment("p", likes, by).await.unwrap();
     }
     let mut last = 1;
     while last != 56 {
-        let snapshot = next_value(&mut live).await;
+        let snapshot = next_counter_value(&mut live).await;
         assert!(snapshot.value > last, "{snapshot:?} after {last}");
         last = snapshot.value;
     }

@@ -14,7 +14,7 @@ use sharded_emulator::fault_proxy::{FaultProxy, Faults};
 use sharded_runtime::Sharded;
 use sharded_runtime::firestore::{FirestoreConsistencySelector, FirestoreDb, FirestoreTimestamp};
 use sharded_runtime::listen::ListenOptions;
-use sharded_tests::live::Reading as _;
+use sharded_tests::live::{Reading as _, next_counter_value};
 use sharded_tests::test_db;
 
 sharded_tests::live_readings!(Feed, 3, "asc", "live_silent_feed");
@@ -188,11 +188,7 @@ async fn a_live_counter_shows_a_value_at_most_every_quarter_second() {
             .unwrap();
         // The first value (0) before any writer starts, so that a stream slow to open under
         // load cannot pass over the increments and show only the total.
-        let first = tokio::time::timeout(Duration::from_secs(30), live.next())
-            .await
-            .expect("a first value within 30 s")
-            .expect("the stream goes on")
-            .unwrap();
+        let first = next_counter_value(&mut live).await;
         assert_eq!(first.value, 0, "{id}");
         let mut shown = vec![(first.value, tokio::time::Instant::now())];
         let tasks: Vec<_> = (0..writers)
@@ -207,11 +203,7 @@ async fn a_live_counter_shows_a_value_at_most_every_quarter_second() {
             .collect();
         let total = i64::from(writers * per_writer);
         while shown.last().is_none_or(|(value, _)| *value != total) {
-            let snapshot = tokio::time::timeout(Duration::from_secs(30), live.next())
-                .await
-                .expect("a value within 30 s")
-                .expect("the stream goes on")
-                .unwrap();
+            let snapshot = next_counter_value(&mut live).await;
             shown.push((snapshot.value, tokio::time::Instant::now()));
         }
         for task in tasks {
