@@ -22,9 +22,7 @@ pub use write::bulk;
 
 // The crate root holds what users write and name; the rest is in a module by what it is for.
 pub use error::{Error, Result};
-pub use model::handle::InTransaction;
-pub use model::handle::Parent;
-pub use model::handle::ShardedCollection;
+pub use model::handle::{InTransaction, Parent, ShardedCollection};
 pub use model::sharded::Sharded;
 pub use model::stored::Stored;
 pub use model::stored_names::StoredNames;
@@ -69,19 +67,13 @@ pub mod writes {
 /// See the README's "Counters".
 pub mod counters {
     pub use crate::counter::{CounterSnapshot, Folded, MIN_FOLD_PERIOD};
-    pub use crate::model::counter_field::COUNTER_COLLECTION_PREFIX;
-    pub use crate::model::counter_field::CounterField;
-    pub use crate::model::counter_field::INCREMENTS_COLLECTION;
-    pub use crate::model::counter_field::MARKER_AMOUNT_FIELD;
-    pub use crate::model::counter_field::MARKER_COMMIT_FIELD;
-    pub use crate::model::counter_field::MARKER_COUNTER_FIELD;
-    pub use crate::model::counter_field::MARKER_EXPIRY_FIELD;
-    pub use crate::model::counter_field::MARKER_EXPIRY_TOLERANCE_SECONDS;
-    pub use crate::model::counter_field::MARKER_SHARD_FIELD;
-    pub use crate::model::counter_field::SHARD_INCREMENT_FIELD;
-    pub use crate::model::counter_field::SHARD_VALUE_FIELD;
-    pub use crate::write::increment::Increment;
-    pub use crate::write::increment::MARKER_LIFETIME;
+    pub use crate::model::counter_field::{
+        COUNTER_COLLECTION_PREFIX, CounterField, INCREMENTS_COLLECTION, MARKER_AMOUNT_FIELD,
+        MARKER_COMMIT_FIELD, MARKER_COUNTER_FIELD, MARKER_EXPIRY_FIELD,
+        MARKER_EXPIRY_TOLERANCE_SECONDS, MARKER_SHARD_FIELD, SHARD_INCREMENT_FIELD,
+        SHARD_VALUE_FIELD,
+    };
+    pub use crate::write::increment::{Increment, MARKER_LIFETIME};
 }
 
 /// Live queries: `query.listen(&db)`'s snapshots, their changes, options and checkpoints.
@@ -139,12 +131,9 @@ pub mod indexes {
 /// a query of either reach.
 pub mod bounds {
     pub use crate::model::numeric::Numeric;
-    pub use crate::model::sharded::CollectionGroup;
-    pub use crate::model::sharded::ParentDepth;
-    pub use crate::model::sharded::Reversible;
-    pub use crate::model::sharded::Subcollection;
-    pub use crate::model::sharded::TopLevel;
-    pub use crate::model::sharded::{HasAggregates, HasRanges};
+    pub use crate::model::sharded::{
+        CollectionGroup, HasAggregates, HasRanges, ParentDepth, Reversible, Subcollection, TopLevel,
+    };
     pub use crate::query::{
         AllQueries, PagedQuery, RangedOver, Reach, Summable, SummedOver, Window,
     };
@@ -206,9 +195,7 @@ pub use firestore;
 #[doc(hidden)]
 pub mod __private {
     // The constructors generated code calls, each generic argument written out.
-    pub use crate::model::counter_field::CounterValue;
-    pub use crate::model::counter_field::ValueRange;
-    pub use crate::model::counter_field::counter_field;
+    pub use crate::model::counter_field::{CounterValue, ValueRange, counter_field};
     pub use crate::model::declared::*;
     pub use crate::model::fields::field;
     pub use crate::model::order_key::NoOrderField;

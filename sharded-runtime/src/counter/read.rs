@@ -8,8 +8,7 @@ use futures::{StreamExt as _, TryStreamExt as _};
 
 use crate::error::{Error, Result};
 use crate::model::counter_field::{CounterField, SHARD_VALUE_FIELD, integer, shard_value, total};
-use crate::model::handle::InTransaction;
-use crate::model::handle::ShardedCollection;
+use crate::model::handle::{InTransaction, ShardedCollection};
 use crate::model::sharded::Sharded;
 
 /// Aggregations of one [`counters`](ShardedCollection::counters) call in flight at once.

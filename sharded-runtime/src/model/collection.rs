@@ -14,21 +14,11 @@ use crate::model::sharded::Sharded;
 
 impl<'db, T: Sharded> ShardedCollection<'db, T> {
     pub(crate) fn new(db: &'db FirestoreDb) -> Self {
-        ShardedCollection {
-            db,
-            scope: Scope::Top,
-            stamp: OrderStamp::default(),
-            marker: PhantomData,
-        }
+        Self::scoped(db, Scope::Top)
     }
 
     pub(crate) fn under(db: &'db FirestoreDb, parent: &Parent<T>) -> Self {
-        ShardedCollection {
-            db,
-            scope: Scope::under(parent),
-            stamp: OrderStamp::default(),
-            marker: PhantomData,
-        }
+        Self::scoped(db, Scope::under(parent))
     }
 
     pub(crate) fn scoped(db: &'db FirestoreDb, scope: Scope) -> Self {
@@ -72,19 +62,7 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
     pub(crate) fn document_name(&self, id: &str) -> Result<String> {
         self.scope.document_name::<T>(self.db, id)
     }
-}
 
-#[cfg(feature = "jobs")]
-impl<'db, T: crate::model::sharded::CollectionGroup> ShardedCollectionGroup<'db, T> {
-    pub(crate) fn new(db: &'db FirestoreDb) -> Self {
-        ShardedCollectionGroup {
-            db,
-            marker: PhantomData,
-        }
-    }
-}
-
-impl<'db, T: Sharded> ShardedCollection<'db, T> {
     /// This collection's writes and reads inside `transaction`: see [`InTransaction`].
     pub fn in_transaction<'t, 'x>(
         &self,
@@ -98,7 +76,17 @@ impl<'db, T: Sharded> ShardedCollection<'db, T> {
             db,
             scope: self.scope().clone(),
             stamp: self.stamp(),
-            marker: std::marker::PhantomData,
+            marker: PhantomData,
+        }
+    }
+}
+
+#[cfg(feature = "jobs")]
+impl<'db, T: crate::model::sharded::CollectionGroup> ShardedCollectionGroup<'db, T> {
+    pub(crate) fn new(db: &'db FirestoreDb) -> Self {
+        ShardedCollectionGroup {
+            db,
+            marker: PhantomData,
         }
     }
 }

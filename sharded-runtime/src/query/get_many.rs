@@ -7,8 +7,7 @@ use futures::TryStreamExt as _;
 
 use crate::error::{Error, Result};
 use crate::model::document_id::check_document_id;
-use crate::model::handle::InTransaction;
-use crate::model::handle::ShardedCollection;
+use crate::model::handle::{InTransaction, ShardedCollection};
 use crate::model::sharded::Sharded;
 use crate::model::stored::Stored;
 use crate::query::snapshot::Snapshot;

@@ -24,8 +24,7 @@ use super::{Migration, MigrationCheckpoint, MigrationProgress, check_options};
 use crate::datastore::Datastore;
 use crate::datastore::kind::Kind;
 use crate::error::{Error, Result};
-use crate::job::task_part::Holder;
-use crate::job::task_part::TaskPart;
+use crate::job::task_part::{Holder, TaskPart};
 use crate::job::tracked::PartPhase;
 use crate::model::sharded::Sharded;
 

@@ -2,8 +2,7 @@
 
 use super::{ShardCensus, ShardJob};
 use crate::error::Result;
-use crate::model::handle::Scope;
-use crate::model::handle::ShardedCollectionGroup;
+use crate::model::handle::{Scope, ShardedCollectionGroup};
 
 impl<'db, T: crate::model::sharded::CollectionGroup> ShardedCollectionGroup<'db, T> {
     /// The backfill of every parent's collection: see

@@ -5,16 +5,11 @@ use firestore::gcloud_sdk::google::firestore::v1::Write;
 
 use crate::error::{Error, Result};
 use crate::model::fields::Field;
-use crate::model::handle::Parent;
-use crate::model::handle::Scope;
+use crate::model::handle::{Parent, Scope};
 use crate::model::order_stamp::OrderStamp;
-use crate::model::sharded::Sharded;
-use crate::model::sharded::Subcollection;
-use crate::model::sharded::TopLevel;
+use crate::model::sharded::{Sharded, Subcollection, TopLevel};
 use crate::write::firestore_write::{Existing, transform_only, transformed_write};
-use crate::write::increment::CommitDigest;
-use crate::write::increment::IncrementCommit;
-use crate::write::increment::Placed;
+use crate::write::increment::{CommitDigest, IncrementCommit, Placed};
 use crate::write::transform::Transform;
 
 use super::{MAX_COMMIT_WRITES, delete, set, set_fields};

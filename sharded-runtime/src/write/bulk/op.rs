@@ -6,8 +6,7 @@ use std::time::{Duration, SystemTime};
 use firestore::gcloud_sdk::google::firestore::v1::{Document, Write};
 
 use super::outcome::Reply;
-use crate::write::increment::Placed;
-use crate::write::increment::Recorded;
+use crate::write::increment::{Placed, Recorded};
 
 /// What an op sends.
 #[derive(Debug)]

@@ -14,8 +14,7 @@ use tracing::Instrument;
 
 use super::clock::Clock;
 use crate::wire::retry::{Backoff, retries_request};
-use crate::write::increment::IncrementCommit;
-use crate::write::increment::Placed;
+use crate::write::increment::{IncrementCommit, Placed};
 
 /// One BatchWrite request of `writes`, with `timeout` as its deadline.
 pub(super) async fn send(
