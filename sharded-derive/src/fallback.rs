@@ -208,10 +208,24 @@ pub fn minimal_impl(container: &Container) -> TokenStream {
     let top_level = container.attrs.parent.is_none().then(|| {
         crate::declared::declared(ident, quote!(DeclaredTopLevel), quote!(TopLevel), quote!())
     });
+    // A type that names an expiry keeps `unexpired` and `purge_expired`, so its uses do not
+    // fail a second time.
+    let expiring = container.attrs.expire_at.is_some().then(|| {
+        crate::declared::declared(
+            ident,
+            quote!(DeclaredExpiry),
+            quote!(Expiring),
+            quote! {
+                type Expiry = ::sharded_runtime::firestore::FirestoreTimestamp;
+                const EXPIRY_FIELD: &'static str = "";
+            },
+        )
+    });
     let wrapped = wrap(quote! {
         #namespaces
 
         #top_level
+        #expiring
 
         #[automatically_derived]
         impl ::sharded_runtime::__private::Derived for #ident {}

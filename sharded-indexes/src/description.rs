@@ -81,6 +81,10 @@ pub struct CollectionDescription<'a> {
     /// rules, the TypeScript client's checks), so that every strict read of the Rust library
     /// reads what they write. It changes no index.
     pub fields: &'a [StoredField<'a>],
+    /// The timestamp field after which a document may be deleted (`expire_at = "..."`): the
+    /// plan holds its TTL policy with its single-field indexes disabled, and a query that hides
+    /// expired documents filters it by range, as a range field of every query.
+    pub expiry_field: Option<&'a str>,
 }
 
 /// A field the struct stores: its stored path, the Firestore type its Rust type is stored as,
@@ -181,6 +185,7 @@ impl CollectionDescription<'static> {
         vector_fields: &[],
         counter_fields: &[],
         fields: &[],
+        expiry_field: None,
     };
 }
 
@@ -211,6 +216,19 @@ pub struct FieldOfQueryBuf {
 }
 
 impl<'a> CollectionDescription<'a> {
+    /// What a purge's query of expired documents asks of an index, in `scope`: the shard
+    /// value by equality, ordered by the expiry field (`shard == v AND expiry <= now ORDER BY
+    /// expiry, __name__`). `None` without an expiry field.
+    pub fn purge_need(&self, scope: crate::QueryScope) -> Option<crate::IndexNeed> {
+        Some(crate::IndexNeed {
+            collection_group: self.collection.to_owned(),
+            query_scope: scope,
+            equalities: vec![self.shard_field.to_owned()],
+            contains: None,
+            orders: vec![(self.expiry_field?.to_owned(), Direction::Ascending)],
+        })
+    }
+
     /// The composite indexes and field overrides the collection needs.
     pub fn plan(&self) -> IndexPlan {
         crate::plan(self)
@@ -405,6 +423,8 @@ pub struct CollectionDescriptionBuf {
         skip_serializing_if = "std::ops::Not::not"
     )]
     pub collection_group: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expiry_field: Option<String>,
 }
 
 impl CollectionDescriptionBuf {
@@ -488,6 +508,7 @@ impl CollectionDescriptionBuf {
             vector_fields: &vectors,
             counter_fields: &counters,
             fields: &fields,
+            expiry_field: self.expiry_field.as_deref(),
         })
     }
 
@@ -567,6 +588,7 @@ impl From<&CollectionDescription<'_>> for CollectionDescriptionBuf {
             reshard_since: description.reshard_since,
             parent_collections: strings(description.parent_collections),
             collection_group: description.collection_group,
+            expiry_field: description.expiry_field.map(str::to_owned),
         }
     }
 }
@@ -659,6 +681,7 @@ mod tests {
                     integer_range: Some([i64::from(i32::MIN), i64::from(i32::MAX)]),
                 },
             ],
+            expiry_field: None,
         };
         let owned = CollectionDescriptionBuf::from(&description);
         assert_eq!(owned.plan(), description.plan());

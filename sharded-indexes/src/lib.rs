@@ -349,6 +349,7 @@ mod tests {
         reversible: false,
         server_timestamp: false,
         order_type: crate::StoredType::Timestamp,
+        expiry_field: None,
     };
 
     #[test]

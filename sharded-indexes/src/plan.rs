@@ -190,6 +190,13 @@ pub fn plan(spec: &CollectionDescription<'_>) -> IndexPlan {
             })
         })
         .collect::<Vec<_>>();
+    // A purge of expired documents reads one shard value at a time (the page's split
+    // queries), `shard == v AND expiry <= now`, ordered by the expiry: (shard, expiry).
+    let purge = spec.expiry_field.map(|expiry| CompositeIndex {
+        collection_group: spec.collection.to_owned(),
+        query_scope: QueryScope::Collection,
+        fields: vec![shard(), ascending(expiry)],
+    });
     let mut indexes: Vec<CompositeIndex> = Vec::new();
     for index in queries
         .into_iter()
@@ -197,6 +204,7 @@ pub fn plan(spec: &CollectionDescription<'_>) -> IndexPlan {
         .chain(ranges)
         .chain(aggregations)
         .chain(vectors)
+        .chain(purge)
     {
         if !indexes.contains(&index) {
             indexes.push(index);
@@ -228,6 +236,15 @@ pub fn plan(spec: &CollectionDescription<'_>) -> IndexPlan {
             field_path: crate::MARKER_EXPIRY_FIELD.to_owned(),
             ttl: true,
             indexes: Vec::new(),
+        });
+    }
+    // The TTL policy on the expiry field, whose single-field indexes are a hotspot when its
+    // values rise with time (Google's TTL page): the composite indexes above, which start
+    // with the shard, serve every query of it.
+    if let Some(expiry) = spec.expiry_field {
+        field_overrides.push(FieldOverride {
+            ttl: true,
+            ..disabled(expiry)
         });
     }
     IndexPlan {
@@ -283,6 +300,83 @@ mod tests {
             .remove("ttl");
         assert_eq!(planned.missing_from(&file.to_string()).unwrap().len(), 1);
         assert!(planned.missing_from(&json.to_string()).unwrap().is_empty());
+    }
+
+    #[test]
+    fn an_expiry_field_brings_its_ttl_policy_unindexed_and_the_purge_index() {
+        let spec = CollectionDescription {
+            collection: "sessions",
+            shard_field: "shard",
+            shard_values: &["0", "1"],
+            order_field: "at",
+            direction: Direction::Descending,
+            collection_group: true,
+            // The front end lists the expiry among the range fields of every query.
+            range_fields: &["expires"],
+            ..CollectionDescription::EMPTY
+        };
+        let expiring = CollectionDescription {
+            expiry_field: Some("expires"),
+            ..spec
+        };
+        let (before, after) = (plan(&spec), plan(&expiring));
+        let ttl = after.field_overrides.last().unwrap();
+        assert_eq!(
+            (
+                ttl.collection_group.as_str(),
+                ttl.field_path.as_str(),
+                ttl.ttl,
+                ttl.indexes.len()
+            ),
+            ("sessions", "expires", true, 0)
+        );
+        assert_eq!(
+            after.field_overrides.len(),
+            before.field_overrides.len() + 1
+        );
+        let purge = |scope| CompositeIndex {
+            collection_group: "sessions".into(),
+            query_scope: scope,
+            fields: vec![
+                IndexField::ordered("shard", Direction::Descending),
+                IndexField::ordered("expires", Direction::Ascending),
+            ],
+        };
+        let added: Vec<&CompositeIndex> = after
+            .indexes
+            .iter()
+            .filter(|index| !before.indexes.contains(index))
+            .collect();
+        assert_eq!(
+            added,
+            [
+                &purge(QueryScope::Collection),
+                &purge(QueryScope::CollectionGroup)
+            ]
+        );
+        for scope in [QueryScope::Collection, QueryScope::CollectionGroup] {
+            let need = expiring.purge_need(scope).unwrap();
+            assert_eq!(after.serving(&need), Some(&purge(scope)));
+        }
+        assert_eq!(spec.purge_need(QueryScope::Collection), None);
+        // `unexpired(now)` is a range on the expiry: served by (shard, at, expires).
+        assert!(after.indexes.contains(&CompositeIndex {
+            collection_group: "sessions".into(),
+            query_scope: QueryScope::Collection,
+            fields: vec![
+                IndexField::ordered("shard", Direction::Descending),
+                IndexField::ordered("at", Direction::Descending),
+                IndexField::ordered("expires", Direction::Descending),
+            ],
+        }));
+        let json: serde_json::Value = serde_json::from_str(&after.to_json()).unwrap();
+        let overrides = json["fieldOverrides"].as_array().unwrap();
+        assert_eq!(
+            overrides.last().unwrap(),
+            &serde_json::json!({
+                "collectionGroup": "sessions", "fieldPath": "expires", "ttl": true, "indexes": []
+            })
+        );
     }
 
     #[test]

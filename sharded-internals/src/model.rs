@@ -53,6 +53,8 @@ pub struct Model<'a> {
     /// Every field stored by name, as the description records it: its path, the type it is
     /// stored as, whether a document must hold it.
     pub fields: Vec<sharded_indexes::StoredFieldBuf>,
+    /// The field after which a document may be deleted (`expire_at = "..."`).
+    pub expiry: Option<ExpiryField<'a>>,
 }
 
 impl Model<'_> {
@@ -106,6 +108,7 @@ impl Model<'_> {
             collection_group: self.collection_group,
             reversible: self.reversible,
             server_timestamp: self.order.server_timestamp.is_some(),
+            expiry_field: self.expiry.as_ref().map(|expiry| expiry.path.clone()),
         }
     }
 }
@@ -135,6 +138,20 @@ fn per_query(fields: &[DeclaredField<'_>]) -> Vec<sharded_indexes::FieldOfQueryB
                 })
         })
         .collect()
+}
+
+/// The timestamp field named by `expire_at`: Firestore's TTL field, filtered by range in every
+/// query.
+#[derive(Clone)]
+pub struct ExpiryField<'a> {
+    pub ident: &'a syn::Ident,
+    /// The Rust name, unraw.
+    pub name: String,
+    pub ty: &'a syn::Type,
+    /// The field path as stored.
+    pub path: String,
+    /// `expire_at`'s value, for spans.
+    pub key: &'a syn::LitStr,
 }
 
 /// `previous(...)`: a live collection moving from one shard set to another.

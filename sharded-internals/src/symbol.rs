@@ -19,6 +19,8 @@ pub const PARENT: &str = "parent";
 pub const COLLECTION_GROUP: &str = "collection_group";
 pub const REVERSIBLE: &str = "reversible";
 pub const SERVER_TIMESTAMP: &str = "server_timestamp";
+/// `expire_at = "expires"`: the field that says when a document may be deleted (its TTL).
+pub const EXPIRE_AT: &str = "expire_at";
 /// `ranges(a, b)`: range fields filtered together in one query.
 pub const RANGES: &str = "ranges";
 
@@ -45,6 +47,7 @@ pub const CONTAINER_KEYS: &[&str] = &[
     COLLECTION_GROUP,
     REVERSIBLE,
     SERVER_TIMESTAMP,
+    EXPIRE_AT,
     INDEX,
     RANGES,
 ];

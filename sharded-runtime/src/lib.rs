@@ -89,6 +89,9 @@ pub mod listen {
 /// parent's collection at once, from `T::collection_group(&db)` (`ShardedCollectionGroup`).
 pub mod jobs {
     pub use crate::job::balanced_parts::{Parts, SplitBy};
+    pub use crate::job::purge::{
+        PURGE_STATE_COLLECTION, PurgeOptions, PurgeProgress, PurgeTime, ShardPurge,
+    };
     pub use crate::job::shard_job::{
         BothNames, Checkpoint, MAX_LISTED, Progress, ShardCensus, ShardJob, ShardedCollectionGroup,
     };
@@ -130,6 +133,7 @@ pub mod indexes {
 /// `fn feed<T: Sharded + bounds::TopLevel + bounds::Reversible>(..)`, or `R: bounds::Reach` for
 /// a query of either reach.
 pub mod bounds {
+    pub use crate::model::expiry::{Expiring, ExpiryTime};
     pub use crate::model::numeric::Numeric;
     pub use crate::model::sharded::{
         CollectionGroup, HasAggregates, HasRanges, ParentDepth, Reversible, Subcollection, TopLevel,

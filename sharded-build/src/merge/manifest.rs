@@ -63,6 +63,7 @@ impl Managed {
                 reshard_since: None,
                 parent_collections: Vec::new(),
                 collection_group: false,
+                expiry_field: None,
             },
             types: Vec::new(),
         }

@@ -34,6 +34,7 @@ fn instrument(indexed: &[&str]) -> ShardedType {
             reshard_since: None,
             parent_collections: Vec::new(),
             collection_group: false,
+            expiry_field: None,
         },
     }
 }

@@ -78,6 +78,10 @@ pub(super) fn description_rest(model: &Model, paths: &[(TokenStream, TokenStream
     if model.order.server_timestamp.is_some() {
         rest.extend(quote!(server_timestamp: true,));
     }
+    if let Some(expiry) = &model.expiry {
+        let path = &expiry.path;
+        rest.extend(quote!(expiry_field: ::core::option::Option::Some(#path),));
+    }
     if !model.order.stored_type.is_other() {
         let order_type = stored_type(model.order.stored_type);
         rest.extend(quote!(order_type: #order_type,));

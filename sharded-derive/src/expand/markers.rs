@@ -164,6 +164,26 @@ pub(super) fn nested_field_checks(model: &Model) -> TokenStream {
         .collect()
 }
 
+/// `Expiring` for a type with an expiry field (`expire_at`), beside its seal: its type is
+/// spanned on the user's, so that one that is no timestamp (`ExpiryTime`) is reported there.
+pub(super) fn expiring(model: &Model) -> TokenStream {
+    let Some(expiry) = &model.expiry else {
+        return TokenStream::new();
+    };
+    let (ty, path) = (expiry.ty, &expiry.path);
+    let span = syn::spanned::Spanned::span(ty);
+    let expiry_type = quote::quote_spanned!(span=> type Expiry = #ty;);
+    declared(
+        model.ident,
+        quote!(DeclaredExpiry),
+        quote!(Expiring),
+        quote! {
+            #expiry_type
+            const EXPIRY_FIELD: &'static str = #path;
+        },
+    )
+}
+
 /// For a `server_timestamp` type, that its order field can hold the server's time: a bound
 /// the compiler checks on the user's type, spanned there.
 pub(super) fn server_timestamp_check(model: &Model) -> TokenStream {

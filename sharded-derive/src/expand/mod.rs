@@ -20,7 +20,7 @@ mod writes;
 
 use description::{description_rest, index_paths, required_paths, resharding, shard_values};
 use markers::{
-    declared_markers, has_fields, nested_field_checks, placement, server_timestamp_check,
+    declared_markers, expiring, has_fields, nested_field_checks, placement, server_timestamp_check,
 };
 use queries::queries;
 use query_fields::{aggregates, counters, ranges, vectors};
@@ -59,6 +59,7 @@ fn expand(model: &Model) -> TokenStream {
     let (required_fields, required_segments) = required_paths(model, &paths);
     let nested_checks = nested_field_checks(model);
     let server_timestamp_check = server_timestamp_check(model);
+    let expiring = expiring(model);
 
     let declared_markers = declared_markers(model);
     let namespaces = namespaces(
@@ -107,6 +108,7 @@ fn expand(model: &Model) -> TokenStream {
 
         #placement
         #has_fields
+        #expiring
 
         #[automatically_derived]
         impl ::sharded_runtime::__private::Derived for #ident {}

@@ -34,6 +34,7 @@ impl ContainerAttrs {
                     REVERSIBLE => flag(cx, &mut out.reversible, &meta)?,
                     SERVER_TIMESTAMP => flag(cx, &mut out.server_timestamp, &meta)?,
                     SHARD_FIELD => set(cx, &mut out.shard_field, &meta, |v| string(cx, &meta, v))?,
+                    EXPIRE_AT => set(cx, &mut out.expire_at, &meta, |v| string(cx, &meta, v))?,
                     INDEX => field_set(cx, &mut out.field_sets, &meta, &INDEX_SET)?,
                     RANGES => field_set(cx, &mut out.range_sets, &meta, &RANGE_SET)?,
                     AGGREGATE => {

@@ -49,6 +49,8 @@ pub struct ContainerAttrs {
     /// `server_timestamp`: the server fills the order field as it applies each write.
     pub server_timestamp: Option<syn::Path>,
     pub shard_field: Option<Keyed<LitStr>>,
+    /// `expire_at = "expires"`: the timestamp field after which a document may be deleted.
+    pub expire_at: Option<Keyed<LitStr>>,
     /// `index(a, b, ...)`: fields queried for equality together, one entry per attribute.
     pub field_sets: Vec<Keyed<Vec<syn::Ident>>>,
     /// `ranges(a, b, ...)`: range fields one query filters on together.

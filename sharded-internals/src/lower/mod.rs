@@ -3,6 +3,7 @@
 //! cross-field rules of `check` applied, and a `Model` only when nothing was wrong.
 
 mod counters;
+mod expiry;
 mod order;
 mod placement;
 mod queries;
@@ -55,8 +56,12 @@ pub fn validate<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Option<Model<'a>> {
     let arrays = queries::arrays(cx, cont);
     let known = queries::KnownQueries::of(&indexes, &field_sets, &arrays);
     let aggregates = queries::aggregates(cx, cont, &known);
-    let ranges = queries::ranges(cx, cont, &known);
-    let range_sets = range_sets::range_sets(cx, cont, &ranges);
+    let mut ranges = queries::ranges(cx, cont, &known);
+    let expiry = expiry::expiry_field(cx, cont, &mut ranges);
+    let mut range_sets = range_sets::range_sets(cx, cont, &ranges);
+    if let Some(expiry) = &expiry {
+        range_sets = expiry::with_expiry(expiry, &ranges, range_sets);
+    }
     let vectors = queries::vectors(cx, cont);
     let counters = counters::counters(cx, cont);
     check_array_methods_are_free(cx, &arrays, &methods);
@@ -86,6 +91,7 @@ pub fn validate<'a>(cx: &Ctxt, cont: &'a Container<'a>) -> Option<Model<'a>> {
         stored_fields: stored_fields(cont),
         transformable_fields: transformable_fields(cont),
         fields: field_descriptions(cont),
+        expiry,
     })
 }
 

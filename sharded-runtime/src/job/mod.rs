@@ -4,6 +4,7 @@
 //! tasks (`tracked`). Behind the `jobs` feature; it sits above writes and queries.
 
 pub(crate) mod balanced_parts;
+pub(crate) mod purge;
 pub(crate) mod shard_job;
 pub(crate) mod task_part;
 pub(crate) mod tracked;

@@ -62,3 +62,11 @@ pub trait DeclaredAggregates {}
     note = "remove this `impl` and mark the field to filter `#[sharded(range)]`: the derive then implements `HasRanges` with it"
 )]
 pub trait DeclaredRanges {}
+
+/// `Expiring`'s seal: the type is declared `expire_at = "..."`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no expiry field: `Expiring` comes from the declaration, not from an `impl`",
+    label = "`Expiring` implemented by hand",
+    note = "remove this `impl` and name the timestamp field after which a document may be deleted: `#[sharded(expire_at = \"expires\")]`; the derive then implements `Expiring`, and the build plans the TTL policy and the indexes its queries and purges need"
+)]
+pub trait DeclaredExpiry {}

@@ -12,6 +12,7 @@ pub(crate) mod counter_field;
 pub(crate) mod declared;
 pub(crate) mod document_id;
 pub(crate) mod document_path;
+pub(crate) mod expiry;
 pub(crate) mod fields;
 pub(crate) mod handle;
 pub(crate) mod numeric;

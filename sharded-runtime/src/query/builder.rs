@@ -471,6 +471,29 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     }
 }
 
+impl<T: crate::model::expiry::Expiring, const QUERY: u64, R: Reach, W: Window>
+    ShardedQuery<T, QUERY, R, W>
+{
+    /// Only documents that have not expired at `now`: their expiry field (`expire_at`) is
+    /// after it. Firestore's TTL policy deletes an expired document within about a day, in no
+    /// order, so until then it still matches a query; this hides it, as if it were gone.
+    ///
+    /// It is a range filter on the expiry field (`expires > now`), which every query of an
+    /// expiring type takes, alone or beside a filter on another range field, served by the
+    /// indexes the plan holds for it: the results are those of the same query on an unsharded
+    /// collection, by (order field, expiry, document name). What goes for range filters goes
+    /// for it (see [`filter`](Self::filter)): not in an OR, no sum or average beside it;
+    /// counts, pages, streams and listeners work. `now` is of the field's type, or one that
+    /// converts into it; give the same `now` to each page of a listing so that its pages
+    /// agree.
+    pub fn unexpired(self, now: impl crate::model::order_key::OrderBound<T::Expiry>) -> Self {
+        self.filter(
+            super::range::range_field::<T, T::Expiry, super::shape::AllQueries>(T::EXPIRY_FIELD)
+                .greater_than(now),
+        )
+    }
+}
+
 impl<T, const QUERY: u64, R: Reach, W: Window> super::PagedQuery for ShardedQuery<T, QUERY, R, W> {
     type Cursor = super::Cursor<T, QUERY, R>;
     type Page = super::Page<T, QUERY, R>;

@@ -16,6 +16,7 @@ mod datastore_values;
 mod dependent_crates;
 mod description;
 mod emulator_kit;
+mod expiry;
 mod firebase_cli;
 mod get_many;
 mod inclusive_cursors;

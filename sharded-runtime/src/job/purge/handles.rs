@@ -1,0 +1,321 @@
+//! The purge on the handles: one process over every shard value, a resumption from a
+//! checkpoint, and one task's share of a job run by Cloud Run or a Kubernetes Indexed Job,
+//! its checkpoint kept in Firestore.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use firestore::gcloud_sdk::google::firestore::v1::{Document, Value, value::ValueType};
+
+use super::{PurgeOptions, PurgeProgress, purge, purge_time};
+use crate::error::{Error, Result};
+use crate::job::task_part::TaskPart;
+use crate::model::expiry::Expiring;
+use crate::model::handle::{Scope, ShardedCollection, ShardedCollectionGroup};
+use crate::model::order_key::OrderBound;
+
+/// The collection a tracked purge keeps each part's checkpoint in, one document per part
+/// (`<job>-<index>-of-<count>`).
+pub const PURGE_STATE_COLLECTION: &str = "_sharded_purges";
+
+/// How often a tracked purge stores its part's checkpoint while it runs.
+const STORE_EVERY: Duration = Duration::from_secs(2);
+
+impl<'db, T: Expiring> ShardedCollection<'db, T> {
+    /// Deletes every document of this collection whose expiry is at or before `now`, as the
+    /// Datastore best-practices page prescribes: one query per shard value, run side by side
+    /// (`options.concurrency` at a time), each reading keys in expiry order and going on
+    /// after the last key it handled; the deletes at the bulk writer's 500/50/5 ramp. A
+    /// document written since it was read (its expiry pushed back, say) is left, and counted
+    /// in [`changed`](PurgeProgress::changed). `progress` hears of each page with the whole
+    /// state, which is also the checkpoint [`resume_purge`](Self::resume_purge) goes on from;
+    /// memory stays within `page_size` keys per shard value at work.
+    ///
+    /// Firestore's TTL policy (which the plan declares on the field) deletes expired documents
+    /// too, within about a day; this is for what must go sooner, or in Datastore mode without
+    /// a policy. A failed read (after its retries) or delete is an error; what was deleted
+    /// before it is in the last progress reported.
+    pub async fn purge_expired(
+        &self,
+        now: impl OrderBound<T::Expiry>,
+        options: PurgeOptions,
+        mut progress: impl FnMut(&PurgeProgress) + Send,
+    ) -> Result<PurgeProgress> {
+        let values = T::DESCRIPTION.declared_values();
+        let start = PurgeProgress::new(purge_time::<T>(now)?, values.len());
+        purge::<T>(
+            self.db,
+            &self.scope,
+            &values,
+            &options,
+            start,
+            &mut progress,
+        )
+        .await
+    }
+
+    /// Goes on with a purge from `checkpoint` (the last [`PurgeProgress`] a purge reported),
+    /// with its time: the shard values it finished are not read again, the others start after
+    /// the last key they handled.
+    pub async fn resume_purge(
+        &self,
+        checkpoint: PurgeProgress,
+        options: PurgeOptions,
+        mut progress: impl FnMut(&PurgeProgress) + Send,
+    ) -> Result<PurgeProgress> {
+        let values = T::DESCRIPTION.declared_values();
+        check_checkpoint::<T>(&checkpoint, &values)?;
+        purge::<T>(
+            self.db,
+            &self.scope,
+            &values,
+            &options,
+            checkpoint,
+            &mut progress,
+        )
+        .await
+    }
+
+    /// This task's share of the purge `job` (every `part.count`-th shard value from
+    /// `part.index`), for a Cloud Run job or a Kubernetes Indexed Job: the part's checkpoint
+    /// is stored in Firestore ([`PURGE_STATE_COLLECTION`]) every 2 s and at the end, and a
+    /// later attempt of the part (a retry) goes on from it, with the time the first attempt
+    /// stored; a finished part returns its progress at once. Two attempts at once do no harm:
+    /// each delete holds the document as it was read.
+    pub async fn purge_expired_part(
+        &self,
+        job: &str,
+        now: impl OrderBound<T::Expiry>,
+        part: TaskPart,
+        options: PurgeOptions,
+        progress: impl FnMut(&PurgeProgress) + Send,
+    ) -> Result<PurgeProgress> {
+        tracked::<T>(
+            self.db,
+            &self.scope,
+            job,
+            purge_time::<T>(now)?,
+            part,
+            options,
+            progress,
+        )
+        .await
+    }
+}
+
+impl<'db, T: Expiring + crate::model::sharded::CollectionGroup> ShardedCollectionGroup<'db, T> {
+    /// [`ShardedCollection::purge_expired`] over every parent's collection at once, served by
+    /// the plan's `COLLECTION_GROUP` indexes.
+    pub async fn purge_expired(
+        &self,
+        now: impl OrderBound<T::Expiry>,
+        options: PurgeOptions,
+        mut progress: impl FnMut(&PurgeProgress) + Send,
+    ) -> Result<PurgeProgress> {
+        let values = T::DESCRIPTION.declared_values();
+        let start = PurgeProgress::new(purge_time::<T>(now)?, values.len());
+        purge::<T>(
+            self.db,
+            &Scope::Group,
+            &values,
+            &options,
+            start,
+            &mut progress,
+        )
+        .await
+    }
+
+    /// [`ShardedCollection::purge_expired_part`] over every parent's collection at once.
+    pub async fn purge_expired_part(
+        &self,
+        job: &str,
+        now: impl OrderBound<T::Expiry>,
+        part: TaskPart,
+        options: PurgeOptions,
+        progress: impl FnMut(&PurgeProgress) + Send,
+    ) -> Result<PurgeProgress> {
+        tracked::<T>(
+            self.db,
+            &Scope::Group,
+            job,
+            purge_time::<T>(now)?,
+            part,
+            options,
+            progress,
+        )
+        .await
+    }
+}
+
+/// A checkpoint names only shard values the type reads, and counts them as it does.
+fn check_checkpoint<T: Expiring>(checkpoint: &PurgeProgress, values: &[&str]) -> Result<()> {
+    if let Some(value) = checkpoint
+        .shards
+        .keys()
+        .find(|value| !values.contains(&value.as_str()))
+    {
+        return Err(Error::InvalidCheckpoint(format!(
+            "the purge checkpoint names shard value `{value}`, which `{}` does not hold",
+            T::COLLECTION
+        )));
+    }
+    Ok(())
+}
+
+/// The shard values of part `part` of `values`: every `count`-th from `index`.
+fn share(values: &[&'static str], part: &TaskPart) -> Vec<&'static str> {
+    values
+        .iter()
+        .copied()
+        .enumerate()
+        .filter(|(i, _)| *i as u32 % part.count == part.index)
+        .map(|(_, value)| value)
+        .collect()
+}
+
+async fn tracked<T: Expiring>(
+    db: &firestore::FirestoreDb,
+    scope: &Scope,
+    job: &str,
+    now: super::PurgeTime,
+    part: TaskPart,
+    options: PurgeOptions,
+    mut progress: impl FnMut(&PurgeProgress) + Send,
+) -> Result<PurgeProgress> {
+    options.validate()?;
+    if job.is_empty() || job.contains('/') || job.starts_with("__") {
+        return Err(Error::InvalidOptions {
+            option: "job",
+            expected: "a job name that is a document id: not empty, no `/`, not `__...`",
+        });
+    }
+    let values = share(&T::DESCRIPTION.declared_values(), &part);
+    let id = format!("{job}-{}-of-{}", part.index, part.count);
+    let stored = read_state(db, &id).await?;
+    let start = match stored {
+        Some(stored) => {
+            check_checkpoint::<T>(&stored, &values)?;
+            stored
+        }
+        None => PurgeProgress::new(now, values.len()),
+    };
+    if start.is_done() {
+        progress(&start);
+        return Ok(start);
+    }
+    let latest = Arc::new(Mutex::new(None::<PurgeProgress>));
+    let mut report = {
+        let latest = latest.clone();
+        move |state: &PurgeProgress| {
+            *latest.lock().unwrap_or_else(|p| p.into_inner()) = Some(state.clone());
+            progress(state);
+        }
+    };
+    let run = purge::<T>(db, scope, &values, &options, start, &mut report);
+    let store = async {
+        let mut stored: Option<PurgeProgress> = None;
+        loop {
+            tokio::time::sleep(STORE_EVERY).await;
+            let now = latest.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            if now.is_some() && now != stored {
+                // A failed store is tried at the next tick; the run's end stores again.
+                if write_state(db, &id, now.as_ref().expect("checked"))
+                    .await
+                    .is_ok()
+                {
+                    stored = now;
+                }
+            }
+        }
+    };
+    futures::pin_mut!(run, store);
+    let result = match futures::future::select(run, store).await {
+        futures::future::Either::Left((result, _)) => result,
+        futures::future::Either::Right((never, _)) => never,
+    };
+    let last = latest.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    match result {
+        Ok(done) => {
+            write_state(db, &id, &done).await?;
+            Ok(done)
+        }
+        Err(err) => {
+            // What was done before the failure is kept for the retry.
+            if let Some(last) = last {
+                let _ = write_state(db, &id, &last).await;
+            }
+            Err(err)
+        }
+    }
+}
+
+const PROGRESS_FIELD: &str = "progress";
+
+async fn read_state(db: &firestore::FirestoreDb, id: &str) -> Result<Option<PurgeProgress>> {
+    let document: Option<Document> =
+        crate::wire::retry::retry_reads(&crate::wire::retry::Backoff::default(), || {
+            db.fluent()
+                .select()
+                .by_id_in(PURGE_STATE_COLLECTION)
+                .one(id)
+        })
+        .await?;
+    let Some(document) = document else {
+        return Ok(None);
+    };
+    match document
+        .fields
+        .get(PROGRESS_FIELD)
+        .and_then(|value| value.value_type.as_ref())
+    {
+        Some(ValueType::StringValue(json)) => serde_json::from_str(json)
+            .map(Some)
+            .map_err(|err| Error::InvalidCheckpoint(format!("{id}: {err}"))),
+        _ => Err(Error::InvalidCheckpoint(format!(
+            "{PURGE_STATE_COLLECTION}/{id} holds no `{PROGRESS_FIELD}`"
+        ))),
+    }
+}
+
+async fn write_state(db: &firestore::FirestoreDb, id: &str, state: &PurgeProgress) -> Result<()> {
+    let json =
+        serde_json::to_string(state).map_err(|err| Error::InvalidCheckpoint(err.to_string()))?;
+    let name = format!("{}/{PURGE_STATE_COLLECTION}/{id}", db.get_documents_path());
+    let document = Document {
+        name,
+        fields: [(
+            PROGRESS_FIELD.to_owned(),
+            Value {
+                value_type: Some(ValueType::StringValue(json)),
+            },
+        )]
+        .into(),
+        ..Document::default()
+    };
+    crate::wire::retry::retry_reads(&crate::wire::retry::Backoff::default(), || {
+        db.fluent()
+            .update()
+            .in_col(PURGE_STATE_COLLECTION)
+            .document(document.clone())
+            .execute()
+    })
+    .await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_shard_value_falls_to_one_part() {
+        let values: Vec<&'static str> = vec!["0", "1", "2", "3", "4", "5", "6"];
+        for count in 1..=9u32 {
+            let mut seen: Vec<&str> = (0..count)
+                .flat_map(|index| share(&values, &TaskPart::new(index, count).unwrap()))
+                .collect();
+            seen.sort();
+            assert_eq!(seen, values, "count {count}");
+        }
+    }
+}

@@ -1,0 +1,370 @@
+//! Deleting what expired (`#[sharded(expire_at = "...")]`), as the Datastore best-practices
+//! page prescribes: one query per shard value, run side by side (its "split queries"), each
+//! reading keys (and the expiry, which its cursor needs: nothing else) in expiry order and going on after the last key it handled, never from
+//! the start, which would walk the index entries of what it just deleted; the deletes at the
+//! bulk writer's 500/50/5 ramp. A document changed since it was read (its expiry pushed back)
+//! is left: each delete holds the update time it was read at.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use firestore::gcloud_sdk::google::firestore::v1::{
+    Document, Precondition, Value, Write, precondition::ConditionType, value::ValueType,
+    write::Operation,
+};
+use firestore::{
+    FirestoreDb, FirestoreQueryCursor, FirestoreQueryFilter, FirestoreQueryFilterCompare,
+    FirestoreQueryFilterComposite, FirestoreQueryFilterCompositeOperator, FirestoreValue,
+};
+use futures::TryStreamExt;
+use serde::{Deserialize, Serialize};
+
+mod handles;
+
+pub use handles::PURGE_STATE_COLLECTION;
+
+use crate::error::{Error, Result};
+use crate::model::expiry::Expiring;
+use crate::model::handle::Scope;
+use crate::model::order_key::OrderBound;
+use crate::wire::retry::{Backoff, retry_reads};
+use crate::wire::status::StatusCode;
+use crate::write::bulk::{BulkWriter, BulkWriterOptions};
+
+/// How a purge runs.
+#[derive(Debug, Clone)]
+pub struct PurgeOptions {
+    /// Keys read per query: 1 to [`MAX_LIMIT`](crate::query::MAX_LIMIT). 500 by default. A
+    /// purge holds at most `page_size` keys per shard value it purges at once.
+    pub page_size: u32,
+    /// Shard values purged side by side, at least 1. 8 by default.
+    pub concurrency: usize,
+    /// The deletes' writer: [`BulkWriterOptions::for_type`] by default, the 500/50/5 ramp up
+    /// to the rate the type's shards were sized for.
+    pub writer: Option<BulkWriterOptions>,
+    /// The reads' retries.
+    pub backoff: Backoff,
+}
+
+impl Default for PurgeOptions {
+    fn default() -> Self {
+        PurgeOptions {
+            page_size: 500,
+            concurrency: 8,
+            writer: None,
+            backoff: Backoff::default(),
+        }
+    }
+}
+
+impl PurgeOptions {
+    /// [`Error::InvalidOptions`] for a value out of range.
+    pub fn validate(&self) -> Result<()> {
+        if self.page_size == 0 || self.page_size > crate::query::MAX_LIMIT {
+            return Err(Error::InvalidOptions {
+                option: "page_size",
+                expected: "1 to MAX_LIMIT keys per query",
+            });
+        }
+        if self.concurrency == 0 {
+            return Err(Error::InvalidOptions {
+                option: "concurrency",
+                expected: "at least 1 shard value purged at a time",
+            });
+        }
+        self.backoff.validate()?;
+        if let Some(writer) = &self.writer {
+            writer.validate()?;
+        }
+        Ok(())
+    }
+}
+
+/// A time to the microsecond, as Firestore stores one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct PurgeTime {
+    /// Seconds since the Unix epoch.
+    pub seconds: i64,
+    /// Nanoseconds within the second (whole microseconds).
+    pub nanos: i32,
+}
+
+impl PurgeTime {
+    fn value(self) -> Value {
+        Value {
+            value_type: Some(ValueType::TimestampValue(
+                firestore::gcloud_sdk::prost_types::Timestamp {
+                    seconds: self.seconds,
+                    nanos: self.nanos,
+                },
+            )),
+        }
+    }
+}
+
+/// Where one shard value's query stands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ShardPurge {
+    /// Every key up to this one (by expiry, then name) was handled.
+    After {
+        /// The key's expiry.
+        expiry: PurgeTime,
+        /// The document's full name.
+        name: String,
+    },
+    /// Nothing expired at the purge's time is left under this value.
+    Done,
+}
+
+/// What a purge has done, and where it stands: its checkpoint, which
+/// [`resume_purge`](crate::ShardedCollection::resume_purge) goes on from. Counts add up across
+/// resumptions.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PurgeProgress {
+    /// The time documents expired by: those whose expiry is at or before it are deleted.
+    pub now: PurgeTime,
+    /// Documents deleted.
+    pub deleted: u64,
+    /// Documents read expired but changed before their delete (a new expiry, say): left.
+    pub changed: u64,
+    /// Queries sent (pages read).
+    pub queries: u64,
+    /// Keys read.
+    pub read: u64,
+    /// Each shard value's position, for those started.
+    pub shards: BTreeMap<String, ShardPurge>,
+    /// Shard values the purge reads, all together.
+    pub shard_count: usize,
+}
+
+impl PurgeProgress {
+    fn new(now: PurgeTime, shard_count: usize) -> Self {
+        PurgeProgress {
+            now,
+            deleted: 0,
+            changed: 0,
+            queries: 0,
+            read: 0,
+            shards: BTreeMap::new(),
+            shard_count,
+        }
+    }
+
+    /// Shard values with nothing left to delete.
+    pub fn shards_done(&self) -> usize {
+        self.shards
+            .values()
+            .filter(|shard| **shard == ShardPurge::Done)
+            .count()
+    }
+
+    /// Whether every shard value is done.
+    pub fn is_done(&self) -> bool {
+        self.shards_done() == self.shard_count
+    }
+
+    /// Keys read per document deleted (1.0 when every key read was deleted).
+    pub fn reads_per_delete(&self) -> f64 {
+        self.read as f64 / self.deleted.max(1) as f64
+    }
+}
+
+/// `now` as the expiry field stores it: a timestamp, or [`Error::InvalidQuery`].
+pub(crate) fn purge_time<T: Expiring>(now: impl OrderBound<T::Expiry>) -> Result<PurgeTime> {
+    let now = now.into_order_value();
+    match <FirestoreValue as From<&T::Expiry>>::from(&now)
+        .value
+        .value_type
+    {
+        Some(ValueType::TimestampValue(time)) => Ok(PurgeTime {
+            seconds: time.seconds,
+            nanos: time.nanos / 1000 * 1000,
+        }),
+        other => Err(Error::InvalidQuery(format!(
+            "the purge's time is stored as {other:?}, not as a timestamp"
+        ))),
+    }
+}
+
+/// The purge of `T`'s documents in `scope` whose expiry is at or before `progress.now`, from
+/// where `progress` stands, over `values` (every shard value the collection may hold, or a
+/// task's share of them); `report` hears of each page.
+pub(crate) async fn purge<T: Expiring>(
+    db: &FirestoreDb,
+    scope: &Scope,
+    values: &[&'static str],
+    options: &PurgeOptions,
+    progress: PurgeProgress,
+    report: &mut (dyn FnMut(&PurgeProgress) + Send),
+) -> Result<PurgeProgress> {
+    options.validate()?;
+    let writer_options = options
+        .writer
+        .clone()
+        .unwrap_or_else(BulkWriterOptions::for_type::<T>);
+    let writer = BulkWriter::new(db, writer_options)?;
+    let state = Mutex::new((progress, report));
+    let result = futures::stream::iter(values.iter().copied().map(Ok))
+        .try_for_each_concurrent(options.concurrency, |value| {
+            purge_shard::<T>(db, scope, &writer, options, value, &state)
+        })
+        .await;
+    let closed = writer.close().await;
+    let (progress, _) = state
+        .into_inner()
+        .unwrap_or_else(|poison| poison.into_inner());
+    result?;
+    closed?;
+    Ok(progress)
+}
+
+/// One shard value's query, page after page, from its position in the checkpoint.
+async fn purge_shard<T: Expiring>(
+    db: &FirestoreDb,
+    scope: &Scope,
+    writer: &BulkWriter,
+    options: &PurgeOptions,
+    value: &'static str,
+    state: &Mutex<(PurgeProgress, &mut (dyn FnMut(&PurgeProgress) + Send))>,
+) -> Result<()> {
+    let (now, mut position) = {
+        let guard = state.lock().unwrap_or_else(|poison| poison.into_inner());
+        (guard.0.now, guard.0.shards.get(value).cloned())
+    };
+    loop {
+        let after = match &position {
+            Some(ShardPurge::Done) => return Ok(()),
+            Some(ShardPurge::After { expiry, name }) => Some((*expiry, name.clone())),
+            None => None,
+        };
+        let page = expired_page::<T>(db, scope, options, value, now, after.as_ref()).await?;
+        let mut pending = Vec::with_capacity(page.len());
+        for document in &page {
+            pending.push(writer.queue(delete_as_read(document)).await?);
+        }
+        let (mut deleted, mut changed) = (0, 0);
+        let mut failures = Vec::new();
+        for outcome in futures::future::join_all(pending).await {
+            match outcome {
+                Ok(_) => deleted += 1,
+                // Written since it was read: a new expiry, or anything else; left for the
+                // next purge to judge.
+                Err(failure)
+                    if failure.code == StatusCode::FailedPrecondition && !failure.maybe_applied =>
+                {
+                    changed += 1
+                }
+                Err(failure) => failures.push(failure),
+            }
+        }
+        if !failures.is_empty() {
+            return Err(Error::BulkWrite { failures });
+        }
+        let last = page.last().map(|document| ShardPurge::After {
+            expiry: expiry_of::<T>(document).unwrap_or(now),
+            name: document.name.clone(),
+        });
+        position = match (page.len() < options.page_size as usize, last) {
+            (false, Some(last)) => Some(last),
+            _ => Some(ShardPurge::Done),
+        };
+        let mut guard = state.lock().unwrap_or_else(|poison| poison.into_inner());
+        let (progress, report) = &mut *guard;
+        progress.queries += 1;
+        progress.read += page.len() as u64;
+        progress.deleted += deleted;
+        progress.changed += changed;
+        if let Some(position) = &position {
+            progress.shards.insert(value.to_owned(), position.clone());
+        }
+        report(progress);
+    }
+}
+
+/// The next page of expired keys under `value`: `shard == value AND expiry <= now ORDER BY
+/// expiry, __name__`, after `after`, served by the plan's (shard, expiry) index.
+async fn expired_page<T: Expiring>(
+    db: &FirestoreDb,
+    scope: &Scope,
+    options: &PurgeOptions,
+    value: &str,
+    now: PurgeTime,
+    after: Option<&(PurgeTime, String)>,
+) -> Result<Vec<Document>> {
+    let shard = FirestoreValue::from(Value {
+        value_type: Some(ValueType::StringValue(value.to_owned())),
+    });
+    let filter = || {
+        FirestoreQueryFilter::Composite(FirestoreQueryFilterComposite::new(
+            vec![
+                FirestoreQueryFilter::Compare(Some(FirestoreQueryFilterCompare::Equal(
+                    T::DESCRIPTION.shard_field.to_owned(),
+                    shard.clone(),
+                ))),
+                FirestoreQueryFilter::Compare(Some(FirestoreQueryFilterCompare::LessThanOrEqual(
+                    T::EXPIRY_FIELD.to_owned(),
+                    FirestoreValue::from(now.value()),
+                ))),
+            ],
+            FirestoreQueryFilterCompositeOperator::And,
+        ))
+    };
+    retry_reads(&options.backoff, || {
+        let select = scope
+            .select(
+                db,
+                db.fluent()
+                    .select()
+                    .fields([T::EXPIRY_FIELD])
+                    .from(T::COLLECTION),
+            )
+            .filter(|_| Some(filter()))
+            .order(|o| o.fields([o.field(T::EXPIRY_FIELD).asc(), o.field("__name__").asc()]))
+            .limit(options.page_size);
+        let select = match after {
+            Some((expiry, name)) => select.start_at(FirestoreQueryCursor::AfterValue(vec![
+                FirestoreValue::from(expiry.value()),
+                FirestoreValue::from(Value {
+                    value_type: Some(ValueType::ReferenceValue(name.clone())),
+                }),
+            ])),
+            None => select,
+        };
+        select.query()
+    })
+    .await
+}
+
+/// The expiry a key was read with, which the next page's cursor starts after.
+fn expiry_of<T: Expiring>(document: &Document) -> Option<PurgeTime> {
+    match document
+        .fields
+        .get(sharded_indexes::field_path::unquoted_segment(
+            T::EXPIRY_FIELD,
+        ))?
+        .value_type
+        .as_ref()?
+    {
+        ValueType::TimestampValue(time) => Some(PurgeTime {
+            seconds: time.seconds,
+            nanos: time.nanos,
+        }),
+        _ => None,
+    }
+}
+
+/// A delete of `document` that holds only while it is as it was read.
+fn delete_as_read(document: &Document) -> Write {
+    Write {
+        operation: Some(Operation::Delete(document.name.clone())),
+        current_document: Some(Precondition {
+            condition_type: Some(match &document.update_time {
+                Some(time) => ConditionType::UpdateTime(*time),
+                None => ConditionType::Exists(true),
+            }),
+        }),
+        ..Write::default()
+    }
+}

@@ -1,0 +1,298 @@
+//! Expiry (`#[sharded(expire_at = "expires")]`) on the emulator:
+//! - `unexpired(now)` returns exactly what the same query returns on an unsharded collection
+//!   with `expires > now`, alone and beside a filter on another range field, in both
+//!   directions, pages to the end and back, counts and streams, at 3 and 40 shard values; and
+//!   the plan holds the index that serves each of its queries.
+//! - `purge_expired(now)` deletes exactly the documents whose expiry is at or before `now`,
+//!   one query per shard value (pages counted), and the plan holds the index its query needs;
+//!   a resumption goes on after its checkpoint's keys, not from the start; a tracked purge
+//!   split over tasks deletes the same, and a finished part sends nothing when run again.
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
+use sharded_runtime::firestore::{FirestoreDb, FirestoreTimestamp};
+use sharded_runtime::indexes::QueryScope;
+use sharded_runtime::jobs::PurgeOptions;
+use sharded_runtime::reads::{RangeField, WHOLE_COLLECTION, query_id};
+use sharded_runtime::{Sharded, ShardedQuery};
+use sharded_tests::equivalence::{
+    FilterOp, Inequality, Unsharded, check_query_and_paging, filtered, write_both,
+};
+use sharded_tests::test_db;
+
+const VENUE: u64 = query_id("venue");
+
+macro_rules! session {
+    ($name:ident, $shards:literal, $direction:literal, $collection:literal) => {
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
+        #[serde(rename_all = "camelCase")]
+        #[sharded(shards = $shards, order_by = "at", direction = $direction, collection = $collection, reversible, expire_at = "expires_at")]
+        struct $name {
+            #[sharded(index)]
+            venue: String,
+            #[sharded(range)]
+            price: i64,
+            at: i64,
+            expires_at: FirestoreTimestamp,
+        }
+
+        impl Session for $name {
+            fn new(venue: String, price: i64, at: i64, expires_at: FirestoreTimestamp) -> Self {
+                $name {
+                    venue,
+                    price,
+                    at,
+                    expires_at,
+                }
+            }
+            fn all() -> ShardedQuery<Self, WHOLE_COLLECTION> {
+                $name::query().all()
+            }
+            fn venue(venue: String) -> ShardedQuery<Self, VENUE> {
+                $name::query().venue(venue)
+            }
+            fn venues_in(venues: Vec<String>) -> ShardedQuery<Self, VENUE> {
+                $name::query().venue_in(venues)
+            }
+            fn price() -> RangeField<Self, i64> {
+                $name::ranges().price
+            }
+            fn expires(&self) -> FirestoreTimestamp {
+                self.expires_at.clone()
+            }
+        }
+    };
+}
+
+trait Session:
+    Sharded<OrderValue = i64>
+    + sharded_runtime::bounds::TopLevel
+    + sharded_runtime::bounds::Reversible
+    + sharded_runtime::bounds::Expiring<Expiry = FirestoreTimestamp>
+    + Clone
+    + PartialEq
+    + std::fmt::Debug
+{
+    fn new(venue: String, price: i64, at: i64, expires_at: FirestoreTimestamp) -> Self;
+    fn all() -> ShardedQuery<Self, WHOLE_COLLECTION>;
+    fn venue(venue: String) -> ShardedQuery<Self, VENUE>;
+    fn venues_in(venues: Vec<String>) -> ShardedQuery<Self, VENUE>;
+    fn price() -> RangeField<Self, i64>;
+    fn expires(&self) -> FirestoreTimestamp;
+}
+
+session!(Session3, 3, "desc", "sessions3");
+session!(Session40, 40, "asc", "sessions40");
+
+const VENUES: usize = 4;
+/// The time the tests' purges and queries take as now.
+const NOW: i64 = 1_800_000_000;
+
+fn at(seconds: i64) -> FirestoreTimestamp {
+    FirestoreTimestamp(sharded_runtime::firestore::jiff::Timestamp::from_second(seconds).unwrap())
+}
+
+/// Documents whose expiries lie a few seconds either side of [`NOW`], with ties on it.
+fn random_sessions<T: Session>(rng: &mut StdRng, size: usize) -> Vec<(String, T)> {
+    (0..size)
+        .map(|i| {
+            let session = T::new(
+                format!("v{}", rng.random_range(0..VENUES)),
+                rng.random_range(0..6),
+                rng.random_range(0..5),
+                at(NOW + rng.random_range(-4..=4)),
+            );
+            (format!("s{:05}-{i}", rng.random_range(0..100_000)), session)
+        })
+        .collect()
+}
+
+async fn check_unexpired<T: Session>(db: &FirestoreDb, rng: &mut StdRng) {
+    let plain = format!("plain_{}", T::COLLECTION);
+    let size = rng.random_range(60..140);
+    let documents = random_sessions::<T>(rng, size);
+    write_both(db, &plain, &documents).await;
+    for round in 0..10 {
+        let now = NOW + rng.random_range(-5..=5);
+        let limit = rng.random_range(1..20);
+        let expired =
+            Unsharded::default().inequality(T::EXPIRY_FIELD, Inequality::GreaterThan, at(now));
+        let price = [FilterOp::One(Inequality::AtLeast, rng.random_range(0..6))];
+        let what = format!("{} round {round} now {now}", T::COLLECTION);
+        // The whole collection, alone and beside a price filter.
+        check_query_and_paging(
+            db,
+            T::all().unexpired(at(now)),
+            expired.ids::<T>(db, &plain).await,
+            limit,
+            &format!("{what}: all"),
+        )
+        .await;
+        let (query, reference) = filtered(
+            T::all().unexpired(at(now)),
+            expired.clone(),
+            T::price(),
+            &price,
+        );
+        check_query_and_paging(
+            db,
+            query,
+            reference.ids::<T>(db, &plain).await,
+            limit,
+            &format!("{what}: all, price {price:?}"),
+        )
+        .await;
+        // An equality and an `in` query, reversed in turn.
+        let venue = format!("v{}", rng.random_range(0..VENUES));
+        let query = T::venue(venue.clone()).unexpired(at(now));
+        let reference = expired.clone().equal("venue", venue.clone());
+        match round % 2 {
+            0 => {
+                check_query_and_paging(
+                    db,
+                    query,
+                    reference.ids::<T>(db, &plain).await,
+                    limit,
+                    &format!("{what}: venue {venue}"),
+                )
+                .await
+            }
+            _ => {
+                check_query_and_paging(
+                    db,
+                    query.reversed(),
+                    reference.reversed().ids::<T>(db, &plain).await,
+                    limit,
+                    &format!("{what}: venue {venue}, reversed"),
+                )
+                .await
+            }
+        }
+        let venues = vec!["v0".to_owned(), format!("v{}", rng.random_range(1..VENUES))];
+        let (query, reference) = filtered(
+            T::venues_in(venues.clone()).unexpired(at(now)),
+            expired.clone().any_of("venue", venues.clone()),
+            T::price(),
+            &price,
+        );
+        check_query_and_paging(
+            db,
+            query,
+            reference.ids::<T>(db, &plain).await,
+            limit,
+            &format!("{what}: venue in {venues:?}, price {price:?}"),
+        )
+        .await;
+    }
+}
+
+#[tokio::test]
+async fn unexpired_queries_equal_the_unsharded_query_with_expires_after_now() {
+    let test = test_db("expiry-unexpired").await;
+    let mut rng = StdRng::seed_from_u64(sharded_tests::seed("expiry-unexpired"));
+    check_unexpired::<Session3>(&test.db, &mut rng).await;
+    check_unexpired::<Session40>(&test.db, &mut rng).await;
+}
+
+#[test]
+fn the_plan_holds_the_ttl_policy_and_the_purge_index() {
+    for (plan, description) in [
+        (Session3::indexes(), Session3::DESCRIPTION),
+        (Session40::indexes(), Session40::DESCRIPTION),
+    ] {
+        assert_eq!(description.expiry_field, Some("expiresAt"));
+        let ttl = plan
+            .field_overrides
+            .iter()
+            .find(|o| o.field_path == "expiresAt")
+            .expect("the TTL override");
+        assert!(ttl.ttl && ttl.indexes.is_empty(), "{ttl:?}");
+        let need = description.purge_need(QueryScope::Collection).unwrap();
+        assert!(plan.serving(&need).is_some(), "{need:?}");
+    }
+}
+
+/// The ids of `T`'s documents left, sorted.
+async fn left<T: Session>(db: &FirestoreDb) -> Vec<String> {
+    let mut ids: Vec<String> = T::all()
+        .fetch_stored(db)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|stored| stored.id)
+        .collect();
+    ids.sort();
+    ids
+}
+
+/// The ids of `documents` that have not expired at `now`, sorted.
+fn unexpired_ids<T: Session>(documents: &[(String, T)], now: i64) -> Vec<String> {
+    let mut ids: Vec<String> = documents
+        .iter()
+        .filter(|(_, document)| document.expires().0.as_second() > now)
+        .map(|(id, _)| id.clone())
+        .collect();
+    ids.sort();
+    ids
+}
+
+async fn write<T: Session>(db: &FirestoreDb, documents: &[(String, T)]) {
+    write_both(db, &format!("plain_{}", T::COLLECTION), documents).await;
+}
+
+async fn check_purge<T: Session>(db: &FirestoreDb, rng: &mut StdRng) {
+    let documents = random_sessions::<T>(rng, 400);
+    write::<T>(db, &documents).await;
+    // Each shard value's expired documents, counted before the purge.
+    let mut per_shard = std::collections::BTreeMap::<String, u64>::new();
+    for stored in T::all().fetch_stored(db).await.unwrap() {
+        if stored.document.expires().0.as_second() <= NOW {
+            *per_shard.entry(stored.shard).or_default() += 1;
+        }
+    }
+    let page_size = 7;
+    let options = PurgeOptions {
+        page_size,
+        concurrency: 3,
+        ..PurgeOptions::default()
+    };
+    let mut reports = Vec::new();
+    let done = T::collection(db)
+        .purge_expired(at(NOW), options.clone(), |progress| {
+            reports.push(progress.clone())
+        })
+        .await
+        .unwrap();
+    assert_eq!(left::<T>(db).await, unexpired_ids(&documents, NOW));
+    let expired = documents.len() - unexpired_ids(&documents, NOW).len();
+    assert_eq!(done.deleted, expired as u64);
+    assert_eq!((done.changed, done.read), (0, expired as u64));
+    assert!(done.is_done() && done.shard_count == T::SHARD_VALUES.len());
+    // One query per page of each shard value: its expired documents in pages of 7, and
+    // one more for a value whose last page was full (or that held none).
+    let queries: u64 = T::SHARD_VALUES
+        .iter()
+        .map(|value| per_shard.get(*value).copied().unwrap_or(0) / page_size as u64 + 1)
+        .sum();
+    assert_eq!(done.queries, queries);
+    assert_eq!(reports.last(), Some(&done));
+    assert_eq!(reports.len() as u64, queries);
+    // Nothing is left to delete: a second purge reads one empty page per value.
+    let again = T::collection(db)
+        .purge_expired(at(NOW), options, |_| {})
+        .await
+        .unwrap();
+    assert_eq!(
+        (again.deleted, again.queries),
+        (0, T::SHARD_VALUES.len() as u64)
+    );
+}
+
+#[tokio::test]
+async fn a_purge_deletes_exactly_what_expired_one_query_per_shard_page() {
+    let test = test_db("expiry-purge").await;
+    let mut rng = StdRng::seed_from_u64(sharded_tests::seed("expiry-purge"));
+    check_purge::<Session3>(&test.db, &mut rng).await;
+    check_purge::<Session40>(&test.db, &mut rng).await;
+}
