@@ -13,7 +13,9 @@ use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 use sharded_runtime::firestore::{FirestoreDb, FirestoreTimestamp};
 use sharded_runtime::indexes::QueryScope;
-use sharded_runtime::jobs::PurgeOptions;
+use sharded_runtime::jobs::{
+    PURGE_STATE_COLLECTION, PurgeOptions, PurgeProgress, ShardPurge, TaskPart,
+};
 use sharded_runtime::reads::{RangeField, WHOLE_COLLECTION, query_id};
 use sharded_runtime::{Sharded, ShardedQuery};
 use sharded_tests::equivalence::{
@@ -295,4 +297,191 @@ async fn a_purge_deletes_exactly_what_expired_one_query_per_shard_page() {
     let mut rng = StdRng::seed_from_u64(sharded_tests::seed("expiry-purge"));
     check_purge::<Session3>(&test.db, &mut rng).await;
     check_purge::<Session40>(&test.db, &mut rng).await;
+}
+
+/// Documents that all expired, each a little before [`NOW`].
+fn expired_sessions<T: Session>(rng: &mut StdRng, size: usize) -> Vec<(String, T)> {
+    random_sessions::<T>(rng, size)
+        .into_iter()
+        .map(|(id, mut session)| {
+            session = T::new(
+                "v0".into(),
+                0,
+                0,
+                at(NOW - 1 - (session.expires().0.as_second() - NOW).abs()),
+            );
+            (id, session)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_document_given_a_new_expiry_during_a_purge_is_never_deleted_after_it() {
+    // A writer pushes back the expiry of expired documents while the purge runs. Each update
+    // that succeeded (the document still existed) must survive: either the purge read it
+    // unexpired, or its delete, holding the update time it read, fails and counts `changed`.
+    // An update that failed found the document deleted already.
+    let test = test_db("expiry-changed").await;
+    let db = &test.db;
+    let mut rng = StdRng::seed_from_u64(sharded_tests::seed("expiry-changed"));
+    let documents = expired_sessions::<Session3>(&mut rng, 300);
+    write::<Session3>(db, &documents).await;
+    let mut order: Vec<(String, Session3)> = documents.clone();
+    rand::seq::SliceRandom::shuffle(order.as_mut_slice(), &mut rng);
+    let writer = async {
+        let mut kept = Vec::new();
+        for (id, session) in &order {
+            let pushed = Session3 {
+                expires_at: at(NOW + 3600),
+                ..session.clone()
+            };
+            if Session3::collection(db).update(id, &pushed).await.is_ok() {
+                kept.push(id.clone());
+            }
+        }
+        kept
+    };
+    let options = PurgeOptions {
+        page_size: 3,
+        concurrency: 3,
+        ..PurgeOptions::default()
+    };
+    let collection = Session3::collection(db);
+    let purge = collection.purge_expired(at(NOW), options, |_| {});
+    let (mut kept, purged) = futures::join!(writer, purge);
+    let purged = purged.unwrap();
+    kept.sort();
+    assert_eq!(left::<Session3>(db).await, kept);
+    assert_eq!(purged.deleted + kept.len() as u64, documents.len() as u64);
+    assert!(purged.deleted + purged.changed <= purged.read);
+    println!(
+        "expiry-changed: {} kept, {} deleted, {} changed",
+        kept.len(),
+        purged.deleted,
+        purged.changed
+    );
+}
+
+#[tokio::test]
+async fn a_resumed_purge_goes_on_after_its_checkpoint_keys() {
+    // The first page's checkpoint is taken, the documents written again (each to a shard
+    // drawn anew), and the purge resumed from it: the keys at or before its cursor in its
+    // shard value are not read again, so of the rewritten documents exactly those survive.
+    let test = test_db("expiry-resume").await;
+    let db = &test.db;
+    let mut rng = StdRng::seed_from_u64(sharded_tests::seed("expiry-resume"));
+    let documents = random_sessions::<Session3>(&mut rng, 240);
+    write::<Session3>(db, &documents).await;
+    let options = PurgeOptions {
+        page_size: 5,
+        concurrency: 1,
+        ..PurgeOptions::default()
+    };
+    let mut first = None;
+    Session3::collection(db)
+        .purge_expired(at(NOW), options.clone(), |progress| {
+            first.get_or_insert_with(|| progress.clone());
+        })
+        .await
+        .unwrap();
+    let checkpoint = first.unwrap();
+    assert_eq!((checkpoint.queries, checkpoint.deleted), (1, 5));
+    let started: Vec<(String, ShardPurge)> = checkpoint.shards.clone().into_iter().collect();
+    let [(value, ShardPurge::After { expiry, name })] = &started[..] else {
+        panic!("one shard value started: {checkpoint:?}");
+    };
+    write::<Session3>(db, &documents).await;
+    let cursor = (expiry.seconds, name.clone());
+    let mut expected: Vec<String> = Session3::all()
+        .fetch_stored(db)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|stored| {
+            let expires = stored.document.expires_at.0.as_second();
+            let name = format!(
+                "{}/{}/{}",
+                db.get_documents_path(),
+                Session3::COLLECTION,
+                stored.id
+            );
+            expires > NOW || (stored.shard == *value && (expires, name) <= cursor)
+        })
+        .map(|stored| stored.id)
+        .collect();
+    expected.sort();
+    let resumed = Session3::collection(db)
+        .resume_purge(checkpoint, options, |_| {})
+        .await
+        .unwrap();
+    assert_eq!(left::<Session3>(db).await, expected);
+    assert!(resumed.is_done());
+}
+
+#[tokio::test]
+async fn a_tracked_purge_split_over_tasks_deletes_what_expired_and_resumes_a_retry() {
+    let test = test_db("expiry-tracked").await;
+    let db = &test.db;
+    let mut rng = StdRng::seed_from_u64(sharded_tests::seed("expiry-tracked"));
+    let documents = random_sessions::<Session40>(&mut rng, 300);
+    write::<Session40>(db, &documents).await;
+    let options = PurgeOptions {
+        page_size: 4,
+        concurrency: 2,
+        ..PurgeOptions::default()
+    };
+    let part = |index| TaskPart::new(index, 3).unwrap();
+    let collection = Session40::collection(db);
+    // Part 0's first attempt is stopped once its checkpoint is stored, as a task killed
+    // mid-way; its retry goes on from there.
+    let state = format!("{PURGE_STATE_COLLECTION}/nightly-0-of-3");
+    let stored = async {
+        loop {
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            let document: Option<sharded_runtime::firestore::FirestoreDocument> = db
+                .fluent()
+                .select()
+                .by_id_in(PURGE_STATE_COLLECTION)
+                .one("nightly-0-of-3")
+                .await
+                .unwrap();
+            if let Some(document) = document {
+                return document;
+            }
+        }
+    };
+    let slow = PurgeOptions {
+        page_size: 1,
+        concurrency: 1,
+        ..options.clone()
+    };
+    let attempt = collection.purge_expired_part("nightly", at(NOW), part(0), slow, |_| {});
+    let stopped = tokio::select! {
+        _ = stored => true,
+        done = attempt => panic!("the attempt ended before its checkpoint was stored ({state}): {done:?}"),
+    };
+    assert!(stopped);
+    let mut first_report: Option<PurgeProgress> = None;
+    let retried = collection
+        .purge_expired_part("nightly", at(NOW + 1_000), part(0), options.clone(), |p| {
+            first_report.get_or_insert_with(|| p.clone());
+        })
+        .await
+        .unwrap();
+    // The retry kept the first attempt's time and its counts.
+    assert_eq!(retried.now.seconds, NOW);
+    assert!(first_report.unwrap().queries >= 2);
+    for index in 1..3 {
+        collection
+            .purge_expired_part("nightly", at(NOW), part(index), options.clone(), |_| {})
+            .await
+            .unwrap();
+    }
+    assert_eq!(left::<Session40>(db).await, unexpired_ids(&documents, NOW));
+    // A finished part sends nothing when run again.
+    let again = collection
+        .purge_expired_part("nightly", at(NOW), part(0), options, |_| {})
+        .await
+        .unwrap();
+    assert_eq!(again, retried);
 }
