@@ -49,7 +49,7 @@ pub(super) fn expiry_field<'a>(
         );
         return None;
     }
-    if !check_stored_by_name(cx, field, &expire_at.value, "expired by")
+    if !check_stored_by_name(cx, field, &expire_at.value, "the expiry field")
         || !check_plain_serde(
             cx,
             field,

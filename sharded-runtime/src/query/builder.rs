@@ -471,9 +471,7 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     }
 }
 
-impl<T: crate::model::expiry::Expiring, const QUERY: u64, R: Reach, W: Window>
-    ShardedQuery<T, QUERY, R, W>
-{
+impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R, W> {
     /// Only documents that have not expired at `now`: their expiry field (`expire_at`) is
     /// after it. Firestore's TTL policy deletes an expired document within about a day, in no
     /// order, so until then it still matches a query; this hides it, as if it were gone.
@@ -486,7 +484,10 @@ impl<T: crate::model::expiry::Expiring, const QUERY: u64, R: Reach, W: Window>
     /// counts, pages, streams and listeners work. `now` is of the field's type, or one that
     /// converts into it; give the same `now` to each page of a listing so that its pages
     /// agree.
-    pub fn unexpired(self, now: impl crate::model::order_key::OrderBound<T::Expiry>) -> Self {
+    pub fn unexpired(self, now: impl crate::model::order_key::OrderBound<T::Expiry>) -> Self
+    where
+        T: crate::model::expiry::Expiring,
+    {
         self.filter(
             super::range::range_field::<T, T::Expiry, super::shape::AllQueries>(T::EXPIRY_FIELD)
                 .greater_than(now),
