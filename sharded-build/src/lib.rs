@@ -369,6 +369,10 @@ impl Indexes {
             let written = self.keep(&self.output, on_disk.as_deref(), &merged.text)?;
             let mut warnings = sources.warnings;
             warnings.extend(merged.warnings);
+            // `index.yaml` has no TTL policy: the command that sets one, when the file changed.
+            if written {
+                warnings.extend(types.iter().filter_map(ttl_command));
+            }
             return Ok(Outcome {
                 types,
                 written,
@@ -518,6 +522,17 @@ fn cargo_home() -> Option<PathBuf> {
     std::env::var_os("CARGO_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cargo")))
+}
+
+/// For a type with an expiry field, the `gcloud` command that sets its kind's TTL policy in
+/// Datastore mode, which `index.yaml` cannot say.
+fn ttl_command(t: &ShardedType) -> Option<String> {
+    let field = t.description.expiry_field.as_deref()?;
+    let property = sharded_indexes::datastore::property_path(field)?;
+    Some(format!(
+        "`{}` expires by `{property}`: set its kind's TTL policy once with `gcloud firestore fields ttls update {property} --collection-group={} --enable-ttl --database=<database>` (index.yaml has no TTL)",
+        t.name, t.description.collection
+    ))
 }
 
 #[cfg(test)]

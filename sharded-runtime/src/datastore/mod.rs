@@ -34,6 +34,7 @@ mod cursor;
 mod filter;
 mod kind;
 mod migration;
+mod purge;
 mod query;
 mod transaction;
 mod value_order;

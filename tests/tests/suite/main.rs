@@ -10,6 +10,7 @@ mod bulk_contract;
 mod bulk_writer;
 mod counters;
 mod cursor_refusals;
+mod datastore_expiry;
 mod datastore_migration;
 mod datastore_mode;
 mod datastore_values;

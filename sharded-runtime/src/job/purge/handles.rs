@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use firestore::gcloud_sdk::google::firestore::v1::{Document, Value, value::ValueType};
 
-use super::{PurgeOptions, PurgeProgress, purge, purge_time};
+use super::{PurgeOptions, PurgeProgress, check_checkpoint, purge, purge_time};
 use crate::error::{Error, Result};
 use crate::job::task_part::TaskPart;
 use crate::model::expiry::Expiring;
@@ -147,21 +147,6 @@ impl<'db, T: Expiring + crate::model::sharded::CollectionGroup> ShardedCollectio
     }
 }
 
-/// A checkpoint names only shard values the type reads, and counts them as it does.
-fn check_checkpoint<T: Expiring>(checkpoint: &PurgeProgress, values: &[&str]) -> Result<()> {
-    if let Some(value) = checkpoint
-        .shards
-        .keys()
-        .find(|value| !values.contains(&value.as_str()))
-    {
-        return Err(Error::InvalidCheckpoint(format!(
-            "the purge checkpoint names shard value `{value}`, which `{}` does not hold",
-            T::COLLECTION
-        )));
-    }
-    Ok(())
-}
-
 /// The shard values of part `part` of `values`: every `count`-th from `index`.
 fn share(values: &[&'static str], part: &TaskPart) -> Vec<&'static str> {
     values
@@ -217,12 +202,9 @@ async fn tracked<T: Expiring>(
         loop {
             tokio::time::sleep(STORE_EVERY).await;
             let now = latest.lock().unwrap_or_else(|p| p.into_inner()).clone();
-            if now.is_some() && now != stored {
+            if let Some(latest) = now.as_ref().filter(|_| now != stored) {
                 // A failed store is tried at the next tick; the run's end stores again.
-                if write_state(db, &id, now.as_ref().expect("checked"))
-                    .await
-                    .is_ok()
-                {
+                if write_state(db, &id, latest).await.is_ok() {
                     stored = now;
                 }
             }

@@ -80,6 +80,9 @@ impl PurgeOptions {
     }
 }
 
+/// What hears of a purge's progress, page by page.
+pub(crate) type Report<'r> = &'r mut (dyn FnMut(&PurgeProgress) + Send);
+
 /// A time to the microsecond, as Firestore stores one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct PurgeTime {
@@ -90,7 +93,7 @@ pub struct PurgeTime {
 }
 
 impl PurgeTime {
-    fn value(self) -> Value {
+    pub(crate) fn value(self) -> Value {
         Value {
             value_type: Some(ValueType::TimestampValue(
                 firestore::gcloud_sdk::prost_types::Timestamp {
@@ -112,6 +115,12 @@ pub enum ShardPurge {
         expiry: PurgeTime,
         /// The document's full name.
         name: String,
+    },
+    /// In Datastore mode: every key before this query cursor (Datastore's own, base64) was
+    /// handled.
+    Cursor {
+        /// The cursor after the last key handled.
+        cursor: String,
     },
     /// Nothing expired at the purge's time is left under this value.
     Done,
@@ -140,7 +149,7 @@ pub struct PurgeProgress {
 }
 
 impl PurgeProgress {
-    fn new(now: PurgeTime, shard_count: usize) -> Self {
+    pub(crate) fn new(now: PurgeTime, shard_count: usize) -> Self {
         PurgeProgress {
             now,
             deleted: 0,
@@ -197,7 +206,7 @@ pub(crate) async fn purge<T: Expiring>(
     values: &[&'static str],
     options: &PurgeOptions,
     progress: PurgeProgress,
-    report: &mut (dyn FnMut(&PurgeProgress) + Send),
+    report: Report<'_>,
 ) -> Result<PurgeProgress> {
     options.validate()?;
     let writer_options = options
@@ -227,7 +236,7 @@ async fn purge_shard<T: Expiring>(
     writer: &BulkWriter,
     options: &PurgeOptions,
     value: &'static str,
-    state: &Mutex<(PurgeProgress, &mut (dyn FnMut(&PurgeProgress) + Send))>,
+    state: &Mutex<(PurgeProgress, Report<'_>)>,
 ) -> Result<()> {
     let (now, mut position) = {
         let guard = state.lock().unwrap_or_else(|poison| poison.into_inner());
@@ -237,6 +246,11 @@ async fn purge_shard<T: Expiring>(
         let after = match &position {
             Some(ShardPurge::Done) => return Ok(()),
             Some(ShardPurge::After { expiry, name }) => Some((*expiry, name.clone())),
+            Some(ShardPurge::Cursor { .. }) => {
+                return Err(Error::InvalidCheckpoint(format!(
+                    "shard value `{value}`'s position is a Datastore mode cursor: resume it with `Kind::resume_purge`"
+                )));
+            }
             None => None,
         };
         let page = expired_page::<T>(db, scope, options, value, now, after.as_ref()).await?;
@@ -367,4 +381,22 @@ fn delete_as_read(document: &Document) -> Write {
         }),
         ..Write::default()
     }
+}
+
+/// A checkpoint names only shard values the type reads, and counts them as it does.
+pub(crate) fn check_checkpoint<T: Expiring>(
+    checkpoint: &PurgeProgress,
+    values: &[&str],
+) -> Result<()> {
+    if let Some(value) = checkpoint
+        .shards
+        .keys()
+        .find(|value| !values.contains(&value.as_str()))
+    {
+        return Err(Error::InvalidCheckpoint(format!(
+            "the purge checkpoint names shard value `{value}`, which `{}` does not hold",
+            T::COLLECTION
+        )));
+    }
+    Ok(())
 }

@@ -1,0 +1,292 @@
+//! Deleting expired entities in Datastore mode, as the best-practices page prescribes: one
+//! keys-only query per shard value, run side by side (its "split queries"), each going on
+//! from Datastore's cursor after the last key it handled, never from the start, which would
+//! walk the index entries of what it just deleted; each page deleted in a transaction that
+//! reads its entities again and deletes only those still expired, at the 500/50/5 ramp.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use firestore::gcloud_sdk::google::datastore::v1 as ds;
+use futures::TryStreamExt as _;
+
+use super::Kind;
+use super::filter::{and, int32_limit};
+use crate::error::{Error, Result};
+use crate::job::purge::{
+    PurgeOptions, PurgeProgress, PurgeTime, Report, ShardPurge, check_checkpoint, purge_time,
+};
+use crate::model::expiry::Expiring;
+use crate::model::order_key::OrderBound;
+use crate::model::throttling::Throttling;
+use crate::wire::status::StatusCode;
+use crate::write::bulk::RateLimiter;
+
+impl<T: Expiring> Kind<T> {
+    /// Deletes every entity of this kind (in this place) whose expiry is at or before `now`:
+    /// one keys-only query per shard value, `options.concurrency` side by side, each page
+    /// deleted in a transaction that reads its entities again and deletes those still expired
+    /// (one given a later expiry meanwhile is left, and counted in
+    /// [`changed`](PurgeProgress::changed)), at the ramp of `options.writer`'s throttling (the
+    /// page's 500/50/5 by default). `progress` hears of each page with the whole state, the
+    /// checkpoint [`resume_purge`](Self::resume_purge) goes on from (its positions are
+    /// Datastore's cursors).
+    pub async fn purge_expired(
+        &self,
+        now: impl OrderBound<T::Expiry>,
+        options: PurgeOptions,
+        mut progress: impl FnMut(&PurgeProgress) + Send,
+    ) -> Result<PurgeProgress> {
+        let values = T::DESCRIPTION.declared_values();
+        let start = PurgeProgress::new(purge_time::<T>(now)?, values.len());
+        self.purge(&values, &options, start, &mut progress).await
+    }
+
+    /// Goes on with a purge from `checkpoint`, with its time.
+    pub async fn resume_purge(
+        &self,
+        checkpoint: PurgeProgress,
+        options: PurgeOptions,
+        mut progress: impl FnMut(&PurgeProgress) + Send,
+    ) -> Result<PurgeProgress> {
+        let values = T::DESCRIPTION.declared_values();
+        check_checkpoint::<T>(&checkpoint, &values)?;
+        self.purge(&values, &options, checkpoint, &mut progress)
+            .await
+    }
+
+    async fn purge(
+        &self,
+        values: &[&'static str],
+        options: &PurgeOptions,
+        progress: PurgeProgress,
+        report: Report<'_>,
+    ) -> Result<PurgeProgress> {
+        options.validate()?;
+        let throttling = options
+            .writer
+            .as_ref()
+            .map_or_else(Throttling::ramp, |writer| writer.throttling);
+        let limiter = RateLimiter::new(throttling, Duration::ZERO, options.page_size as usize);
+        let clock = Instant::now();
+        let state = Mutex::new((progress, report));
+        futures::stream::iter(values.iter().copied().map(Ok))
+            .try_for_each_concurrent(options.concurrency, |value| {
+                self.purge_shard(options, value, &state, &limiter, clock)
+            })
+            .await?;
+        let (progress, _) = state.into_inner().unwrap_or_else(|p| p.into_inner());
+        Ok(progress)
+    }
+
+    async fn purge_shard(
+        &self,
+        options: &PurgeOptions,
+        value: &'static str,
+        state: &Mutex<(PurgeProgress, Report<'_>)>,
+        limiter: &RateLimiter,
+        clock: Instant,
+    ) -> Result<()> {
+        let (now, mut position) = {
+            let guard = state.lock().unwrap_or_else(|p| p.into_inner());
+            (guard.0.now, guard.0.shards.get(value).cloned())
+        };
+        loop {
+            let cursor = match &position {
+                Some(ShardPurge::Done) => return Ok(()),
+                Some(ShardPurge::Cursor { cursor }) => base64::engine::general_purpose::STANDARD
+                    .decode(cursor)
+                    .map_err(|err| Error::InvalidCheckpoint(format!("`{value}`: {err}")))?,
+                Some(ShardPurge::After { .. }) => {
+                    return Err(Error::InvalidCheckpoint(format!(
+                        "shard value `{value}`'s position is a Native mode one: resume it with `ShardedCollection::resume_purge`"
+                    )));
+                }
+                None => Vec::new(),
+            };
+            let query = self.expired_keys(value, now, cursor, options.page_size)?;
+            let (read, exhausted, _) = self
+                .run_entities(query, Some(options.page_size), None)
+                .await?;
+            let keys: Vec<ds::Key> = read
+                .iter()
+                .filter_map(|(entity, _)| entity.key.clone())
+                .collect();
+            let deleted = match keys.is_empty() {
+                true => 0,
+                false => {
+                    while let Err(wait) = limiter.try_acquire(keys.len(), clock.elapsed()) {
+                        tokio::time::sleep(wait).await;
+                    }
+                    self.delete_still_expired(keys.clone(), now, options)
+                        .await?
+                }
+            };
+            let full = read.len() >= options.page_size as usize;
+            position = Some(match (exhausted || !full, read.last()) {
+                (false, Some((_, cursor))) => ShardPurge::Cursor {
+                    cursor: base64::engine::general_purpose::STANDARD.encode(cursor),
+                },
+                _ => ShardPurge::Done,
+            });
+            let mut guard = state.lock().unwrap_or_else(|p| p.into_inner());
+            let (progress, report) = &mut *guard;
+            progress.queries += 1;
+            progress.read += keys.len() as u64;
+            progress.deleted += deleted;
+            progress.changed += keys.len() as u64 - deleted;
+            if let Some(position) = &position {
+                progress.shards.insert(value.to_owned(), position.clone());
+            }
+            report(progress);
+        }
+    }
+
+    /// `shard == value AND expiry <= now ORDER BY expiry`, keys only, in this place, from
+    /// `cursor`: served by the plan's (shard, expiry) index.
+    fn expired_keys(
+        &self,
+        value: &str,
+        now: PurgeTime,
+        cursor: Vec<u8>,
+        page_size: u32,
+    ) -> Result<ds::Query> {
+        let property = |name: &str| ds::PropertyReference { name: name.into() };
+        let compare =
+            |name: &str, op: ds::property_filter::Operator, value: ds::Value| ds::Filter {
+                filter_type: Some(ds::filter::FilterType::PropertyFilter(ds::PropertyFilter {
+                    property: Some(property(name)),
+                    op: op as i32,
+                    value: Some(value),
+                })),
+            };
+        let expiry = property_name(T::EXPIRY_FIELD);
+        let mut filters = vec![
+            compare(
+                &property_name(T::DESCRIPTION.shard_field),
+                ds::property_filter::Operator::Equal,
+                ds::Value {
+                    value_type: Some(ds::value::ValueType::StringValue(value.to_owned())),
+                    ..Default::default()
+                },
+            ),
+            compare(
+                &expiry,
+                ds::property_filter::Operator::LessThanOrEqual,
+                timestamp(now),
+            ),
+        ];
+        if let Some(parent) = &self.parent {
+            filters.push(compare(
+                "__key__",
+                ds::property_filter::Operator::HasAncestor,
+                ds::Value {
+                    value_type: Some(ds::value::ValueType::KeyValue(ds::Key {
+                        partition_id: Some(self.datastore.partition.clone()),
+                        path: super::convert::path_key(parent),
+                    })),
+                    ..Default::default()
+                },
+            ));
+        }
+        Ok(ds::Query {
+            projection: vec![ds::Projection {
+                property: Some(property("__key__")),
+            }],
+            kind: vec![ds::KindExpression {
+                name: T::COLLECTION.to_owned(),
+            }],
+            filter: Some(and(filters)),
+            order: vec![ds::PropertyOrder {
+                property: Some(property(&expiry)),
+                direction: ds::property_order::Direction::Ascending as i32,
+            }],
+            start_cursor: cursor,
+            limit: Some(int32_limit(page_size)),
+            ..Default::default()
+        })
+    }
+
+    /// Deletes those of `keys` still expired at `now`, read again in the deleting
+    /// transaction (tried again when a conflicting one aborts it); how many.
+    async fn delete_still_expired(
+        &self,
+        keys: Vec<ds::Key>,
+        now: PurgeTime,
+        options: &PurgeOptions,
+    ) -> Result<u64> {
+        let expiry = property_name(T::EXPIRY_FIELD);
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let transaction = self.datastore.begin().await?;
+            let attempt = async {
+                let found = self
+                    .lookup_keys(keys.clone(), Some(transaction.id().to_vec()))
+                    .await?;
+                let expired: Vec<ds::Mutation> = found
+                    .into_iter()
+                    .filter(|entity| {
+                        entity
+                            .properties
+                            .get(&expiry)
+                            .is_some_and(|value| at_or_before(value, now))
+                    })
+                    .filter_map(|entity| entity.key)
+                    .map(|key| ds::Mutation {
+                        operation: Some(ds::mutation::Operation::Delete(key)),
+                        ..Default::default()
+                    })
+                    .collect();
+                let count = expired.len() as u64;
+                transaction.commit_mutations(expired).await?;
+                Ok::<u64, Error>(count)
+            };
+            let outcome = attempt.await;
+            if outcome.is_err() {
+                // Releases what its reads locked; a failed rollback expires on its own.
+                let _ = transaction.rollback().await;
+            }
+            match outcome {
+                Ok(count) => return Ok(count),
+                // A conflicting transaction, or a transient failure: nothing was deleted.
+                Err(Error::Datastore { code, .. })
+                    if attempts < options.backoff.max_attempts
+                        && (code == StatusCode::Aborted
+                            || crate::wire::retry::retries_request(code)) =>
+                {
+                    tokio::time::sleep(options.backoff.delay(attempts, code)).await;
+                }
+                Err(err) => return Err(err),
+            }
+        }
+    }
+}
+
+/// The property a top-level field path names (its segment, unquoted).
+fn property_name(path: &str) -> String {
+    sharded_indexes::field_path::unquoted_segment(path).to_owned()
+}
+
+fn timestamp(time: PurgeTime) -> ds::Value {
+    ds::Value {
+        value_type: Some(ds::value::ValueType::TimestampValue(
+            firestore::gcloud_sdk::prost_types::Timestamp {
+                seconds: time.seconds,
+                nanos: time.nanos,
+            },
+        )),
+        ..Default::default()
+    }
+}
+
+/// Whether `value` is a time at or before `now` (a non-timestamp never expires).
+fn at_or_before(value: &ds::Value, now: PurgeTime) -> bool {
+    match &value.value_type {
+        Some(ds::value::ValueType::TimestampValue(time)) => {
+            (time.seconds, time.nanos / 1000 * 1000) <= (now.seconds, now.nanos)
+        }
+        _ => false,
+    }
+}
