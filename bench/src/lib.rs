@@ -7,6 +7,7 @@ pub mod counters;
 pub mod datastore;
 pub mod group;
 pub mod live;
+pub mod purge;
 pub mod reads;
 pub mod scale;
 pub mod tracked;

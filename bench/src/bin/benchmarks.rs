@@ -104,6 +104,11 @@ async fn main() -> Result<(), Failure> {
         print!("{}", sharded_bench::datastore::section().await?);
         return Ok(());
     }
+    if std::env::args().any(|arg| arg == "--purge-only") {
+        // The purge section alone, printed; writes nothing.
+        print!("{}", sharded_bench::purge::section().await?);
+        return Ok(());
+    }
     if std::env::args().any(|arg| arg == "--bulk-only") {
         // The bulk writer and backfill section alone, printed; writes nothing.
         print!("{}", sharded_bench::bulk::section().await?);
@@ -135,6 +140,7 @@ async fn main() -> Result<(), Failure> {
     writeln!(report, "{}", sharded_bench::tracked::section().await?)?;
     writeln!(report, "{}", sharded_bench::scale::section().await?)?;
     writeln!(report, "{}", sharded_bench::datastore::section().await?)?;
+    writeln!(report, "{}", sharded_bench::purge::section().await?)?;
     if skip_build {
         writeln!(
             report,
