@@ -30,6 +30,25 @@ struct Fill {
     at: i64,
 }
 
+/// An expiry (`expire_at`), with a range field and a group: its TTL override, the purge's
+/// index, and the expiry's indexes after the order field.
+#[derive(Serialize, Deserialize, Sharded)]
+#[sharded(
+    shards = 3,
+    order_by = "at",
+    parent = "users",
+    collection_group,
+    expire_at = "expires_at"
+)]
+struct Visit {
+    #[sharded(index)]
+    page: String,
+    #[sharded(range)]
+    seconds: i64,
+    at: i64,
+    expires_at: sharded_runtime::firestore::FirestoreTimestamp,
+}
+
 fn tools() -> PathBuf {
     sharded_tests::node::tool("firebase-validate")
 }
@@ -75,14 +94,23 @@ fn generated_files_pass_the_firebase_cli_validation() {
     // A set of range fields filtered together: its indexes end with the order field, then
     // each of the set's fields.
     let lots = write(&dir, "lots.json", &super::query_range_sets::indexes_json());
-    let (ok, report) = validate(&[committed, instruments, ticks, fills, lots]);
+    let visits = write(&dir, "visits.json", &Visit::indexes().to_json());
+    let (ok, report) = validate(&[committed, instruments, ticks, fills, lots, visits]);
     assert!(ok, "{report}");
     assert_eq!(
         report
             .lines()
             .filter(|line| line.starts_with("valid: "))
             .count(),
-        5,
+        6,
+        "{report}"
+    );
+    // In each scope: (shard, at) and (shard, page, at); each with `seconds` and with
+    // `expiresAt` after the order field, and with both (the set the expiry makes with each
+    // range field); and the purge's (shard, expiresAt): 9, twice. The expiry's TTL policy is
+    // the third override, after the order and shard fields'.
+    assert!(
+        report.contains("visits.json (18 indexes, 3 field overrides)"),
         "{report}"
     );
     // (shard, time), venue, the set, the array's elements; each of those four with each of
