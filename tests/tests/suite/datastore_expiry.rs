@@ -245,3 +245,78 @@ fn index_yaml_holds_the_purge_query_index() {
         "{indexes:?}"
     );
 }
+
+/// The `index.yaml` the build writes for `Session`, as text.
+fn written_index_yaml() -> String {
+    let dir = std::env::temp_dir().join(format!("sharded-ds-expiry-{:08x}", rand::random::<u32>()));
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    let output = dir.join("index.yaml");
+    let outcome = sharded_build::Indexes::from_env()
+        .sources(dir.join("src"))
+        .crate_name("app")
+        .include(Session::COLLECTION, &Session::DESCRIPTION)
+        .datastore()
+        .output(&output)
+        .run()
+        .unwrap();
+    // Written for the first time: the build says how to set the kind's TTL policy.
+    assert!(
+        outcome.warnings.iter().any(|warning| warning.contains(
+            "gcloud firestore fields ttls update expiresAt --collection-group=Session --enable-ttl"
+        )),
+        "{:?}",
+        outcome.warnings
+    );
+    let text = std::fs::read_to_string(&output).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    text
+}
+
+#[test]
+fn the_cloud_sdk_parses_the_index_yaml_of_an_expiring_kind() {
+    let text = written_index_yaml();
+    let ours = sharded_build::read_index_yaml(&text).unwrap();
+    let need = Session::DESCRIPTION
+        .purge_need(QueryScope::Collection)
+        .unwrap();
+    assert!(ours.iter().any(|index| index.serves(&need, false)));
+    // The Cloud SDK's own parser (`gcloud datastore indexes create` reads the file with it).
+    let sdk = [
+        "/usr/lib/google-cloud-sdk",
+        "/usr/share/google-cloud-sdk",
+        "/opt/google-cloud-sdk",
+    ]
+    .into_iter()
+    .map(std::path::PathBuf::from)
+    .find(|root| root.join("lib/googlecloudsdk").is_dir())
+    .expect("the Cloud SDK, installed with the emulator");
+    let file =
+        std::env::temp_dir().join(format!("sharded-index-{:08x}.yaml", rand::random::<u32>()));
+    std::fs::write(&file, &text).unwrap();
+    let script = "import sys\n\
+        sys.path[:0] = [sys.argv[1] + '/lib', sys.argv[1] + '/lib/third_party']\n\
+        from googlecloudsdk.appengine.datastore import datastore_index\n\
+        parsed = datastore_index.ParseIndexDefinitions(open(sys.argv[2]).read())\n\
+        for index in parsed.indexes:\n\
+        \x20   print(index.kind, ' '.join(p.name + ':' + (p.direction or 'asc') for p in index.properties))\n";
+    let output = std::process::Command::new("python3")
+        .args(["-c", script])
+        .arg(&sdk)
+        .arg(&file)
+        .output()
+        .expect("python3 runs");
+    std::fs::remove_file(&file).unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let parsed = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(parsed.lines().count(), ours.len(), "{parsed}");
+    assert!(
+        parsed
+            .lines()
+            .any(|line| line == "Session shard:desc expiresAt:asc"),
+        "{parsed}"
+    );
+}
