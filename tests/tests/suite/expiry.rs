@@ -485,3 +485,127 @@ async fn a_tracked_purge_split_over_tasks_deletes_what_expired_and_resumes_a_ret
         .unwrap();
     assert_eq!(again, retried);
 }
+
+/// An expiry stored from a `SystemTime`, which the firestore crate writes as a timestamp.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
+#[sharded(
+    shards = 4,
+    order_by = "at",
+    collection = "system_sessions",
+    expire_at = "expires"
+)]
+struct SystemSession {
+    at: i64,
+    expires: std::time::SystemTime,
+}
+
+#[tokio::test]
+async fn a_system_time_expiry_filters_and_purges_as_a_timestamp() {
+    let test = test_db("expiry-system-time").await;
+    let db = &test.db;
+    let second = |s: i64| std::time::UNIX_EPOCH + std::time::Duration::from_secs(s as u64);
+    let collection = SystemSession::collection(db);
+    for i in 0..40i64 {
+        let session = SystemSession {
+            at: i,
+            expires: second(NOW - 20 + i),
+        };
+        collection
+            .upsert(&format!("s{i:02}"), &session)
+            .await
+            .unwrap();
+    }
+    let ids = |stored: Vec<sharded_runtime::Stored<SystemSession>>| {
+        let mut ids: Vec<String> = stored.into_iter().map(|s| s.id).collect();
+        ids.sort();
+        ids
+    };
+    let unexpired = SystemSession::query()
+        .all()
+        .unexpired(second(NOW))
+        .fetch_stored(db)
+        .await
+        .unwrap();
+    let expected: Vec<String> = (21..40).map(|i| format!("s{i:02}")).collect();
+    assert_eq!(ids(unexpired), expected);
+    let purged = collection
+        .purge_expired(second(NOW), PurgeOptions::default(), |_| {})
+        .await
+        .unwrap();
+    assert_eq!(purged.deleted, 21);
+    let left = SystemSession::query().all().fetch_stored(db).await.unwrap();
+    assert_eq!(ids(left), expected);
+}
+
+/// Under parents, with group queries: a purge in one parent, and one across every parent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Sharded)]
+#[sharded(
+    shards = 3,
+    order_by = "at",
+    parent = "users",
+    collection = "visits",
+    collection_group,
+    expire_at = "expires"
+)]
+struct Visit {
+    at: i64,
+    expires: FirestoreTimestamp,
+}
+
+#[tokio::test]
+async fn a_purge_in_one_parent_and_across_every_parent() {
+    let test = test_db("expiry-group").await;
+    let db = &test.db;
+    let users = ["ada", "bob", "cy"];
+    for user in users {
+        let parent = sharded_runtime::Parent::<Visit>::new(&[user]).unwrap();
+        for i in 0..20i64 {
+            let visit = Visit {
+                at: i,
+                expires: at(NOW - 10 + i),
+            };
+            Visit::collection_in(db, &parent)
+                .upsert(&format!("v{i:02}"), &visit)
+                .await
+                .unwrap();
+        }
+    }
+    let left = || async {
+        let mut places: Vec<(String, String)> = Visit::query()
+            .all()
+            .in_group()
+            .fetch_stored(db)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|s| (s.parent.unwrap_or_default(), s.id))
+            .collect();
+        places.sort();
+        places
+    };
+    // `v00`..`v10` expired at NOW: 11 in each parent.
+    let ada = sharded_runtime::Parent::<Visit>::new(&["ada"]).unwrap();
+    let purged = Visit::collection_in(db, &ada)
+        .purge_expired(at(NOW), PurgeOptions::default(), |_| {})
+        .await
+        .unwrap();
+    assert_eq!(purged.deleted, 11);
+    let after_one = left().await;
+    assert_eq!(after_one.len(), 60 - 11);
+    assert!(after_one.contains(&("users/bob".into(), "v00".into())));
+    assert!(!after_one.contains(&("users/ada".into(), "v00".into())));
+    let purged = Visit::collection_group(db)
+        .purge_expired(at(NOW), PurgeOptions::default(), |_| {})
+        .await
+        .unwrap();
+    assert_eq!(purged.deleted, 22);
+    let expected: Vec<(String, String)> = users
+        .iter()
+        .flat_map(|user| (11..20).map(move |i| (format!("users/{user}"), format!("v{i:02}"))))
+        .collect();
+    assert_eq!(left().await, expected);
+    let need = Visit::DESCRIPTION
+        .purge_need(QueryScope::CollectionGroup)
+        .unwrap();
+    assert!(Visit::indexes().serving(&need).is_some());
+}
