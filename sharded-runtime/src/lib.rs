@@ -102,6 +102,13 @@ pub mod jobs {
     pub use crate::model::partition::{IdRange, MAX_PARTS};
 }
 
+/// Traffic moved from one kind (or collection) to another user by user, at a share the app
+/// raises step by step, with writes to both until every user is moved: see the README's
+/// "Traffic moved user by user".
+pub mod rollout {
+    pub use crate::model::rollout::{Rollout, WHOLE};
+}
+
 /// Firestore's limits that a query or a write is checked against before it is sent.
 pub mod limits {
     pub use crate::query::{

@@ -23,6 +23,7 @@ pub(crate) mod parent;
 #[cfg_attr(not(feature = "jobs"), allow(dead_code))]
 pub(crate) mod partition;
 pub mod reshard;
+pub(crate) mod rollout;
 pub(crate) mod shard;
 pub(crate) mod sharded;
 pub(crate) mod stored;

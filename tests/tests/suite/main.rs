@@ -50,6 +50,7 @@ mod query_reversed;
 mod read_time;
 mod rename_field;
 mod resharding;
+mod rollout;
 mod security_rules;
 mod serialization;
 mod server_aggregates;
