@@ -4,7 +4,6 @@
 //! walk the index entries of what it just deleted; each page deleted in a transaction that
 //! reads its entities again and deletes only those still expired, at the 500/50/5 ramp.
 
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
@@ -15,7 +14,7 @@ use super::Kind;
 use super::filter::{and, int32_limit};
 use crate::error::{Error, Result};
 use crate::job::purge::{
-    PurgeOptions, PurgeProgress, PurgeTime, Report, ShardPurge, check_checkpoint, purge_time,
+    PurgeOptions, PurgeProgress, PurgeTime, Report, ShardPurge, Shared, check_checkpoint, start,
 };
 use crate::model::expiry::Expiring;
 use crate::model::order_key::OrderBound;
@@ -38,8 +37,7 @@ impl<T: Expiring> Kind<T> {
         options: PurgeOptions,
         mut progress: impl FnMut(&PurgeProgress) + Send,
     ) -> Result<PurgeProgress> {
-        let values = T::DESCRIPTION.declared_values();
-        let start = PurgeProgress::new(purge_time::<T>(now)?, values.len());
+        let (values, start) = start::<T>(now)?;
         self.purge(&values, &options, start, &mut progress).await
     }
 
@@ -70,28 +68,24 @@ impl<T: Expiring> Kind<T> {
             .map_or_else(Throttling::ramp, |writer| writer.throttling);
         let limiter = RateLimiter::new(throttling, Duration::ZERO, options.page_size as usize);
         let clock = Instant::now();
-        let state = Mutex::new((progress, report));
+        let shared = Shared::new(progress, report);
         futures::stream::iter(values.iter().copied().map(Ok))
             .try_for_each_concurrent(options.concurrency, |value| {
-                self.purge_shard(options, value, &state, &limiter, clock)
+                self.purge_shard(options, value, &shared, &limiter, clock)
             })
             .await?;
-        let (progress, _) = state.into_inner().unwrap_or_else(|p| p.into_inner());
-        Ok(progress)
+        Ok(shared.into_progress())
     }
 
     async fn purge_shard(
         &self,
         options: &PurgeOptions,
         value: &'static str,
-        state: &Mutex<(PurgeProgress, Report<'_>)>,
+        shared: &Shared<'_>,
         limiter: &RateLimiter,
         clock: Instant,
     ) -> Result<()> {
-        let (now, mut position) = {
-            let guard = state.lock().unwrap_or_else(|p| p.into_inner());
-            (guard.0.now, guard.0.shards.get(value).cloned())
-        };
+        let (now, mut position) = shared.position(value);
         loop {
             let cursor = match &position {
                 Some(ShardPurge::Done) => return Ok(()),
@@ -124,22 +118,14 @@ impl<T: Expiring> Kind<T> {
                 }
             };
             let full = read.len() >= options.page_size as usize;
-            position = Some(match (exhausted || !full, read.last()) {
+            let next = match (exhausted || !full, read.last()) {
                 (false, Some((_, cursor))) => ShardPurge::Cursor {
                     cursor: base64::engine::general_purpose::STANDARD.encode(cursor),
                 },
                 _ => ShardPurge::Done,
-            });
-            let mut guard = state.lock().unwrap_or_else(|p| p.into_inner());
-            let (progress, report) = &mut *guard;
-            progress.queries += 1;
-            progress.read += keys.len() as u64;
-            progress.deleted += deleted;
-            progress.changed += keys.len() as u64 - deleted;
-            if let Some(position) = &position {
-                progress.shards.insert(value.to_owned(), position.clone());
-            }
-            report(progress);
+            };
+            shared.record(value, keys.len() as u64, deleted, &next);
+            position = Some(next);
         }
     }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use firestore::gcloud_sdk::google::firestore::v1::{Document, Value, value::ValueType};
 
-use super::{PurgeOptions, PurgeProgress, check_checkpoint, purge, purge_time};
+use super::{PurgeOptions, PurgeProgress, check_checkpoint, purge, purge_time, start};
 use crate::error::{Error, Result};
 use crate::job::task_part::TaskPart;
 use crate::model::expiry::Expiring;
@@ -41,8 +41,7 @@ impl<'db, T: Expiring> ShardedCollection<'db, T> {
         options: PurgeOptions,
         mut progress: impl FnMut(&PurgeProgress) + Send,
     ) -> Result<PurgeProgress> {
-        let values = T::DESCRIPTION.declared_values();
-        let start = PurgeProgress::new(purge_time::<T>(now)?, values.len());
+        let (values, start) = start::<T>(now)?;
         purge::<T>(
             self.db,
             &self.scope,
@@ -112,8 +111,7 @@ impl<'db, T: Expiring + crate::model::sharded::CollectionGroup> ShardedCollectio
         options: PurgeOptions,
         mut progress: impl FnMut(&PurgeProgress) + Send,
     ) -> Result<PurgeProgress> {
-        let values = T::DESCRIPTION.declared_values();
-        let start = PurgeProgress::new(purge_time::<T>(now)?, values.len());
+        let (values, start) = start::<T>(now)?;
         purge::<T>(
             self.db,
             &Scope::Group,

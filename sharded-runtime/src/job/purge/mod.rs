@@ -180,6 +180,50 @@ impl PurgeProgress {
     }
 }
 
+/// A purge's progress, shared by its shard values' queries, with what hears of it.
+pub(crate) struct Shared<'r>(Mutex<(PurgeProgress, Report<'r>)>);
+
+impl<'r> Shared<'r> {
+    pub(crate) fn new(progress: PurgeProgress, report: Report<'r>) -> Self {
+        Shared(Mutex::new((progress, report)))
+    }
+
+    /// The purge's time and where `value`'s query stands.
+    pub(crate) fn position(&self, value: &str) -> (PurgeTime, Option<ShardPurge>) {
+        let guard = self.0.lock().unwrap_or_else(|poison| poison.into_inner());
+        (guard.0.now, guard.0.shards.get(value).cloned())
+    }
+
+    /// One page of `value`'s query: `read` keys, of which `deleted` were deleted and the rest
+    /// found changed; its query now stands at `position`. Reported.
+    pub(crate) fn record(&self, value: &str, read: u64, deleted: u64, position: &ShardPurge) {
+        let mut guard = self.0.lock().unwrap_or_else(|poison| poison.into_inner());
+        let (progress, report) = &mut *guard;
+        progress.queries += 1;
+        progress.read += read;
+        progress.deleted += deleted;
+        progress.changed += read - deleted;
+        progress.shards.insert(value.to_owned(), position.clone());
+        report(progress);
+    }
+
+    pub(crate) fn into_progress(self) -> PurgeProgress {
+        self.0
+            .into_inner()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .0
+    }
+}
+
+/// The shard values a purge of `T` reads, and its progress before the first page, at `now`.
+pub(crate) fn start<T: Expiring>(
+    now: impl OrderBound<T::Expiry>,
+) -> Result<(Vec<&'static str>, PurgeProgress)> {
+    let values = T::DESCRIPTION.declared_values();
+    let progress = PurgeProgress::new(purge_time::<T>(now)?, values.len());
+    Ok((values, progress))
+}
+
 /// `now` as the expiry field stores it: a timestamp, or [`Error::InvalidQuery`].
 pub(crate) fn purge_time<T: Expiring>(now: impl OrderBound<T::Expiry>) -> Result<PurgeTime> {
     let now = now.into_order_value();
@@ -214,19 +258,16 @@ pub(crate) async fn purge<T: Expiring>(
         .clone()
         .unwrap_or_else(BulkWriterOptions::for_type::<T>);
     let writer = BulkWriter::new(db, writer_options)?;
-    let state = Mutex::new((progress, report));
+    let shared = Shared::new(progress, report);
     let result = futures::stream::iter(values.iter().copied().map(Ok))
         .try_for_each_concurrent(options.concurrency, |value| {
-            purge_shard::<T>(db, scope, &writer, options, value, &state)
+            purge_shard::<T>(db, scope, &writer, options, value, &shared)
         })
         .await;
     let closed = writer.close().await;
-    let (progress, _) = state
-        .into_inner()
-        .unwrap_or_else(|poison| poison.into_inner());
     result?;
     closed?;
-    Ok(progress)
+    Ok(shared.into_progress())
 }
 
 /// One shard value's query, page after page, from its position in the checkpoint.
@@ -236,12 +277,9 @@ async fn purge_shard<T: Expiring>(
     writer: &BulkWriter,
     options: &PurgeOptions,
     value: &'static str,
-    state: &Mutex<(PurgeProgress, Report<'_>)>,
+    shared: &Shared<'_>,
 ) -> Result<()> {
-    let (now, mut position) = {
-        let guard = state.lock().unwrap_or_else(|poison| poison.into_inner());
-        (guard.0.now, guard.0.shards.get(value).cloned())
-    };
+    let (now, mut position) = shared.position(value);
     loop {
         let after = match &position {
             Some(ShardPurge::Done) => return Ok(()),
@@ -258,7 +296,7 @@ async fn purge_shard<T: Expiring>(
         for document in &page {
             pending.push(writer.queue(delete_as_read(document)).await?);
         }
-        let (mut deleted, mut changed) = (0, 0);
+        let mut deleted = 0;
         let mut failures = Vec::new();
         for outcome in futures::future::join_all(pending).await {
             match outcome {
@@ -266,9 +304,7 @@ async fn purge_shard<T: Expiring>(
                 // Written since it was read: a new expiry, or anything else; left for the
                 // next purge to judge.
                 Err(failure)
-                    if failure.code == StatusCode::FailedPrecondition && !failure.maybe_applied =>
-                {
-                    changed += 1
+                    if failure.code == StatusCode::FailedPrecondition && !failure.maybe_applied => {
                 }
                 Err(failure) => failures.push(failure),
             }
@@ -280,20 +316,12 @@ async fn purge_shard<T: Expiring>(
             expiry: expiry_of::<T>(document).unwrap_or(now),
             name: document.name.clone(),
         });
-        position = match (page.len() < options.page_size as usize, last) {
-            (false, Some(last)) => Some(last),
-            _ => Some(ShardPurge::Done),
+        let next = match (page.len() < options.page_size as usize, last) {
+            (false, Some(last)) => last,
+            _ => ShardPurge::Done,
         };
-        let mut guard = state.lock().unwrap_or_else(|poison| poison.into_inner());
-        let (progress, report) = &mut *guard;
-        progress.queries += 1;
-        progress.read += page.len() as u64;
-        progress.deleted += deleted;
-        progress.changed += changed;
-        if let Some(position) = &position {
-            progress.shards.insert(value.to_owned(), position.clone());
-        }
-        report(progress);
+        shared.record(value, page.len() as u64, deleted, &next);
+        position = Some(next);
     }
 }
 
