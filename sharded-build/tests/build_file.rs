@@ -480,3 +480,63 @@ fn an_app_includes_the_types_of_a_models_crate() {
     );
     assert_eq!(left.len(), 3);
 }
+
+#[test]
+fn an_expiry_read_from_the_sources_brings_its_ttl_policy_and_leaves_with_it() {
+    let expiring = r#"
+        #[derive(Serialize, Deserialize, Sharded)]
+        #[serde(rename_all = "camelCase")]
+        #[sharded(shards = 3, order_by = "started_at", expire_at = "expires_at")]
+        pub struct Session {
+            #[sharded(index)]
+            user: String,
+            started_at: FirestoreTimestamp,
+            expires_at: FirestoreTimestamp,
+        }
+    "#;
+    let dir = crate_with(expiring);
+    let outcome = indexes(dir.path()).run().unwrap();
+    assert_eq!(
+        outcome.types[0].description.expiry_field.as_deref(),
+        Some("expiresAt")
+    );
+    let read = || -> serde_json::Value {
+        let text = std::fs::read_to_string(dir.path().join("firestore.indexes.json")).unwrap();
+        serde_json::from_str(&text).unwrap()
+    };
+    let file = read();
+    let ttl: Vec<&serde_json::Value> = file["fieldOverrides"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["fieldPath"] == "expiresAt")
+        .collect();
+    assert_eq!(
+        ttl,
+        [&serde_json::json!({
+            "collectionGroup": "sessions", "fieldPath": "expiresAt", "ttl": true, "indexes": []
+        })]
+    );
+    let purge = serde_json::json!([
+        { "fieldPath": "shard", "order": "DESCENDING" },
+        { "fieldPath": "expiresAt", "order": "ASCENDING" }
+    ]);
+    assert!(
+        file["indexes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|index| index["fields"] == purge),
+        "{file}"
+    );
+    // Without the attribute, the build takes its override and indexes out again.
+    std::fs::write(
+        dir.path().join("src/lib.rs"),
+        expiring.replace(", expire_at = \"expires_at\"", ""),
+    )
+    .unwrap();
+    indexes(dir.path()).run().unwrap();
+    let file = read();
+    let planned = format!("{}{}", file["indexes"], file["fieldOverrides"]);
+    assert!(!planned.contains("expiresAt"), "{file}");
+}

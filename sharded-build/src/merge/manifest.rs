@@ -81,7 +81,8 @@ impl Managed {
         );
         let own = group == Some(&self.description.collection)
             && [&self.description.shard_field, &self.description.order_field]
-                .iter()
+                .into_iter()
+                .chain(&self.description.expiry_field)
                 .any(|ours| field == Some(ours.as_str()));
         // Increments' markers, shared by every type with a counter.
         let markers = !self.description.counter_fields.is_empty()
