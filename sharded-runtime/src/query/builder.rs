@@ -483,7 +483,8 @@ impl<T: Sharded, const QUERY: u64, R: Reach, W: Window> ShardedQuery<T, QUERY, R
     /// for it (see [`filter`](Self::filter)): not in an OR, no sum or average beside it;
     /// counts, pages, streams and listeners work. `now` is of the field's type, or one that
     /// converts into it; give the same `now` to each page of a listing so that its pages
-    /// agree.
+    /// agree. A listener's `now` is the one it was built with: a document that expires while
+    /// it listens stays in its results until it is deleted or written.
     pub fn unexpired(self, now: impl crate::model::order_key::OrderBound<T::Expiry>) -> Self
     where
         T: crate::model::expiry::Expiring,

@@ -34,7 +34,9 @@ impl<'db, T: Expiring> ShardedCollection<'db, T> {
     /// Firestore's TTL policy (which the plan declares on the field) deletes expired documents
     /// too, within about a day; this is for what must go sooner, or in Datastore mode without
     /// a policy. A failed read (after its retries) or delete is an error; what was deleted
-    /// before it is in the last progress reported.
+    /// before it is in the last progress reported. Dropping the future stops the purge:
+    /// nothing more is sent (deletes already sent may still land), and a resume from the last
+    /// progress reported is correct either way, as a tracked part's retry is (tested).
     pub async fn purge_expired(
         &self,
         now: impl OrderBound<T::Expiry>,

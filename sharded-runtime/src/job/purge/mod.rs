@@ -1,8 +1,8 @@
 //! Deleting what expired (`#[sharded(expire_at = "...")]`), as the Datastore best-practices
 //! page prescribes: one query per shard value, run side by side (its "split queries"), each
-//! reading keys (and the expiry, which its cursor needs: nothing else) in expiry order and going on after the last key it handled, never from
-//! the start, which would walk the index entries of what it just deleted; the deletes at the
-//! bulk writer's 500/50/5 ramp. A document changed since it was read (its expiry pushed back)
+//! reading keys (and the expiry, which its cursor needs: nothing else) in expiry order and
+//! going on after the last key it handled, never from the start, which would walk the index
+//! entries of what it just deleted; the deletes at the bulk writer's 500/50/5 ramp. A document changed since it was read (its expiry pushed back)
 //! is left: each delete holds the update time it was read at.
 
 use std::collections::BTreeMap;
