@@ -52,6 +52,7 @@ pub use migration::{
     MigrationJobStatus, MigrationPartRun, MigrationPartStatus, MigrationProgress, PART_KIND,
     TrackedMigration,
 };
+pub use purge::PURGE_STATE_KIND;
 pub use query::{DatastorePage, EntityKey};
 pub use transaction::DatastoreTransaction;
 pub use value_order::compare_values;

@@ -9,12 +9,14 @@ use std::time::{Duration, Instant};
 use base64::Engine as _;
 use firestore::gcloud_sdk::google::datastore::v1 as ds;
 use futures::TryStreamExt as _;
+use futures::future::BoxFuture;
 
 use super::Kind;
 use super::filter::{and, int32_limit};
 use crate::error::{Error, Result};
 use crate::job::purge::{
-    PurgeOptions, PurgeProgress, PurgeTime, Report, ShardPurge, Shared, check_checkpoint, start,
+    PurgeOptions, PurgePart, PurgeProgress, PurgeTime, Report, ShardPurge, Shared,
+    check_checkpoint, purge_time, start, tracked_part,
 };
 use crate::model::expiry::Expiring;
 use crate::model::order_key::OrderBound;
@@ -52,6 +54,36 @@ impl<T: Expiring> Kind<T> {
         check_checkpoint::<T>(&checkpoint, &values)?;
         self.purge(&values, &options, checkpoint, &mut progress)
             .await
+    }
+
+    /// This task's share of the purge `job` (every `part.count`-th shard value from
+    /// `part.index`), for a Cloud Run job or a Kubernetes Indexed Job, as
+    /// [`ShardedCollection::purge_expired_part`](crate::ShardedCollection::purge_expired_part)
+    /// does it: the part's checkpoint is kept in an entity of kind
+    /// [`PURGE_STATE_KIND`] (named `<job>-<index>-of-<count>`, in the client's namespace)
+    /// every 2 s and at the end; a retry goes on from it with the first attempt's time, and a
+    /// finished part returns its progress at once.
+    pub async fn purge_expired_part(
+        &self,
+        job: &str,
+        now: impl OrderBound<T::Expiry>,
+        part: crate::job::task_part::TaskPart,
+        options: PurgeOptions,
+        progress: impl FnMut(&PurgeProgress) + Send,
+    ) -> Result<PurgeProgress> {
+        let runner = InDatastore {
+            kind: self,
+            options: &options,
+        };
+        tracked_part::<T>(
+            &runner,
+            job,
+            purge_time::<T>(now)?,
+            part,
+            &options,
+            progress,
+        )
+        .await
     }
 
     async fn purge(
@@ -247,6 +279,98 @@ impl<T: Expiring> Kind<T> {
                 Err(err) => return Err(err),
             }
         }
+    }
+}
+
+/// The kind a tracked purge keeps each part's checkpoint in, in Datastore mode.
+pub const PURGE_STATE_KIND: &str = "ShardedPurge";
+
+/// The property the checkpoint is kept in, as JSON (unindexed).
+const PROGRESS_PROPERTY: &str = "progress";
+
+/// A Datastore-mode part: its purge, and its checkpoint in [`PURGE_STATE_KIND`].
+struct InDatastore<'a, T> {
+    kind: &'a Kind<T>,
+    options: &'a PurgeOptions,
+}
+
+impl<T: Expiring> InDatastore<'_, T> {
+    fn state_key(&self, id: &str) -> ds::Key {
+        ds::Key {
+            partition_id: Some(self.kind.datastore.partition.clone()),
+            path: vec![ds::key::PathElement {
+                kind: PURGE_STATE_KIND.to_owned(),
+                id_type: Some(ds::key::path_element::IdType::Name(id.to_owned())),
+            }],
+        }
+    }
+
+    async fn read_state(&self, id: &str) -> Result<Option<PurgeProgress>> {
+        let answer = self
+            .kind
+            .datastore
+            .lookup(vec![self.state_key(id)], None)
+            .await?;
+        let Some(entity) = answer.found.into_iter().find_map(|found| found.entity) else {
+            return Ok(None);
+        };
+        match entity
+            .properties
+            .get(PROGRESS_PROPERTY)
+            .and_then(|value| value.value_type.as_ref())
+        {
+            Some(ds::value::ValueType::StringValue(json)) => serde_json::from_str(json)
+                .map(Some)
+                .map_err(|err| Error::InvalidCheckpoint(format!("{id}: {err}"))),
+            _ => Err(Error::InvalidCheckpoint(format!(
+                "{PURGE_STATE_KIND} `{id}` holds no `{PROGRESS_PROPERTY}`"
+            ))),
+        }
+    }
+
+    async fn write_state(&self, id: &str, state: &PurgeProgress) -> Result<()> {
+        let json = serde_json::to_string(state)
+            .map_err(|err| Error::InvalidCheckpoint(err.to_string()))?;
+        let entity = ds::Entity {
+            key: Some(self.state_key(id)),
+            properties: [(
+                PROGRESS_PROPERTY.to_owned(),
+                ds::Value {
+                    value_type: Some(ds::value::ValueType::StringValue(json)),
+                    exclude_from_indexes: true,
+                    ..Default::default()
+                },
+            )]
+            .into(),
+        };
+        self.kind
+            .datastore
+            .commit(
+                vec![ds::Mutation {
+                    operation: Some(ds::mutation::Operation::Upsert(entity)),
+                    ..Default::default()
+                }],
+                None,
+            )
+            .await
+            .map(drop)
+    }
+}
+
+impl<T: Expiring> PurgePart for InDatastore<'_, T> {
+    fn read<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<PurgeProgress>>> {
+        Box::pin(self.read_state(id))
+    }
+    fn write<'a>(&'a self, id: &'a str, state: &'a PurgeProgress) -> BoxFuture<'a, Result<()>> {
+        Box::pin(self.write_state(id, state))
+    }
+    fn run<'a>(
+        &'a self,
+        values: &'a [&'static str],
+        start: PurgeProgress,
+        report: Report<'a>,
+    ) -> BoxFuture<'a, Result<PurgeProgress>> {
+        Box::pin(self.kind.purge(values, self.options, start, report))
     }
 }
 

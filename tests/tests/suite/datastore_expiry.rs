@@ -320,3 +320,45 @@ fn the_cloud_sdk_parses_the_index_yaml_of_an_expiring_kind() {
         "{parsed}"
     );
 }
+
+#[tokio::test]
+async fn a_tracked_datastore_purge_resumes_a_stopped_attempt_and_splits_over_tasks() {
+    use sharded_runtime::jobs::TaskPart;
+    let (datastore, _) = fresh_datastore("ds-expiry-tracked").await;
+    let kind = datastore.kind::<Session>();
+    let mut rng = StdRng::seed_from_u64(sharded_tests::seed("ds-expiry-tracked"));
+    let documents = sessions(&mut rng, 240);
+    write(&kind, &documents).await;
+    let part = |index| TaskPart::new(index, 2).unwrap();
+    // Part 0's first attempt is stopped after 3 s, past its first stored checkpoint (every
+    // 2 s), as a task killed mid-way.
+    let slow = PurgeOptions {
+        page_size: 1,
+        concurrency: 1,
+        ..PurgeOptions::default()
+    };
+    let attempt = kind.purge_expired_part("nightly", at(NOW), part(0), slow, |_| {});
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(3), attempt).await;
+    let options = PurgeOptions {
+        page_size: 5,
+        concurrency: 2,
+        ..PurgeOptions::default()
+    };
+    // The retry, told a later time, goes on with the stored one.
+    let retried = kind
+        .purge_expired_part("nightly", at(NOW + 1_000), part(0), options.clone(), |_| {})
+        .await
+        .unwrap();
+    assert_eq!(retried.now.seconds, NOW);
+    assert!(retried.is_done());
+    kind.purge_expired_part("nightly", at(NOW), part(1), options.clone(), |_| {})
+        .await
+        .unwrap();
+    assert_eq!(left(&kind).await, unexpired(&documents, NOW));
+    // A finished part sends nothing when run again: the same progress comes back.
+    let again = kind
+        .purge_expired_part("nightly", at(NOW), part(0), options, |_| {})
+        .await
+        .unwrap();
+    assert_eq!(again, retried);
+}

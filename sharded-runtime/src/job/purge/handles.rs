@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use firestore::gcloud_sdk::google::firestore::v1::{Document, Value, value::ValueType};
 
-use super::{PurgeOptions, PurgeProgress, check_checkpoint, purge, purge_time, start};
+use futures::future::BoxFuture;
+
+use super::{PurgeOptions, PurgeProgress, Report, check_checkpoint, purge, purge_time, start};
 use crate::error::{Error, Result};
 use crate::job::task_part::TaskPart;
 use crate::model::expiry::Expiring;
@@ -158,6 +160,52 @@ fn share(values: &[&'static str], part: &TaskPart) -> Vec<&'static str> {
         .collect()
 }
 
+/// What a tracked purge part runs on: where it keeps its checkpoint, by the part's id
+/// (`<job>-<index>-of-<count>`: a Firestore document, or a Datastore entity), and the purge
+/// of some shard values from a checkpoint.
+pub(crate) trait PurgePart: Sync {
+    fn read<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<PurgeProgress>>>;
+    fn write<'a>(&'a self, id: &'a str, state: &'a PurgeProgress) -> BoxFuture<'a, Result<()>>;
+    fn run<'a>(
+        &'a self,
+        values: &'a [&'static str],
+        start: PurgeProgress,
+        report: Report<'a>,
+    ) -> BoxFuture<'a, Result<PurgeProgress>>;
+}
+
+/// A Native-mode part: its checkpoints in [`PURGE_STATE_COLLECTION`].
+struct Native<'a, T> {
+    db: &'a firestore::FirestoreDb,
+    scope: &'a Scope,
+    options: &'a PurgeOptions,
+    marker: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<T: Expiring> PurgePart for Native<'_, T> {
+    fn read<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<PurgeProgress>>> {
+        Box::pin(read_state(self.db, id))
+    }
+    fn write<'a>(&'a self, id: &'a str, state: &'a PurgeProgress) -> BoxFuture<'a, Result<()>> {
+        Box::pin(write_state(self.db, id, state))
+    }
+    fn run<'a>(
+        &'a self,
+        values: &'a [&'static str],
+        start: PurgeProgress,
+        report: Report<'a>,
+    ) -> BoxFuture<'a, Result<PurgeProgress>> {
+        Box::pin(purge::<T>(
+            self.db,
+            self.scope,
+            values,
+            self.options,
+            start,
+            report,
+        ))
+    }
+}
+
 async fn tracked<T: Expiring>(
     db: &firestore::FirestoreDb,
     scope: &Scope,
@@ -165,6 +213,26 @@ async fn tracked<T: Expiring>(
     now: super::PurgeTime,
     part: TaskPart,
     options: PurgeOptions,
+    progress: impl FnMut(&PurgeProgress) + Send,
+) -> Result<PurgeProgress> {
+    let native = Native::<T> {
+        db,
+        scope,
+        options: &options,
+        marker: std::marker::PhantomData,
+    };
+    tracked_part::<T>(&native, job, now, part, &options, progress).await
+}
+
+/// Part `part` of the purge `job`: its share of the shard values, from the checkpoint `store`
+/// holds (or from the start, at `now`), run by `runner`, the checkpoint stored every
+/// [`STORE_EVERY`] while it runs and at its end (after a failure too).
+pub(crate) async fn tracked_part<T: Expiring>(
+    runner: &dyn PurgePart,
+    job: &str,
+    now: super::PurgeTime,
+    part: TaskPart,
+    options: &PurgeOptions,
     mut progress: impl FnMut(&PurgeProgress) + Send,
 ) -> Result<PurgeProgress> {
     options.validate()?;
@@ -176,8 +244,7 @@ async fn tracked<T: Expiring>(
     }
     let values = share(&T::DESCRIPTION.declared_values(), &part);
     let id = format!("{job}-{}-of-{}", part.index, part.count);
-    let stored = read_state(db, &id).await?;
-    let start = match stored {
+    let start = match runner.read(&id).await? {
         Some(stored) => {
             check_checkpoint::<T>(&stored, &values)?;
             stored
@@ -196,35 +263,35 @@ async fn tracked<T: Expiring>(
             progress(state);
         }
     };
-    let run = purge::<T>(db, scope, &values, &options, start, &mut report);
-    let store = async {
+    let running = runner.run(&values, start, &mut report);
+    let storing = async {
         let mut stored: Option<PurgeProgress> = None;
         loop {
             tokio::time::sleep(STORE_EVERY).await;
             let now = latest.lock().unwrap_or_else(|p| p.into_inner()).clone();
             if let Some(latest) = now.as_ref().filter(|_| now != stored) {
                 // A failed store is tried at the next tick; the run's end stores again.
-                if write_state(db, &id, latest).await.is_ok() {
+                if runner.write(&id, latest).await.is_ok() {
                     stored = now;
                 }
             }
         }
     };
-    futures::pin_mut!(run, store);
-    let result = match futures::future::select(run, store).await {
+    futures::pin_mut!(running, storing);
+    let result = match futures::future::select(running, storing).await {
         futures::future::Either::Left((result, _)) => result,
         futures::future::Either::Right((never, _)) => never,
     };
     let last = latest.lock().unwrap_or_else(|p| p.into_inner()).clone();
     match result {
         Ok(done) => {
-            write_state(db, &id, &done).await?;
+            runner.write(&id, &done).await?;
             Ok(done)
         }
         Err(err) => {
             // What was done before the failure is kept for the retry.
             if let Some(last) = last {
-                let _ = write_state(db, &id, &last).await;
+                let _ = runner.write(&id, &last).await;
             }
             Err(err)
         }

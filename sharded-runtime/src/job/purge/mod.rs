@@ -22,6 +22,8 @@ use serde::{Deserialize, Serialize};
 mod handles;
 
 pub use handles::PURGE_STATE_COLLECTION;
+#[cfg(feature = "datastore")]
+pub(crate) use handles::{PurgePart, tracked_part};
 
 use crate::error::{Error, Result};
 use crate::model::expiry::Expiring;
