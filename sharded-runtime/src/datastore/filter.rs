@@ -57,6 +57,25 @@ pub(super) fn is_empty(filter: &ds::Filter) -> bool {
     )
 }
 
+/// Entities under the ancestor `parent` (its path below the root, `rooms/lobby`).
+pub(super) fn ancestor(parent: &str, partition: &ds::PartitionId) -> ds::Filter {
+    ds::Filter {
+        filter_type: Some(ds::filter::FilterType::PropertyFilter(ds::PropertyFilter {
+            property: Some(ds::PropertyReference {
+                name: "__key__".into(),
+            }),
+            op: ds::property_filter::Operator::HasAncestor as i32,
+            value: Some(ds::Value {
+                value_type: Some(ds::value::ValueType::KeyValue(ds::Key {
+                    partition_id: Some(partition.clone()),
+                    path: convert::path_key(parent),
+                })),
+                ..Default::default()
+            }),
+        })),
+    }
+}
+
 /// The Datastore property a Firestore field path names.
 pub(super) fn property(path: &str) -> Result<String> {
     property_path(path).ok_or_else(|| {

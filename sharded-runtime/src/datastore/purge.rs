@@ -12,11 +12,11 @@ use futures::TryStreamExt as _;
 use futures::future::BoxFuture;
 
 use super::Kind;
-use super::filter::{and, int32_limit};
+use super::filter::{ancestor, and, filter, int32_limit, property as filter_property};
 use crate::error::{Error, Result};
 use crate::job::purge::{
     PurgeOptions, PurgePart, PurgeProgress, PurgeTime, Report, ShardPurge, Shared,
-    check_checkpoint, purge_time, start, tracked_part,
+    check_checkpoint, expired_filter, purge_time, start, tracked_part,
 };
 use crate::model::expiry::Expiring;
 use crate::model::order_key::OrderBound;
@@ -170,54 +170,24 @@ impl<T: Expiring> Kind<T> {
         cursor: Vec<u8>,
         page_size: u32,
     ) -> Result<ds::Query> {
-        let property = |name: &str| ds::PropertyReference { name: name.into() };
-        let compare =
-            |name: &str, op: ds::property_filter::Operator, value: ds::Value| ds::Filter {
-                filter_type: Some(ds::filter::FilterType::PropertyFilter(ds::PropertyFilter {
-                    property: Some(property(name)),
-                    op: op as i32,
-                    value: Some(value),
-                })),
-            };
-        let expiry = property_name(T::EXPIRY_FIELD);
-        let mut filters = vec![
-            compare(
-                &property_name(T::DESCRIPTION.shard_field),
-                ds::property_filter::Operator::Equal,
-                ds::Value {
-                    value_type: Some(ds::value::ValueType::StringValue(value.to_owned())),
-                    ..Default::default()
-                },
-            ),
-            compare(
-                &expiry,
-                ds::property_filter::Operator::LessThanOrEqual,
-                timestamp(now),
-            ),
-        ];
+        let mut filters = vec![filter(
+            &expired_filter::<T>(value, now),
+            &self.datastore.partition,
+        )?];
         if let Some(parent) = &self.parent {
-            filters.push(compare(
-                "__key__",
-                ds::property_filter::Operator::HasAncestor,
-                ds::Value {
-                    value_type: Some(ds::value::ValueType::KeyValue(ds::Key {
-                        partition_id: Some(self.datastore.partition.clone()),
-                        path: super::convert::path_key(parent),
-                    })),
-                    ..Default::default()
-                },
-            ));
+            filters.push(ancestor(parent, &self.datastore.partition));
         }
+        let property = |name: String| Some(ds::PropertyReference { name });
         Ok(ds::Query {
             projection: vec![ds::Projection {
-                property: Some(property("__key__")),
+                property: property("__key__".into()),
             }],
             kind: vec![ds::KindExpression {
                 name: T::COLLECTION.to_owned(),
             }],
             filter: Some(and(filters)),
             order: vec![ds::PropertyOrder {
-                property: Some(property(&expiry)),
+                property: property(filter_property(T::EXPIRY_FIELD)?),
                 direction: ds::property_order::Direction::Ascending as i32,
             }],
             start_cursor: cursor,
@@ -234,7 +204,7 @@ impl<T: Expiring> Kind<T> {
         now: PurgeTime,
         options: &PurgeOptions,
     ) -> Result<u64> {
-        let expiry = property_name(T::EXPIRY_FIELD);
+        let expiry = filter_property(T::EXPIRY_FIELD)?;
         let mut attempts = 0;
         loop {
             attempts += 1;
@@ -371,23 +341,6 @@ impl<T: Expiring> PurgePart for InDatastore<'_, T> {
         report: Report<'a>,
     ) -> BoxFuture<'a, Result<PurgeProgress>> {
         Box::pin(self.kind.purge(values, self.options, start, report))
-    }
-}
-
-/// The property a top-level field path names (its segment, unquoted).
-fn property_name(path: &str) -> String {
-    sharded_indexes::field_path::unquoted_segment(path).to_owned()
-}
-
-fn timestamp(time: PurgeTime) -> ds::Value {
-    ds::Value {
-        value_type: Some(ds::value::ValueType::TimestampValue(
-            firestore::gcloud_sdk::prost_types::Timestamp {
-                seconds: time.seconds,
-                nanos: time.nanos,
-            },
-        )),
-        ..Default::default()
     }
 }
 

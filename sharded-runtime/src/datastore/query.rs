@@ -10,7 +10,7 @@ use firestore::gcloud_sdk::prost_types::Timestamp;
 
 use super::convert;
 use super::cursor::{ChunkPosition, DatastoreCursor, plan_digest};
-use super::filter::{and, at, filter, int32_limit, is_empty, property, property_order};
+use super::filter::{ancestor, and, at, filter, int32_limit, is_empty, property, property_order};
 use super::{Kind, status_error};
 use crate::error::{Error, Result};
 use crate::model::handle::Scope;
@@ -365,21 +365,7 @@ impl<T: Sharded> Kind<T> {
             &self.datastore.partition,
         )?];
         if let Some(parent) = plan.scope.parent() {
-            filters.push(ds::Filter {
-                filter_type: Some(ds::filter::FilterType::PropertyFilter(ds::PropertyFilter {
-                    property: Some(ds::PropertyReference {
-                        name: "__key__".into(),
-                    }),
-                    op: ds::property_filter::Operator::HasAncestor as i32,
-                    value: Some(ds::Value {
-                        value_type: Some(ds::value::ValueType::KeyValue(ds::Key {
-                            partition_id: Some(self.datastore.partition.clone()),
-                            path: convert::path_key(parent),
-                        })),
-                        ..Default::default()
-                    }),
-                })),
-            });
+            filters.push(ancestor(parent, &self.datastore.partition));
         }
         let order = plan
             .orders

@@ -327,6 +327,26 @@ async fn purge_shard<T: Expiring>(
     }
 }
 
+/// What a purge's query of `value` asks, in either mode: `shard == value AND expiry <= now`.
+pub(crate) fn expired_filter<T: Expiring>(value: &str, now: PurgeTime) -> FirestoreQueryFilter {
+    let shard = FirestoreValue::from(Value {
+        value_type: Some(ValueType::StringValue(value.to_owned())),
+    });
+    FirestoreQueryFilter::Composite(FirestoreQueryFilterComposite::new(
+        vec![
+            FirestoreQueryFilter::Compare(Some(FirestoreQueryFilterCompare::Equal(
+                T::DESCRIPTION.shard_field.to_owned(),
+                shard,
+            ))),
+            FirestoreQueryFilter::Compare(Some(FirestoreQueryFilterCompare::LessThanOrEqual(
+                T::EXPIRY_FIELD.to_owned(),
+                FirestoreValue::from(now.value()),
+            ))),
+        ],
+        FirestoreQueryFilterCompositeOperator::And,
+    ))
+}
+
 /// The next page of expired keys under `value`: `shard == value AND expiry <= now ORDER BY
 /// expiry, __name__`, after `after`, served by the plan's (shard, expiry) index.
 async fn expired_page<T: Expiring>(
@@ -337,24 +357,7 @@ async fn expired_page<T: Expiring>(
     now: PurgeTime,
     after: Option<&(PurgeTime, String)>,
 ) -> Result<Vec<Document>> {
-    let shard = FirestoreValue::from(Value {
-        value_type: Some(ValueType::StringValue(value.to_owned())),
-    });
-    let filter = || {
-        FirestoreQueryFilter::Composite(FirestoreQueryFilterComposite::new(
-            vec![
-                FirestoreQueryFilter::Compare(Some(FirestoreQueryFilterCompare::Equal(
-                    T::DESCRIPTION.shard_field.to_owned(),
-                    shard.clone(),
-                ))),
-                FirestoreQueryFilter::Compare(Some(FirestoreQueryFilterCompare::LessThanOrEqual(
-                    T::EXPIRY_FIELD.to_owned(),
-                    FirestoreValue::from(now.value()),
-                ))),
-            ],
-            FirestoreQueryFilterCompositeOperator::And,
-        ))
-    };
+    let filter = || expired_filter::<T>(value, now);
     retry_reads(&options.backoff, || {
         let select = scope
             .select(
