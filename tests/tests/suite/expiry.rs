@@ -450,9 +450,15 @@ async fn a_tracked_purge_split_over_tasks_deletes_what_expired_and_resumes_a_ret
             }
         }
     };
+    // Held to 10 deletes a second, so the attempt outlasts its first stored checkpoint (2 s)
+    // however fast the machine: a part has tens of expired documents.
     let slow = PurgeOptions {
         page_size: 1,
         concurrency: 1,
+        writer: Some(
+            sharded_runtime::bulk::BulkWriterOptions::default()
+                .with_throttling(sharded_runtime::bulk::Throttling::ramp().with_maximum(10.0)),
+        ),
         ..options.clone()
     };
     let attempt = collection.purge_expired_part("nightly", at(NOW), part(0), slow, |_| {});
