@@ -29,6 +29,7 @@
 
 mod aggregate;
 mod bulk;
+mod checkpoint;
 mod convert;
 mod cursor;
 mod filter;

@@ -12,12 +12,14 @@ use futures::TryStreamExt as _;
 use futures::future::BoxFuture;
 
 use super::Kind;
+use super::checkpoint::EntityCheckpoints;
 use super::filter::{ancestor, and, filter, int32_limit, property as filter_property};
 use crate::error::{Error, Result};
 use crate::job::purge::{
     PurgeOptions, PurgePart, PurgeProgress, PurgeTime, Report, ShardPurge, Shared,
     check_checkpoint, expired_filter, purge_time, start, tracked_part,
 };
+use crate::job::stored_checkpoint::CheckpointStore;
 use crate::model::expiry::Expiring;
 use crate::model::order_key::OrderBound;
 use crate::model::throttling::Throttling;
@@ -74,6 +76,10 @@ impl<T: Expiring> Kind<T> {
         let runner = InDatastore {
             kind: self,
             options: &options,
+            checkpoints: EntityCheckpoints {
+                datastore: &self.datastore,
+                kind: PURGE_STATE_KIND,
+            },
         };
         tracked_part::<T>(
             &runner,
@@ -255,85 +261,23 @@ impl<T: Expiring> Kind<T> {
 /// The kind a tracked purge keeps each part's checkpoint in, in Datastore mode.
 pub const PURGE_STATE_KIND: &str = "ShardedPurge";
 
-/// The property the checkpoint is kept in, as JSON (unindexed).
-const PROGRESS_PROPERTY: &str = "progress";
-
 /// A Datastore-mode part: its purge, and its checkpoint in [`PURGE_STATE_KIND`].
 struct InDatastore<'a, T> {
     kind: &'a Kind<T>,
     options: &'a PurgeOptions,
+    checkpoints: EntityCheckpoints<'a>,
 }
 
-impl<T: Expiring> InDatastore<'_, T> {
-    fn state_key(&self, id: &str) -> ds::Key {
-        ds::Key {
-            partition_id: Some(self.kind.datastore.partition.clone()),
-            path: vec![ds::key::PathElement {
-                kind: PURGE_STATE_KIND.to_owned(),
-                id_type: Some(ds::key::path_element::IdType::Name(id.to_owned())),
-            }],
-        }
+impl<T: Expiring> CheckpointStore<PurgeProgress> for InDatastore<'_, T> {
+    fn read<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<PurgeProgress>>> {
+        self.checkpoints.read(id)
     }
-
-    async fn read_state(&self, id: &str) -> Result<Option<PurgeProgress>> {
-        let answer = self
-            .kind
-            .datastore
-            .lookup(vec![self.state_key(id)], None)
-            .await?;
-        let Some(entity) = answer.found.into_iter().find_map(|found| found.entity) else {
-            return Ok(None);
-        };
-        match entity
-            .properties
-            .get(PROGRESS_PROPERTY)
-            .and_then(|value| value.value_type.as_ref())
-        {
-            Some(ds::value::ValueType::StringValue(json)) => serde_json::from_str(json)
-                .map(Some)
-                .map_err(|err| Error::InvalidCheckpoint(format!("{id}: {err}"))),
-            _ => Err(Error::InvalidCheckpoint(format!(
-                "{PURGE_STATE_KIND} `{id}` holds no `{PROGRESS_PROPERTY}`"
-            ))),
-        }
-    }
-
-    async fn write_state(&self, id: &str, state: &PurgeProgress) -> Result<()> {
-        let json = serde_json::to_string(state)
-            .map_err(|err| Error::InvalidCheckpoint(err.to_string()))?;
-        let entity = ds::Entity {
-            key: Some(self.state_key(id)),
-            properties: [(
-                PROGRESS_PROPERTY.to_owned(),
-                ds::Value {
-                    value_type: Some(ds::value::ValueType::StringValue(json)),
-                    exclude_from_indexes: true,
-                    ..Default::default()
-                },
-            )]
-            .into(),
-        };
-        self.kind
-            .datastore
-            .commit(
-                vec![ds::Mutation {
-                    operation: Some(ds::mutation::Operation::Upsert(entity)),
-                    ..Default::default()
-                }],
-                None,
-            )
-            .await
-            .map(drop)
+    fn write<'a>(&'a self, id: &'a str, state: &'a PurgeProgress) -> BoxFuture<'a, Result<()>> {
+        self.checkpoints.write(id, state)
     }
 }
 
 impl<T: Expiring> PurgePart for InDatastore<'_, T> {
-    fn read<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<PurgeProgress>>> {
-        Box::pin(self.read_state(id))
-    }
-    fn write<'a>(&'a self, id: &'a str, state: &'a PurgeProgress) -> BoxFuture<'a, Result<()>> {
-        Box::pin(self.write_state(id, state))
-    }
     fn run<'a>(
         &'a self,
         values: &'a [&'static str],

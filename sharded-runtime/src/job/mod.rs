@@ -6,5 +6,6 @@
 pub(crate) mod balanced_parts;
 pub(crate) mod purge;
 pub(crate) mod shard_job;
+pub(crate) mod stored_checkpoint;
 pub(crate) mod task_part;
 pub(crate) mod tracked;

@@ -2,15 +2,13 @@
 //! checkpoint, and one task's share of a job run by Cloud Run or a Kubernetes Indexed Job,
 //! its checkpoint kept in Firestore.
 
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
-
 use firestore::gcloud_sdk::google::firestore::v1::{Document, Value, value::ValueType};
 
 use futures::future::BoxFuture;
 
 use super::{PurgeOptions, PurgeProgress, Report, check_checkpoint, purge, purge_time, start};
 use crate::error::{Error, Result};
+use crate::job::stored_checkpoint::{CheckpointStore, Latest, part_id, store_while};
 use crate::job::task_part::TaskPart;
 use crate::model::expiry::Expiring;
 use crate::model::handle::{Scope, ShardedCollection, ShardedCollectionGroup};
@@ -19,9 +17,6 @@ use crate::model::order_key::OrderBound;
 /// The collection a tracked purge keeps each part's checkpoint in, one document per part
 /// (`<job>-<index>-of-<count>`).
 pub const PURGE_STATE_COLLECTION: &str = "_sharded_purges";
-
-/// How often a tracked purge stores its part's checkpoint while it runs.
-const STORE_EVERY: Duration = Duration::from_secs(2);
 
 impl<'db, T: Expiring> ShardedCollection<'db, T> {
     /// Deletes every document of this collection whose expiry is at or before `now`, as the
@@ -163,9 +158,7 @@ fn share(values: &[&'static str], part: &TaskPart) -> Vec<&'static str> {
 /// What a tracked purge part runs on: where it keeps its checkpoint, by the part's id
 /// (`<job>-<index>-of-<count>`: a Firestore document, or a Datastore entity), and the purge
 /// of some shard values from a checkpoint.
-pub(crate) trait PurgePart: Sync {
-    fn read<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<PurgeProgress>>>;
-    fn write<'a>(&'a self, id: &'a str, state: &'a PurgeProgress) -> BoxFuture<'a, Result<()>>;
+pub(crate) trait PurgePart: CheckpointStore<PurgeProgress> {
     fn run<'a>(
         &'a self,
         values: &'a [&'static str],
@@ -182,13 +175,16 @@ struct Native<'a, T> {
     marker: std::marker::PhantomData<fn() -> T>,
 }
 
-impl<T: Expiring> PurgePart for Native<'_, T> {
+impl<T: Expiring> CheckpointStore<PurgeProgress> for Native<'_, T> {
     fn read<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<PurgeProgress>>> {
         Box::pin(read_state(self.db, id))
     }
     fn write<'a>(&'a self, id: &'a str, state: &'a PurgeProgress) -> BoxFuture<'a, Result<()>> {
         Box::pin(write_state(self.db, id, state))
     }
+}
+
+impl<T: Expiring> PurgePart for Native<'_, T> {
     fn run<'a>(
         &'a self,
         values: &'a [&'static str],
@@ -226,7 +222,8 @@ async fn tracked<T: Expiring>(
 
 /// Part `part` of the purge `job`: its share of the shard values, from the checkpoint `store`
 /// holds (or from the start, at `now`), run by `runner`, the checkpoint stored every
-/// [`STORE_EVERY`] while it runs and at its end (after a failure too).
+/// [`STORE_EVERY`](crate::job::stored_checkpoint::STORE_EVERY) while it runs and at its end
+/// (after a failure too).
 pub(crate) async fn tracked_part<T: Expiring>(
     runner: &dyn PurgePart,
     job: &str,
@@ -236,14 +233,8 @@ pub(crate) async fn tracked_part<T: Expiring>(
     mut progress: impl FnMut(&PurgeProgress) + Send,
 ) -> Result<PurgeProgress> {
     options.validate()?;
-    if job.is_empty() || job.contains('/') || job.starts_with("__") {
-        return Err(Error::InvalidOptions {
-            option: "job",
-            expected: "a job name that is a document id: not empty, no `/`, not `__...`",
-        });
-    }
+    let id = part_id(job, &part)?;
     let values = share(&T::DESCRIPTION.declared_values(), &part);
-    let id = format!("{job}-{}-of-{}", part.index, part.count);
     let start = match runner.read(&id).await? {
         Some(stored) => {
             check_checkpoint::<T>(&stored, &values)?;
@@ -255,47 +246,13 @@ pub(crate) async fn tracked_part<T: Expiring>(
         progress(&start);
         return Ok(start);
     }
-    let latest = Arc::new(Mutex::new(None::<PurgeProgress>));
-    let mut report = {
-        let latest = latest.clone();
-        move |state: &PurgeProgress| {
-            *latest.lock().unwrap_or_else(|p| p.into_inner()) = Some(state.clone());
-            progress(state);
-        }
+    let latest = Latest::new();
+    let mut report = |state: &PurgeProgress| {
+        latest.set(state);
+        progress(state);
     };
     let running = runner.run(&values, start, &mut report);
-    let storing = async {
-        let mut stored: Option<PurgeProgress> = None;
-        loop {
-            tokio::time::sleep(STORE_EVERY).await;
-            let now = latest.lock().unwrap_or_else(|p| p.into_inner()).clone();
-            if let Some(latest) = now.as_ref().filter(|_| now != stored) {
-                // A failed store is tried at the next tick; the run's end stores again.
-                if runner.write(&id, latest).await.is_ok() {
-                    stored = now;
-                }
-            }
-        }
-    };
-    futures::pin_mut!(running, storing);
-    let result = match futures::future::select(running, storing).await {
-        futures::future::Either::Left((result, _)) => result,
-        futures::future::Either::Right((never, _)) => never,
-    };
-    let last = latest.lock().unwrap_or_else(|p| p.into_inner()).clone();
-    match result {
-        Ok(done) => {
-            runner.write(&id, &done).await?;
-            Ok(done)
-        }
-        Err(err) => {
-            // What was done before the failure is kept for the retry.
-            if let Some(last) = last {
-                let _ = runner.write(&id, &last).await;
-            }
-            Err(err)
-        }
-    }
+    store_while(runner, &id, &latest, running).await
 }
 
 const PROGRESS_FIELD: &str = "progress";
