@@ -51,7 +51,7 @@ pub use kind::{Kind, MAX_MUTATIONS};
 pub use migration::{
     JOB_KIND, LeftBehind, LeftBehindReason, MAX_LANES, Migration, MigrationCheckpoint,
     MigrationJobStatus, MigrationPartRun, MigrationPartStatus, MigrationProgress, PART_KIND,
-    TrackedMigration,
+    TrackedMigration, USER_MIGRATION_STATE_KIND, UserMigration, UserMigrationProgress, UserState,
 };
 pub use purge::PURGE_STATE_KIND;
 pub use query::{DatastorePage, EntityKey};

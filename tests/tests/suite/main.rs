@@ -13,6 +13,7 @@ mod cursor_refusals;
 mod datastore_expiry;
 mod datastore_migration;
 mod datastore_mode;
+mod datastore_users;
 mod datastore_values;
 mod dependent_crates;
 mod description;

@@ -248,7 +248,7 @@ impl<T: Sharded> Kind<T> {
 
     /// The id the old entity at `source` is copied under: its own, where it is a direct child
     /// of `parent` (the sharded kind's ancestor) and its name is an id of the type.
-    fn copy_id(
+    pub(super) fn copy_id(
         &self,
         source: &ds::Key,
         parent: &[ds::key::PathElement],

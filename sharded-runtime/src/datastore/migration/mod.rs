@@ -24,11 +24,13 @@ use serde::{Deserialize, Serialize};
 
 mod lanes;
 mod tracked;
+mod users;
 
 pub use tracked::{
     JOB_KIND, MigrationJobStatus, MigrationPartRun, MigrationPartStatus, PART_KIND,
     TrackedMigration,
 };
+pub use users::{USER_MIGRATION_STATE_KIND, UserMigration, UserMigrationProgress, UserState};
 
 use lanes::{KeyPath, Lane, check_lanes, gql_key, key_path};
 
@@ -500,29 +502,24 @@ impl<T: Sharded> Kind<T> {
         if let Some(stored) = self.get(id).await? {
             return Ok(Some(stored.document));
         }
-        let mut key = self.key(id)?;
-        if let Some(last) = key.path.last_mut() {
-            last.kind = source_kind.to_owned();
-        }
-        let found = self.lookup_keys(vec![key], None).await?;
-        match found.first() {
-            Some(entity) => {
-                let document = convert::to_document(entity, &self.datastore.documents_root())?;
-                Ok(Some(FirestoreDb::deserialize_doc_to(&document)?))
-            }
-            None => Ok(None),
-        }
+        self.get_old(id, source_kind).await
     }
 }
 
-/// Refuses options a run cannot follow, before anything is read.
-fn check_options(options: &Migration) -> Result<()> {
-    if !(1..=MAX_MUTATIONS).contains(&options.batch_size) {
+/// Refuses a commit size Datastore does not take.
+fn check_batch_size(batch_size: usize) -> Result<()> {
+    if !(1..=MAX_MUTATIONS).contains(&batch_size) {
         return Err(Error::InvalidOptions {
             option: "batch_size",
             expected: "1 to 500",
         });
     }
+    Ok(())
+}
+
+/// Refuses options a run cannot follow, before anything is read.
+fn check_options(options: &Migration) -> Result<()> {
+    check_batch_size(options.batch_size)?;
     if !(1..=MAX_LANES).contains(&options.lane_count) {
         return Err(Error::InvalidOptions {
             option: "lane_count",
