@@ -50,6 +50,9 @@ export interface CollectionDescription {
   fields?: StoredFieldDescription[];
   /** The Rust types that shard the collection. */
   types?: string[];
+  /** The timestamp field documents expire at (`expire_at`): Firestore's TTL policy deletes
+   * them within about a day after, and `unexpired(now)` hides them meanwhile. */
+  expiryField?: string;
 }
 
 /**

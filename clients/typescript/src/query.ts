@@ -3,7 +3,7 @@
 
 import { type AggregateTotal, type ChunkAggregate, checkSummed, settle } from "./aggregate.js";
 import { planFor, type QueryState, wholePlan, withCursor, withLimit, withOr, withWhere } from "./builder.js";
-import { type CollectionDescription, ShardedError } from "./description.js";
+import { type CollectionDescription, ShardedError, type ShardedTimestamp } from "./description.js";
 import { checkLive, listenMerged, type LiveMetadata, type LiveSnapshot } from "./live.js";
 import { matchesPlan } from "./matches.js";
 import { type PageOf, pageOf } from "./page.js";
@@ -65,6 +65,24 @@ export abstract class ShardedQueryOf<
    */
   where(field: F, op: WhereOp, value: unknown): Self {
     return this.with(withWhere(this.description, this.state, field, op, value));
+  }
+
+  /**
+   * The documents that have not expired at `now`: those whose expiry field (the type's
+   * `expire_at`) is after it, as the Rust library's `unexpired(now)` filters them. TTL deletes
+   * expired documents within about a day, in no order, so until then they still match
+   * queries. The filter is a range on the expiry field, which every query of an expiring type
+   * may take: the generated indexes serve it. On a type without `expire_at`, a `ShardedError`
+   * before anything is sent.
+   */
+  unexpired(now: Date | ShardedTimestamp): Self {
+    const expiry = this.description.expiryField;
+    if (expiry === undefined) {
+      throw new ShardedError(
+        `\`${this.description.collectionGroup}\` declares no expiry: add \`expire_at = "field"\` to #[sharded(...)] on its Rust type to filter out what expired`,
+      );
+    }
+    return this.with(withWhere(this.description, this.state, expiry, ">", now));
   }
 
   /**

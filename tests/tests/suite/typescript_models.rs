@@ -1,7 +1,7 @@
 //! The TypeScript module `sharded-build` writes beside the index file (`firestore.sharded.ts`),
 //! for types of every shape the derive takes (counters, vectors, ranges and range sets, sums
 //! for some queries, a quoted field name, maps, options, parents and collection groups, a
-//! server time, integers of narrower types), type-checked by tsc against the client with code
+//! server time, an expiry, integers of narrower types), type-checked by tsc against the client with code
 //! that uses each: the module compiles, its interfaces hold the stored fields with their
 //! types, and a misspelt field, counter or filter does not compile.
 
@@ -22,7 +22,8 @@ use crate::typescript_client::client;
     order_by = "at",
     reversible,
     collection = "ts_every",
-    ranges(level, weight)
+    ranges(level, weight),
+    expire_at = "expires"
 )]
 struct Everything {
     #[sharded(index)]
@@ -43,6 +44,7 @@ struct Everything {
     taken: Option<bool>,
     meta: HashMap<String, String>,
     at: FirestoreTimestamp,
+    expires: FirestoreTimestamp,
 }
 
 #[derive(Serialize, Deserialize, Sharded)]
@@ -70,6 +72,9 @@ declare const db: ConstructorParameters<typeof ShardedCollection>[0];
 const every = new ShardedCollection(db, Everything);
 every.query().where("device", "==", "d").where("level", ">", 3);
 every.query().where("weight", "<", 1).where("tags", "array-contains", "x");
+every.query().where("device", "==", "d").unexpired(new Date());
+// @ts-expect-error: `unexpired` takes a time
+every.query().unexpired("soon");
 // @ts-expect-error: no query on `amount`
 every.query().where("amount", "==", 1);
 void every.increment("e1", "visits", 1);
@@ -112,7 +117,9 @@ fn the_models_module_type_checks_for_types_of_every_shape() {
         "  \"taken at\"?: boolean | null;",
         "  meta: { [key: string]: unknown };",
         "  at: ShardedTimestamp;",
-        "export const Everything: TypedDescription<Everything, \"visits\", \"at\" | \"device\" | \"level\" | \"weight\" | \"tags\">",
+        "export const Everything: TypedDescription<Everything, \"visits\", \"at\" | \"device\" | \"level\" | \"weight\" | \"expires\" | \"tags\">",
+        "  expires: ShardedTimestamp;",
+        "  \"expiryField\": \"expires\"",
         "export const Chat: TypedDescription<Chat, never, \"sent\" | \"author\">",
         "  text?: string | null;",
     ] {
