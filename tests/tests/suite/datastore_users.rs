@@ -457,6 +457,29 @@ async fn a_user_with_an_entity_left_behind_stays_mid_way_and_loses_nothing() {
         )],
     )
     .await;
+    // An entity of the user kind under an ancestor is no user: users are at the top.
+    let nested = ds::Entity {
+        key: Some(ds::Key {
+            partition_id: Some(world.partition.clone()),
+            path: vec![
+                ds::key::PathElement {
+                    kind: "Org".into(),
+                    id_type: Some(IdType::Name("acme".into())),
+                },
+                ds::key::PathElement {
+                    kind: USER_KIND.into(),
+                    id_type: Some(IdType::Name("user-07".into())),
+                },
+            ],
+        }),
+        properties: HashMap::from([("plan".to_owned(), string("team"))]),
+    };
+    commit(
+        &world.raw,
+        &world.partition.project_id,
+        vec![nested.clone()],
+    )
+    .await;
     let whole = world.options(WHOLE);
     let mut left = Vec::new();
     let done = world
@@ -482,6 +505,22 @@ async fn a_user_with_an_entity_left_behind_stays_mid_way_and_loses_nothing() {
     // is no id of the new kind, so it is read through the old kind's raw API here.)
     let found = world.lookup(OLD_KIND, IdType::Name(bad.into())).await;
     assert!(found.is_some(), "never deleted or moved");
+    let nested_now = world
+        .raw
+        .get()
+        .lookup(ds::LookupRequest {
+            project_id: world.partition.project_id.clone(),
+            keys: nested.key.clone().into_iter().collect(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .found
+        .into_iter()
+        .find_map(|result| result.entity)
+        .unwrap();
+    assert_eq!(nested_now.properties, nested.properties, "left untouched");
 }
 
 /// Two tasks of a tracked job each move the users of their share of the hash; a run stopped

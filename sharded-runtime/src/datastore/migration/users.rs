@@ -807,8 +807,13 @@ struct StateChanges {
 /// The id the rollout hashes for a user's key, and the value the old kind's user property
 /// holds for it: a name as itself (a string value), the number N as `__id<N>__`, the
 /// runtime's id for a numbered entity (an integer value).
+/// `None` for an entity of the user kind under an ancestor: users are at the top of the
+/// namespace, where [`Kind::user_state`] looks them up.
 fn user_id(key: &ds::Key) -> Option<(String, ds::Value)> {
-    match &key.path.last()?.id_type {
+    let [user] = key.path.as_slice() else {
+        return None;
+    };
+    match &user.id_type {
         Some(IdType::Name(name)) => Some((name.clone(), string_value(name))),
         Some(IdType::Id(number)) => Some((
             format!("__id{number}__"),
