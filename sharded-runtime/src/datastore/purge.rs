@@ -240,7 +240,7 @@ impl<T: Expiring> Kind<T> {
             let outcome = attempt.await;
             if outcome.is_err() {
                 // Releases what its reads locked; a failed rollback expires on its own.
-                let _ = transaction.rollback().await;
+                transaction.abandon().await;
             }
             match outcome {
                 Ok(count) => return Ok(count),

@@ -9,6 +9,9 @@ use crate::error::{Error, Result};
 use crate::model::sharded::Sharded;
 use crate::model::stored::Stored;
 
+/// How many times [`DatastoreTransaction::abandon`] sends its rollback at most.
+const ABANDON_ATTEMPTS: u32 = 6;
+
 /// A transaction begun with [`Datastore::begin`]. Its writes are sent by
 /// [`commit`](Self::commit), all or none; an `ABORTED` commit (a conflicting transaction) is
 /// [`Error::Datastore`] with [`StatusCode::Aborted`](crate::wire::status::StatusCode::Aborted):
@@ -114,10 +117,14 @@ impl DatastoreTransaction {
 
     /// Ends the transaction without writing.
     pub async fn rollback(self) -> Result<()> {
+        self.send_rollback().await
+    }
+
+    async fn send_rollback(&self) -> Result<()> {
         let request = ds::RollbackRequest {
             project_id: self.datastore.partition.project_id.clone(),
             database_id: self.datastore.partition.database_id.clone(),
-            transaction: self.id,
+            transaction: self.id.clone(),
             ..Default::default()
         };
         self.datastore
@@ -127,5 +134,25 @@ impl DatastoreTransaction {
             .await
             .map_err(status_error)
             .map(drop)
+    }
+
+    /// Ends a job's failed transaction: the rollback sent again while it fails transiently (a
+    /// dropped connection), a few times. A transaction left open holds what its reads locked
+    /// until it expires, and the job's next attempt would wait on those locks (measured
+    /// through the fault proxy: a run of the per-user migration stalled over a minute, twice,
+    /// on a rollback lost with its connection). A commit applied before its answer was lost
+    /// makes the rollback fail for good, which is fine: nothing is locked then.
+    pub(super) async fn abandon(self) {
+        for attempt in 1..=ABANDON_ATTEMPTS {
+            match self.send_rollback().await {
+                Err(Error::Datastore { code, .. })
+                    if attempt < ABANDON_ATTEMPTS && crate::wire::retry::retries_request(code) =>
+                {
+                    tokio::time::sleep(std::time::Duration::from_millis(20 * attempt as u64))
+                        .await;
+                }
+                _ => return,
+            }
+        }
     }
 }

@@ -716,3 +716,52 @@ async fn a_user_left_mid_way_by_a_killed_run_reads_both_kinds_and_is_finished_by
     assert_eq!(done.already_there, copied as u64);
     world.check(&options, &states_at(WHOLE), WHOLE).await;
 }
+
+/// Through a proxy that drops connections and loses answers after the emulator applied a
+/// commit: every state change and copy is retried, a commit whose answer was lost is found
+/// done by its retry, and the run ends with every user moved, every order in the new kind
+/// once, and the counts whole.
+#[tokio::test]
+async fn a_per_user_migration_survives_dropped_connections_and_lost_answers() {
+    use sharded_emulator::fault_proxy::{FaultProxy, Faults};
+    let world = World::new("ds-users-faults").await;
+    let proxy = FaultProxy::start(
+        crate::datastore_mode::emulator().host(),
+        Faults {
+            seed: 64,
+            drop_chance: 0.02,
+            lost_answer_chance: 0.1,
+            ..Faults::NONE
+        },
+    )
+    .await
+    .unwrap();
+    let through =
+        sharded_runtime::datastore::Datastore::emulator(&proxy.host(), &world.partition.project_id)
+            .await
+            .unwrap()
+            .kind::<Order>();
+    let options = UserMigration {
+        backoff: sharded_runtime::bulk::Backoff {
+            initial: std::time::Duration::from_millis(10),
+            max_attempts: 30,
+            ..sharded_runtime::bulk::Backoff::default()
+        },
+        ..world.options(WHOLE)
+    };
+    let done = through
+        .migrate_users(&options, None, |_| ControlFlow::Continue(()))
+        .await
+        .unwrap();
+    assert!(proxy.dropped() > 0, "the proxy dropped nothing");
+    assert!(done.is_done());
+    assert_eq!(done.users_moved, 41);
+    let owned = world
+        .orders
+        .values()
+        .filter(|(owner, _)| !world.orphans.contains(owner))
+        .count() as u64;
+    assert_eq!(done.copied + done.already_there, owned);
+    assert_eq!(done.vanished, 0);
+    world.check(&options, &states_at(WHOLE), WHOLE).await;
+}

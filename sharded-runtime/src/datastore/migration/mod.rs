@@ -489,7 +489,7 @@ impl<T: Sharded> Kind<T> {
                 // attempt would wait on them ("Transaction lock timeout", measured through the
                 // fault proxy). Its commit may have been applied, answer lost: then the
                 // rollback fails, and nothing is lost.
-                let _ = transaction.rollback().await;
+                transaction.abandon().await;
             }
             outcome
         })

@@ -403,15 +403,15 @@ impl<T: Sharded> TrackedMigration<'_, T> {
             match attempt.await {
                 Ok(Acquired::Held(held)) => return Ok(Acquired::Held(held)),
                 Ok(other) => {
-                    let _ = transaction.rollback().await;
+                    transaction.abandon().await;
                     return Ok(other);
                 }
                 Err(Error::Datastore { code, .. }) if crate::wire::retry::retries_request(code) => {
-                    let _ = transaction.rollback().await;
+                    transaction.abandon().await;
                     tokio::time::sleep(Duration::from_millis(100)).await;
                 }
                 Err(other) => {
-                    let _ = transaction.rollback().await;
+                    transaction.abandon().await;
                     return Err(other);
                 }
             }
@@ -664,7 +664,7 @@ impl State {
             };
             let outcome = attempt.await;
             if outcome.is_err() {
-                let _ = transaction.rollback().await;
+                transaction.abandon().await;
             }
             outcome
         })

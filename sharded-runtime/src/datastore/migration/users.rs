@@ -636,7 +636,14 @@ impl<T: Sharded> Kind<T> {
                 (state == UserState::Moving).then_some(UserState::Moved)
             })
             .await?;
-        done.users_moved += moved.changed.len() as u64;
+        // A user found `Moved` already was set so by this batch's commit whose answer was
+        // lost (the transaction is retried); one found `Old` was rolled back meanwhile.
+        done.users_moved += (moved.changed.len()
+            + moved
+                .unchanged
+                .iter()
+                .filter(|(_, state)| *state == UserState::Moved)
+                .count()) as u64;
         Ok(())
     }
 
@@ -655,7 +662,9 @@ impl<T: Sharded> Kind<T> {
                 (state != UserState::Old).then_some(UserState::Old)
             })
             .await?;
-        done.users_rolled_back += changed.changed.len() as u64;
+        // Users of the batch are `Moving` or `Moved` as scanned: one found `Old` now was set so
+        // by this batch's commit whose answer was lost (or by another run).
+        done.users_rolled_back += (changed.changed.len() + changed.unchanged.len()) as u64;
         Ok(())
     }
 
@@ -686,7 +695,8 @@ impl<T: Sharded> Kind<T> {
                     let Some(id) = entity.key.as_ref().and_then(user_id).map(|(id, _)| id) else {
                         continue;
                     };
-                    match to(UserState::of(&entity, &options.state_property)) {
+                    let now = UserState::of(&entity, &options.state_property);
+                    match to(now) {
                         Some(state) => {
                             entity.properties.insert(
                                 options.state_property.clone(),
@@ -698,7 +708,7 @@ impl<T: Sharded> Kind<T> {
                             });
                             changes.changed.push(id);
                         }
-                        None => changes.unchanged.push(id),
+                        None => changes.unchanged.push((id, now)),
                     }
                 }
                 // Committed even with nothing to write: that ends the transaction, whose reads
@@ -710,7 +720,7 @@ impl<T: Sharded> Kind<T> {
             };
             let outcome = attempt.await;
             if outcome.is_err() {
-                let _ = transaction.rollback().await;
+                transaction.abandon().await;
             }
             outcome
         })
@@ -798,8 +808,8 @@ impl<T: Sharded> Kind<T> {
 struct StateChanges {
     /// The users given a new state.
     changed: Vec<String>,
-    /// The users left as they were.
-    unchanged: Vec<String>,
+    /// The users left as they were, with the state they hold.
+    unchanged: Vec<(String, UserState)>,
     /// Users no longer there.
     gone: u64,
 }
