@@ -138,9 +138,11 @@ impl<T: Expiring> Kind<T> {
                 None => Vec::new(),
             };
             let query = self.expired_keys(value, now, cursor, options.page_size)?;
-            let (read, exhausted, _) = self
-                .run_entities(query, Some(options.page_size), None)
-                .await?;
+            // Sent again while it fails transiently (a dropped connection), as a job's reads are.
+            let (read, exhausted, _) = super::retried(&options.backoff, "purge read", || {
+                self.run_entities(query.clone(), Some(options.page_size), None)
+            })
+            .await?;
             let keys: Vec<ds::Key> = read
                 .iter()
                 .filter_map(|(entity, _)| entity.key.clone())
@@ -203,7 +205,9 @@ impl<T: Expiring> Kind<T> {
     }
 
     /// Deletes those of `keys` still expired at `now`, read again in the deleting
-    /// transaction (tried again when a conflicting one aborts it); how many.
+    /// transaction (tried again when a conflicting one aborts it); how many. A commit whose
+    /// answer was lost may have been applied: the keys it deleted are gone when the next
+    /// attempt reads them, and count as deleted.
     async fn delete_still_expired(
         &self,
         keys: Vec<ds::Key>,
@@ -212,14 +216,31 @@ impl<T: Expiring> Kind<T> {
     ) -> Result<u64> {
         let expiry = filter_property(T::EXPIRY_FIELD)?;
         let mut attempts = 0;
+        // The keys a commit that failed after it was sent was deleting.
+        let mut maybe_deleted: Vec<ds::Key> = Vec::new();
         loop {
             attempts += 1;
-            let transaction = self.datastore.begin().await?;
+            let transaction = match self.datastore.begin().await {
+                Ok(transaction) => transaction,
+                Err(Error::Datastore { code, .. })
+                    if attempts < options.backoff.max_attempts
+                        && crate::wire::retry::retries_request(code) =>
+                {
+                    tokio::time::sleep(options.backoff.delay(attempts, code)).await;
+                    continue;
+                }
+                Err(err) => return Err(err),
+            };
+            let mut sending: Vec<ds::Key> = Vec::new();
             let attempt = async {
                 let found = self
                     .lookup_keys(keys.clone(), Some(transaction.id().to_vec()))
                     .await?;
-                let expired: Vec<ds::Mutation> = found
+                let gone = maybe_deleted
+                    .iter()
+                    .filter(|key| !found.iter().any(|entity| entity.key.as_ref() == Some(*key)))
+                    .count() as u64;
+                sending = found
                     .into_iter()
                     .filter(|entity| {
                         entity
@@ -228,28 +249,39 @@ impl<T: Expiring> Kind<T> {
                             .is_some_and(|value| at_or_before(value, now))
                     })
                     .filter_map(|entity| entity.key)
+                    .collect();
+                let expired: Vec<ds::Mutation> = sending
+                    .iter()
                     .map(|key| ds::Mutation {
-                        operation: Some(ds::mutation::Operation::Delete(key)),
+                        operation: Some(ds::mutation::Operation::Delete(key.clone())),
                         ..Default::default()
                     })
                     .collect();
-                let count = expired.len() as u64;
+                let count = expired.len() as u64 + gone;
                 transaction.commit_mutations(expired).await?;
                 Ok::<u64, Error>(count)
             };
             let outcome = attempt.await;
             if outcome.is_err() {
-                // Releases what its reads locked; a failed rollback expires on its own.
+                // Releases what its reads locked.
                 transaction.abandon().await;
             }
             match outcome {
                 Ok(count) => return Ok(count),
-                // A conflicting transaction, or a transient failure: nothing was deleted.
+                // A conflicting transaction (nothing was deleted), or a transient failure
+                // (the commit, if it was sent, may have been applied).
                 Err(Error::Datastore { code, .. })
                     if attempts < options.backoff.max_attempts
                         && (code == StatusCode::Aborted
                             || crate::wire::retry::retries_request(code)) =>
                 {
+                    if code != StatusCode::Aborted {
+                        for key in sending {
+                            if !maybe_deleted.contains(&key) {
+                                maybe_deleted.push(key);
+                            }
+                        }
+                    }
                     tokio::time::sleep(options.backoff.delay(attempts, code)).await;
                 }
                 Err(err) => return Err(err),

@@ -148,8 +148,7 @@ impl DatastoreTransaction {
                 Err(Error::Datastore { code, .. })
                     if attempt < ABANDON_ATTEMPTS && crate::wire::retry::retries_request(code) =>
                 {
-                    tokio::time::sleep(std::time::Duration::from_millis(20 * attempt as u64))
-                        .await;
+                    tokio::time::sleep(std::time::Duration::from_millis(20 * attempt as u64)).await;
                 }
                 _ => return,
             }

@@ -362,3 +362,50 @@ async fn a_tracked_datastore_purge_resumes_a_stopped_attempt_and_splits_over_tas
         .unwrap();
     assert_eq!(again, retried);
 }
+
+/// Through a proxy that drops connections and loses answers after the emulator applied a
+/// commit: every page's query and deleting transaction is retried, and the purge deletes
+/// exactly what expired, with its counts whole (a key a lost commit deleted counts as
+/// deleted, not as changed).
+#[tokio::test]
+async fn a_datastore_purge_survives_dropped_connections_and_lost_answers() {
+    use sharded_emulator::fault_proxy::{FaultProxy, Faults};
+    let (datastore, project) = fresh_datastore("ds-expiry-faults").await;
+    let kind = datastore.kind::<Session>();
+    let mut rng = StdRng::seed_from_u64(sharded_tests::seed("ds-expiry-faults"));
+    let documents = sessions(&mut rng, 400);
+    write(&kind, &documents).await;
+    let proxy = FaultProxy::start(
+        crate::datastore_mode::emulator().host(),
+        Faults {
+            seed: 64,
+            drop_chance: 0.02,
+            lost_answer_chance: 0.1,
+            ..Faults::NONE
+        },
+    )
+    .await
+    .unwrap();
+    let through = sharded_runtime::datastore::Datastore::emulator(&proxy.host(), &project)
+        .await
+        .unwrap()
+        .kind::<Session>();
+    let options = PurgeOptions {
+        page_size: 9,
+        concurrency: 3,
+        backoff: sharded_runtime::bulk::Backoff {
+            initial: std::time::Duration::from_millis(10),
+            max_attempts: 30,
+            ..sharded_runtime::bulk::Backoff::default()
+        },
+        ..PurgeOptions::default()
+    };
+    let done = through
+        .purge_expired(at(NOW), options, |_| {})
+        .await
+        .unwrap();
+    assert!(proxy.dropped() > 0, "the proxy dropped nothing");
+    assert_eq!(left(&kind).await, unexpired(&documents, NOW));
+    let expired = (documents.len() - unexpired(&documents, NOW).len()) as u64;
+    assert_eq!((done.deleted, done.changed), (expired, 0));
+}
