@@ -615,3 +615,46 @@ async fn a_purge_in_one_parent_and_across_every_parent() {
         .unwrap();
     assert!(Visit::indexes().serving(&need).is_some());
 }
+
+/// Through a proxy that drops connections and loses answers after the emulator applied a
+/// request: the purge's queries are retried, each delete is the bulk writer's (a delete whose
+/// answer was lost is read back and found done), and the purge deletes exactly what expired,
+/// every delete counted once.
+#[tokio::test]
+async fn a_purge_survives_dropped_connections_and_lost_answers() {
+    use sharded_emulator::fault_proxy::{FaultProxy, Faults};
+    let test = test_db("expiry-faults").await;
+    let mut rng = StdRng::seed_from_u64(sharded_tests::seed("expiry-faults"));
+    let documents = random_sessions::<Session3>(&mut rng, 400);
+    write::<Session3>(&test.db, &documents).await;
+    let proxy = FaultProxy::start(
+        test.emulator.host(),
+        Faults {
+            seed: 64,
+            drop_chance: 0.02,
+            lost_answer_chance: 0.1,
+            ..Faults::NONE
+        },
+    )
+    .await
+    .unwrap();
+    let through = sharded_tests::same_project_via(&test.db, &proxy.host()).await;
+    let fast = sharded_tests::migration::fast_retries();
+    let options = PurgeOptions {
+        page_size: 9,
+        concurrency: 3,
+        backoff: fast,
+        writer: Some(sharded_tests::migration::unthrottled()),
+    };
+    let done = Session3::collection(&through)
+        .purge_expired(at(NOW), options, |_| {})
+        .await
+        .unwrap();
+    assert!(proxy.dropped() > 0, "the proxy dropped nothing");
+    assert_eq!(
+        left::<Session3>(&test.db).await,
+        unexpired_ids(&documents, NOW)
+    );
+    let expired = (documents.len() - unexpired_ids(&documents, NOW).len()) as u64;
+    assert_eq!((done.deleted, done.changed), (expired, 0));
+}
