@@ -129,7 +129,10 @@ async fn a_live_counter_goes_on_through_a_proxy_that_drops_chunks() {
         .listen_counter_with("p", Post::counters().likes, options)
         .unwrap();
     let mut seen = Vec::new();
-    for round in 0..10 {
+    // Rounds go on until connections were dropped: how many chunks carry the answers (so how
+    // many the proxy may drop) depends on the machine's load, and a loaded run of the whole
+    // suite once saw none dropped in 10 rounds.
+    for round in 0..30 {
         let tasks = writers(&test.db, "p", 3, 20);
         seen.extend(values_until(&mut live, (round + 1) * 60).await);
         for task in tasks {
@@ -141,7 +144,7 @@ async fn a_live_counter_goes_on_through_a_proxy_that_drops_chunks() {
     }
     assert!(
         proxy.dropped() > 0,
-        "no connection was dropped in 10 rounds"
+        "no connection was dropped in 30 rounds"
     );
     assert_exact_at_read_times(&test.db, "p", &seen).await;
 }
