@@ -366,7 +366,9 @@ impl<T: Sharded> Kind<T> {
     /// and at the end (after a failure too), a retry goes on from it, and a finished part
     /// returns it at once. Two attempts at once do no harm: each state change and each copy
     /// is a transaction that finds what it changes as it expects. Every part scans the user
-    /// kind's keys (keys-only reads).
+    /// kind's keys (keys-only reads). Each share is a job of its own: give each run of a new
+    /// share its own `job` name (a stored checkpoint of another rollout, share or part is
+    /// refused with [`Error::InvalidCheckpoint`]).
     pub async fn migrate_users_part(
         &self,
         job: &str,
