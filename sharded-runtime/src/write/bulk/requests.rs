@@ -130,7 +130,11 @@ pub(super) async fn settle_cut(db: &FirestoreDb, placed: Placed, marker: &Docume
     })
 }
 
-/// The document `name` as it is now (`None` if missing), read with the writer's retries.
+/// The document `name` as it is now (`None` if missing), read with the writer's retries,
+/// and past them for as long as a request may take (`timeout`): the read-back is the only way
+/// to learn whether a write whose answer was lost landed, and through a proxy that drops
+/// connections under load the channel was measured failing every one of 10 fast attempts
+/// ("transport error", a broken pipe) for over 3 s, which reported landed writes as failed.
 pub(super) async fn read_back(
     db: FirestoreDb,
     name: String,
@@ -138,6 +142,7 @@ pub(super) async fn read_back(
     backoff: Backoff,
     timeout: Duration,
 ) -> Result<Option<Document>, Status> {
+    let started = clock.now();
     let mut attempts = 0;
     loop {
         attempts += 1;
@@ -149,7 +154,11 @@ pub(super) async fn read_back(
         match db.client().get().get_document(request).await {
             Ok(document) => return Ok(Some(document.into_inner())),
             Err(status) if status.code() == Code::NotFound => return Ok(None),
-            Err(status) if attempts < backoff.max_attempts && retries_request(status.code()) => {
+            Err(status)
+                if retries_request(status.code())
+                    && (attempts < backoff.max_attempts
+                        || clock.now().saturating_sub(started) < timeout) =>
+            {
                 clock
                     .sleep(backoff.delay(attempts, status.code().into()))
                     .await;
