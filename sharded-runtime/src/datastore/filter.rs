@@ -57,23 +57,35 @@ pub(super) fn is_empty(filter: &ds::Filter) -> bool {
     )
 }
 
-/// Entities under the ancestor `parent` (its path below the root, `rooms/lobby`).
-pub(super) fn ancestor(parent: &str, partition: &ds::PartitionId) -> ds::Filter {
+/// `name op value`: one property's comparison, the filter every Datastore query of the
+/// runtime is built from.
+pub(super) fn property_filter(
+    name: &str,
+    op: ds::property_filter::Operator,
+    value: ds::Value,
+) -> ds::Filter {
     ds::Filter {
         filter_type: Some(ds::filter::FilterType::PropertyFilter(ds::PropertyFilter {
-            property: Some(ds::PropertyReference {
-                name: "__key__".into(),
-            }),
-            op: ds::property_filter::Operator::HasAncestor as i32,
-            value: Some(ds::Value {
-                value_type: Some(ds::value::ValueType::KeyValue(ds::Key {
-                    partition_id: Some(partition.clone()),
-                    path: convert::path_key(parent),
-                })),
-                ..Default::default()
-            }),
+            property: Some(ds::PropertyReference { name: name.into() }),
+            op: op as i32,
+            value: Some(value),
         })),
     }
+}
+
+/// Entities under the ancestor `parent` (its path below the root, `rooms/lobby`).
+pub(super) fn ancestor(parent: &str, partition: &ds::PartitionId) -> ds::Filter {
+    property_filter(
+        "__key__",
+        ds::property_filter::Operator::HasAncestor,
+        ds::Value {
+            value_type: Some(ds::value::ValueType::KeyValue(ds::Key {
+                partition_id: Some(partition.clone()),
+                path: convert::path_key(parent),
+            })),
+            ..Default::default()
+        },
+    )
 }
 
 /// The Datastore property a Firestore field path names.
@@ -112,15 +124,11 @@ pub(super) fn filter(
         partition,
     };
     let compare = |path: &str, op: Op, value: &firestore::FirestoreValue| -> Result<ds::Filter> {
-        Ok(ds::Filter {
-            filter_type: Some(ds::filter::FilterType::PropertyFilter(ds::PropertyFilter {
-                property: Some(ds::PropertyReference {
-                    name: property(path)?,
-                }),
-                op: op as i32,
-                value: Some(convert::to_datastore(&value.value, path, &all)),
-            })),
-        })
+        Ok(property_filter(
+            &property(path)?,
+            op,
+            convert::to_datastore(&value.value, path, &all),
+        ))
     };
     let constant = |value_type: F| firestore::FirestoreValue {
         value: firestore::gcloud_sdk::google::firestore::v1::Value {

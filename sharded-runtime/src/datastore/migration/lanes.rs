@@ -313,18 +313,14 @@ pub(super) fn check_lanes(lanes: &[IdRange]) -> Result<()> {
 }
 
 fn key_filter(op: ds::property_filter::Operator, key: ds::Key) -> ds::Filter {
-    ds::Filter {
-        filter_type: Some(ds::filter::FilterType::PropertyFilter(ds::PropertyFilter {
-            property: Some(ds::PropertyReference {
-                name: "__key__".into(),
-            }),
-            op: op as i32,
-            value: Some(ds::Value {
-                value_type: Some(ds::value::ValueType::KeyValue(key)),
-                ..Default::default()
-            }),
-        })),
-    }
+    crate::datastore::filter::property_filter(
+        "__key__",
+        op,
+        ds::Value {
+            value_type: Some(ds::value::ValueType::KeyValue(key)),
+            ..Default::default()
+        },
+    )
 }
 
 #[cfg(test)]

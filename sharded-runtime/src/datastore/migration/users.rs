@@ -28,7 +28,7 @@ use super::{LeftBehind, Read, check_batch_size};
 use crate::datastore::checkpoint::EntityCheckpoints;
 use crate::datastore::convert;
 use crate::datastore::cursor::ChunkPosition;
-use crate::datastore::filter::{ancestor, and, int32_limit};
+use crate::datastore::filter::{ancestor, and, int32_limit, property_filter};
 use crate::datastore::kind::{Kind, MAX_MUTATIONS};
 use crate::error::{Error, Result};
 use crate::job::stored_checkpoint::{CheckpointStore, Latest, part_id, store_while};
@@ -842,15 +842,5 @@ fn string_value(text: &str) -> ds::Value {
     ds::Value {
         value_type: Some(ds::value::ValueType::StringValue(text.to_owned())),
         ..Default::default()
-    }
-}
-
-fn property_filter(name: &str, op: ds::property_filter::Operator, value: ds::Value) -> ds::Filter {
-    ds::Filter {
-        filter_type: Some(ds::filter::FilterType::PropertyFilter(ds::PropertyFilter {
-            property: Some(ds::PropertyReference { name: name.into() }),
-            op: op as i32,
-            value: Some(value),
-        })),
     }
 }
