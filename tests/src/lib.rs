@@ -102,6 +102,34 @@ pub async fn same_project_via(db: &FirestoreDb, host: &str) -> FirestoreDb {
         .expect("connect through the proxy")
 }
 
+/// A proxy to the emulator at `host` that drops 2 % of the chunks it forwards and loses 10 % of
+/// the answers after the server applied the request (seeded): what the jobs' tests through
+/// dropped connections run through.
+pub async fn lossy_proxy(host: &str) -> sharded_emulator::fault_proxy::FaultProxy {
+    use sharded_emulator::fault_proxy::{FaultProxy, Faults};
+    FaultProxy::start(
+        host,
+        Faults {
+            seed: 64,
+            drop_chance: 0.02,
+            lost_answer_chance: 0.1,
+            ..Faults::NONE
+        },
+    )
+    .await
+    .expect("the fault proxy starts")
+}
+
+/// Retries for a job run through [`lossy_proxy`]: soon (10 ms at first), and up to 30
+/// attempts.
+pub fn retries_through_faults() -> sharded_runtime::bulk::Backoff {
+    sharded_runtime::bulk::Backoff {
+        initial: std::time::Duration::from_millis(10),
+        max_attempts: 30,
+        ..sharded_runtime::bulk::Backoff::default()
+    }
+}
+
 /// The seed of a randomized test: `SHARDED_TEST_SEED` when set (to replay a failure), else a
 /// fresh one; printed either way, so a failing run's output says how to replay it.
 pub fn seed(what: &str) -> u64 {

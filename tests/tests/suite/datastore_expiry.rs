@@ -369,23 +369,12 @@ async fn a_tracked_datastore_purge_resumes_a_stopped_attempt_and_splits_over_tas
 /// deleted, not as changed).
 #[tokio::test]
 async fn a_datastore_purge_survives_dropped_connections_and_lost_answers() {
-    use sharded_emulator::fault_proxy::{FaultProxy, Faults};
     let (datastore, project) = fresh_datastore("ds-expiry-faults").await;
     let kind = datastore.kind::<Session>();
     let mut rng = StdRng::seed_from_u64(sharded_tests::seed("ds-expiry-faults"));
     let documents = sessions(&mut rng, 400);
     write(&kind, &documents).await;
-    let proxy = FaultProxy::start(
-        crate::datastore_mode::emulator().host(),
-        Faults {
-            seed: 64,
-            drop_chance: 0.02,
-            lost_answer_chance: 0.1,
-            ..Faults::NONE
-        },
-    )
-    .await
-    .unwrap();
+    let proxy = sharded_tests::lossy_proxy(crate::datastore_mode::emulator().host()).await;
     let through = sharded_runtime::datastore::Datastore::emulator(&proxy.host(), &project)
         .await
         .unwrap()
@@ -393,11 +382,7 @@ async fn a_datastore_purge_survives_dropped_connections_and_lost_answers() {
     let options = PurgeOptions {
         page_size: 9,
         concurrency: 3,
-        backoff: sharded_runtime::bulk::Backoff {
-            initial: std::time::Duration::from_millis(10),
-            max_attempts: 30,
-            ..sharded_runtime::bulk::Backoff::default()
-        },
+        backoff: sharded_tests::retries_through_faults(),
         ..PurgeOptions::default()
     };
     let done = through

@@ -723,30 +723,15 @@ async fn a_user_left_mid_way_by_a_killed_run_reads_both_kinds_and_is_finished_by
 /// once, and the counts whole.
 #[tokio::test]
 async fn a_per_user_migration_survives_dropped_connections_and_lost_answers() {
-    use sharded_emulator::fault_proxy::{FaultProxy, Faults};
     let world = World::new("ds-users-faults").await;
-    let proxy = FaultProxy::start(
-        crate::datastore_mode::emulator().host(),
-        Faults {
-            seed: 64,
-            drop_chance: 0.02,
-            lost_answer_chance: 0.1,
-            ..Faults::NONE
-        },
-    )
-    .await
-    .unwrap();
+    let proxy = sharded_tests::lossy_proxy(crate::datastore_mode::emulator().host()).await;
     let through =
         sharded_runtime::datastore::Datastore::emulator(&proxy.host(), &world.partition.project_id)
             .await
             .unwrap()
             .kind::<Order>();
     let options = UserMigration {
-        backoff: sharded_runtime::bulk::Backoff {
-            initial: std::time::Duration::from_millis(10),
-            max_attempts: 30,
-            ..sharded_runtime::bulk::Backoff::default()
-        },
+        backoff: sharded_tests::retries_through_faults(),
         ..world.options(WHOLE)
     };
     let done = through

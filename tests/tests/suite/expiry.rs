@@ -622,22 +622,11 @@ async fn a_purge_in_one_parent_and_across_every_parent() {
 /// every delete counted once.
 #[tokio::test]
 async fn a_purge_survives_dropped_connections_and_lost_answers() {
-    use sharded_emulator::fault_proxy::{FaultProxy, Faults};
     let test = test_db("expiry-faults").await;
     let mut rng = StdRng::seed_from_u64(sharded_tests::seed("expiry-faults"));
     let documents = random_sessions::<Session3>(&mut rng, 400);
     write::<Session3>(&test.db, &documents).await;
-    let proxy = FaultProxy::start(
-        test.emulator.host(),
-        Faults {
-            seed: 64,
-            drop_chance: 0.02,
-            lost_answer_chance: 0.1,
-            ..Faults::NONE
-        },
-    )
-    .await
-    .unwrap();
+    let proxy = sharded_tests::lossy_proxy(test.emulator.host()).await;
     let through = sharded_tests::same_project_via(&test.db, &proxy.host()).await;
     let fast = sharded_tests::migration::fast_retries();
     let options = PurgeOptions {
